@@ -1,0 +1,52 @@
+// Audit records are written inside the caller's transaction, so a failed audit write fails the
+// whole use case. An entry carrying a security signal also raises a security.alert event.
+import { addEvent } from '../events/outbox.repo.ts';
+import type { Tx } from '../platform/db/db.ts';
+import { newId } from '../platform/ids.ts';
+import type { AuditEntry } from './audit.types.ts';
+
+export async function recordAudit(tx: Tx, e: AuditEntry, occurredAt: Date): Promise<string> {
+  const id = newId('aud', occurredAt.getTime());
+  await tx.query(
+    `insert into audit_events (id, realm_id, occurred_at, type, category, outcome, actor_type, actor_id,
+       subject_type, subject_id, target_type, target_id, org_id, correlation_id, signal, reason, data)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+    [
+      id,
+      e.realmId,
+      occurredAt,
+      e.type,
+      e.category,
+      e.outcome ?? 'success',
+      e.actor.type,
+      e.actor.id,
+      e.subject?.type ?? null,
+      e.subject?.id ?? null,
+      e.target?.type ?? null,
+      e.target?.id ?? null,
+      e.orgId ?? null,
+      e.correlationId ?? null,
+      e.signal ?? null,
+      e.reason ?? null,
+      JSON.stringify(e.data ?? {}),
+    ],
+  );
+  if (e.signal && e.realmId) {
+    await addEvent(tx, {
+      realmId: e.realmId,
+      type: 'security.alert',
+      occurredAt,
+      ...(e.orgId ? { orgId: e.orgId } : {}),
+      ...(e.correlationId ? { correlationId: e.correlationId } : {}),
+      data: {
+        signal: e.signal,
+        audit_event_id: id,
+        event_type: e.type,
+        actor_type: e.actor.type,
+        actor_id: e.actor.id,
+        ...(e.subject ? { subject_type: e.subject.type, subject_id: e.subject.id } : {}),
+      },
+    });
+  }
+  return id;
+}

@@ -1,0 +1,59 @@
+// Audit vocabulary: event types and categories written so far. Extend these unions; never inline
+// a type string at a call site.
+
+export type AuditType =
+  | 'realm.created'
+  | 'realm.policy.updated'
+  | 'signing_key.created'
+  | 'signing_key.activated'
+  | 'signing_key.retired'
+  | 'signing_key.rotation.planned'
+  | 'user.created'
+  | 'client.created'
+  | 'bootstrap.administrator_created';
+
+export type AuditCategory =
+  | 'configuration'
+  | 'security'
+  | 'identity'
+  | 'operations'
+  | 'emergency'
+  | 'privacy';
+
+export type ActorType = 'user' | 'service_principal' | 'client' | 'system' | 'operator';
+
+/** Signals that raise a security.alert event (spec doc 2, Events catalog). */
+export type SecuritySignal =
+  | 'bootstrap'
+  | 'signing_key_change'
+  | 'configuration_change'
+  | 'credential_issued'
+  | 'credential_compromised'
+  | 'refresh_reuse'
+  | 'emergency_action'
+  | 'privileged_grant';
+
+export interface Actor {
+  type: ActorType;
+  id: string | null;
+}
+
+export const SYSTEM_ACTOR: Actor = { type: 'system', id: null };
+
+/** Someone running identity-cli against the database: known to be an operator, not which one. */
+export const OPERATOR_ACTOR: Actor = { type: 'operator', id: null };
+
+export interface AuditEntry {
+  realmId: string | null;
+  type: AuditType;
+  category: AuditCategory;
+  outcome?: 'success' | 'failure';
+  actor: Actor;
+  subject?: { type: string; id: string };
+  target?: { type: string; id: string };
+  orgId?: string;
+  correlationId?: string;
+  signal?: SecuritySignal;
+  reason?: string;
+  data?: Record<string, unknown>;
+}

@@ -1,0 +1,32 @@
+// The transactional outbox: events commit with the change that caused them (spec doc 2, Events).
+import type { Tx } from '../platform/db/db.ts';
+import { newId } from '../platform/ids.ts';
+import type { EventData, EventType } from './catalog.ts';
+
+export interface NewEvent<T extends EventType> {
+  realmId: string;
+  type: T;
+  data: EventData[T];
+  occurredAt: Date;
+  orgId?: string;
+  correlationId?: string;
+}
+
+export async function addEvent<T extends EventType>(tx: Tx, e: NewEvent<T>): Promise<string> {
+  const id = newId('obx', e.occurredAt.getTime());
+  await tx.query(
+    `insert into outbox (realm_id, id, event_type, event_version, occurred_at, org_id, correlation_id, data)
+     values ($1, $2, $3, 1, $4, $5, $6, $7)`,
+    [e.realmId, id, e.type, e.occurredAt, e.orgId ?? null, e.correlationId ?? null, JSON.stringify(e.data)],
+  );
+  return id;
+}
+
+/** Age in seconds of the oldest event not yet dispatched; 0 when none. */
+export async function oldestPendingSeconds(q: Pick<Tx, 'query'>, now: Date): Promise<number> {
+  const r = await q.query<{ oldest: Date | null }>(
+    'select min(occurred_at) as oldest from outbox where dispatched_at is null',
+  );
+  const oldest = r.rows[0]?.oldest;
+  return oldest ? Math.max(0, Math.floor((now.getTime() - new Date(oldest).getTime()) / 1000)) : 0;
+}

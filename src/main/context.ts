@@ -1,0 +1,106 @@
+// Composition: everything a process needs, built once from the operator configuration.
+import { resolve } from 'node:path';
+import { KeyStore } from '../keys/key-store.ts';
+import type { MetricsAuth } from '../ops/internal.routes.ts';
+import { type Clock, systemClock } from '../platform/clock.ts';
+import type { Config } from '../platform/config/settings.ts';
+import { loadKeyrings, type PepperRing, type RootKeyring } from '../platform/crypto/keyring.ts';
+import { resolveToken } from '../platform/crypto/secret-ref.ts';
+import type { Db } from '../platform/db/db.ts';
+import { loadMigrations, type Migration } from '../platform/db/migrate.ts';
+import { openPostgres } from '../platform/db/pg.ts';
+import { openPglite } from '../platform/db/pglite.ts';
+import { createLogger, type Logger } from '../platform/log.ts';
+import { Metrics } from '../platform/metrics.ts';
+import { PasswordHasher } from '../users/password-hasher.ts';
+
+export interface AppContext {
+  config: Config;
+  db: Db;
+  keyring: RootKeyring | null;
+  pepper: PepperRing;
+  keyProvider: 'kms_unwrapped' | 'software';
+  clock: Clock;
+  log: Logger;
+  metrics: Metrics;
+  keyStore: KeyStore;
+  hasher: PasswordHasher;
+  migrations: Migration[];
+  metricsAuth: MetricsAuth;
+  draining: boolean;
+}
+
+export async function openDatabase(config: Config, applicationName = 'proudauth'): Promise<Db> {
+  if (config.database.url) {
+    return openPostgres({
+      url: config.database.url,
+      maxConns: config.storage.maxConns,
+      statementTimeoutMs: config.storage.statementTimeoutMs,
+      applicationName,
+    });
+  }
+  return openPglite({ dataDir: resolve(config.dataDir) });
+}
+
+async function resolveMetricsAuth(config: Config, env: NodeJS.ProcessEnv, log: Logger): Promise<MetricsAuth> {
+  const ref = config.server.metricsToken;
+  if (!ref) return { kind: 'open' };
+  try {
+    const token = await resolveToken(ref, {
+      env,
+      environment: config.environment,
+      kms: config.keys.kms,
+      what: 'server.metrics_token',
+    });
+    return token ? { kind: 'token', token } : { kind: 'unresolvable' };
+  } catch (e) {
+    // The spec keeps the process up and refuses every scrape instead (doc 2, Health endpoints).
+    log.error(
+      { err: (e as Error).message },
+      'server.metrics_token could not be resolved: /metrics and /status refuse all',
+    );
+    return { kind: 'unresolvable' };
+  }
+}
+
+export interface ContextOptions {
+  env?: NodeJS.ProcessEnv;
+  clock?: Clock;
+  log?: Logger;
+  /** An already open database (tests); otherwise opened from the configuration. */
+  db?: Db;
+}
+
+export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
+  const env = opts.env ?? process.env;
+  const log = opts.log ?? createLogger(config.observability.logLevel);
+  const { root, pepper, keyProvider } = await loadKeyrings(config, env);
+  const metricsAuth = await resolveMetricsAuth(config, env, log);
+  const db = opts.db ?? (await openDatabase(config));
+  const clock = opts.clock ?? systemClock;
+  return {
+    config,
+    db,
+    keyring: root,
+    pepper,
+    keyProvider,
+    clock,
+    log,
+    metrics: new Metrics(),
+    keyStore: new KeyStore(db, root, clock),
+    hasher: new PasswordHasher(config.security.password, pepper),
+    migrations: loadMigrations(),
+    metricsAuth,
+    draining: false,
+  };
+}
+
+/** The root keyring, or a start-up error telling the operator how to configure one. */
+export function requireKeyring(ctx: AppContext): RootKeyring {
+  if (!ctx.keyring) {
+    throw new Error(
+      'no root key is configured (keys.root.<version> and keys.active_version); create one with `identity-cli generate-root-key`',
+    );
+  }
+  return ctx.keyring;
+}

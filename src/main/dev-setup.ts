@@ -1,0 +1,48 @@
+// What `proudauth dev` does on a developer's first start: a root key file in the data directory
+// (never in the database) and realm `main` with a first administrator whose password is shown once.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { generateRootKey } from '../platform/crypto/keyring.ts';
+import { findRealmByName } from '../realms/realm.repo.ts';
+import { bootstrapAdministrator } from '../users/bootstrap.service.ts';
+import { countUsers } from '../users/users.repo.ts';
+import { type AppContext, requireKeyring } from './context.ts';
+
+export const DEV_REALM = 'main';
+export const DEV_ADMIN_EMAIL = 'admin@example.com';
+
+/** Overrides pointing keys.root at a generated key file, when no root key is configured. */
+export function devRootKeyOverrides(dataDir: string): Record<string, unknown> {
+  const dir = resolve(dataDir);
+  const file = join(dir, 'root-key-1');
+  if (!existsSync(file)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(file, `${generateRootKey()}\n`, { mode: 0o600, flag: 'wx' });
+  }
+  readFileSync(file); // fail early and clearly when it is unreadable
+  return { 'keys.root.1': `file:${file}`, 'keys.active_version': 1 };
+}
+
+export interface DevAdmin {
+  email: string;
+  password: string;
+}
+
+/** Creates realm main and its first administrator unless the realm already has accounts. */
+export async function ensureDevRealm(ctx: AppContext): Promise<DevAdmin | null> {
+  const realm = await findRealmByName(ctx.db, DEV_REALM);
+  if (realm && (await countUsers(ctx.db, realm.id)) > 0) return null;
+  const password = randomBytes(18).toString('base64url');
+  await bootstrapAdministrator(
+    {
+      db: ctx.db,
+      keyring: requireKeyring(ctx),
+      hasher: ctx.hasher,
+      signingAlgorithm: ctx.config.keys.signingAlgorithm,
+      clock: ctx.clock,
+    },
+    { realm: DEV_REALM, email: DEV_ADMIN_EMAIL, password },
+  );
+  return { email: DEV_ADMIN_EMAIL, password };
+}

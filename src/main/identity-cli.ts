@@ -1,0 +1,51 @@
+// identity-cli: the operator command line (spec doc 2, "Command-line operator tools").
+import { CliError } from '../cli/cli-error.ts';
+import { bootstrap } from '../cli/commands/bootstrap.ts';
+import { doctor, generateRootKeyCommand } from '../cli/commands/keys.ts';
+import { realmCreate } from '../cli/commands/realm-create.ts';
+import { FlagError } from '../platform/cli/flags.ts';
+import { ConfigError } from '../platform/config/load.ts';
+
+const USAGE = `usage: identity-cli <command> [flags]
+
+commands:
+  realm create NAME [--display-name TEXT]      create a realm with its signing key and built-in client
+  bootstrap --realm NAME --admin-email EMAIL [--password-file FILE]
+                                               create the realm if needed and its first administrator
+  generate-root-key                            print a new random root key
+  doctor                                       print non-secret fingerprints of the key hierarchy
+
+every command that reads the database takes --config FILE (or PROUDAUTH_CONFIG) and the same
+PROUDAUTH_* environment settings as the server`;
+
+type Command = (argv: string[]) => Promise<unknown>;
+
+const COMMANDS: Record<string, Command> = {
+  bootstrap,
+  doctor,
+  'generate-root-key': generateRootKeyCommand,
+  realm: async (argv) => {
+    const [sub, ...rest] = argv;
+    if (sub === 'create') return realmCreate(rest);
+    throw new CliError('usage: identity-cli realm create NAME');
+  },
+};
+
+async function main(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  const command = name ? COMMANDS[name] : undefined;
+  if (!command) {
+    process.stderr.write(`${USAGE}\n`);
+    process.exitCode = name === undefined || name === 'help' || name === '--help' ? 0 : 2;
+    return;
+  }
+  const result = await command(rest);
+  process.stdout.write(typeof result === 'string' ? `${result}\n` : `${JSON.stringify(result, null, 2)}\n`);
+}
+
+main(process.argv.slice(2)).catch((e: unknown) => {
+  const expected = e instanceof CliError || e instanceof ConfigError || e instanceof FlagError;
+  process.stderr.write(`identity-cli: ${(e as Error).message}\n`);
+  if (!expected && process.env.PROUDAUTH_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
+  process.exitCode = expected ? 2 : 1;
+});

@@ -1,0 +1,145 @@
+// `proudauth dev | serve | worker | migrate`: the server's composition root.
+
+import { FlagError, parseFlags } from '../platform/cli/flags.ts';
+import { ConfigError } from '../platform/config/load.ts';
+import type { Config } from '../platform/config/settings.ts';
+import { migrate, schemaState } from '../platform/db/migrate.ts';
+import { startWorker } from '../worker/worker.ts';
+import { type AppContext, createContext, requireKeyring } from './context.ts';
+import { DEV_REALM, ensureDevRealm } from './dev-setup.ts';
+import { startHttpServers } from './http-server.ts';
+import { loadRuntimeConfig } from './runtime-config.ts';
+
+const USAGE = `usage: proudauth <command> [--config FILE]
+
+commands:
+  dev      server and worker in one process on the embedded database (or database.url),
+           migrations applied and realm "main" bootstrapped on first start
+  serve    the public and internal HTTP listeners
+  worker   periodic tasks and queues
+  migrate  apply pending database migrations and exit`;
+
+const out = (line: string) => process.stdout.write(`${line}\n`);
+
+function configFrom(argv: string[]): Config {
+  const { flags } = parseFlags(argv, { config: { type: 'string' } });
+  return loadRuntimeConfig((flags.config as string | undefined) ?? null);
+}
+
+function onSignals(stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = () => {
+    if (stopping) return;
+    stopping = true;
+    stop().then(
+      () => process.exit(0),
+      (e) => {
+        process.stderr.write(`shutdown failed: ${(e as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}
+
+async function dev(argv: string[]): Promise<void> {
+  const config = configFrom(argv);
+  const ctx = await createContext(config);
+  requireKeyring(ctx);
+  await migrate(ctx.db, ctx.migrations);
+  const admin = await ensureDevRealm(ctx);
+  const http = await startHttpServers(ctx);
+  const worker = startWorker(ctx);
+  const issuer = `${config.server.publicOrigin}/realms/${DEV_REALM}`;
+  out(
+    `ProudAuth is running (${config.database.url ? 'PostgreSQL' : `embedded database in ${config.dataDir}`})`,
+  );
+  out(`  public listener    ${http.publicUrl}   (public origin ${config.server.publicOrigin})`);
+  out(`  internal listener  ${http.internalUrl}   (/metrics, /status)`);
+  out(`  realm "${DEV_REALM}" issuer  ${issuer}`);
+  out(`  key set            ${issuer}/jwks`);
+  if (admin) {
+    out('');
+    out('First administrator of realm "main" (shown once; store it now):');
+    out(`  email     ${admin.email}`);
+    out(`  password  ${admin.password}`);
+    out('  At first sign-in the administrator must enroll an authenticator app (TOTP).');
+  }
+  onSignals(async () => {
+    await http.shutdown();
+    await worker.stop();
+    await ctx.db.close();
+  });
+}
+
+async function reportSchema(ctx: AppContext): Promise<void> {
+  const state = await schemaState(ctx.db, ctx.migrations);
+  if (!state.current) {
+    ctx.log.warn(
+      { pending: state.pending, unknown: state.unknown, changed: state.changed },
+      'database schema is not current: run `proudauth migrate`; /health/ready answers 503 until then',
+    );
+  }
+}
+
+async function serve(argv: string[]): Promise<void> {
+  const ctx = await createContext(configFrom(argv));
+  requireKeyring(ctx);
+  await reportSchema(ctx);
+  const http = await startHttpServers(ctx);
+  ctx.log.info({ public: http.publicUrl, internal: http.internalUrl }, 'listening');
+  onSignals(async () => {
+    await http.shutdown();
+    await ctx.db.close();
+  });
+}
+
+async function worker(argv: string[]): Promise<void> {
+  const ctx = await createContext(configFrom(argv));
+  requireKeyring(ctx);
+  const state = await schemaState(ctx.db, ctx.migrations);
+  if (!state.current) throw new Error('the database schema is not current: run `proudauth migrate` first');
+  const w = startWorker(ctx);
+  const internal = await w.listenInternal();
+  if (internal) ctx.log.info({ internal }, 'worker internal listener');
+  onSignals(async () => {
+    await w.stop();
+    await ctx.db.close();
+  });
+}
+
+async function migrateCommand(argv: string[]): Promise<void> {
+  const config = configFrom(argv);
+  const ctx = await createContext(config);
+  try {
+    const applied = await migrate(ctx.db, ctx.migrations);
+    out(JSON.stringify({ applied, current: (await schemaState(ctx.db, ctx.migrations)).current }));
+  } finally {
+    await ctx.db.close();
+  }
+}
+
+const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = {
+  dev,
+  serve,
+  worker,
+  migrate: migrateCommand,
+};
+
+async function main(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  const command = name ? COMMANDS[name] : undefined;
+  if (!command) {
+    process.stderr.write(`${USAGE}\n`);
+    process.exit(name === undefined || name === 'help' || name === '--help' ? 0 : 2);
+  }
+  await command(rest);
+}
+
+main(process.argv.slice(2)).catch((e: unknown) => {
+  const known = e instanceof ConfigError || e instanceof FlagError;
+  process.stderr.write(`proudauth: ${(e as Error).message}\n`);
+  if (!known && process.env.PROUDAUTH_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
+  process.exit(known ? 2 : 1);
+});

@@ -1,0 +1,52 @@
+// Dependency probes shared by readiness, the operator status object and the scrape-time gauges.
+import type { KeyStore, SigningHealth } from '../keys/key-store.ts';
+import type { Clock } from '../platform/clock.ts';
+import type { Db } from '../platform/db/db.ts';
+import { type Migration, type SchemaState, schemaState } from '../platform/db/migrate.ts';
+
+const PROBE_TIMEOUT_MS = 2000;
+
+/** Resolves to the probe's value, or throws when the database does not answer in time. */
+async function withDeadline<T>(p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('probe timed out')), PROBE_TIMEOUT_MS);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface ProbeContext {
+  db: Db;
+  clock: Clock;
+  keyStore: KeyStore;
+  migrations: Migration[];
+}
+
+export async function databaseUp(ctx: ProbeContext): Promise<boolean> {
+  try {
+    await withDeadline(ctx.db.query('select 1'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Server clock minus database clock, latency of the query included (spec doc 2, status object). */
+export async function clockSkewMs(ctx: ProbeContext): Promise<number> {
+  const r = await withDeadline(ctx.db.query<{ t: Date }>('select clock_timestamp() as t'));
+  const dbTime = r.rows[0]?.t;
+  if (!dbTime) throw new Error('no database time');
+  return ctx.clock.now().getTime() - new Date(dbTime).getTime();
+}
+
+export const schema = (ctx: ProbeContext): Promise<SchemaState> =>
+  withDeadline(schemaState(ctx.db, ctx.migrations));
+
+export const signing = (ctx: ProbeContext): Promise<SigningHealth> =>
+  withDeadline(ctx.keyStore.signingHealth());

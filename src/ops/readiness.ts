@@ -1,0 +1,31 @@
+// GET /health/ready (spec doc 2, Health): the first failing condition decides the answer.
+import { clockSkewMs, databaseUp, type ProbeContext, schema, signing } from './probes.ts';
+
+export interface ReadinessContext extends ProbeContext {
+  isDraining(): boolean;
+  maxClockSkewMs: number;
+}
+
+export interface Readiness {
+  httpStatus: 200 | 503;
+  body: { status: 'ready' | 'unavailable' | 'degraded' | 'draining'; reason?: string };
+}
+
+export async function readiness(ctx: ReadinessContext): Promise<Readiness> {
+  if (ctx.isDraining()) return { httpStatus: 503, body: { status: 'draining' } };
+  if (!(await databaseUp(ctx)))
+    return { httpStatus: 503, body: { status: 'unavailable', reason: 'database' } };
+  try {
+    if (!(await schema(ctx)).current)
+      return { httpStatus: 503, body: { status: 'unavailable', reason: 'schema' } };
+    if (Math.abs(await clockSkewMs(ctx)) > ctx.maxClockSkewMs) {
+      return { httpStatus: 503, body: { status: 'degraded', reason: 'clock_skew' } };
+    }
+    if ((await signing(ctx)).activeRealmsMissing > 0) {
+      return { httpStatus: 503, body: { status: 'degraded', reason: 'signing_key' } };
+    }
+  } catch {
+    return { httpStatus: 503, body: { status: 'unavailable', reason: 'database' } };
+  }
+  return { httpStatus: 200, body: { status: 'ready' } };
+}

@@ -1,0 +1,287 @@
+// The operator settings: one declarative table that drives loading, validation and the generated
+// settings reference. Names follow spec doc 1 and doc 2 (Limits tables, Authentication 6, Key
+// custody); env var names follow SPEC-DECISIONS 15.
+
+import { isIP, isIPv4, isIPv6 } from 'node:net';
+
+export type Environment = 'development' | 'production';
+export type SigningAlgorithm = 'RS256' | 'PS256' | 'ES256' | 'EdDSA';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  environment: Environment;
+  dataDir: string;
+  database: { url: string | null };
+  server: {
+    publicOrigin: string;
+    listen: string;
+    internalListen: string;
+    drainDelayMs: number;
+    hostPolicy: 'any' | 'strict';
+    metricsToken: string | null;
+    trustedProxies: string[];
+  };
+  limits: {
+    maxBodyBytes: number;
+    maxHeaderBytes: number;
+    maxTokenBytes: number;
+    maxInflightRequests: number;
+    requestTimeoutMs: number;
+    defaultPageSize: number;
+    maxPageSize: number;
+    invitationResends: number;
+    sharedInvitationMaxUses: number;
+    sharedInvitationMaxTtlMs: number;
+    metadataBytes: number;
+  };
+  tokens: {
+    transactionTtlMs: number;
+    idTokenTtlMs: number;
+    authorizationCodeTtlMs: number;
+    challengeTtlMs: number;
+    invitationTtlMs: number;
+    deviceCodeTtlMs: number;
+    maxAccessTokenTtlMs: number;
+    clockSkewMs: number;
+  };
+  security: {
+    recentAuthWindowMs: number;
+    minAuthResponseMs: number;
+    password: {
+      argonMemoryKib: number;
+      argonIterations: number;
+      argonParallelism: number;
+      maxConcurrentHashes: number;
+    };
+  };
+  keys: {
+    root: Record<string, string>;
+    activeVersion: number | null;
+    pepper: Record<string, string>;
+    pepperActiveVersion: number | null;
+    signingAlgorithm: SigningAlgorithm;
+    prepublishPeriodMs: number;
+    rotationIntervalMs: number;
+    retirementPeriodMs: number;
+    kms: { command: string | null; timeoutMs: number };
+  };
+  storage: { statementTimeoutMs: number; maxConns: number };
+  observability: { metricsEnabled: boolean; maxClockSkewMs: number; logLevel: LogLevel };
+  privacy: {
+    auditRetentionMs: number;
+    sessionRetentionMs: number;
+    historyRetentionMs: number;
+    exportRetentionMs: number;
+  };
+  delivery: {
+    webhookTimeoutMs: number;
+    webhookMaxAttempts: number;
+    egressAllowlist: string[];
+    allowPrivateWebhooks: boolean;
+  };
+  workers: { tenantBatchShare: number; maxJobsPerOrganization: number; metricsListen: string | null };
+  webauthn: { relatedOrigins: boolean };
+}
+
+interface Base {
+  name: string;
+  description: string;
+}
+/** `secret` settings never have their value echoed in an error message. */
+export type Setting = Base &
+  (
+    | { kind: 'string'; default: string | null; nullable?: true; secret?: true }
+    | { kind: 'int'; default: number | null; min: number; max: number; nullable?: true }
+    | { kind: 'bool'; default: boolean }
+    | { kind: 'duration'; default: string; min: string; max: string }
+    | { kind: 'enum'; default: string; values: readonly string[] }
+    | { kind: 'origin'; default: string }
+    | { kind: 'listen'; default: string | null; nullable?: true }
+    | { kind: 'cidrs'; default: readonly string[] }
+    // version number -> secret reference; env vars carry the version as a numeric suffix
+    | { kind: 'refs'; default: Readonly<Record<string, string>> }
+  );
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+const MAX_VERSION = 2 ** 31 - 1;
+
+const int = (name: string, dflt: number, min: number, max: number, description: string): Setting => ({
+  name,
+  kind: 'int',
+  default: dflt,
+  min,
+  max,
+  description,
+});
+const dur = (name: string, dflt: string, min: string, max: string, description: string): Setting => ({
+  name,
+  kind: 'duration',
+  default: dflt,
+  min,
+  max,
+  description,
+});
+const bool = (name: string, dflt: boolean, description: string): Setting => ({
+  name,
+  kind: 'bool',
+  default: dflt,
+  description,
+});
+
+// Ranges are ours (the spec gives defaults only): wide enough for any real deployment, narrow
+// enough to catch unit mistakes such as seconds written where kibibytes were meant.
+// biome-ignore format: one row per setting reads as a table
+export const SETTINGS: readonly Setting[] = [
+  { name: 'environment', kind: 'enum', default: 'development', values: ['development', 'production'], description: 'development or production; production enforces https, referenced keys and no private webhooks' },
+  { name: 'data_dir', kind: 'string', default: './.proudauth', description: 'Directory for the embedded database and local state' },
+  { name: 'database.url', kind: 'string', default: null, nullable: true, secret: true, description: 'PostgreSQL connection URL; unset means the embedded database in data_dir' },
+
+  { name: 'server.public_origin', kind: 'origin', default: 'http://localhost:8080', description: 'Origin (scheme://host[:port]) clients use to reach the server; https in production' },
+  { name: 'server.listen', kind: 'listen', default: '127.0.0.1:8080', description: 'Public listener, host:port or [v6]:port' },
+  { name: 'server.internal_listen', kind: 'listen', default: '127.0.0.1:9090', description: 'Listener for /metrics and /status' },
+  dur('server.drain_delay', '5s', '0', '5m', 'Time /health/ready reports draining before shutdown'),
+  { name: 'server.host_policy', kind: 'enum', default: 'any', values: ['any', 'strict'], description: 'strict serves host-bound paths only on the public origin host' },
+  { name: 'server.metrics_token', kind: 'string', default: null, nullable: true, secret: true, description: 'Bearer token for /metrics and /status: env:, file:, cred: reference or a literal' },
+  { name: 'server.trusted_proxies', kind: 'cidrs', default: [], description: 'Comma-separated CIDRs whose forwarding headers are trusted' },
+
+  int('limits.max_body_bytes', 256 * KIB, KIB, 64 * MIB, 'Largest request body'),
+  int('limits.max_header_bytes', 16 * KIB, KIB, MIB, 'Largest request header section'),
+  int('limits.max_token_bytes', 8 * KIB, KIB, MIB, 'Largest bearer token accepted'),
+  int('limits.max_inflight_requests', 2000, 4, 1_000_000, 'In-flight requests per process before load shedding'),
+  dur('limits.request_timeout', '30s', '1s', '10m', 'Request cancellation deadline'),
+  int('limits.default_page_size', 50, 1, 1000, 'Page size when a list request gives none'),
+  int('limits.max_page_size', 200, 1, 1000, 'Largest page size; larger requests are reduced'),
+  int('limits.invitation_resends', 5, 0, 100, 'Resends allowed per invitation'),
+  int('limits.shared_invitation_max_uses', 100, 1, 100_000, 'Most uses of a shared invitation link'),
+  dur('limits.shared_invitation_max_ttl', '72h', '1m', '30d', 'Longest lifetime of a shared invitation link'),
+  int('limits.metadata_bytes', 16 * KIB, 256, MIB, 'Largest metadata object'),
+
+  dur('tokens.transaction_ttl', '10m', '1m', '24h', 'Sign-in transaction lifetime'),
+  dur('tokens.id_token_ttl', '5m', '30s', '24h', 'ID token lifetime'),
+  dur('tokens.authorization_code_ttl', '60s', '10s', '10m', 'Authorization code lifetime'),
+  dur('tokens.challenge_ttl', '10m', '1m', '24h', 'Email and SMS code lifetime'),
+  dur('tokens.invitation_ttl', '72h', '1h', '30d', 'Invitation lifetime'),
+  dur('tokens.device_code_ttl', '10m', '1m', '1h', 'Device code lifetime'),
+  dur('tokens.max_access_token_ttl', '60m', '30s', '24h', 'Cap on access token lifetimes'),
+  dur('tokens.clock_skew', '60s', '0', '10m', 'Tolerance for time claims in received tokens'),
+
+  dur('security.recent_auth_window', '10m', '1m', '24h', 'How recent authentication must be for sensitive actions'),
+  dur('security.min_auth_response', '250ms', '0', '5s', 'Password step responses are padded to at least this'),
+  int('security.password.argon_memory_kib', 64 * KIB, 8 * KIB, 4 * MIB, 'Argon2id memory in KiB'),
+  int('security.password.argon_iterations', 2, 1, 100, 'Argon2id iterations'),
+  int('security.password.argon_parallelism', 1, 1, 64, 'Argon2id lanes'),
+  int('security.password.max_concurrent_hashes', 4, 1, 1024, 'Password hashes computed at once per process'),
+
+  { name: 'keys.root', kind: 'refs', default: {}, description: 'Root key references by version (keys.root.<n>): file:, env:, cred: or kms:' },
+  { name: 'keys.active_version', kind: 'int', default: null, nullable: true, min: 1, max: MAX_VERSION, description: 'Root key version that encrypts new data; must be listed in keys.root' },
+  { name: 'keys.pepper', kind: 'refs', default: {}, description: 'Optional password pepper references by version (keys.pepper.<n>)' },
+  { name: 'keys.pepper_active_version', kind: 'int', default: null, nullable: true, min: 1, max: MAX_VERSION, description: 'Pepper version applied to new password verifiers' },
+  { name: 'keys.signing_algorithm', kind: 'enum', default: 'RS256', values: ['RS256', 'PS256', 'ES256', 'EdDSA'], description: 'Algorithm of newly generated signing keys' },
+  dur('keys.prepublish_period', '48h', '10m', '30d', 'Time a planned signing key is published before it signs'),
+  dur('keys.rotation_interval', '90d', '1d', '730d', 'Age at which signing keys are rotated'),
+  dur('keys.retirement_period', '7d', '1h', '365d', 'Time a replaced signing key stays published'),
+  { name: 'keys.kms.command', kind: 'string', default: null, nullable: true, description: 'Shell command that unwraps kms: references (file on stdin, KMS_KEY_REF in env)' },
+  dur('keys.kms.timeout', '10s', '100ms', '60s', 'Time limit for each keys.kms.command run'),
+
+  dur('storage.statement_timeout', '30s', '1s', '10m', 'PostgreSQL statement timeout'),
+  int('storage.max_conns', 20, 1, 1000, 'Database connections per process'),
+
+  bool('observability.metrics_enabled', true, 'Serve /metrics'),
+  dur('observability.max_clock_skew', '1s', '0', '10m', 'Clock skew against the database above which readiness degrades'),
+  { name: 'observability.log_level', kind: 'enum', default: 'info', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], description: 'Log level' },
+
+  dur('privacy.audit_retention', '400d', '1d', '3650d', 'Audit event retention'),
+  dur('privacy.session_retention', '30d', '1d', '3650d', 'Retention of ended sessions, grants and tokens'),
+  dur('privacy.history_retention', '180d', '1d', '3650d', 'Retention of delivery and invitation history'),
+  dur('privacy.export_retention', '24h', '1h', '30d', 'Retention of encrypted job results'),
+
+  dur('delivery.webhook_timeout', '10s', '1s', '60s', 'Timeout of one webhook attempt'),
+  int('delivery.webhook_max_attempts', 12, 1, 100, 'Attempts before a delivery is dead-lettered'),
+  { name: 'delivery.egress_allowlist', kind: 'cidrs', default: [], description: 'Comma-separated CIDRs webhooks may reach even when private' },
+  bool('delivery.allow_private_webhooks', false, 'Allow webhooks to private addresses (refused in production)'),
+
+  int('workers.tenant_batch_share', 25, 1, 100_000, 'Notification batch share per organization'),
+  int('workers.max_jobs_per_organization', 2, 1, 1000, 'Concurrent jobs per organization'),
+  { name: 'workers.metrics_listen', kind: 'listen', default: null, nullable: true, description: 'Worker listener for internal paths; unset serves none' },
+
+  bool('webauthn.related_origins', false, 'Allow realms to publish related origins for passkeys'),
+];
+
+/** `database.url` -> `PROUDAUTH_DATABASE_URL` (SPEC-DECISIONS 15). */
+export function envVarName(name: string): string {
+  return `PROUDAUTH_${name.replace(/\./g, '_').toUpperCase()}`;
+}
+
+/** Where a setting lives in Config: camelCased segments, durations suffixed with Ms. */
+export function configPath(s: Setting): string[] {
+  const segs = s.name.split('.').map((seg) => seg.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()));
+  if (s.kind === 'duration') segs[segs.length - 1] += 'Ms';
+  return segs;
+}
+
+function renderDefault(s: Setting): string {
+  if (s.default === null) return '(unset)';
+  if (s.kind === 'cidrs') return s.default.length ? s.default.join(',') : '(empty)';
+  if (s.kind === 'refs') return '(none)';
+  return String(s.default);
+}
+
+/** Markdown reference of every setting, generated so the docs cannot drift from the table. */
+export function renderSettingsMarkdown(): string {
+  const cell = (t: string) => t.replace(/\|/g, '\\|');
+  const rows = SETTINGS.map((s) => {
+    const name = s.kind === 'refs' ? `${s.name}.<n>` : s.name;
+    const env = s.kind === 'refs' ? `${envVarName(s.name)}_<n>` : envVarName(s.name);
+    return `| \`${name}\` | \`${env}\` | ${cell(renderDefault(s))} | ${cell(s.description)} |`;
+  });
+  return ['| Setting | Env var | Default | Description |', '|---|---|---|---|', ...rows].join('\n') + '\n';
+}
+
+const HOSTNAME =
+  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+/** Parses `host:port` or `[v6]:port`; the returned host has no brackets. Port 0 asks for any free port. */
+export function parseListen(s: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(s);
+  const bad = (why: string) => new Error(`invalid listen address ${JSON.stringify(s)}: ${why}`);
+  if (!m) throw bad('expected host:port or [v6]:port');
+  const port = Number(m[3]);
+  if (port > 65535) throw bad('port must be 0..65535');
+  if (m[1] !== undefined) {
+    if (!isIPv6(m[1])) throw bad('brackets must hold an IPv6 address');
+    return { host: m[1], port };
+  }
+  const host = m[2]!;
+  // All-numeric names are never hostnames; treat them as a mistyped IPv4 address.
+  if (!isIPv4(host) && (/^[\d.]+$/.test(host) || !HOSTNAME.test(host))) throw bad('invalid host');
+  return { host, port };
+}
+
+/** Checks an Origin (scheme://host[:port]) and returns its canonical form without trailing slash. */
+export function normalizeOrigin(s: string): string {
+  // Checked on the raw text because URL() would silently accept and drop some of these parts.
+  if (!/^https?:\/\/[^/?#@\\\s]+\/?$/i.test(s)) {
+    throw new Error('must be an origin: http(s)://host[:port] without path, query, fragment or userinfo');
+  }
+  try {
+    return new URL(s).origin;
+  } catch {
+    throw new Error('must be an origin: invalid host or port');
+  }
+}
+
+/** Checks a CIDR; a bare address is taken as a single-host block. */
+export function normalizeCidr(s: string): string {
+  const [addr = '', prefix, ...extra] = s.trim().split('/');
+  const family = isIP(addr);
+  const bits = family === 4 ? 32 : 128;
+  if (
+    !family ||
+    extra.length ||
+    (prefix !== undefined && (!/^\d{1,3}$/.test(prefix) || Number(prefix) > bits))
+  ) {
+    throw new Error(`invalid CIDR ${JSON.stringify(s)}`);
+  }
+  return `${addr}/${prefix === undefined ? bits : Number(prefix)}`;
+}

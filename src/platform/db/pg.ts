@@ -1,0 +1,69 @@
+// node-postgres driver: a pool per process; transactions hold one pooled client.
+import pg from 'pg';
+import type { Db, QueryResult, Tx } from './db.ts';
+import { withRetry } from './tx-retry.ts';
+
+export interface PgOptions {
+  url: string;
+  maxConns: number;
+  statementTimeoutMs: number;
+  applicationName?: string;
+}
+
+export function openPostgres(opts: PgOptions): Db {
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.maxConns,
+    statement_timeout: opts.statementTimeoutMs,
+    application_name: opts.applicationName ?? 'proudauth',
+    connectionTimeoutMillis: 5000,
+    // Idle pooled connections alone never keep a process alive (CLI commands, test files).
+    allowExitOnIdle: true,
+  });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => {});
+
+  const run = async <R>(
+    q: pg.Pool | pg.PoolClient,
+    sql: string,
+    params?: readonly unknown[],
+  ): Promise<QueryResult<R>> => {
+    const r = await q.query(sql, params as unknown[] | undefined);
+    return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
+  };
+
+  return {
+    kind: 'postgres',
+    query: (sql, params) => run(pool, sql, params),
+    async tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+      return withRetry(async () => {
+        const client = await pool.connect();
+        let broken = false;
+        try {
+          await client.query('begin');
+          const result = await fn({
+            query: (sql, params) => run(client, sql, params),
+            exec: async (script) => {
+              await client.query(script);
+            },
+          });
+          await client.query('commit');
+          return result;
+        } catch (e) {
+          try {
+            await client.query('rollback');
+          } catch {
+            broken = true;
+          }
+          throw e;
+        } finally {
+          client.release(broken);
+        }
+      });
+    },
+    async exec(script) {
+      await pool.query(script);
+    },
+    close: () => pool.end(),
+  };
+}

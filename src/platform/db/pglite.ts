@@ -1,0 +1,72 @@
+// Embedded driver: PostgreSQL compiled to wasm, in-process. One backend serializes every query,
+// so a transaction blocks the whole process: keep transactions short (STACK.md section 2).
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { PGlite, types } from '@electric-sql/pglite';
+import type { Db, QueryResult, Tx } from './db.ts';
+import { acquireDirLock, type DirLock } from './dir-lock.ts';
+import { withRetry } from './tx-retry.ts';
+
+export interface PgliteOptions {
+  /** Directory holding the data; absent means an in-memory database. */
+  dataDir?: string;
+  /** A dumped data directory to start from (test templates). */
+  loadDataDir?: Blob;
+}
+
+// int8 as string, as node-postgres returns it, so callers see one type (STACK.md 2.1 rule 1).
+const parsers = { [types.INT8]: (v: string) => v };
+
+export async function openPglite(opts: PgliteOptions): Promise<Db & { dump(): Promise<Blob> }> {
+  let lock: DirLock | null = null;
+  let pgdata: string | undefined;
+  if (opts.dataDir) {
+    lock = acquireDirLock(opts.dataDir);
+    pgdata = join(opts.dataDir, 'pgdata');
+    mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  }
+  let db: PGlite;
+  try {
+    db = await PGlite.create({
+      ...(pgdata ? { dataDir: pgdata } : {}),
+      ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
+      parsers,
+    });
+  } catch (e) {
+    lock?.release();
+    throw e;
+  }
+
+  const toResult = <R>(r: { rows: unknown[]; affectedRows?: number }): QueryResult<R> => ({
+    rows: r.rows as R[],
+    rowCount: r.affectedRows ?? r.rows.length,
+  });
+
+  return {
+    kind: 'pglite',
+    query: async (sql, params) => toResult(await db.query(sql, params as unknown[] | undefined)),
+    tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+      return withRetry(() =>
+        db.transaction(async (t) =>
+          fn({
+            query: async (sql, params) => toResult(await t.query(sql, params as unknown[] | undefined)),
+            exec: async (script) => {
+              await t.exec(script);
+            },
+          }),
+        ),
+      );
+    },
+    async exec(script) {
+      await db.exec(script);
+    },
+    async close() {
+      try {
+        await db.close();
+      } finally {
+        lock?.release();
+      }
+    },
+    dump: () => db.dumpDataDir('none'),
+  };
+}

@@ -1,0 +1,93 @@
+// Builds a Fastify instance with the edge every route gets for free: strict JSON bodies, problem
+// responses, request ids, size limits, a request deadline, in-flight shedding and HTTP metrics.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
+import { registerJsonBody } from './json-body.ts';
+import { InflightGate, poolFor } from './load-shed.ts';
+import { type Problem, problem, problemBody } from './problem.ts';
+import { installProblemHandlers, PROBLEM_CONTENT_TYPE, sendProblem } from './problem-mapper.ts';
+import { requestIdFrom } from './request-id.ts';
+
+export interface EdgeOptions {
+  log: Logger;
+  metrics: Metrics;
+  maxBodyBytes: number;
+  maxHeaderBytes: number;
+  requestTimeoutMs: number;
+  /** In-flight limit; absent for listeners that never shed (internal). */
+  maxInflight?: number;
+}
+
+function writeRawProblem(res: ServerResponse, p: Problem): void {
+  res.writeHead(p.status, { 'content-type': PROBLEM_CONTENT_TYPE, ...(p.headers ?? {}) });
+  res.end(JSON.stringify(problemBody(p)));
+}
+
+export function buildEdge(opts: EdgeOptions): FastifyInstance {
+  const gate = opts.maxInflight ? new InflightGate(opts.maxInflight) : null;
+  const app = Fastify({
+    loggerInstance: opts.log as FastifyBaseLogger,
+    // Per-request lines would double what the metrics already count; errors are logged by the mapper.
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: false,
+    genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
+    bodyLimit: opts.maxBodyBytes,
+    return503OnClosing: false,
+    // Shedding happens on the raw server, before routing or body parsing costs anything.
+    serverFactory: (handler) =>
+      createServer(
+        {
+          maxHeaderSize: opts.maxHeaderBytes,
+          requestTimeout: opts.requestTimeoutMs,
+          headersTimeout: opts.requestTimeoutMs,
+        },
+        (req: IncomingMessage, res: ServerResponse) => {
+          if (gate) {
+            const pool = poolFor(req);
+            if (!gate.tryEnter(pool)) {
+              opts.metrics.loadShed.inc({ pool });
+              writeRawProblem(res, problem.overloaded());
+              return;
+            }
+            res.once('close', () => gate.leave());
+          }
+          handler(req, res);
+        },
+      ),
+    clientErrorHandler: (err, socket) => {
+      if (!socket.writable) return;
+      const p =
+        (err as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW'
+          ? problem.headersTooLarge(opts.maxHeaderBytes)
+          : problem.invalidRequest('malformed HTTP request');
+      const body = JSON.stringify(problemBody(p));
+      socket.end(
+        `HTTP/1.1 ${p.status} ${p.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+          `Connection: close\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    },
+  });
+
+  registerJsonBody(app);
+  installProblemHandlers(app, opts.log);
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    // Past the deadline the client gets an answer; the handler's late reply is dropped by Fastify.
+    const timer = setTimeout(() => {
+      if (!reply.sent) sendProblem(reply, problem.timeout());
+    }, opts.requestTimeoutMs);
+    timer.unref();
+    reply.raw.once('close', () => clearTimeout(timer));
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    opts.metrics.httpRequests.inc({ route, status: `${Math.floor(reply.statusCode / 100)}xx` });
+    opts.metrics.httpDuration.observe({ route }, reply.elapsedTime / 1000);
+  });
+
+  return app;
+}

@@ -1,0 +1,44 @@
+// The single place where errors become HTTP responses (RFC 9457 problem documents).
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isConnectionError, isRetryable, isStatementTimeout, isUniqueViolation } from '../db/pg-errors.ts';
+import type { Logger } from '../log.ts';
+import { Problem, problem, problemBody } from './problem.ts';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** Turns any thrown value into the Problem the client sees; unexpected errors become a bare 500. */
+export function toProblem(err: unknown, log: Logger, requestId: string): Problem {
+  if (err instanceof Problem) return err;
+  const fe = err as Partial<FastifyError>;
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return problem.payloadTooLarge(Number(fe.message?.match(/\d+/)?.[0] ?? 0));
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_EMPTY_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return problem.unsupportedMediaType();
+  }
+  if (isUniqueViolation(err)) return problem.conflict('the resource already exists');
+  if (isRetryable(err)) return problem.unavailable('the request conflicted with another one; retry it');
+  if (isStatementTimeout(err)) return problem.timeout();
+  if (isConnectionError(err)) return problem.unavailable('the database is unavailable');
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new Problem(fe.statusCode, 'invalid_request', 'the request could not be read');
+  }
+  log.error({ err, requestId }, 'unhandled error');
+  return problem.internal();
+}
+
+export function sendProblem(reply: FastifyReply, p: Problem): FastifyReply {
+  if (p.headers) reply.headers(p.headers);
+  return reply.code(p.status).type(PROBLEM_CONTENT_TYPE).send(problemBody(p));
+}
+
+export function installProblemHandlers(app: FastifyInstance, log: Logger): void {
+  app.setErrorHandler((err, req: FastifyRequest, reply) => {
+    sendProblem(reply, toProblem(err, log, String(req.id)));
+  });
+  app.setNotFoundHandler((_req, reply) => {
+    sendProblem(reply, problem.notFound());
+  });
+}

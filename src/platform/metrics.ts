@@ -1,0 +1,128 @@
+// Prometheus metrics (spec doc 2, Metrics). Labels never carry user ids, emails or realm names, and
+// each family is capped at the spec's number of label combinations: past the cap, new combinations
+// are counted under the value "overflow" instead of growing the series without bound.
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+const COUNTER_CAP = 1000;
+const HISTOGRAM_CAP = 500;
+const OVERFLOW = 'overflow';
+
+class LabelCap {
+  private readonly seen = new Set<string>();
+  private readonly cap: number;
+  constructor(cap: number) {
+    this.cap = cap;
+  }
+
+  admit<L extends Record<string, string>>(labels: L): L {
+    const key = JSON.stringify(labels);
+    if (this.seen.has(key)) return labels;
+    if (this.seen.size < this.cap) {
+      this.seen.add(key);
+      return labels;
+    }
+    const capped = Object.fromEntries(Object.keys(labels).map((k) => [k, OVERFLOW])) as L;
+    this.seen.add(JSON.stringify(capped));
+    return capped;
+  }
+}
+
+export class CappedCounter<N extends string> {
+  private readonly cap = new LabelCap(COUNTER_CAP);
+  private readonly counter: Counter<N>;
+  constructor(counter: Counter<N>) {
+    this.counter = counter;
+  }
+  inc(labels: Record<N, string>, value = 1): void {
+    this.counter.inc(this.cap.admit(labels), value);
+  }
+}
+
+export class CappedHistogram<N extends string> {
+  private readonly cap = new LabelCap(HISTOGRAM_CAP);
+  private readonly histogram: Histogram<N>;
+  constructor(histogram: Histogram<N>) {
+    this.histogram = histogram;
+  }
+  observe(labels: Record<N, string>, seconds: number): void {
+    this.histogram.observe(this.cap.admit(labels), seconds);
+  }
+}
+
+export type GaugeCollector = () => Promise<number | null>;
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpRequests: CappedCounter<'route' | 'status'>;
+  readonly httpDuration: CappedHistogram<'route'>;
+  readonly loadShed: CappedCounter<'pool'>;
+  readonly signingFailures: CappedCounter<'reason'>;
+  readonly securitySignals: CappedCounter<'signal'>;
+
+  constructor() {
+    const registers = [this.registry];
+    this.httpRequests = new CappedCounter(
+      new Counter({
+        name: 'service_http_requests_total',
+        help: 'HTTP requests by route pattern and status class',
+        labelNames: ['route', 'status'],
+        registers,
+      }),
+    );
+    this.httpDuration = new CappedHistogram(
+      new Histogram({
+        name: 'service_http_request_duration_seconds',
+        help: 'HTTP request duration by route pattern',
+        labelNames: ['route'],
+        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+        registers,
+      }),
+    );
+    this.loadShed = new CappedCounter(
+      new Counter({
+        name: 'service_load_shed_total',
+        help: 'Requests refused because the in-flight limit was reached, by pool',
+        labelNames: ['pool'],
+        registers,
+      }),
+    );
+    this.signingFailures = new CappedCounter(
+      new Counter({
+        name: 'service_signing_failures_total',
+        help: 'Token signing failures by reason',
+        labelNames: ['reason'],
+        registers,
+      }),
+    );
+    this.securitySignals = new CappedCounter(
+      new Counter({
+        name: 'service_security_signals_total',
+        help: 'Audit events that carried an alertable security signal',
+        labelNames: ['signal'],
+        registers,
+      }),
+    );
+  }
+
+  /** A gauge refreshed on every scrape; a collector answering null leaves the gauge without a sample. */
+  gauge(name: string, help: string, collect: GaugeCollector): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      async collect() {
+        const v = await collect();
+        if (v === null) this.reset();
+        else this.set(v);
+      },
+    });
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,124 @@
+// The first administrator of a realm (identity-cli bootstrap, and `proudauth dev` on first start).
+// The account holds the built-in realm-admin role and must enroll TOTP at first sign-in, so it can
+// reach the MFA session the administration API requires.
+import { recordAudit } from '../audit/audit.repo.ts';
+import { OPERATOR_ACTOR } from '../audit/audit.types.ts';
+import { BUILTIN_ROLES } from '../authz/permissions.ts';
+import { assignRealmRole, findRoleByName } from '../authz/roles.repo.ts';
+import { addEvent } from '../events/outbox.repo.ts';
+import type { Clock } from '../platform/clock.ts';
+import type { SigningAlgorithm } from '../platform/config/settings.ts';
+import type { RootKeyring } from '../platform/crypto/keyring.ts';
+import type { Db } from '../platform/db/db.ts';
+import { isUniqueViolation } from '../platform/db/pg-errors.ts';
+import { findRealmByName, type RealmRow } from '../realms/realm.repo.ts';
+import { createRealm } from '../realms/realm.service.ts';
+import { isValidIdentifier } from './identifiers.ts';
+import type { PasswordHasher } from './password-hasher.ts';
+import { findUserByIdentifier, insertIdentifier, insertPassword, insertUser } from './users.repo.ts';
+
+export const MIN_ADMIN_PASSWORD_LENGTH = 12;
+const MAX_PASSWORD_BYTES = 1024;
+
+export class BootstrapError extends Error {}
+
+export interface BootstrapDeps {
+  db: Db;
+  keyring: RootKeyring;
+  hasher: PasswordHasher;
+  signingAlgorithm: SigningAlgorithm;
+  clock: Clock;
+}
+
+export interface BootstrapResult {
+  realm: RealmRow;
+  realmCreated: boolean;
+  userId: string;
+}
+
+export async function bootstrapAdministrator(
+  deps: BootstrapDeps,
+  input: { realm: string; email: string; password: string },
+): Promise<BootstrapResult> {
+  if (!isValidIdentifier('email', input.email))
+    throw new BootstrapError(`invalid email address: ${input.email}`);
+  if ([...input.password].length < MIN_ADMIN_PASSWORD_LENGTH) {
+    throw new BootstrapError(`the password must have at least ${MIN_ADMIN_PASSWORD_LENGTH} characters`);
+  }
+  if (Buffer.byteLength(input.password) > MAX_PASSWORD_BYTES) {
+    throw new BootstrapError(`the password must be at most ${MAX_PASSWORD_BYTES} bytes`);
+  }
+
+  let realm = await findRealmByName(deps.db, input.realm);
+  const realmCreated = realm === null;
+  if (!realm) realm = await createRealm(deps, { name: input.realm }, OPERATOR_ACTOR, deps.clock.now());
+  const realmId = realm.id;
+
+  if (await findUserByIdentifier(deps.db, realmId, 'email', input.email)) {
+    throw new BootstrapError(`an account with email ${input.email} already exists in realm ${input.realm}`);
+  }
+  const verifier = await deps.hasher.hash(input.password);
+  const now = deps.clock.now();
+  try {
+    const userId = await deps.db.tx(async (tx) => {
+      const role = await findRoleByName(tx, realmId, BUILTIN_ROLES.realmAdmin.name);
+      if (!role)
+        throw new BootstrapError(`realm ${input.realm} has no ${BUILTIN_ROLES.realmAdmin.name} role`);
+      const user = await insertUser(
+        tx,
+        {
+          realmId,
+          displayName: 'Administrator',
+          requiredActions: ['configure_totp'],
+          createdVia: 'bootstrap',
+        },
+        now,
+      );
+      // The operator typed the address: it is trusted as verified.
+      await insertIdentifier(
+        tx,
+        { realmId, userId: user.id, type: 'email', value: input.email, verified: true, primary: true },
+        now,
+      );
+      await insertPassword(tx, realmId, user.id, verifier, now);
+      await assignRealmRole(
+        tx,
+        {
+          realmId,
+          roleId: role.id,
+          subjectType: 'user',
+          subjectId: user.id,
+          source: 'bootstrap',
+          reason: 'first administrator',
+        },
+        now,
+      );
+      await recordAudit(
+        tx,
+        {
+          realmId,
+          type: 'bootstrap.administrator_created',
+          category: 'security',
+          actor: OPERATOR_ACTOR,
+          subject: { type: 'user', id: user.id },
+          signal: 'bootstrap',
+          data: { role: BUILTIN_ROLES.realmAdmin.name, required_actions: ['configure_totp'] },
+        },
+        now,
+      );
+      await addEvent(tx, {
+        realmId,
+        type: 'user.created',
+        occurredAt: now,
+        data: { user_id: user.id, created_via: 'bootstrap' },
+      });
+      return user.id;
+    });
+    return { realm, realmCreated, userId };
+  } catch (e) {
+    if (isUniqueViolation(e)) {
+      throw new BootstrapError(`an account with email ${input.email} already exists in realm ${input.realm}`);
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,52 @@
+// Password verifiers: Argon2id off the event loop (@node-rs/argon2 runs on libuv threads), with an
+// optional versioned pepper applied as HMAC before hashing (spec doc 2, Authentication 6).
+import { hash, verify } from '@node-rs/argon2';
+import type { PepperRing } from '../platform/crypto/keyring.ts';
+import { Semaphore } from '../platform/semaphore.ts';
+
+// The package exports Algorithm as a const enum, which isolated-module builds cannot read.
+const ARGON2ID = 2;
+
+export interface PasswordHashSettings {
+  argonMemoryKib: number;
+  argonIterations: number;
+  argonParallelism: number;
+  maxConcurrentHashes: number;
+}
+
+export interface PasswordVerifier {
+  hash: string;
+  pepperVersion: number | null;
+}
+
+export class PasswordHasher {
+  private readonly gate: Semaphore;
+  private readonly settings: PasswordHashSettings;
+  private readonly pepper: PepperRing;
+
+  constructor(settings: PasswordHashSettings, pepper: PepperRing) {
+    this.settings = settings;
+    this.pepper = pepper;
+    this.gate = new Semaphore(settings.maxConcurrentHashes);
+  }
+
+  async hash(password: string): Promise<PasswordVerifier> {
+    const version = this.pepper.activeVersion;
+    const input = version === null ? password : this.pepper.apply(password, version);
+    const phc = await this.gate.run(() =>
+      hash(input, {
+        algorithm: ARGON2ID,
+        memoryCost: this.settings.argonMemoryKib,
+        timeCost: this.settings.argonIterations,
+        parallelism: this.settings.argonParallelism,
+      }),
+    );
+    return { hash: phc, pepperVersion: version };
+  }
+
+  async verify(password: string, stored: PasswordVerifier): Promise<boolean> {
+    const input =
+      stored.pepperVersion === null ? password : this.pepper.apply(password, stored.pepperVersion);
+    return this.gate.run(() => verify(stored.hash, input));
+  }
+}

@@ -1,0 +1,12 @@
+// The worker's periodic tasks: name, interval, function (STYLE.md section 7).
+import { cleanupOutbox, dispatchOutbox } from '../events/outbox-dispatch.task.ts';
+import { type KeyLifecycleDeps, runKeyLifecycle } from '../keys/key-lifecycle.task.ts';
+import type { Task } from './scheduler.ts';
+
+export type WorkerDeps = KeyLifecycleDeps;
+
+export const TASKS: readonly Task<WorkerDeps>[] = [
+  { name: 'keys.lifecycle', intervalMs: 60_000, run: runKeyLifecycle },
+  { name: 'outbox.dispatch', intervalMs: 1_000, run: dispatchOutbox },
+  { name: 'outbox.cleanup', intervalMs: 3_600_000, run: cleanupOutbox },
+];

@@ -1,0 +1,101 @@
+// Starts the real public and internal listeners on ephemeral ports over this file's database, with
+// a fresh realm per test so tests never see each other's rows.
+import { randomBytes } from 'node:crypto';
+import type { TestContext } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { OPERATOR_ACTOR } from '../../src/audit/audit.types.ts';
+import { type AppContext, createContext } from '../../src/main/context.ts';
+import { buildInternalApp, buildPublicApp } from '../../src/main/http-server.ts';
+import type { Clock } from '../../src/platform/clock.ts';
+import { loadConfig } from '../../src/platform/config/load.ts';
+import { createLogger } from '../../src/platform/log.ts';
+import type { RealmRow } from '../../src/realms/realm.repo.ts';
+import { createRealm } from '../../src/realms/realm.service.ts';
+import { fileDatabase } from './test-db.ts';
+
+/** A fixed test root key: tests must never depend on a key in the environment. */
+export const TEST_ROOT_KEY = Buffer.alloc(32, 7).toString('base64');
+
+export interface Harness {
+  ctx: AppContext;
+  publicApp: FastifyInstance;
+  internalApp: FastifyInstance;
+  publicUrl: string;
+  internalUrl: string;
+  /** fetch against the public listener */
+  get(path: string, init?: RequestInit): Promise<Response>;
+  internal(path: string, init?: RequestInit): Promise<Response>;
+  createRealm(name?: string): Promise<RealmRow>;
+}
+
+export interface HarnessOptions {
+  overrides?: Record<string, unknown>;
+  clock?: Clock;
+  env?: NodeJS.ProcessEnv;
+  /** Called with the public app before it listens (tests that need an extra route). */
+  beforeListen?: (app: FastifyInstance) => void;
+}
+
+export function testConfig(overrides: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}) {
+  return loadConfig({
+    file: null,
+    env,
+    overrides: {
+      'keys.root.1': TEST_ROOT_KEY,
+      'keys.active_version': 1,
+      'server.listen': '127.0.0.1:0',
+      'server.internal_listen': '127.0.0.1:0',
+      'server.drain_delay': '0s',
+      'security.password.argon_memory_kib': 8192,
+      'observability.log_level': 'silent',
+      ...overrides,
+    },
+  });
+}
+
+const address = (app: FastifyInstance): string => {
+  const a = app.server.address();
+  if (!a || typeof a === 'string') throw new Error('not listening');
+  return `http://127.0.0.1:${a.port}`;
+};
+
+export const uniqueRealmName = (): string => `t${randomBytes(5).toString('hex')}`;
+
+export async function startHarness(t: TestContext, opts: HarnessOptions = {}): Promise<Harness> {
+  const config = testConfig(opts.overrides, opts.env);
+  const db = await fileDatabase();
+  const ctx = await createContext(config, {
+    db,
+    env: opts.env ?? {},
+    log: createLogger('silent'),
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
+  const publicApp = buildPublicApp(ctx);
+  opts.beforeListen?.(publicApp);
+  const internalApp = buildInternalApp(ctx);
+  await publicApp.listen({ host: '127.0.0.1', port: 0 });
+  await internalApp.listen({ host: '127.0.0.1', port: 0 });
+  t.after(async () => {
+    await Promise.all([publicApp.close(), internalApp.close()]);
+  });
+  const publicUrl = address(publicApp);
+  const internalUrl = address(internalApp);
+  return {
+    ctx,
+    publicApp,
+    internalApp,
+    publicUrl,
+    internalUrl,
+    get: (path, init) => fetch(`${publicUrl}${path}`, init),
+    internal: (path, init) => fetch(`${internalUrl}${path}`, init),
+    createRealm: (name = uniqueRealmName()) => {
+      if (!ctx.keyring) throw new Error('harness has no keyring');
+      return createRealm(
+        { db: ctx.db, keyring: ctx.keyring, signingAlgorithm: config.keys.signingAlgorithm },
+        { name },
+        OPERATOR_ACTOR,
+        ctx.clock.now(),
+      );
+    },
+  };
+}
