@@ -10,7 +10,19 @@ export type AuditType =
   | 'signing_key.rotation.planned'
   | 'user.created'
   | 'client.created'
-  | 'bootstrap.administrator_created';
+  | 'bootstrap.administrator_created'
+  | 'user.signed_in'
+  | 'signin.transaction.started'
+  | 'signin.transaction.cancelled'
+  | 'signin.transaction.failed'
+  | 'signin.proof_failed'
+  | 'mfa.totp.enrolled'
+  | 'mfa.recovery_code.used'
+  | 'user.recovery_restricted'
+  | 'user.reactivated'
+  | 'user.password_changed'
+  | 'user.required_actions.completed'
+  | 'consent.granted';
 
 export type AuditCategory =
   | 'configuration'
@@ -31,7 +43,8 @@ export type SecuritySignal =
   | 'credential_compromised'
   | 'refresh_reuse'
   | 'emergency_action'
-  | 'privileged_grant';
+  | 'privileged_grant'
+  | 'factor_recovery';
 
 export interface Actor {
   type: ActorType;

@@ -12,7 +12,7 @@ export async function withCliContext<T>(
   flags: Record<string, unknown>,
   fn: (ctx: AppContext) => Promise<T>,
 ): Promise<T> {
-  const config = loadRuntimeConfig((flags.config as string | undefined) ?? null);
+  const config = loadRuntimeConfig(flags.config as string | undefined);
   // Logs go to stderr so stdout stays the command's own (often JSON) output.
   const ctx = await createContext(config, {
     log: createLogger(config.observability.logLevel, process.stderr),

@@ -1,19 +1,45 @@
-// Reading a secret from the operator: hidden input on a terminal, the first line of stdin otherwise.
-import { createInterface } from 'node:readline';
+// Asking the operator for input. On a terminal, secrets are read without echo; otherwise lines
+// are read from standard input in order, so scripts and tests can answer every prompt.
+import { createInterface, type Interface } from 'node:readline';
 
-function readLine(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const rl = createInterface({ input: process.stdin, terminal: false });
-    let done = false;
-    rl.once('line', (line) => {
-      done = true;
-      rl.close();
-      resolve(line);
+export interface Prompter {
+  ask(label: string): Promise<string>;
+  /** Hidden on a terminal; `confirm` asks twice and requires the same answer. */
+  secret(label: string, opts?: { confirm?: boolean }): Promise<string>;
+  close(): void;
+}
+
+class LineQueue {
+  private readonly lines: string[] = [];
+  private readonly waiting: ((line: string | null) => void)[] = [];
+  private ended = false;
+  private readonly rl: Interface;
+
+  constructor() {
+    this.rl = createInterface({ input: process.stdin, terminal: false });
+    this.rl.on('line', (line) => {
+      const w = this.waiting.shift();
+      if (w) w(line);
+      else this.lines.push(line);
     });
-    rl.once('close', () => {
-      if (!done) reject(new Error('no input on stdin'));
+    this.rl.on('close', () => {
+      this.ended = true;
+      for (const w of this.waiting.splice(0)) w(null);
     });
-  });
+  }
+
+  async next(): Promise<string> {
+    const ready = this.lines.shift();
+    if (ready !== undefined) return ready;
+    if (this.ended) throw new Error('standard input ended before every prompt was answered');
+    const line = await new Promise<string | null>((resolve) => this.waiting.push(resolve));
+    if (line === null) throw new Error('standard input ended before every prompt was answered');
+    return line;
+  }
+
+  close(): void {
+    this.rl.close();
+  }
 }
 
 function readHidden(question: string): Promise<string> {
@@ -43,11 +69,50 @@ function readHidden(question: string): Promise<string> {
   });
 }
 
-/** Asks twice on a terminal (the second must match); reads one line when stdin is not a terminal. */
+function readVisible(question: string): Promise<string> {
+  return new Promise((resolve) => {
+    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+    rl.question(question, (answer) => {
+      rl.close();
+      resolve(answer);
+    });
+  });
+}
+
+export function createPrompter(): Prompter {
+  if (process.stdin.isTTY) {
+    return {
+      ask: (label) => readVisible(`${label}: `),
+      async secret(label, opts = {}) {
+        const first = await readHidden(`${label}: `);
+        if (opts.confirm && (await readHidden(`${label} (again): `)) !== first)
+          throw new Error('the two entries differ');
+        return first;
+      },
+      close: () => {},
+    };
+  }
+  const queue = new LineQueue();
+  return {
+    ask: (label) => {
+      process.stderr.write(`${label}: \n`);
+      return queue.next();
+    },
+    // Scripts answer once: confirmation guards against typos, which a pipe does not make.
+    secret: (label) => {
+      process.stderr.write(`${label}: \n`);
+      return queue.next();
+    },
+    close: () => queue.close(),
+  };
+}
+
+/** One secret for a one-shot command: asks twice on a terminal, reads one line otherwise. */
 export async function promptSecret(label: string): Promise<string> {
-  if (!process.stdin.isTTY) return readLine();
-  const first = await readHidden(`${label}: `);
-  const second = await readHidden(`${label} (again): `);
-  if (first !== second) throw new Error('the two entries differ');
-  return first;
+  const p = createPrompter();
+  try {
+    return await p.secret(label, { confirm: true });
+  } finally {
+    p.close();
+  }
 }

@@ -3,6 +3,10 @@
 
 export interface EventData {
   'user.created': { user_id: string; created_via: string };
+  'user.signed_in': { user_id: string; session_id: string; client_id: string };
+  'session.revoked': { user_id: string; session_id: string; reason: string };
+  'user.recovery_restricted': { user_id: string; state: string; reason: string };
+  'user.reactivated': { user_id: string; state: string; reason: string };
   'security.alert': {
     signal: string;
     audit_event_id: string;

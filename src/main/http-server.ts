@@ -1,10 +1,13 @@
 // The public and internal listeners of one server process, and their graceful shutdown.
 import type { FastifyInstance } from 'fastify';
 import { registerJwks } from '../keys/jwks.routes.ts';
+import { registerAuthorize } from '../oauth/authorize.routes.ts';
+import { registerOpsGauges } from '../ops/gauges.ts';
 import { registerPublicHealth } from '../ops/health.routes.ts';
 import { registerInternalRoutes } from '../ops/internal.routes.ts';
 import { parseListen } from '../platform/config/load.ts';
 import { buildEdge } from '../platform/http/app.ts';
+import { registerSigninRoutes } from '../signin/signin.routes.ts';
 import type { AppContext } from './context.ts';
 
 export interface HttpServers {
@@ -14,6 +17,17 @@ export interface HttpServers {
   internalUrl: string;
   /** Drains (ready answers draining for server.drain_delay), then lets in-flight requests finish. */
   shutdown(): Promise<void>;
+}
+
+/**
+ * Once draining, every answer asks the client to close its connection. A keep-alive connection
+ * whose request was still in flight when the listener closed would otherwise stay open until the
+ * keep-alive timeout and hold shutdown up that long.
+ */
+function closeConnectionsWhenDraining(app: FastifyInstance, ctx: AppContext): void {
+  app.addHook('onSend', async (_req, reply) => {
+    if (ctx.draining) reply.header('connection', 'close');
+  });
 }
 
 export function buildPublicApp(ctx: AppContext): FastifyInstance {
@@ -26,12 +40,15 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
     requestTimeoutMs: limits.requestTimeoutMs,
     maxInflight: limits.maxInflightRequests,
   });
+  closeConnectionsWhenDraining(app, ctx);
   registerPublicHealth(app, {
     ...ctx,
     isDraining: () => ctx.draining,
     maxClockSkewMs: ctx.config.observability.maxClockSkewMs,
   });
   registerJwks(app, ctx.keyStore);
+  registerSigninRoutes(app, ctx);
+  registerAuthorize(app, ctx);
   return app;
 }
 
@@ -44,11 +61,13 @@ export function buildInternalApp(ctx: AppContext): FastifyInstance {
     maxHeaderBytes: limits.maxHeaderBytes,
     requestTimeoutMs: limits.requestTimeoutMs,
   });
+  closeConnectionsWhenDraining(app, ctx);
   registerInternalRoutes(app, {
     ...ctx,
     metricsEnabled: observability.metricsEnabled,
     maxTokenBytes: limits.maxTokenBytes,
   });
+  registerOpsGauges(ctx.metrics, ctx);
   return app;
 }
 

@@ -2,6 +2,7 @@
 import { CliError } from '../cli/cli-error.ts';
 import { bootstrap } from '../cli/commands/bootstrap.ts';
 import { doctor, generateRootKeyCommand } from '../cli/commands/keys.ts';
+import { login } from '../cli/commands/login.ts';
 import { realmCreate } from '../cli/commands/realm-create.ts';
 import { FlagError } from '../platform/cli/flags.ts';
 import { ConfigError } from '../platform/config/load.ts';
@@ -12,6 +13,8 @@ commands:
   realm create NAME [--display-name TEXT]      create a realm with its signing key and built-in client
   bootstrap --realm NAME --admin-email EMAIL [--password-file FILE]
                                                create the realm if needed and its first administrator
+  login --realm NAME [--email E] [--server URL]
+                                               sign in headlessly with the built-in identity-cli client
   generate-root-key                            print a new random root key
   doctor                                       print non-secret fingerprints of the key hierarchy
 
@@ -24,6 +27,7 @@ const COMMANDS: Record<string, Command> = {
   bootstrap,
   doctor,
   'generate-root-key': generateRootKeyCommand,
+  login,
   realm: async (argv) => {
     const [sub, ...rest] = argv;
     if (sub === 'create') return realmCreate(rest);

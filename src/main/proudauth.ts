@@ -23,7 +23,7 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 
 function configFrom(argv: string[]): Config {
   const { flags } = parseFlags(argv, { config: { type: 'string' } });
-  return loadRuntimeConfig((flags.config as string | undefined) ?? null);
+  return loadRuntimeConfig(flags.config as string | undefined);
 }
 
 function onSignals(stop: () => Promise<void>): void {

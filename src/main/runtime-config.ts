@@ -5,7 +5,8 @@ import { loadConfig } from '../platform/config/load.ts';
 import type { Config } from '../platform/config/settings.ts';
 import { devRootKeyOverrides } from './dev-setup.ts';
 
-export function loadRuntimeConfig(file: string | null, env: NodeJS.ProcessEnv = process.env): Config {
+/** `file` is the --config flag; without it PROUDAUTH_CONFIG names the file, if set. */
+export function loadRuntimeConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): Config {
   const config = loadConfig({ file, env });
   const embeddedDev = config.environment === 'development' && !config.database.url;
   if (embeddedDev && Object.keys(config.keys.root).length === 0) {

@@ -1,4 +1,5 @@
 // Dependency probes shared by readiness, the operator status object and the scrape-time gauges.
+import { oldestPendingSeconds } from '../events/outbox.repo.ts';
 import type { KeyStore, SigningHealth } from '../keys/key-store.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { Db } from '../platform/db/db.ts';
@@ -50,3 +51,7 @@ export const schema = (ctx: ProbeContext): Promise<SchemaState> =>
 
 export const signing = (ctx: ProbeContext): Promise<SigningHealth> =>
   withDeadline(ctx.keyStore.signingHealth());
+
+/** Age in seconds of the oldest undispatched outbox event; 0 when none. */
+export const outboxBacklog = (ctx: ProbeContext): Promise<number> =>
+  withDeadline(oldestPendingSeconds(ctx.db, ctx.clock.now()));

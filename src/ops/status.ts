@@ -1,7 +1,6 @@
 // The operator status object behind GET /status (spec doc 2, "Operator status object"). It lists
 // the capabilities that exist in this release; later ones join as they are built.
-import { oldestPendingSeconds } from '../events/outbox.repo.ts';
-import { clockSkewMs, databaseUp, type ProbeContext, schema, signing } from './probes.ts';
+import { clockSkewMs, databaseUp, outboxBacklog, type ProbeContext, schema, signing } from './probes.ts';
 
 type Capability = 'ok' | 'degraded' | 'unavailable';
 
@@ -23,7 +22,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
       schema(ctx),
       signing(ctx),
       clockSkewMs(ctx),
-      oldestPendingSeconds(ctx.db, ctx.clock.now()),
+      outboxBacklog(ctx),
     ]);
     const capabilities: Record<string, Capability> = {
       database: 'ok',

@@ -15,7 +15,8 @@ export type IdPrefix =
   | 'ses'
   | 'job'
   | 'org'
-  | 'dec';
+  | 'dec'
+  | 'rcb';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -104,15 +104,23 @@ export class Metrics {
     );
   }
 
-  /** A gauge refreshed on every scrape; a collector answering null leaves the gauge without a sample. */
+  /**
+   * A gauge refreshed on every scrape. A collector answering null or failing leaves the gauge without
+   * a sample (reset() alone would publish 0 for a gauge without labels), and never fails the scrape.
+   */
   gauge(name: string, help: string, collect: GaugeCollector): void {
     new Gauge({
       name,
       help,
       registers: [this.registry],
       async collect() {
-        const v = await collect();
-        if (v === null) this.reset();
+        let v: number | null;
+        try {
+          v = await collect();
+        } catch {
+          v = null;
+        }
+        if (v === null) this.remove({});
         else this.set(v);
       },
     });

@@ -4,7 +4,7 @@ import { recordAudit } from '../audit/audit.repo.ts';
 import type { Actor } from '../audit/audit.types.ts';
 import { insertBuiltinRoles } from '../authz/roles.repo.ts';
 import { insertBuiltinClients } from '../clients/builtin-clients.ts';
-import { generateKeyMaterial } from '../keys/signing-key-material.ts';
+import { generateKeyMaterial, type KeyMaterial } from '../keys/signing-key-material.ts';
 import { storeSigningKey } from '../keys/signing-keys.service.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
@@ -37,25 +37,32 @@ export interface NewRealm {
   displayName?: string;
 }
 
+/** Checks the name and generates the signing key: the work a realm needs before its transaction. */
+export async function prepareRealm(algorithm: SigningAlgorithm, name: string): Promise<KeyMaterial> {
+  checkRealmName(name);
+  return generateKeyMaterial(algorithm);
+}
+
 export async function createRealm(
   deps: RealmDeps,
   input: NewRealm,
   actor: Actor,
   now: Date,
 ): Promise<RealmRow> {
-  checkRealmName(input.name);
-  const key = await generateKeyMaterial(deps.signingAlgorithm);
+  const key = await prepareRealm(deps.signingAlgorithm, input.name);
   return deps.db.tx((tx) => createRealmInTx(tx, deps.keyring, input, key, actor, now));
 }
 
-async function createRealmInTx(
+/** For use cases that create a realm together with other rows in one transaction. */
+export async function createRealmInTx(
   tx: Tx,
   keyring: RootKeyring,
   input: NewRealm,
-  key: Awaited<ReturnType<typeof generateKeyMaterial>>,
+  key: KeyMaterial | null,
   actor: Actor,
   now: Date,
 ): Promise<RealmRow> {
+  if (!key) throw new Error('a new realm needs its prepared signing key');
   const realm = await insertRealm(
     tx,
     {

@@ -12,7 +12,7 @@ import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { findRealmByName, type RealmRow } from '../realms/realm.repo.ts';
-import { createRealm } from '../realms/realm.service.ts';
+import { createRealmInTx, prepareRealm } from '../realms/realm.service.ts';
 import { isValidIdentifier } from './identifiers.ts';
 import type { PasswordHasher } from './password-hasher.ts';
 import { findUserByIdentifier, insertIdentifier, insertPassword, insertUser } from './users.repo.ts';
@@ -49,18 +49,22 @@ export async function bootstrapAdministrator(
     throw new BootstrapError(`the password must be at most ${MAX_PASSWORD_BYTES} bytes`);
   }
 
-  let realm = await findRealmByName(deps.db, input.realm);
-  const realmCreated = realm === null;
-  if (!realm) realm = await createRealm(deps, { name: input.realm }, OPERATOR_ACTOR, deps.clock.now());
-  const realmId = realm.id;
-
-  if (await findUserByIdentifier(deps.db, realmId, 'email', input.email)) {
+  const existing = await findRealmByName(deps.db, input.realm);
+  if (existing && (await findUserByIdentifier(deps.db, existing.id, 'email', input.email))) {
     throw new BootstrapError(`an account with email ${input.email} already exists in realm ${input.realm}`);
   }
+  // CPU work before the transaction: a new realm's signing key and the password hash.
+  const key = existing ? null : await prepareRealm(deps.signingAlgorithm, input.realm);
+
   const verifier = await deps.hasher.hash(input.password);
   const now = deps.clock.now();
   try {
-    const userId = await deps.db.tx(async (tx) => {
+    // Realm and administrator commit together, so a refused bootstrap leaves no empty realm behind.
+    return await deps.db.tx(async (tx) => {
+      const realm =
+        existing ??
+        (await createRealmInTx(tx, deps.keyring, { name: input.realm }, key, OPERATOR_ACTOR, now));
+      const realmId = realm.id;
       const role = await findRoleByName(tx, realmId, BUILTIN_ROLES.realmAdmin.name);
       if (!role)
         throw new BootstrapError(`realm ${input.realm} has no ${BUILTIN_ROLES.realmAdmin.name} role`);
@@ -112,10 +116,14 @@ export async function bootstrapAdministrator(
         occurredAt: now,
         data: { user_id: user.id, created_via: 'bootstrap' },
       });
-      return user.id;
+      return { realm, realmCreated: existing === null, userId: user.id };
     });
-    return { realm, realmCreated, userId };
   } catch (e) {
+    if (isUniqueViolation(e, 'realms_name_key')) {
+      throw new BootstrapError(
+        `realm ${input.realm} was created at the same time by someone else; run bootstrap again`,
+      );
+    }
     if (isUniqueViolation(e)) {
       throw new BootstrapError(`an account with email ${input.email} already exists in realm ${input.realm}`);
     }

@@ -1,5 +1,6 @@
 // Password verifiers: Argon2id off the event loop (@node-rs/argon2 runs on libuv threads), with an
 // optional versioned pepper applied as HMAC before hashing (spec doc 2, Authentication 6).
+import { randomBytes } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
 import type { PepperRing } from '../platform/crypto/keyring.ts';
 import { Semaphore } from '../platform/semaphore.ts';
@@ -32,7 +33,7 @@ export class PasswordHasher {
 
   async hash(password: string): Promise<PasswordVerifier> {
     const version = this.pepper.activeVersion;
-    const input = version === null ? password : this.pepper.apply(password, version);
+    const input = this.peppered(password, version);
     const phc = await this.gate.run(() =>
       hash(input, {
         algorithm: ARGON2ID,
@@ -44,9 +45,27 @@ export class PasswordHasher {
     return { hash: phc, pepperVersion: version };
   }
 
+  private dummy: Promise<PasswordVerifier> | null = null;
+
+  /**
+   * Verifies against the stored verifier, or against a throwaway one when there is none, so an
+   * unknown account costs the same hash as a known one (no enumeration through timing).
+   */
+  async verifyOrBurn(password: string, stored: PasswordVerifier | null): Promise<boolean> {
+    if (stored) return this.verify(password, stored);
+    this.dummy ??= this.hash(randomBytes(16).toString('base64url'));
+    await this.verify(password, await this.dummy);
+    return false;
+  }
+
   async verify(password: string, stored: PasswordVerifier): Promise<boolean> {
-    const input =
-      stored.pepperVersion === null ? password : this.pepper.apply(password, stored.pepperVersion);
+    const input = this.peppered(password, stored.pepperVersion);
     return this.gate.run(() => verify(stored.hash, input));
+  }
+
+  // The argon2 binding reads a password as UTF-8 and refuses other bytes when verifying, so the
+  // raw HMAC digest is fed to it as base64 text.
+  private peppered(password: string, version: number | null): string {
+    return version === null ? password : this.pepper.apply(password, version).toString('base64');
   }
 }

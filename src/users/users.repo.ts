@@ -73,3 +73,63 @@ export const countUsers = async (q: Queryable, realmId: string): Promise<number>
     (await q.query<{ n: string }>('select count(*) as n from users where realm_id = $1', [realmId])).rows[0]
       ?.n ?? 0,
   );
+
+export async function findPasswordVerifier(
+  q: Queryable,
+  realmId: string,
+  userId: string,
+): Promise<PasswordVerifier | null> {
+  const r = await q.query<{ hash: string; pepper_version: number | null }>(
+    'select hash, pepper_version from password_credentials where realm_id = $1 and user_id = $2',
+    [realmId, userId],
+  );
+  const row = r.rows[0];
+  return row
+    ? { hash: row.hash, pepperVersion: row.pepper_version === null ? null : Number(row.pepper_version) }
+    : null;
+}
+
+export async function upsertPassword(
+  tx: Tx,
+  realmId: string,
+  userId: string,
+  v: PasswordVerifier,
+  now: Date,
+) {
+  await tx.query(
+    `insert into password_credentials (realm_id, user_id, hash, pepper_version, created_at) values ($1, $2, $3, $4, $5)
+     on conflict (realm_id, user_id) do update set hash = excluded.hash, pepper_version = excluded.pepper_version,
+       compromised = false, created_at = excluded.created_at`,
+    [realmId, userId, v.hash, v.pepperVersion, now],
+  );
+}
+
+export async function removeRequiredAction(
+  tx: Tx,
+  realmId: string,
+  userId: string,
+  action: string,
+  now: Date,
+) {
+  await tx.query(
+    `update users set required_actions = array_remove(required_actions, $3), updated_at = $4
+      where realm_id = $1 and id = $2`,
+    [realmId, userId, action, now],
+  );
+}
+
+export async function setUserState(tx: Tx, realmId: string, userId: string, state: string, now: Date) {
+  await tx.query('update users set state = $3, updated_at = $4 where realm_id = $1 and id = $2', [
+    realmId,
+    userId,
+    state,
+    now,
+  ]);
+}
+
+/** Resolves what a person typed (email, E.164 phone or username) to an account. */
+export function identifierTypeOf(input: string): IdentifierType {
+  if (input.includes('@')) return 'email';
+  if (input.startsWith('+')) return 'phone';
+  return 'username';
+}

@@ -49,6 +49,7 @@ export class Scheduler<D> {
   private readonly clock: () => Date;
   private readonly log: Logger;
   private readonly hooks: SchedulerHooks;
+  private readonly holder: string;
 
   constructor(
     db: Db,
@@ -57,6 +58,8 @@ export class Scheduler<D> {
     clock: () => Date,
     log: Logger,
     hooks: SchedulerHooks,
+    // Lease holder name; one per process in production, distinct ones let tests play two workers.
+    holder: string = WORKER_ID,
   ) {
     this.db = db;
     this.deps = deps;
@@ -64,6 +67,7 @@ export class Scheduler<D> {
     this.clock = clock;
     this.log = log;
     this.hooks = hooks;
+    this.holder = holder;
   }
 
   start(): void {
@@ -84,7 +88,9 @@ export class Scheduler<D> {
   async runOnce(task: Task<D>): Promise<TaskReport | null> {
     const now = this.clock();
     try {
-      if (!(await takeLease(this.db, task.name, WORKER_ID, now, new Date(now.getTime() + task.intervalMs)))) {
+      if (
+        !(await takeLease(this.db, task.name, this.holder, now, new Date(now.getTime() + task.intervalMs)))
+      ) {
         this.hooks.onRun(task.name, 'skipped');
         return null;
       }

@@ -20,6 +20,7 @@ export function workerDeps(ctx: AppContext): WorkerDeps {
     keyring: requireKeyring(ctx),
     signingAlgorithm: ctx.config.keys.signingAlgorithm,
     timings: { ...ctx.config.keys, maxAccessTokenTtlMs: ctx.config.tokens.maxAccessTokenTtlMs },
+    sessionRetentionMs: ctx.config.privacy.sessionRetentionMs,
   };
 }
 

@@ -4,13 +4,17 @@ import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { OPERATOR_ACTOR } from '../../src/audit/audit.types.ts';
+import { type ClientRow, insertClient, type NewClient } from '../../src/clients/clients.repo.ts';
 import { type AppContext, createContext } from '../../src/main/context.ts';
 import { buildInternalApp, buildPublicApp } from '../../src/main/http-server.ts';
 import type { Clock } from '../../src/platform/clock.ts';
 import { loadConfig } from '../../src/platform/config/load.ts';
 import { createLogger } from '../../src/platform/log.ts';
+import { currentPolicy } from '../../src/realms/policy.repo.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
 import { createRealm } from '../../src/realms/realm.service.ts';
+import type { UserRow } from '../../src/users/users.repo.ts';
+import { createUser, type NewUser } from '../../src/users/users.service.ts';
 import { fileDatabase } from './test-db.ts';
 
 /** A fixed test root key: tests must never depend on a key in the environment. */
@@ -26,6 +30,10 @@ export interface Harness {
   get(path: string, init?: RequestInit): Promise<Response>;
   internal(path: string, init?: RequestInit): Promise<Response>;
   createRealm(name?: string): Promise<RealmRow>;
+  createClient(realm: RealmRow, client: NewClient): Promise<ClientRow>;
+  createUser(realm: RealmRow, user: Omit<NewUser, 'createdVia'>): Promise<UserRow>;
+  /** Sets realm policy members (a new policy revision), e.g. { interaction: { login_ui_url } }. */
+  setPolicy(realm: RealmRow, patch: Record<string, unknown>): Promise<void>;
 }
 
 export interface HarnessOptions {
@@ -96,6 +104,26 @@ export async function startHarness(t: TestContext, opts: HarnessOptions = {}): P
         OPERATOR_ACTOR,
         ctx.clock.now(),
       );
+    },
+    createClient: (realm, client) => ctx.db.tx((q) => insertClient(q, realm.id, client, ctx.clock.now())),
+    createUser: (realm, user) =>
+      createUser(
+        ctx,
+        realm.id,
+        { emailVerified: true, ...user, createdVia: 'admin' },
+        OPERATOR_ACTOR,
+        ctx.clock.now(),
+      ),
+    setPolicy: async (realm, patch) => {
+      await ctx.db.tx(async (q) => {
+        const current = await currentPolicy(q, realm.id);
+        const next = current.revision + 1;
+        await q.query(
+          `insert into realm_policy_revisions (realm_id, revision, policy, reason, created_at) values ($1, $2, $3, 'test', now())`,
+          [realm.id, next, JSON.stringify({ ...current.document, ...patch })],
+        );
+        await q.query('update realms set policy_revision = $2 where id = $1', [realm.id, next]);
+      });
     },
   };
 }

@@ -1,6 +1,7 @@
 // identity-cli bootstrap --realm NAME --admin-email E [--password-file F]
 import { readFileSync } from 'node:fs';
 import { requireKeyring } from '../../main/context.ts';
+import { InvalidRealmNameError } from '../../realms/realm.service.ts';
 import { BootstrapError, bootstrapAdministrator } from '../../users/bootstrap.service.ts';
 import { CONFIG_FLAG, parseFlags, withCliContext } from '../cli-context.ts';
 import { CliError } from '../cli-error.ts';
@@ -46,7 +47,7 @@ export async function bootstrap(argv: string[]): Promise<unknown> {
         issuer: `${ctx.config.server.publicOrigin}/realms/${r.realm.name}`,
       };
     } catch (e) {
-      if (e instanceof BootstrapError) throw new CliError(e.message);
+      if (e instanceof BootstrapError || e instanceof InvalidRealmNameError) throw new CliError(e.message);
       throw e;
     }
   });

@@ -2,7 +2,7 @@
 import { OPERATOR_ACTOR } from '../../audit/audit.types.ts';
 import { requireKeyring } from '../../main/context.ts';
 import { RealmExistsError } from '../../realms/realm.repo.ts';
-import { createRealm } from '../../realms/realm.service.ts';
+import { createRealm, InvalidRealmNameError } from '../../realms/realm.service.ts';
 import { CONFIG_FLAG, parseFlags, withCliContext } from '../cli-context.ts';
 import { CliError } from '../cli-error.ts';
 
@@ -26,7 +26,7 @@ export async function realmCreate(argv: string[]): Promise<unknown> {
         issuer: `${ctx.config.server.publicOrigin}/realms/${realm.name}`,
       };
     } catch (e) {
-      if (e instanceof RealmExistsError) throw new CliError(e.message);
+      if (e instanceof RealmExistsError || e instanceof InvalidRealmNameError) throw new CliError(e.message);
       throw e;
     }
   });

@@ -37,9 +37,10 @@ export async function openPglite(opts: PgliteOptions): Promise<Db & { dump(): Pr
     throw e;
   }
 
+  // PGlite reports affectedRows 0 for a SELECT; node-postgres counts the returned rows there.
   const toResult = <R>(r: { rows: unknown[]; affectedRows?: number }): QueryResult<R> => ({
     rows: r.rows as R[],
-    rowCount: r.affectedRows ?? r.rows.length,
+    rowCount: Math.max(r.affectedRows ?? 0, r.rows.length),
   });
 
   return {

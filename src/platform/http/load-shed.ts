@@ -7,13 +7,34 @@ export type Pool = 'ordinary' | 'reserved';
 
 export const reservedPoolSize = (max: number): number => Math.floor(max / 4) + 1;
 
-const ADMIN_PATH = /^\/api\/v1\/realms\/[^/]+\/(?!me(?:\/|$|\?)|auth\/)/;
+// Realm-scoped paths that serve end users (self-service, sign-in, registration), not administration.
+const NOT_ADMIN = new Set(['me', 'auth', 'registrations']);
 
 export function poolFor(req: IncomingMessage): Pool {
   const url = req.url ?? '/';
   if (url.startsWith('/health/')) return 'reserved';
-  if (req.headers.authorization && ADMIN_PATH.test(url)) return 'reserved';
+  if (req.headers.authorization && isAdminPath(url)) return 'reserved';
   return 'ordinary';
+}
+
+/**
+ * `/api/v1/realms/{realm}/{x}/...` with x not an end-user area. The router matches segments after
+ * percent-decoding them, so the check does too: `%6De` is `me` and must not borrow the reserved pool.
+ */
+function isAdminPath(url: string): boolean {
+  const q = url.indexOf('?');
+  const seg = (q < 0 ? url : url.slice(0, q)).split('/');
+  if (seg[0] !== '' || seg[1] !== 'api' || seg[2] !== 'v1' || seg[3] !== 'realms' || !seg[4]) return false;
+  const area = decodeSegment(seg[5] ?? '');
+  return area !== null && area !== '' && !NOT_ADMIN.has(area);
+}
+
+function decodeSegment(s: string): string | null {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return null;
+  }
 }
 
 export class InflightGate {

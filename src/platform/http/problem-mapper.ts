@@ -1,24 +1,34 @@
 // The single place where errors become HTTP responses (RFC 9457 problem documents).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isConnectionError, isRetryable, isStatementTimeout, isUniqueViolation } from '../db/pg-errors.ts';
+import {
+  isConnectionError,
+  isInvalidText,
+  isRetryable,
+  isStatementTimeout,
+  isUniqueViolation,
+} from '../db/pg-errors.ts';
 import type { Logger } from '../log.ts';
 import { Problem, problem, problemBody } from './problem.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 /** Turns any thrown value into the Problem the client sees; unexpected errors become a bare 500. */
-export function toProblem(err: unknown, log: Logger, requestId: string): Problem {
+export function toProblem(err: unknown, log: Logger, requestId: string, bodyLimit = 0): Problem {
   if (err instanceof Problem) return err;
   const fe = err as Partial<FastifyError>;
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return problem.payloadTooLarge(Number(fe.message?.match(/\d+/)?.[0] ?? 0));
+      // Fastify's message carries no number; the route's limit is what the client needs to know.
+      return problem.payloadTooLarge(bodyLimit);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_EMPTY_TYPE':
     case 'FST_ERR_CTP_INVALID_TYPE':
       return problem.unsupportedMediaType();
   }
   if (isUniqueViolation(err)) return problem.conflict('the resource already exists');
+  // Input that reached SQL but cannot be stored as text (a NUL character): the request is at fault.
+  if (isInvalidText(err))
+    return problem.invalidRequest('the request contains characters that cannot be stored');
   if (isRetryable(err)) return problem.unavailable('the request conflicted with another one; retry it');
   if (isStatementTimeout(err)) return problem.timeout();
   if (isConnectionError(err)) return problem.unavailable('the database is unavailable');
@@ -36,7 +46,7 @@ export function sendProblem(reply: FastifyReply, p: Problem): FastifyReply {
 
 export function installProblemHandlers(app: FastifyInstance, log: Logger): void {
   app.setErrorHandler((err, req: FastifyRequest, reply) => {
-    sendProblem(reply, toProblem(err, log, String(req.id)));
+    sendProblem(reply, toProblem(err, log, String(req.id), req.routeOptions.bodyLimit));
   });
   app.setNotFoundHandler((_req, reply) => {
     sendProblem(reply, problem.notFound());

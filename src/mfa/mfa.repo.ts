@@ -1,0 +1,72 @@
+// TOTP credentials and recovery codes. Seeds are sealed under the root key (purpose totp-seed,
+// bound to the account); recovery codes are stored only as digests.
+import type { RootKeyring } from '../platform/crypto/keyring.ts';
+import { maybeOne, type Tx } from '../platform/db/db.ts';
+import { newId } from '../platform/ids.ts';
+import { recoveryCodeDigest } from './recovery-codes.ts';
+
+export const totpSeedContext = (realmId: string, userId: string) => `totp/${realmId}/${userId}`;
+
+export async function lockTotp(q: Tx, realmId: string, userId: string) {
+  return maybeOne<{ secret_sealed: string; last_used_step: string | null }>(
+    q,
+    'select secret_sealed, last_used_step from totp_credentials where realm_id = $1 and user_id = $2 for update',
+    [realmId, userId],
+  );
+}
+
+export async function recordTotpStep(q: Tx, realmId: string, userId: string, step: number): Promise<void> {
+  await q.query('update totp_credentials set last_used_step = $3 where realm_id = $1 and user_id = $2', [
+    realmId,
+    userId,
+    step,
+  ]);
+}
+
+/** Replaces the account's authenticator (one TOTP per account). */
+export async function storeTotp(
+  q: Tx,
+  keyring: RootKeyring,
+  realmId: string,
+  userId: string,
+  secret: Buffer,
+  usedStep: number,
+  now: Date,
+): Promise<void> {
+  const sealed = keyring.encrypt('totp-seed', secret, totpSeedContext(realmId, userId));
+  await q.query(
+    `insert into totp_credentials (realm_id, user_id, secret_sealed, last_used_step, created_at)
+     values ($1, $2, $3, $4, $5)
+     on conflict (realm_id, user_id) do update
+       set secret_sealed = excluded.secret_sealed, last_used_step = excluded.last_used_step, created_at = excluded.created_at`,
+    [realmId, userId, sealed, usedStep, now],
+  );
+}
+
+/** Replaces every recovery code of the account with a new batch. */
+export async function replaceRecoveryCodes(
+  q: Tx,
+  realmId: string,
+  userId: string,
+  codes: string[],
+  now: Date,
+) {
+  await q.query('delete from recovery_codes where realm_id = $1 and user_id = $2', [realmId, userId]);
+  const batch = newId('rcb', now.getTime());
+  for (const code of codes) {
+    await q.query(
+      `insert into recovery_codes (realm_id, user_id, code_digest, batch_id, created_at) values ($1, $2, $3, $4, $5)`,
+      [realmId, userId, recoveryCodeDigest(code), batch, now],
+    );
+  }
+}
+
+/** Spends one unused recovery code; false when it is unknown or already used. */
+export async function consumeRecoveryCode(q: Tx, realmId: string, userId: string, code: string, now: Date) {
+  const r = await q.query(
+    `update recovery_codes set used_at = $4
+      where realm_id = $1 and user_id = $2 and code_digest = $3 and used_at is null`,
+    [realmId, userId, recoveryCodeDigest(code), now],
+  );
+  return r.rowCount === 1;
+}

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { totpUri } from './otpauth-uri.ts';
+import { qrModules, renderTerminalQr } from './terminal-qr.ts';
+
+const uri = totpUri({
+  issuer: 'Proud Auth',
+  account: 'alice@example.test',
+  secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP',
+});
+
+// Inverse of the plain rendering: each glyph holds a top and a bottom module (true = dark).
+const glyphs: Record<string, [boolean, boolean]> = {
+  '\u2588': [false, false],
+  '\u2580': [false, true],
+  '\u2584': [true, false],
+  ' ': [true, true],
+};
+
+function unrender(text: string): boolean[][] {
+  const rows: boolean[][] = [];
+  for (const line of text.split('\n')) {
+    const cells = [...line].map((c) => glyphs[c]);
+    assert.ok(
+      cells.every((c) => c !== undefined),
+      `unexpected glyph in ${JSON.stringify(line)}`,
+    );
+    rows.push(
+      cells.map((c) => c![0]),
+      cells.map((c) => c![1]),
+    );
+  }
+  return rows;
+}
+
+// Reads what a phone camera would, with zbar, when it is installed.
+function zbarDecode(modules: boolean[][]): string | null {
+  try {
+    execFileSync('zbarimg', ['--version'], { stdio: 'ignore' });
+  } catch {
+    return null;
+  }
+  const scale = 4;
+  const n = modules.length * scale;
+  const pixels = Buffer.alloc(n * n);
+  for (let y = 0; y < n; y++) {
+    for (let x = 0; x < n; x++)
+      pixels[y * n + x] = modules[Math.floor(y / scale)]![Math.floor(x / scale)] ? 0 : 255;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'qr-'));
+  try {
+    const file = join(dir, 'qr.pgm');
+    writeFileSync(file, Buffer.concat([Buffer.from(`P5\n${n} ${n}\n255\n`), pixels]));
+    return execFileSync('zbarimg', ['--raw', '-q', file], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).replace(/\n$/, '');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('terminal QR', () => {
+  test('case=the plain rendering holds exactly the QR modules', () => {
+    const modules = qrModules(uri);
+    const text = renderTerminalQr(uri);
+    const lines = text.split('\n');
+    assert.equal(lines.length, Math.ceil(modules.length / 2));
+    for (const line of lines) assert.equal([...line].length, modules.length);
+    assert.deepEqual(unrender(text).slice(0, modules.length), modules);
+  });
+
+  test('case=a light quiet zone of 4 modules surrounds the symbol', () => {
+    const modules = qrModules(uri);
+    const size = modules.length;
+    for (let i = 0; i < size; i++) {
+      for (const k of [0, 1, 2, 3]) {
+        assert.equal(modules[k]![i], false);
+        assert.equal(modules[size - 1 - k]![i], false);
+        assert.equal(modules[i]![k], false);
+        assert.equal(modules[i]![size - 1 - k], false);
+      }
+    }
+  });
+
+  test('case=the ANSI rendering sets both colours on every cell and resets each line', () => {
+    const modules = qrModules(uri);
+    const lines = renderTerminalQr(uri, { ansi: true }).split('\n');
+    assert.equal(lines.length, Math.ceil(modules.length / 2));
+    for (const line of lines) {
+      const visible = line.replaceAll('\u001b[', '<CSI>');
+      assert.equal(visible.match(/<CSI>(30|97);(40|107)m\u2580/g)?.length, modules.length);
+      assert.ok(line.endsWith('\u001b[0m'));
+    }
+  });
+
+  test('case=an independent decoder reads the URI back (zbarimg)', (t) => {
+    const decoded = zbarDecode(qrModules(uri));
+    if (decoded === null) {
+      t.diagnostic('zbarimg is not on PATH: the decode check was NOT run (apt-get install zbar-tools)');
+      return;
+    }
+    assert.equal(decoded, uri);
+  });
+});

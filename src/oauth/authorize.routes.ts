@@ -1,0 +1,147 @@
+// GET /realms/{realm}/oauth/authorize (spec doc 1, endpoint table): validates the authorization
+// request, starts a browser transaction bound to its own pa_tx cookie, and sends the browser to
+// the realm's login UI. Errors go back to the client's redirect URI only once client and redirect
+// URI are known to be valid; before that they are answered here.
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../main/context.ts';
+import { Problem, problem } from '../platform/http/problem.ts';
+import { currentPolicy, policyValue } from '../realms/policy.repo.ts';
+import { findRequestedRealm } from '../signin/advance.ts';
+import { authorizationRedirect } from '../signin/authorization-response.ts';
+import { TX_COOKIE } from '../signin/binding.ts';
+import { issuerOf } from '../signin/complete.ts';
+import { createTransaction } from '../signin/create.ts';
+import { txCookiePath } from '../signin/signin.routes.ts';
+import type { StartInput } from '../signin/start.ts';
+import { validateStart } from '../signin/start.ts';
+
+type Query = Record<string, string | string[] | undefined>;
+
+const SINGLE = [
+  'client_id',
+  'redirect_uri',
+  'response_type',
+  'scope',
+  'state',
+  'nonce',
+  'code_challenge',
+  'code_challenge_method',
+  'organization',
+  'login_hint',
+  'ui_locales',
+  'prompt',
+  'max_age',
+  'acr_values',
+  'claims',
+  'request_uri',
+  'response_mode',
+] as const;
+
+/** Query parameters as start input; a repeated parameter (other than resource) is refused (RFC 6749 3.1). */
+function startInputFrom(q: Query): StartInput {
+  const one = (name: (typeof SINGLE)[number]): string | undefined => {
+    const v = q[name];
+    if (Array.isArray(v)) throw problem.invalidRequest(`parameter ${name} is repeated`);
+    return v === '' ? undefined : v;
+  };
+  const resource = q.resource === undefined ? [] : Array.isArray(q.resource) ? q.resource : [q.resource];
+  const maxAge = one('max_age');
+  if (maxAge !== undefined && !/^\d{1,9}$/.test(maxAge))
+    throw problem.invalidRequest('max_age must be a non-negative integer');
+  const input: StartInput = { resource };
+  const set = <K extends keyof StartInput>(key: K, value: StartInput[K] | undefined) => {
+    if (value !== undefined) input[key] = value;
+  };
+  set('clientId', one('client_id'));
+  set('redirectUri', one('redirect_uri'));
+  set('responseType', one('response_type'));
+  set('scope', one('scope'));
+  set('state', one('state'));
+  set('nonce', one('nonce'));
+  set('codeChallenge', one('code_challenge'));
+  set('codeChallengeMethod', one('code_challenge_method'));
+  set('organization', one('organization'));
+  set('loginHint', one('login_hint'));
+  set('uiLocales', one('ui_locales'));
+  set('prompt', one('prompt'));
+  set('maxAge', maxAge === undefined ? undefined : Number(maxAge));
+  set('acrValues', one('acr_values'));
+  set('claims', one('claims'));
+  set('requestUri', one('request_uri'));
+  set('responseMode', one('response_mode'));
+  return input;
+}
+
+/** The realm's login UI as an absolute http(s) URL; without one no browser sign-in can start. */
+function loginUiOf(value: unknown): URL {
+  const unavailable = () =>
+    problem.unavailable('the realm has no usable login UI configured (policy interaction.login_ui_url)');
+  if (typeof value !== 'string' || value === '') throw unavailable();
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw unavailable();
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw unavailable();
+  return url;
+}
+
+export function registerAuthorize(app: FastifyInstance, ctx: AppContext): void {
+  const secure = ctx.config.server.publicOrigin.startsWith('https:');
+
+  app.get<{ Params: { realm: string }; Querystring: Query }>(
+    '/realms/:realm/oauth/authorize',
+    async (req, reply) => {
+      const realm = await findRequestedRealm(ctx, req.params.realm);
+      if (!realm) throw problem.notFound('no such realm');
+      const input = startInputFrom(req.query);
+      const ua = req.headers['user-agent'];
+      if (typeof ua === 'string') input.userAgent = ua;
+
+      const outcome = await ctx.db.tx(async (q) => {
+        const started = await validateStart(q, realm, input, 'authorize');
+        if (!started.ok) {
+          const f = started.failure;
+          if (f.kind === 'direct') throw new Problem(400, 'invalid_request', f.detail, { error: f.error });
+          const signer =
+            f.target.responseMode === 'query' ? null : await ctx.keyStore.activeSigner(realm.id, q);
+          if (f.target.responseMode !== 'query' && !signer)
+            throw problem.unavailable('the realm has no usable signing key');
+          const location = await authorizationRedirect(
+            {
+              redirectUri: f.target.redirectUri,
+              responseMode: f.target.responseMode,
+              clientId: f.target.client.client_id,
+              state: f.target.state,
+              issuer: issuerOf(ctx, realm),
+            },
+            { error: f.error, error_description: f.detail },
+            signer,
+            ctx.clock.now(),
+          );
+          return { kind: 'error' as const, location };
+        }
+        // Checked before the transaction is created, so a bad setting leaves nothing behind.
+        const loginUi = loginUiOf(
+          policyValue(await currentPolicy(q, realm.id), 'interaction', 'login_ui_url'),
+        );
+        const created = await createTransaction(ctx, q, realm, started.params, 'browser', String(req.id));
+        return { kind: 'started' as const, created, loginUi };
+      });
+
+      if (outcome.kind === 'error') return reply.code(303).header('location', outcome.location).send();
+      const { created, loginUi: target } = outcome;
+      target.searchParams.set('transaction_id', created.tx.id);
+      target.searchParams.set('realm', realm.name);
+      reply.setCookie(TX_COOKIE, created.secret, {
+        path: txCookiePath(realm.name, created.tx.id),
+        httpOnly: true,
+        secure,
+        sameSite: 'strict',
+        maxAge: Math.floor(ctx.config.tokens.transactionTtlMs / 1000),
+      });
+      return reply.code(303).header('location', target.toString()).header('cache-control', 'no-store').send();
+    },
+  );
+}

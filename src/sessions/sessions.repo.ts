@@ -1,0 +1,76 @@
+import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
+import { newId } from '../platform/ids.ts';
+import type { Lifetimes } from './session-lifetimes.ts';
+
+export interface SessionRow {
+  realm_id: string;
+  id: string;
+  user_id: string;
+  auth_time: Date;
+  amr: string[];
+  acr: string;
+  mfa: boolean;
+  recovery_restricted: boolean;
+  remember_me: boolean;
+  transient: boolean;
+  idle_expires_at: Date;
+  absolute_expires_at: Date;
+  revoked_at: Date | null;
+}
+
+export interface NewSession {
+  realmId: string;
+  userId: string;
+  cookieDigest: string | null;
+  amr: string[];
+  acr: string;
+  mfa: boolean;
+  recoveryRestricted: boolean;
+  rememberMe: boolean;
+  transient: boolean;
+  lifetimes: Lifetimes;
+}
+
+export async function insertSession(tx: Tx, s: NewSession, now: Date): Promise<SessionRow> {
+  const r = await tx.query<SessionRow>(
+    `insert into sessions (realm_id, id, user_id, cookie_digest, auth_time, amr, acr, mfa, recovery_restricted,
+       remember_me, transient, created_at, last_seen_at, idle_expires_at, absolute_expires_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $5, $5, $12, $13) returning *`,
+    [
+      s.realmId,
+      newId('ses', now.getTime()),
+      s.userId,
+      s.cookieDigest,
+      now,
+      s.amr,
+      s.acr,
+      s.mfa,
+      s.recoveryRestricted,
+      s.rememberMe,
+      s.transient,
+      new Date(now.getTime() + s.lifetimes.idleMs),
+      new Date(now.getTime() + s.lifetimes.absoluteMs),
+    ],
+  );
+  return r.rows[0] as SessionRow;
+}
+
+/** A live session by its browser cookie digest: not revoked, not past either expiry. */
+export const findLiveSessionByCookie = (q: Queryable, realmId: string, cookieDigest: string, now: Date) =>
+  maybeOne<SessionRow>(
+    q,
+    `select * from sessions where realm_id = $1 and cookie_digest = $2 and revoked_at is null
+       and idle_expires_at > $3 and absolute_expires_at > $3`,
+    [realmId, cookieDigest, now],
+  );
+
+/** Ends every live session of an account; returns the ids that were live. */
+export async function revokeUserSessions(tx: Tx, realmId: string, userId: string, reason: string, now: Date) {
+  const r = await tx.query<{ id: string }>(
+    `update sessions set revoked_at = $3, revoked_reason = $4
+      where realm_id = $1 and user_id = $2 and revoked_at is null and absolute_expires_at > $3
+      returning id`,
+    [realmId, userId, now, reason],
+  );
+  return r.rows.map((row) => row.id);
+}

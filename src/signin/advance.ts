@@ -1,0 +1,246 @@
+// Runs one step of a sign-in transaction (STYLE.md section 6): lock, check the binding and
+// expiry, check the step is offered, run it, evaluate what comes next, complete when only
+// completion remains, persist with audit and events, and return the full state. One database
+// transaction per call; expensive proof checks run before it.
+import type { ClientRow } from '../clients/clients.repo.ts';
+import { findClient } from '../clients/clients.repo.ts';
+import type { AppContext } from '../main/context.ts';
+import type { Tx } from '../platform/db/db.ts';
+import { decodeBody } from '../platform/http/decode.ts';
+import { Problem, problem } from '../platform/http/problem.ts';
+import { currentPolicy, type RealmPolicy } from '../realms/policy.repo.ts';
+import { findRealmByName, type RealmRow } from '../realms/realm.repo.ts';
+import { authenticateCall, type CallCredentials, csrfTokenFor } from './binding.ts';
+import { completeTransaction, errorRedirect } from './complete.ts';
+import { loadFacts } from './facts.ts';
+import { type Evaluation, evaluate, type Facts } from './next-actions.ts';
+import { findTransaction, isActiveClientOrigin, lockTransaction, saveTransaction } from './signin.repo.ts';
+import { presentState } from './state.ts';
+import type { AnyStep, OneTime } from './steps/step.ts';
+import { hasNul } from './text.ts';
+import type { SigninTx } from './transaction.ts';
+import { ensurePending, expire, fail, isExpired } from './transitions.ts';
+
+export interface StepResponse {
+  body: Record<string, unknown>;
+  /** Browser completion: the new pa_sid value and its lifetime (null: browser-session cookie). */
+  sessionCookie?: { value: string; maxAgeSeconds: number | null };
+  /** The transaction ended: its pa_tx cookie is cleared. */
+  clearTxCookie: boolean;
+}
+
+export const adminAudienceOf = (app: AppContext, realm: RealmRow): string =>
+  `${app.config.server.publicOrigin}/api/v1/realms/${realm.name}`;
+
+/** The active realm a request names; a suspended realm or a name no realm can have is not found. */
+export async function findRequestedRealm(app: AppContext, realmName: string): Promise<RealmRow | null> {
+  const realm = hasNul(realmName) ? null : await findRealmByName(app.db, realmName);
+  return realm?.state === 'active' ? realm : null;
+}
+
+async function requireRealm(app: AppContext, realmName: string): Promise<RealmRow> {
+  const realm = await findRequestedRealm(app, realmName);
+  if (!realm) throw problem.notFound('no such realm');
+  return realm;
+}
+
+function requireTxId(txId: string): void {
+  if (hasNul(txId)) throw problem.notFound('no such transaction');
+}
+
+const originCheck = (app: AppContext, q: Tx | AppContext['db'], realm: RealmRow) => async (origin: string) =>
+  origin === app.config.server.publicOrigin || (!hasNul(origin) && isActiveClientOrigin(q, realm.id, origin));
+
+interface Loaded {
+  client: ClientRow;
+  policy: RealmPolicy;
+  facts: Facts;
+  evaluation: Evaluation;
+}
+
+async function loadAll(app: AppContext, q: Tx, realm: RealmRow, t: SigninTx): Promise<Loaded> {
+  const client = await findClient(q, realm.id, t.clientId);
+  if (!client) throw problem.notFound('the transaction client no longer exists');
+  const policy = await currentPolicy(q, realm.id);
+  const facts = await loadFacts(q, t, { client, policy, adminAudience: adminAudienceOf(app, realm) });
+  return { client, policy, facts, evaluation: evaluate(t, facts) };
+}
+
+function offered(step: AnyStep, evaluation: Evaluation): boolean {
+  if (step.action === null) return true;
+  return evaluation.kind === 'actions' && evaluation.actions.some((a) => a.type === step.action);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runStep(
+  app: AppContext,
+  realmName: string,
+  txId: string,
+  creds: CallCredentials,
+  step: AnyStep,
+  rawBody: unknown,
+  correlationId: string,
+): Promise<StepResponse> {
+  const startedAt = Date.now();
+  try {
+    return await runStepUnpadded(app, realmName, txId, creds, step, rawBody, correlationId);
+  } finally {
+    // Known and unknown accounts, right and wrong passwords: all answer after the same floor.
+    if (step.padded) await sleep(app.config.security.minAuthResponseMs - (Date.now() - startedAt));
+  }
+}
+
+async function runStepUnpadded(
+  app: AppContext,
+  realmName: string,
+  txId: string,
+  creds: CallCredentials,
+  step: AnyStep,
+  rawBody: unknown,
+  correlationId: string,
+): Promise<StepResponse> {
+  const realm = await requireRealm(app, realmName);
+  requireTxId(txId);
+  const body = decodeBody(step.decode, rawBody ?? {});
+  let prepared: unknown;
+  if (step.prepare) {
+    // Authenticate before spending CPU on a proof, then again under the lock below.
+    const snapshot = await findTransaction(app.db, realm.id, txId);
+    if (!snapshot) throw problem.notFound('no such transaction');
+    await authenticateCall(snapshot, creds, originCheck(app, app.db, realm));
+    ensurePending(snapshot.tx);
+    prepared = await step.prepare(app, snapshot.tx, body);
+  }
+
+  const result = await app.db.tx(async (q) => {
+    const stored = await lockTransaction(q, realm.id, txId);
+    if (!stored) throw problem.notFound('no such transaction');
+    await authenticateCall(stored, creds, originCheck(app, q, realm));
+    const now = app.clock.now();
+    if (isExpired(stored.tx, now)) {
+      await saveTransaction(q, expire(stored.tx), now);
+      return { expired: true as const };
+    }
+    ensurePending(stored.tx);
+    const before = await loadAll(app, q, realm, stored.tx);
+    if (before.client.state !== 'active') {
+      // A client disabled while its sign-in was in flight gets no code: a policy denial.
+      const denied = await settle(app, q, realm, fail(stored.tx, 'access_denied'), now, correlationId);
+      return { expired: false as const, ...denied, oneTime: undefined };
+    }
+    if (!offered(step, before.evaluation)) {
+      throw new Problem(409, 'conflict', `the ${step.path} step is not offered now`);
+    }
+    const outcome = await step.run(
+      q,
+      stored.tx,
+      body,
+      { app, realm, ...before, now, correlationId },
+      prepared,
+    );
+    return {
+      expired: false as const,
+      ...(await settle(app, q, realm, outcome.tx, now, correlationId)),
+      oneTime: outcome.oneTime,
+    };
+  });
+  if (result.expired)
+    throw new Problem(409, 'conflict', 'the transaction is expired', { transaction_status: 'expired' });
+  return {
+    body: presentState({
+      tx: result.tx,
+      clientName: result.clientName,
+      evaluation: result.evaluation,
+      user: result.user,
+      ...(result.oneTime ? { oneTime: result.oneTime } : {}),
+    }),
+    ...(result.sessionCookie ? { sessionCookie: result.sessionCookie } : {}),
+    clearTxCookie: result.tx.status !== 'pending' && result.tx.mode === 'browser',
+  };
+}
+
+/** After a step: complete, record a blocking reason, or give a terminal redirect; then persist. */
+async function settle(
+  app: AppContext,
+  q: Tx,
+  realm: RealmRow,
+  t: SigninTx,
+  now: Date,
+  correlationId: string,
+) {
+  let tx = t;
+  let evaluation: Evaluation | null = null;
+  let sessionCookie: StepResponse['sessionCookie'];
+  const after = await loadAll(app, q, realm, tx);
+  if (tx.status === 'pending') {
+    evaluation = after.evaluation;
+    if (evaluation.kind === 'complete') {
+      const done = await completeTransaction(
+        app,
+        q,
+        realm,
+        tx,
+        after.facts.user?.state ?? 'active',
+        now,
+        correlationId,
+      );
+      tx = done.tx;
+      if (done.sessionCookie) {
+        const maxAge = tx.transient
+          ? null
+          : Math.floor((done.session.absolute_expires_at.getTime() - now.getTime()) / 1000);
+        sessionCookie = { value: done.sessionCookie, maxAgeSeconds: maxAge };
+      }
+    }
+  } else if (!tx.redirectTo) {
+    tx = { ...tx, redirectTo: await errorRedirect(app, q, realm, tx, now) };
+  }
+  await saveTransaction(q, tx, now);
+  const user = after.facts.user;
+  return {
+    tx,
+    evaluation,
+    sessionCookie,
+    clientName: after.client.name,
+    user: user ? { displayName: user.displayName, email: user.email } : null,
+  };
+}
+
+/** GET of a transaction: its state, with the CSRF token in browser mode. */
+export async function readState(
+  app: AppContext,
+  realmName: string,
+  txId: string,
+  creds: CallCredentials,
+): Promise<Record<string, unknown>> {
+  const realm = await requireRealm(app, realmName);
+  requireTxId(txId);
+  return app.db.tx(async (q) => {
+    const stored = await lockTransaction(q, realm.id, txId);
+    if (!stored) throw problem.notFound('no such transaction');
+    const { cookie } = await authenticateCall(
+      stored,
+      { ...creds, mutating: false },
+      originCheck(app, q, realm),
+    );
+    const now = app.clock.now();
+    let tx = stored.tx;
+    if (isExpired(tx, now)) {
+      tx = expire(tx);
+      await saveTransaction(q, tx, now);
+    }
+    const loaded = await loadAll(app, q, realm, tx);
+    return presentState({
+      tx,
+      clientName: loaded.client.name,
+      evaluation: tx.status === 'pending' ? loaded.evaluation : null,
+      user: loaded.facts.user
+        ? { displayName: loaded.facts.user.displayName, email: loaded.facts.user.email }
+        : null,
+      ...(cookie ? { csrfToken: csrfTokenFor(cookie) } : {}),
+    });
+  });
+}
+
+export type { OneTime };

@@ -1,0 +1,45 @@
+import type { Tx } from '../platform/db/db.ts';
+
+export interface NewCode {
+  realmId: string;
+  codeDigest: string;
+  clientId: string;
+  redirectUri: string;
+  codeChallenge: string;
+  nonce: string | null;
+  scopes: string[];
+  resources: string[];
+  userId: string;
+  sessionId: string;
+  authTime: Date;
+  amr: string[];
+  acr: string;
+  transactionId: string;
+  expiresAt: Date;
+}
+
+export async function insertAuthorizationCode(tx: Tx, c: NewCode, now: Date): Promise<void> {
+  await tx.query(
+    `insert into authorization_codes (realm_id, code_digest, client_id, redirect_uri, code_challenge, nonce, scopes,
+       resources, user_id, session_id, auth_time, amr, acr, transaction_id, expires_at, created_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+    [
+      c.realmId,
+      c.codeDigest,
+      c.clientId,
+      c.redirectUri,
+      c.codeChallenge,
+      c.nonce,
+      c.scopes,
+      c.resources,
+      c.userId,
+      c.sessionId,
+      c.authTime,
+      c.amr,
+      c.acr,
+      c.transactionId,
+      c.expiresAt,
+      now,
+    ],
+  );
+}

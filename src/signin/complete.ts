@@ -1,0 +1,145 @@
+// Completion (spec doc 1, sign-in state table, first row): the SSO session, a one-time
+// authorization code bound to client, redirect URI, PKCE challenge, nonce, scopes, resources and
+// session, and the redirect that carries it.
+import { recordAudit } from '../audit/audit.repo.ts';
+import { addEvent } from '../events/outbox.repo.ts';
+import type { AppContext } from '../main/context.ts';
+import type { Tx } from '../platform/db/db.ts';
+import { problem } from '../platform/http/problem.ts';
+import { randomToken } from '../platform/ids.ts';
+import type { RealmRow } from '../realms/realm.repo.ts';
+import { lifetimesFor } from '../sessions/session-lifetimes.ts';
+import { insertSession, type SessionRow } from '../sessions/sessions.repo.ts';
+import { insertAuthorizationCode } from './authorization-codes.repo.ts';
+import { authorizationRedirect } from './authorization-response.ts';
+import { digestToken } from './binding.ts';
+import { mfaDone } from './next-actions.ts';
+import type { SigninTx } from './transaction.ts';
+import { complete } from './transitions.ts';
+
+export interface Completion {
+  tx: SigninTx;
+  session: SessionRow;
+  /** The new pa_sid value for browser transactions. */
+  sessionCookie: string | null;
+}
+
+export const issuerOf = (app: AppContext, realm: RealmRow): string =>
+  `${app.config.server.publicOrigin}/realms/${realm.name}`;
+
+async function redirectFor(
+  app: AppContext,
+  q: Tx,
+  realm: RealmRow,
+  t: SigninTx,
+  params: Record<string, string>,
+  now: Date,
+) {
+  const signer = t.responseMode === 'query' ? null : await app.keyStore.activeSigner(realm.id, q);
+  if (t.responseMode !== 'query' && !signer) {
+    app.metrics.signingFailures.inc({ reason: 'no_active_key' });
+    throw problem.unavailable('the realm has no usable signing key');
+  }
+  return authorizationRedirect(
+    {
+      redirectUri: t.redirectUri,
+      responseMode: t.responseMode,
+      clientId: t.clientId,
+      state: t.state,
+      issuer: issuerOf(app, realm),
+    },
+    params,
+    signer,
+    now,
+  );
+}
+
+/** The error redirect of a cancelled or failed transaction. */
+export const errorRedirect = (app: AppContext, q: Tx, realm: RealmRow, t: SigninTx, now: Date) =>
+  redirectFor(app, q, realm, t, { error: 'access_denied' }, now);
+
+export async function completeTransaction(
+  app: AppContext,
+  q: Tx,
+  realm: RealmRow,
+  t: SigninTx,
+  userState: string,
+  now: Date,
+  correlationId: string,
+): Promise<Completion> {
+  if (!t.userId) throw new Error('completion without an account');
+  const sessionCookie = t.mode === 'browser' ? randomToken(32) : null;
+  const mfa = mfaDone(t);
+  const session = await insertSession(
+    q,
+    {
+      realmId: realm.id,
+      userId: t.userId,
+      cookieDigest: sessionCookie ? digestToken(sessionCookie) : null,
+      amr: t.completedFactors,
+      acr: mfa ? 'mfa' : 'basic',
+      mfa,
+      recoveryRestricted: userState === 'recovery_restricted',
+      rememberMe: t.rememberMe && !t.transient,
+      transient: t.transient,
+      lifetimes: lifetimesFor(t),
+    },
+    now,
+  );
+  const granted = (t.consentScopes ?? t.scopes).filter((s) => !(t.transient && s === 'offline_access'));
+  const code = randomToken(32);
+  await insertAuthorizationCode(
+    q,
+    {
+      realmId: realm.id,
+      codeDigest: digestToken(code),
+      clientId: t.clientId,
+      redirectUri: t.redirectUri,
+      codeChallenge: t.codeChallenge,
+      nonce: t.nonce,
+      scopes: granted,
+      resources: t.resources,
+      userId: t.userId,
+      sessionId: session.id,
+      authTime: now,
+      amr: session.amr,
+      acr: session.acr,
+      transactionId: t.id,
+      expiresAt: new Date(now.getTime() + app.config.tokens.authorizationCodeTtlMs),
+    },
+    now,
+  );
+  await q.query('update users set last_login_at = $3, updated_at = $3 where realm_id = $1 and id = $2', [
+    realm.id,
+    t.userId,
+    now,
+  ]);
+  const redirectTo = await redirectFor(app, q, realm, t, { code }, now);
+  await recordAudit(
+    q,
+    {
+      realmId: realm.id,
+      type: 'user.signed_in',
+      category: 'security',
+      actor: { type: 'user', id: t.userId },
+      subject: { type: 'user', id: t.userId },
+      correlationId,
+      data: {
+        session_id: session.id,
+        client_id: t.clientId,
+        transaction_id: t.id,
+        amr: session.amr,
+        mode: t.mode,
+      },
+    },
+    now,
+  );
+  await addEvent(q, {
+    realmId: realm.id,
+    type: 'user.signed_in',
+    occurredAt: now,
+    correlationId,
+    data: { user_id: t.userId, session_id: session.id, client_id: t.clientId },
+  });
+  return { tx: complete(t, redirectTo, now), session, sessionCookie };
+}

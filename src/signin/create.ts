@@ -1,0 +1,79 @@
+// Creates a pending transaction from validated start parameters, with its binding secret: the
+// browser cookie value or the headless continuation token (returned once, stored as a digest).
+import { recordAudit } from '../audit/audit.repo.ts';
+import type { AppContext } from '../main/context.ts';
+import type { Tx } from '../platform/db/db.ts';
+import { newId, randomToken } from '../platform/ids.ts';
+import type { RealmRow } from '../realms/realm.repo.ts';
+import { CONTINUATION_PREFIX, digestToken } from './binding.ts';
+import { insertTransaction } from './signin.repo.ts';
+import type { StartParams } from './start.ts';
+import type { SigninTx, TxMode } from './transaction.ts';
+
+export interface Created {
+  tx: SigninTx;
+  /** pa_tx cookie value (browser) or continuation token (headless). */
+  secret: string;
+}
+
+export async function createTransaction(
+  app: AppContext,
+  q: Tx,
+  realm: RealmRow,
+  p: StartParams,
+  mode: TxMode,
+  correlationId: string,
+): Promise<Created> {
+  const now = app.clock.now();
+  const secret = mode === 'headless' ? `${CONTINUATION_PREFIX}${randomToken(32)}` : randomToken(32);
+  const tx: SigninTx = {
+    realmId: realm.id,
+    id: newId('atx', now.getTime()),
+    mode,
+    status: 'pending',
+    intent: p.intent,
+    clientId: p.client.client_id,
+    redirectUri: p.redirectUri,
+    responseMode: p.responseMode,
+    scopes: p.scopes,
+    resources: p.resources,
+    state: p.state,
+    nonce: p.nonce,
+    codeChallenge: p.codeChallenge,
+    prompt: p.prompt,
+    maxAge: p.maxAge,
+    acrValues: p.acrValues,
+    loginHint: p.loginHint,
+    uiLocales: p.uiLocales,
+    userAgent: p.userAgent,
+    organization: p.organization,
+    identifier: null,
+    userId: null,
+    completedFactors: [],
+    failures: 0,
+    error: null,
+    rememberMe: false,
+    transient: false,
+    consentScopes: null,
+    pendingTotpSealed: null,
+    redirectTo: null,
+    expiresAt: new Date(now.getTime() + app.config.tokens.transactionTtlMs),
+    createdAt: now,
+    updatedAt: now,
+    completedAt: null,
+  };
+  await insertTransaction(q, tx, digestToken(secret));
+  await recordAudit(
+    q,
+    {
+      realmId: realm.id,
+      type: 'signin.transaction.started',
+      category: 'security',
+      actor: { type: 'client', id: p.client.client_id },
+      correlationId,
+      data: { transaction_id: tx.id, mode, intent: tx.intent, client_id: tx.clientId },
+    },
+    now,
+  );
+  return { tx, secret };
+}

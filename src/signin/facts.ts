@@ -1,0 +1,83 @@
+// Loads what the evaluation stages need to know about the account, the client and the realm, in
+// the step's own database transaction.
+import { BUILTIN_ROLES } from '../authz/permissions.ts';
+import type { ClientRow } from '../clients/clients.repo.ts';
+import type { Queryable } from '../platform/db/db.ts';
+import type { RealmPolicy } from '../realms/policy.repo.ts';
+import { policyValue } from '../realms/policy.repo.ts';
+import type { Facts, UserFacts } from './next-actions.ts';
+import type { SigninTx } from './transaction.ts';
+
+const PRIVILEGED_ROLES = Object.values(BUILTIN_ROLES)
+  .filter((r) => r.privileged)
+  .map((r) => r.name);
+
+export interface FactsInput {
+  client: ClientRow;
+  policy: RealmPolicy;
+  adminAudience: string;
+}
+
+async function loadUser(q: Queryable, realmId: string, userId: string): Promise<UserFacts | null> {
+  const r = await q.query<{
+    id: string;
+    state: string;
+    required_actions: string[];
+    protected: boolean;
+    display_name: string | null;
+    email: string | null;
+  }>(
+    `select u.id, u.state, u.required_actions, u.protected, u.display_name,
+            (select value from user_identifiers i where i.realm_id = u.realm_id and i.user_id = u.id
+              and i.type = 'email' order by i.is_primary desc, i.created_at limit 1) as email
+       from users u where u.realm_id = $1 and u.id = $2`,
+    [realmId, userId],
+  );
+  const u = r.rows[0];
+  return u
+    ? {
+        id: u.id,
+        state: u.state,
+        requiredActions: u.required_actions,
+        protected: u.protected,
+        displayName: u.display_name,
+        email: u.email,
+      }
+    : null;
+}
+
+export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): Promise<Facts> {
+  const user = t.userId ? await loadUser(q, t.realmId, t.userId) : null;
+  let hasTotp = false;
+  let hasRecoveryCodes = false;
+  let privileged = false;
+  let consentCovers = false;
+  if (user) {
+    const r = await q.query<{ totp: boolean; codes: boolean; privileged: boolean; consent: string[] | null }>(
+      `select
+         exists (select 1 from totp_credentials where realm_id = $1 and user_id = $2) as totp,
+         exists (select 1 from recovery_codes where realm_id = $1 and user_id = $2 and used_at is null) as codes,
+         exists (select 1 from role_assignments a join roles r on r.realm_id = a.realm_id and r.id = a.role_id
+                  where a.realm_id = $1 and a.subject_type = 'user' and a.subject_id = $2
+                    and r.builtin and r.name = any($3)) as privileged,
+         (select scopes from consents where realm_id = $1 and user_id = $2 and client_id = $4) as consent`,
+      [t.realmId, user.id, PRIVILEGED_ROLES, t.clientId],
+    );
+    const row = r.rows[0];
+    hasTotp = row?.totp ?? false;
+    hasRecoveryCodes = row?.codes ?? false;
+    privileged = row?.privileged ?? false;
+    consentCovers = row?.consent ? t.scopes.every((s) => row.consent?.includes(s)) : false;
+  }
+  return {
+    user,
+    hasTotp,
+    hasRecoveryCodes,
+    privileged,
+    client: { consentMode: input.client.consent_mode, requireMfa: input.client.require_mfa },
+    mfaRequirement: policyValue(input.policy, 'mfa', 'requirement') === 'required' ? 'required' : 'optional',
+    adminAudienceRequested:
+      t.resources.includes(input.adminAudience) || t.resources.includes('builtin:admin'),
+    consentCovers,
+  };
+}

@@ -1,0 +1,144 @@
+// Which actions a pending transaction offers next (spec doc 1, "The evaluation order of actions
+// inside a pending transaction"). Each stage is a pure function of the transaction and the facts
+// loaded for it; the first stage that is not satisfied decides. Stages that need capabilities not
+// built yet (account selection, email verification, flow rules, organizations, enterprise SSO)
+// join this list as those capabilities arrive.
+import {
+  type BlockingReason,
+  type Factor,
+  PRIMARY_FACTORS,
+  SECOND_FACTORS,
+  type SigninTx,
+} from './transaction.ts';
+
+export type ActionType =
+  | 'identify'
+  | 'password'
+  | 'totp'
+  | 'recovery_code'
+  | 'enroll_totp'
+  | 'update_password'
+  | 'consent';
+
+export interface NextAction {
+  type: ActionType;
+  required: boolean;
+  fields: string[];
+  options?: Record<string, unknown>;
+}
+
+export interface UserFacts {
+  id: string;
+  state: string;
+  requiredActions: string[];
+  protected: boolean;
+  displayName: string | null;
+  email: string | null;
+}
+
+export interface Facts {
+  user: UserFacts | null;
+  hasTotp: boolean;
+  hasRecoveryCodes: boolean;
+  /** Holds a privileged realm role (e.g. realm-admin). */
+  privileged: boolean;
+  client: { consentMode: string; requireMfa: boolean };
+  mfaRequirement: 'optional' | 'required';
+  adminAudienceRequested: boolean;
+  consentCovers: boolean;
+}
+
+export type Evaluation =
+  | { kind: 'actions'; actions: NextAction[] }
+  | { kind: 'blocked'; reason: BlockingReason }
+  | { kind: 'complete' };
+
+type Stage = (t: SigninTx, f: Facts) => Evaluation | 'satisfied';
+
+const action = (type: ActionType, fields: string[], options?: Record<string, unknown>): NextAction => ({
+  type,
+  required: true,
+  fields,
+  ...(options ? { options } : {}),
+});
+
+// Only these account states may finish a sign-in; which one blocked is never revealed.
+const SIGN_IN_STATES = new Set(['active', 'recovery_restricted']);
+
+export const hasPrimary = (t: SigninTx): boolean =>
+  t.completedFactors.some((f) => PRIMARY_FACTORS.includes(f));
+export const mfaDone = (t: SigninTx): boolean => t.completedFactors.some((f) => SECOND_FACTORS.includes(f));
+
+export function mfaRequired(t: SigninTx, f: Facts): boolean {
+  return (
+    f.mfaRequirement === 'required' ||
+    f.hasTotp ||
+    f.privileged ||
+    (f.user?.protected ?? false) ||
+    f.client.requireMfa ||
+    t.acrValues.some((v) => v === 'mfa' || v === 'phishing_resistant') ||
+    f.adminAudienceRequested
+  );
+}
+
+const primary: Stage = (t) => {
+  if (hasPrimary(t)) return 'satisfied';
+  if (t.userId === null && t.identifier === null) {
+    return {
+      kind: 'actions',
+      actions: [action('identify', ['identifier']), action('password', ['password', 'identifier'])],
+    };
+  }
+  return { kind: 'actions', actions: [action('password', ['password'])] };
+};
+
+const accountState: Stage = (_t, f) =>
+  f.user && SIGN_IN_STATES.has(f.user.state)
+    ? 'satisfied'
+    : { kind: 'blocked', reason: 'account_unavailable' };
+
+/** acr_values asks for the phishing-resistant profile. */
+export const phishingResistantRequired = (t: SigninTx): boolean => t.acrValues.includes('phishing_resistant');
+
+// Only a user-verified passkey or a multi-factor certificate satisfies the phishing-resistant
+// profile, and TOTP is never offered for it. Neither factor can be proved yet, so such a
+// transaction cannot go on (and must not fall back to TOTP).
+const PHISHING_RESISTANT_FACTORS: readonly Factor[] = ['hwk', 'x509'];
+
+const mfa: Stage = (t, f) => {
+  if (phishingResistantRequired(t)) {
+    return t.completedFactors.some((x) => PHISHING_RESISTANT_FACTORS.includes(x))
+      ? 'satisfied'
+      : { kind: 'blocked', reason: 'login_method_not_allowed' };
+  }
+  if (!mfaRequired(t, f) || mfaDone(t) || !f.hasTotp) return 'satisfied';
+  const actions = [action('totp', ['code'])];
+  if (f.hasRecoveryCodes) actions.push(action('recovery_code', ['code']));
+  return { kind: 'actions', actions };
+};
+
+const requiredActions: Stage = (t, f) => {
+  const mustEnroll = (mfaRequired(t, f) && !f.hasTotp) || f.user?.requiredActions.includes('configure_totp');
+  if (mustEnroll && !f.hasTotp) return { kind: 'actions', actions: [action('enroll_totp', [])] };
+  if (f.user?.requiredActions.includes('update_password')) {
+    return { kind: 'actions', actions: [action('update_password', ['new_password'])] };
+  }
+  return 'satisfied';
+};
+
+const consent: Stage = (t, f) => {
+  if (t.consentScopes !== null) return 'satisfied';
+  const asked = f.client.consentMode === 'required' || t.prompt.includes('consent');
+  if (!asked || (f.consentCovers && !t.prompt.includes('consent'))) return 'satisfied';
+  return { kind: 'actions', actions: [action('consent', ['approve', 'scopes'], { scopes: t.scopes })] };
+};
+
+export const STAGES: readonly Stage[] = [primary, accountState, mfa, requiredActions, consent];
+
+export function evaluate(t: SigninTx, f: Facts): Evaluation {
+  for (const stage of STAGES) {
+    const r = stage(t, f);
+    if (r !== 'satisfied') return r;
+  }
+  return { kind: 'complete' };
+}

@@ -1,0 +1,28 @@
+// Worker task signin.cleanup (spec doc 2, "Data lifecycle and retention" 3): transactions are
+// deleted a day after they were created, once they are no longer pending or have expired, and
+// authorization codes once they expired or were used and the session retention has passed.
+import type { Db } from '../platform/db/db.ts';
+import type { TaskReport } from '../worker/scheduler.ts';
+
+const DAY_MS = 24 * 3600 * 1000;
+const BATCH = 1000;
+
+export async function cleanupSignin(
+  deps: { db: Db; sessionRetentionMs: number },
+  now: Date,
+): Promise<TaskReport> {
+  const dayAgo = new Date(now.getTime() - DAY_MS);
+  const transactions = await deps.db.query(
+    `delete from signin_transactions where (realm_id, id) in (
+       select realm_id, id from signin_transactions
+        where created_at < $1 and (status <> 'pending' or expires_at < $2) limit ${BATCH})`,
+    [dayAgo, now],
+  );
+  const codes = await deps.db.query(
+    `delete from authorization_codes where (realm_id, code_digest) in (
+       select realm_id, code_digest from authorization_codes
+        where coalesce(consumed_at, expires_at) < $1 limit ${BATCH})`,
+    [new Date(now.getTime() - deps.sessionRetentionMs)],
+  );
+  return { transactions: transactions.rowCount, codes: codes.rowCount };
+}

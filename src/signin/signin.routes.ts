@@ -1,0 +1,164 @@
+// The transaction API (spec doc 1, "Endpoints: Authorization and sign-in transactions"):
+// headless start, state read, and one POST per step.
+import cookie from '@fastify/cookie';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../main/context.ts';
+import { array, integer, object, optional, string } from '../platform/http/decode.ts';
+import { Problem, problem } from '../platform/http/problem.ts';
+import { currentPolicy } from '../realms/policy.repo.ts';
+import { adminAudienceOf, findRequestedRealm, readState, runStep, type StepResponse } from './advance.ts';
+import { type CallCredentials, TX_COOKIE } from './binding.ts';
+import { createTransaction } from './create.ts';
+import { loadFacts } from './facts.ts';
+import { evaluate } from './next-actions.ts';
+import { validateStart } from './start.ts';
+import { useStartBodyReader } from './start-body.ts';
+import { presentState } from './state.ts';
+import { STEPS } from './steps/index.ts';
+
+const text = (maxBytes = 2048) => optional(string({ maxBytes }));
+
+// Lengths of login_hint, ui_locales and the user agent are cut rather than refused (spec doc 1,
+// start-field length handling); the generous caps here only bound the body.
+const decodeStart = object({
+  client_id: string({ minLength: 1, maxLength: 128 }),
+  redirect_uri: string({ minLength: 1, maxBytes: 2048 }),
+  scope: text(),
+  resource: optional(array(string({ minLength: 1, maxBytes: 2048 }), { maxItems: 50 })),
+  state: text(),
+  nonce: text(),
+  code_challenge: string({ minLength: 1, maxLength: 128 }),
+  code_challenge_method: string({ minLength: 1, maxLength: 16 }),
+  organization: text(128),
+  login_hint: text(8192),
+  ui_locales: text(8192),
+  intent: text(32),
+  prompt: text(256),
+  max_age: optional(integer({ min: 0 })),
+  acr_values: text(),
+  claims: text(16384),
+  request_uri: text(),
+  device_user_code: text(64),
+  response_mode: text(32),
+});
+
+export const txCookiePath = (realm: string, id: string) => `/api/v1/realms/${realm}/auth/transactions/${id}`;
+
+export function credentialsOf(req: FastifyRequest): CallCredentials {
+  const header = (name: string) => {
+    const v = req.headers[name];
+    return typeof v === 'string' ? v : null;
+  };
+  return {
+    cookie: req.cookies?.[TX_COOKIE] ?? null,
+    continuationToken: header('x-transaction-token'),
+    origin: header('origin'),
+    csrfToken: header('x-csrf-token'),
+    mutating: req.method !== 'GET' && req.method !== 'HEAD',
+  };
+}
+
+export function registerSigninRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const secure = ctx.config.server.publicOrigin.startsWith('https:');
+  app.register(cookie);
+
+  // The start route reads its body with the start-field rules (start-body.ts), so it lives in a
+  // scope of its own.
+  app.register(async (scope) => {
+    useStartBodyReader(scope);
+    scope.post<{ Params: { realm: string } }>(
+      '/api/v1/realms/:realm/auth/transactions',
+      async (req, reply) => {
+        const body = decodeStart(req.body ?? {});
+        const realm = await findRequestedRealm(ctx, req.params.realm);
+        if (!realm) throw problem.notFound('no such realm');
+        const ua = req.headers['user-agent'];
+        const result = await ctx.db.tx(async (q) => {
+          const started = await validateStart(
+            q,
+            realm,
+            { ...body, ...(typeof ua === 'string' ? { userAgent: ua } : {}) },
+            'headless',
+          );
+          if (!started.ok)
+            throw new Problem(400, 'invalid_request', started.failure.detail, {
+              error: started.failure.error,
+            });
+          const created = await createTransaction(ctx, q, realm, started.params, 'headless', String(req.id));
+          const policy = await currentPolicy(q, realm.id);
+          const facts = await loadFacts(q, created.tx, {
+            client: started.params.client,
+            policy,
+            adminAudience: adminAudienceOf(ctx, realm),
+          });
+          return { created, clientName: started.params.client.name, evaluation: evaluate(created.tx, facts) };
+        });
+        return reply
+          .code(201)
+          .header('cache-control', 'no-store')
+          .send({
+            transaction_id: result.created.tx.id,
+            continuation_token: result.created.secret,
+            state: presentState({
+              tx: result.created.tx,
+              clientName: result.clientName,
+              evaluation: result.evaluation,
+              user: null,
+            }),
+          });
+      },
+    );
+  });
+
+  app.get<{ Params: { realm: string; id: string } }>(
+    '/api/v1/realms/:realm/auth/transactions/:id',
+    async (req, reply) => {
+      const state = await readState(ctx, req.params.realm, req.params.id, credentialsOf(req));
+      return reply.header('cache-control', 'no-store').send(state);
+    },
+  );
+
+  const send = (
+    req: FastifyRequest<{ Params: { realm: string; id: string } }>,
+    reply: FastifyReply,
+    r: StepResponse,
+  ) => {
+    const { realm, id } = req.params;
+    if (r.clearTxCookie) {
+      reply.clearCookie(TX_COOKIE, {
+        path: txCookiePath(realm, id),
+        httpOnly: true,
+        secure,
+        sameSite: 'strict',
+      });
+    }
+    if (r.sessionCookie) {
+      reply.setCookie('pa_sid', r.sessionCookie.value, {
+        path: `/realms/${realm}/`,
+        httpOnly: true,
+        secure,
+        sameSite: 'lax',
+        ...(r.sessionCookie.maxAgeSeconds !== null ? { maxAge: r.sessionCookie.maxAgeSeconds } : {}),
+      });
+    }
+    return reply.header('cache-control', 'no-store').send(r.body);
+  };
+
+  for (const step of STEPS) {
+    app.post<{ Params: { realm: string; id: string } }>(
+      `/api/v1/realms/:realm/auth/transactions/:id/${step.path}`,
+      async (req, reply) => {
+        const r = await runStep(
+          ctx,
+          req.params.realm,
+          req.params.id,
+          credentialsOf(req),
+          step,
+          req.body,
+          String(req.id),
+        );
+        return send(req, reply, r);
+      },
+    );
+  }
+}

@@ -1,0 +1,52 @@
+// Account-state effects of second factors (spec doc 1, "Account states"): a recovery-code sign-in
+// restricts the account; a strong factor restores it. Each change is audited and published.
+import { recordAudit } from '../../audit/audit.repo.ts';
+import { addEvent } from '../../events/outbox.repo.ts';
+import type { Tx } from '../../platform/db/db.ts';
+import { setUserState } from '../../users/users.repo.ts';
+import type { StepContext } from './step.ts';
+
+async function changeState(
+  q: Tx,
+  ctx: StepContext,
+  userId: string,
+  to: 'recovery_restricted' | 'active',
+  reason: string,
+): Promise<void> {
+  const realmId = ctx.realm.id;
+  await setUserState(q, realmId, userId, to, ctx.now);
+  const type = to === 'active' ? 'user.reactivated' : 'user.recovery_restricted';
+  await recordAudit(
+    q,
+    {
+      realmId,
+      type,
+      category: 'security',
+      actor: { type: 'user', id: userId },
+      subject: { type: 'user', id: userId },
+      correlationId: ctx.correlationId,
+      reason,
+      ...(to === 'recovery_restricted' ? { signal: 'factor_recovery' as const } : {}),
+      data: { state: to },
+    },
+    ctx.now,
+  );
+  await addEvent(q, {
+    realmId,
+    type,
+    occurredAt: ctx.now,
+    correlationId: ctx.correlationId,
+    data: { user_id: userId, state: to, reason },
+  });
+}
+
+export async function restrictAfterRecoveryCode(q: Tx, ctx: StepContext, userId: string): Promise<void> {
+  if (ctx.facts.user?.state === 'active')
+    await changeState(q, ctx, userId, 'recovery_restricted', 'RECOVERY_CODE_USED');
+}
+
+export async function restoreAfterStrongFactor(q: Tx, ctx: StepContext, userId: string): Promise<void> {
+  if (ctx.facts.user?.state === 'recovery_restricted') {
+    await changeState(q, ctx, userId, 'active', 'FACTOR_ASSURANCE_RESTORED');
+  }
+}

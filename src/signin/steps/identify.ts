@@ -1,0 +1,18 @@
+// identify {identifier}: remembers who is signing in. An unknown identifier is accepted the same
+// way as a known one, so this step never tells whether an account exists.
+import { object, string } from '../../platform/http/decode.ts';
+import { findUserByIdentifier, identifierTypeOf } from '../../users/users.repo.ts';
+import { NO_NUL } from '../text.ts';
+import type { Step } from './step.ts';
+
+const decode = object({ identifier: string({ minLength: 1, maxBytes: 254, pattern: NO_NUL }) });
+
+export const identifyStep: Step<{ identifier: string }> = {
+  path: 'identify',
+  action: 'identify',
+  decode,
+  async run(q, t, body) {
+    const user = await findUserByIdentifier(q, t.realmId, identifierTypeOf(body.identifier), body.identifier);
+    return { tx: { ...t, identifier: body.identifier, userId: user?.id ?? null } };
+  },
+};

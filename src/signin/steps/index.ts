@@ -1,0 +1,25 @@
+// Every step by its path under /auth/transactions/{id}/.
+import { consentStep } from './consent.ts';
+import { identifyStep } from './identify.ts';
+import { passwordStep } from './password.ts';
+import { recoveryCodeStep } from './recovery-code.ts';
+import { cancelStep, rememberMeStep, resumeStep, transientStep } from './session-options.ts';
+import type { AnyStep } from './step.ts';
+import { totpStep } from './totp.ts';
+import { totpActivateStep, totpEnrollStep } from './totp-enrollment.ts';
+import { updatePasswordStep } from './update-password.ts';
+
+export const STEPS: readonly AnyStep[] = [
+  identifyStep,
+  passwordStep,
+  totpStep,
+  recoveryCodeStep,
+  totpEnrollStep,
+  totpActivateStep,
+  updatePasswordStep,
+  consentStep,
+  cancelStep,
+  resumeStep,
+  rememberMeStep,
+  transientStep,
+];

@@ -1,0 +1,44 @@
+// password {password, optional identifier} (spec doc 1, Authentication 3 and the Limits table).
+// The hash is checked before the row lock; unknown accounts burn the same hash, and the engine
+// pads every answer to security.min_auth_response.
+import { object, optional, string } from '../../platform/http/decode.ts';
+import { findPasswordVerifier, findUserByIdentifier, identifierTypeOf } from '../../users/users.repo.ts';
+import { NO_NUL } from '../text.ts';
+import { withFactor } from '../transitions.ts';
+import { proofFailed } from './proof-failed.ts';
+import type { Step } from './step.ts';
+
+const decode = object({
+  password: string({ minLength: 1, maxBytes: 1024 }),
+  identifier: optional(string({ minLength: 1, maxBytes: 254, pattern: NO_NUL })),
+});
+
+interface Prepared {
+  userId: string | null;
+  identifier: string | null;
+  valid: boolean;
+}
+
+export const passwordStep: Step<{ password: string; identifier?: string }, Prepared> = {
+  path: 'password',
+  action: 'password',
+  decode,
+  padded: true,
+  async prepare(app, t, body) {
+    const identifier = body.identifier ?? t.identifier;
+    let userId = body.identifier === undefined ? t.userId : null;
+    if (body.identifier !== undefined) {
+      userId =
+        (await findUserByIdentifier(app.db, t.realmId, identifierTypeOf(body.identifier), body.identifier))
+          ?.id ?? null;
+    }
+    const verifier = userId ? await findPasswordVerifier(app.db, t.realmId, userId) : null;
+    const valid = await app.hasher.verifyOrBurn(body.password, verifier);
+    return { userId, identifier, valid };
+  },
+  async run(q, t, _body, ctx, prepared) {
+    const identified = { ...t, identifier: prepared.identifier, userId: prepared.userId };
+    if (!prepared.valid || !prepared.userId) return proofFailed(q, identified, ctx, 'pwd');
+    return { tx: withFactor(identified, 'pwd') };
+  },
+};

@@ -1,0 +1,54 @@
+// Steps allowed at any time while pending: cancel, resume, remember-me and transient.
+import { recordAudit } from '../../audit/audit.repo.ts';
+import { boolean, literal, object } from '../../platform/http/decode.ts';
+import { cancel } from '../transitions.ts';
+import type { Step } from './step.ts';
+
+const empty = object({});
+
+export const cancelStep: Step<Record<string, never>> = {
+  path: 'cancel',
+  action: null,
+  decode: empty,
+  async run(q, t, _body, ctx) {
+    await recordAudit(
+      q,
+      {
+        realmId: t.realmId,
+        type: 'signin.transaction.cancelled',
+        category: 'security',
+        actor: t.userId ? { type: 'user', id: t.userId } : { type: 'system', id: null },
+        correlationId: ctx.correlationId,
+        data: { transaction_id: t.id },
+      },
+      ctx.now,
+    );
+    return { tx: cancel(t) };
+  },
+};
+
+/** Re-evaluates the transaction after the user came back to it; changes nothing itself. */
+export const resumeStep: Step<Record<string, never>> = {
+  path: 'resume',
+  action: null,
+  decode: empty,
+  run: async (_q, t) => ({ tx: t }),
+};
+
+/** Honoured only when the client allows it, and never for a transient sign-in. */
+export const rememberMeStep: Step<{ remember: boolean }> = {
+  path: 'remember-me',
+  action: null,
+  decode: object({ remember: boolean() }),
+  run: async (_q, t, body, ctx) => ({
+    tx: { ...t, rememberMe: body.remember && ctx.client.allow_remember_me && !t.transient },
+  }),
+};
+
+/** A browser-session cookie, at most an hour, and no refresh token (offline_access is dropped). */
+export const transientStep: Step<{ transient: true }> = {
+  path: 'transient',
+  action: null,
+  decode: object({ transient: literal(true) }),
+  run: async (_q, t) => ({ tx: { ...t, transient: true, rememberMe: false } }),
+};

@@ -1,0 +1,49 @@
+// The contract every sign-in step module fulfils (STYLE.md section 6). `prepare` does expensive
+// work (password hashing) before the row lock is taken; `run` applies the step inside the
+// transaction. A failed proof is a result, not an exception, so its spent budget commits.
+
+import type { ClientRow } from '../../clients/clients.repo.ts';
+import type { AppContext } from '../../main/context.ts';
+import type { Tx } from '../../platform/db/db.ts';
+import type { Decoder } from '../../platform/http/decode.ts';
+import type { RealmPolicy } from '../../realms/policy.repo.ts';
+import type { RealmRow } from '../../realms/realm.repo.ts';
+import type { ActionType, Evaluation, Facts } from '../next-actions.ts';
+import type { SigninTx } from '../transaction.ts';
+
+export interface OneTime {
+  totp?: { secret: string; otpauth_uri: string };
+  recovery_codes?: string[];
+}
+
+export interface StepContext {
+  app: AppContext;
+  realm: RealmRow;
+  client: ClientRow;
+  policy: RealmPolicy;
+  facts: Facts;
+  evaluation: Evaluation;
+  now: Date;
+  correlationId: string;
+}
+
+export interface StepOutcome {
+  tx: SigninTx;
+  oneTime?: OneTime;
+}
+
+export interface Step<B, P = undefined> {
+  /** Path segment(s) after /auth/transactions/{id}/ */
+  readonly path: string;
+  /** The next action this step answers; null for steps allowed at any time while pending. */
+  readonly action: ActionType | null;
+  readonly decode: Decoder<B>;
+  /** Pad the response to security.min_auth_response (known and unknown accounts alike). */
+  readonly padded?: boolean;
+  prepare?(app: AppContext, t: SigninTx, body: B): Promise<P>;
+  run(q: Tx, t: SigninTx, body: B, ctx: StepContext, prepared: P): Promise<StepOutcome>;
+}
+
+// Steps differ in body and preparation types; the registry only needs to call them uniformly.
+// biome-ignore lint/suspicious/noExplicitAny: heterogeneous registry of typed steps
+export type AnyStep = Step<any, any>;

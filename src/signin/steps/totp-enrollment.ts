@@ -1,0 +1,83 @@
+// totp/enroll {} then totp/activate {code} (spec doc 1, endpoint table): a new secret is shown
+// once and held sealed in the transaction until a code from it proves the authenticator works.
+// Activation stores the authenticator, issues recovery codes (shown once), clears the
+// configure_totp required action and counts as the second factor.
+import { recordAudit } from '../../audit/audit.repo.ts';
+import { encodeBase32 } from '../../mfa/base32.ts';
+import { replaceRecoveryCodes, storeTotp } from '../../mfa/mfa.repo.ts';
+import { verifyTotp } from '../../mfa/otp.ts';
+import { newTotpSecret, totpUri } from '../../mfa/otpauth-uri.ts';
+import { generateRecoveryCodes } from '../../mfa/recovery-codes.ts';
+import { object } from '../../platform/http/decode.ts';
+import { Problem } from '../../platform/http/problem.ts';
+import { removeRequiredAction } from '../../users/users.repo.ts';
+import { withFactor } from '../transitions.ts';
+import { restoreAfterStrongFactor } from './account-effects.ts';
+import { proofFailed } from './proof-failed.ts';
+import type { Step, StepContext } from './step.ts';
+import { codeBody } from './totp.ts';
+
+const enrollmentContext = (realmId: string, txId: string) => `totp-enrollment/${realmId}/${txId}`;
+
+function keyringOf(ctx: StepContext) {
+  if (!ctx.app.keyring) throw new Problem(503, 'temporarily_unavailable', 'no root key is configured');
+  return ctx.app.keyring;
+}
+
+export const totpEnrollStep: Step<Record<string, never>> = {
+  path: 'totp/enroll',
+  action: 'enroll_totp',
+  decode: object({}),
+  async run(_q, t, _body, ctx) {
+    const secret = newTotpSecret();
+    const base32 = encodeBase32(secret);
+    const account = ctx.facts.user?.email ?? t.identifier ?? t.userId ?? 'account';
+    return {
+      tx: {
+        ...t,
+        pendingTotpSealed: keyringOf(ctx).encrypt('totp-seed', secret, enrollmentContext(t.realmId, t.id)),
+      },
+      oneTime: {
+        totp: {
+          secret: base32,
+          otpauth_uri: totpUri({ issuer: ctx.realm.display_name, account, secret: base32 }),
+        },
+      },
+    };
+  },
+};
+
+export const totpActivateStep: Step<{ code: string }> = {
+  path: 'totp/activate',
+  action: 'enroll_totp',
+  decode: codeBody,
+  async run(q, t, body, ctx) {
+    const userId = t.userId;
+    if (!t.pendingTotpSealed || !userId) {
+      throw new Problem(409, 'conflict', 'start the enrollment with totp/enroll first');
+    }
+    const keyring = keyringOf(ctx);
+    const secret = keyring.decrypt('totp-seed', t.pendingTotpSealed, enrollmentContext(t.realmId, t.id));
+    const r = verifyTotp(secret, body.code.trim(), ctx.now.getTime());
+    if (!r.ok) return proofFailed(q, t, ctx, 'totp');
+    await storeTotp(q, keyring, t.realmId, userId, secret, r.step, ctx.now);
+    const codes = generateRecoveryCodes();
+    await replaceRecoveryCodes(q, t.realmId, userId, codes, ctx.now);
+    await removeRequiredAction(q, t.realmId, userId, 'configure_totp', ctx.now);
+    await recordAudit(
+      q,
+      {
+        realmId: t.realmId,
+        type: 'mfa.totp.enrolled',
+        category: 'security',
+        actor: { type: 'user', id: userId },
+        subject: { type: 'user', id: userId },
+        correlationId: ctx.correlationId,
+        data: { transaction_id: t.id, recovery_codes: codes.length },
+      },
+      ctx.now,
+    );
+    await restoreAfterStrongFactor(q, ctx, userId);
+    return { tx: withFactor({ ...t, pendingTotpSealed: null }, 'totp'), oneTime: { recovery_codes: codes } };
+  },
+};

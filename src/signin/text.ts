@@ -1,0 +1,8 @@
+// Text that PostgreSQL cannot store: a NUL character fails any statement that carries it as a
+// parameter, so request text is checked for it before it reaches a query.
+export const hasNul = (s: string): boolean => s.includes('\0');
+
+export const withoutNul = (s: string): string => s.replaceAll('\0', '');
+
+/** For string decoders: the whole value is free of NUL characters. */
+export const NO_NUL = /[^\0]*/;

@@ -1,0 +1,88 @@
+// The sign-in transaction as the engine sees it (spec doc 1, "Sign-in transaction state").
+
+export type TxStatus = 'pending' | 'completed' | 'cancelled' | 'expired' | 'failed';
+export type TxMode = 'browser' | 'headless';
+export type Intent = 'login' | 'register' | 'step_up' | 'invitation' | 'device';
+export type ResponseMode = 'query' | 'query.jwt' | 'jwt';
+
+/** Factor names as the state's completed_factors lists them. */
+export type Factor =
+  | 'pwd'
+  | 'otp'
+  | 'sms'
+  | 'magic_link'
+  | 'totp'
+  | 'hotp'
+  | 'recovery'
+  | 'hwk'
+  | 'swk'
+  | 'x509'
+  | 'fed'
+  | 'fed_mfa'
+  | 'anon';
+
+export const SECOND_FACTORS: readonly Factor[] = ['totp', 'hotp', 'recovery', 'hwk', 'x509', 'fed_mfa'];
+export const PRIMARY_FACTORS: readonly Factor[] = [
+  'pwd',
+  'otp',
+  'sms',
+  'magic_link',
+  'hwk',
+  'swk',
+  'x509',
+  'fed',
+  'anon',
+];
+
+/** Reasons a pending transaction cannot go on (state.error while pending). */
+export type BlockingReason =
+  | 'account_unavailable'
+  | 'organization_access_denied'
+  | 'no_organization'
+  | 'login_method_not_allowed'
+  | 'registration_pending_approval'
+  | 'guest_not_permitted'
+  | 'authentication_policy_denied'
+  | 'connection_not_allowed';
+
+export type FailureCode = 'too_many_failures' | 'access_denied';
+
+export interface SigninTx {
+  realmId: string;
+  id: string;
+  mode: TxMode;
+  status: TxStatus;
+  intent: Intent;
+  clientId: string;
+  redirectUri: string;
+  responseMode: ResponseMode;
+  scopes: string[];
+  resources: string[];
+  state: string | null;
+  nonce: string | null;
+  codeChallenge: string;
+  prompt: string[];
+  maxAge: number | null;
+  acrValues: string[];
+  loginHint: string | null;
+  uiLocales: string | null;
+  userAgent: string | null;
+  organization: string | null;
+  identifier: string | null;
+  userId: string | null;
+  completedFactors: Factor[];
+  failures: number;
+  error: BlockingReason | FailureCode | null;
+  rememberMe: boolean;
+  transient: boolean;
+  consentScopes: string[] | null;
+  pendingTotpSealed: string | null;
+  redirectTo: string | null;
+  expiresAt: Date;
+  createdAt: Date;
+  updatedAt: Date;
+  completedAt: Date | null;
+}
+
+/** Failed proofs a transaction tolerates before it ends `failed` (the spec leaves the number open). */
+export const FAILURE_BUDGET = 5;

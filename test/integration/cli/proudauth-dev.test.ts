@@ -1,0 +1,85 @@
+// `proudauth dev` as a developer meets it: an empty data directory (or, when the run uses
+// PostgreSQL, an empty database named by PROUDAUTH_DATABASE_URL) becomes a running server with realm
+// main and a first administrator whose credentials are printed once.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { TEST_DATABASE_URL } from '../../harness/test-db.ts';
+import { Background, run, scratchDeployment } from './cli-process.ts';
+
+const LISTEN = {
+  PROUDAUTH_SERVER_LISTEN: '127.0.0.1:0',
+  PROUDAUTH_SERVER_INTERNAL_LISTEN: '127.0.0.1:0',
+  PROUDAUTH_SERVER_DRAIN_DELAY: '0s',
+};
+
+const RUNNING = /key set\s+\S+\/jwks\n/;
+const publicUrlOf = (out: string) => out.match(/public listener\s+(http:\/\/\S+)/)?.[1];
+const internalUrlOf = (out: string) => out.match(/internal listener\s+(http:\/\/\S+)/)?.[1];
+
+async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+describe('proudauth dev', () => {
+  test('case=starts from nothing, shows the first administrator once and restarts on the same data', {
+    timeout: 150_000,
+  }, async (t) => {
+    // The embedded database gets its root key generated into the data directory; PostgreSQL needs one.
+    const dep = await scratchDeployment({ rootKey: TEST_DATABASE_URL !== null });
+    t.after(() => dep.cleanup());
+    const env = dep.env(LISTEN);
+    const started: Background[] = [];
+    t.after(() => {
+      for (const p of started) p.kill();
+    });
+
+    const first = new Background('proudauth', ['dev'], env);
+    started.push(first);
+    await first.waitFor(/At first sign-in the administrator must enroll/, 90_000);
+    const email = first.stdout.match(/^\s+email\s+(\S+)$/m)?.[1];
+    const password = first.stdout.match(/^\s+password\s+(\S+)$/m)?.[1];
+    assert.equal(email, 'admin@example.com');
+    assert.ok(password && password.length >= 16, 'a generated password is shown');
+    assert.match(
+      first.stdout,
+      dep.kind === 'postgres' ? /ProudAuth is running \(PostgreSQL\)/ : /embedded database in /,
+    );
+
+    const publicUrl = publicUrlOf(first.stdout);
+    const internalUrl = internalUrlOf(first.stdout);
+    assert.ok(publicUrl && internalUrl, first.stdout);
+    assert.deepEqual(await getJson(`${publicUrl}/health/ready`), { status: 200, body: { status: 'ready' } });
+    const jwks = await getJson(`${publicUrl}/realms/main/jwks`);
+    assert.equal(jwks.status, 200);
+    const keys = jwks.body.keys as { kid: string }[];
+    assert.equal(keys.length, 1);
+    const status = await getJson(`${internalUrl}/status`);
+    assert.equal((status.body.capabilities as Record<string, string>).signing, 'ok');
+
+    if (dep.kind === 'pglite') {
+      // The embedded database belongs to this process: a second one on the same data is refused.
+      const second = await run('identity-cli', ['realm', 'create', 'other'], { env });
+      assert.notEqual(second.code, 0);
+      assert.match(second.stderr, /is in use by another ProudAuth process \(pid \d+\)/);
+    }
+
+    assert.deepEqual(await first.stop('SIGTERM'), { code: 0, signal: null });
+    assert.equal(first.stdout.split(password).length - 1, 1, 'the password is printed exactly once');
+
+    const again = new Background('proudauth', ['dev'], env);
+    started.push(again);
+    await again.waitFor(RUNNING, 90_000);
+    const againUrl = publicUrlOf(again.stdout);
+    assert.deepEqual(await getJson(`${againUrl}/health/ready`), { status: 200, body: { status: 'ready' } });
+    const jwksAgain = await getJson(`${againUrl}/realms/main/jwks`);
+    assert.deepEqual(
+      (jwksAgain.body.keys as { kid: string }[]).map((k) => k.kid),
+      keys.map((k) => k.kid),
+      'the same signing key after the restart',
+    );
+    assert.deepEqual(await again.stop('SIGTERM'), { code: 0, signal: null });
+    assert.doesNotMatch(again.stdout, /First administrator|password/i, 'no new credentials');
+    assert.equal(again.stdout.includes(password), false);
+  });
+});

@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { cleanupSignin } from '../../../src/signin/signin-cleanup.task.ts';
+import { startHarness } from '../../harness/harness.ts';
+import { startHeadless } from '../../harness/signin-driver.ts';
+
+describe('worker › signin.cleanup', () => {
+  test('deletes ended transactions after a day and keeps recent or pending ones', async (t) => {
+    const h = await startHarness(t);
+    const realm = await h.createRealm();
+    const redirect = 'https://app.example.com/cb';
+    await h.createClient(realm, { clientId: 'app', name: 'App', type: 'web', redirectUris: [redirect] });
+    const ended = await startHeadless(h, realm.name, 'app', redirect);
+    assert.equal((await ended.step('cancel')).body.status, 'cancelled');
+    const pending = await startHeadless(h, realm.name, 'app', redirect);
+    const count = async (id: string) =>
+      Number(
+        (
+          await h.ctx.db.query<{ n: string }>('select count(*) as n from signin_transactions where id = $1', [
+            id,
+          ])
+        ).rows[0]?.n,
+      );
+    const retention = h.ctx.config.privacy.sessionRetentionMs;
+
+    await cleanupSignin({ db: h.ctx.db, sessionRetentionMs: retention }, new Date());
+    assert.equal(await count(ended.id), 1, 'a cancelled transaction stays for a day');
+
+    const later = new Date(Date.now() + 25 * 3600 * 1000);
+    await cleanupSignin({ db: h.ctx.db, sessionRetentionMs: retention }, later);
+    assert.equal(await count(ended.id), 0);
+    assert.equal(await count(pending.id), 0, 'a pending transaction past its expiry is gone too');
+  });
+});
