@@ -30,7 +30,8 @@ function closeConnectionsWhenDraining(app: FastifyInstance, ctx: AppContext): vo
   });
 }
 
-export function buildPublicApp(ctx: AppContext): FastifyInstance {
+/** The edge both listeners share; only the public one sheds load. */
+function edgeFor(ctx: AppContext, shed: boolean): FastifyInstance {
   const { limits } = ctx.config;
   const app = buildEdge({
     log: ctx.log,
@@ -38,9 +39,14 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
     maxBodyBytes: limits.maxBodyBytes,
     maxHeaderBytes: limits.maxHeaderBytes,
     requestTimeoutMs: limits.requestTimeoutMs,
-    maxInflight: limits.maxInflightRequests,
+    ...(shed ? { maxInflight: limits.maxInflightRequests } : {}),
   });
   closeConnectionsWhenDraining(app, ctx);
+  return app;
+}
+
+export function buildPublicApp(ctx: AppContext): FastifyInstance {
+  const app = edgeFor(ctx, true);
   registerPublicHealth(app, {
     ...ctx,
     isDraining: () => ctx.draining,
@@ -54,14 +60,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
 
 export function buildInternalApp(ctx: AppContext): FastifyInstance {
   const { limits, observability } = ctx.config;
-  const app = buildEdge({
-    log: ctx.log,
-    metrics: ctx.metrics,
-    maxBodyBytes: limits.maxBodyBytes,
-    maxHeaderBytes: limits.maxHeaderBytes,
-    requestTimeoutMs: limits.requestTimeoutMs,
-  });
-  closeConnectionsWhenDraining(app, ctx);
+  const app = edgeFor(ctx, false);
   registerInternalRoutes(app, {
     ...ctx,
     metricsEnabled: observability.metricsEnabled,

@@ -1,19 +1,16 @@
 // GET /realms/{realm}/oauth/authorize (spec doc 1, endpoint table): validates the authorization
 // request, starts a browser transaction bound to its own pa_tx cookie, and sends the browser to
-// the realm's login UI. Errors go back to the client's redirect URI only once client and redirect
+// the realm's login UI; a live SSO session (pa_sid) is reused, and prompt=none is answered here
+// without interaction. Errors go back to the client's redirect URI only once client and redirect
 // URI are known to be valid; before that they are answered here.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../main/context.ts';
-import { Problem, problem } from '../platform/http/problem.ts';
-import { currentPolicy, policyValue } from '../realms/policy.repo.ts';
+import { problem } from '../platform/http/problem.ts';
 import { findRequestedRealm } from '../signin/advance.ts';
-import { authorizationRedirect } from '../signin/authorization-response.ts';
-import { TX_COOKIE } from '../signin/binding.ts';
-import { issuerOf } from '../signin/complete.ts';
-import { createTransaction } from '../signin/create.ts';
+import { authorize } from '../signin/authorize.service.ts';
+import { SESSION_COOKIE, TX_COOKIE } from '../signin/binding.ts';
 import { txCookiePath } from '../signin/signin.routes.ts';
 import type { StartInput } from '../signin/start.ts';
-import { validateStart } from '../signin/start.ts';
 
 type Query = Record<string, string | string[] | undefined>;
 
@@ -73,19 +70,6 @@ function startInputFrom(q: Query): StartInput {
 }
 
 /** The realm's login UI as an absolute http(s) URL; without one no browser sign-in can start. */
-function loginUiOf(value: unknown): URL {
-  const unavailable = () =>
-    problem.unavailable('the realm has no usable login UI configured (policy interaction.login_ui_url)');
-  if (typeof value !== 'string' || value === '') throw unavailable();
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw unavailable();
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw unavailable();
-  return url;
-}
 
 export function registerAuthorize(app: FastifyInstance, ctx: AppContext): void {
   const secure = ctx.config.server.publicOrigin.startsWith('https:');
@@ -99,38 +83,9 @@ export function registerAuthorize(app: FastifyInstance, ctx: AppContext): void {
       const ua = req.headers['user-agent'];
       if (typeof ua === 'string') input.userAgent = ua;
 
-      const outcome = await ctx.db.tx(async (q) => {
-        const started = await validateStart(q, realm, input, 'authorize');
-        if (!started.ok) {
-          const f = started.failure;
-          if (f.kind === 'direct') throw new Problem(400, 'invalid_request', f.detail, { error: f.error });
-          const signer =
-            f.target.responseMode === 'query' ? null : await ctx.keyStore.activeSigner(realm.id, q);
-          if (f.target.responseMode !== 'query' && !signer)
-            throw problem.unavailable('the realm has no usable signing key');
-          const location = await authorizationRedirect(
-            {
-              redirectUri: f.target.redirectUri,
-              responseMode: f.target.responseMode,
-              clientId: f.target.client.client_id,
-              state: f.target.state,
-              issuer: issuerOf(ctx, realm),
-            },
-            { error: f.error, error_description: f.detail },
-            signer,
-            ctx.clock.now(),
-          );
-          return { kind: 'error' as const, location };
-        }
-        // Checked before the transaction is created, so a bad setting leaves nothing behind.
-        const loginUi = loginUiOf(
-          policyValue(await currentPolicy(q, realm.id), 'interaction', 'login_ui_url'),
-        );
-        const created = await createTransaction(ctx, q, realm, started.params, 'browser', String(req.id));
-        return { kind: 'started' as const, created, loginUi };
-      });
-
-      if (outcome.kind === 'error') return reply.code(303).header('location', outcome.location).send();
+      const sid = req.cookies?.[SESSION_COOKIE] ?? null;
+      const outcome = await ctx.db.tx((q) => authorize(ctx, q, realm, input, sid, String(req.id)));
+      if (outcome.kind === 'redirect') return reply.code(303).header('location', outcome.location).send();
       const { created, loginUi: target } = outcome;
       target.searchParams.set('transaction_id', created.tx.id);
       target.searchParams.set('realm', realm.name);

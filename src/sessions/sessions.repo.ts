@@ -1,6 +1,6 @@
 import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
-import type { Lifetimes } from './session-lifetimes.ts';
+import { type Lifetimes, lifetimesFor } from './session-lifetimes.ts';
 
 export interface SessionRow {
   realm_id: string;
@@ -73,4 +73,36 @@ export async function revokeUserSessions(tx: Tx, realmId: string, userId: string
     [realmId, userId, now, reason],
   );
   return r.rows.map((row) => row.id);
+}
+
+/**
+ * Reuses a live session for a new sign-in: extends its idle expiry (never past the absolute one)
+ * and adds the factors this transaction proved. Null when the session ended meanwhile.
+ */
+export async function reuseSession(
+  tx: Tx,
+  realmId: string,
+  sessionId: string,
+  userId: string,
+  factors: string[],
+  mfa: boolean,
+  now: Date,
+): Promise<SessionRow | null> {
+  const live = await maybeOne<SessionRow>(
+    tx,
+    `select * from sessions where realm_id = $1 and id = $2 and user_id = $3 and revoked_at is null
+       and idle_expires_at > $4 and absolute_expires_at > $4 for update`,
+    [realmId, sessionId, userId, now],
+  );
+  if (!live) return null;
+  const idle = lifetimesFor({ rememberMe: live.remember_me, transient: live.transient }).idleMs;
+  const idleUntil = new Date(Math.min(now.getTime() + idle, new Date(live.absolute_expires_at).getTime()));
+  const amr = [...new Set([...live.amr, ...factors])];
+  const r = await tx.query<SessionRow>(
+    `update sessions set last_seen_at = $3, idle_expires_at = $4, amr = $5, mfa = mfa or $6,
+       acr = case when mfa or $6 then 'mfa' else acr end
+     where realm_id = $1 and id = $2 returning *`,
+    [realmId, sessionId, now, idleUntil, amr, mfa],
+  );
+  return r.rows[0] ?? null;
 }

@@ -3,7 +3,7 @@
 // completion remains, persist with audit and events, and return the full state. One database
 // transaction per call; expensive proof checks run before it.
 import type { ClientRow } from '../clients/clients.repo.ts';
-import { findClient } from '../clients/clients.repo.ts';
+import { findClient, isClientOrigin } from '../clients/clients.repo.ts';
 import type { AppContext } from '../main/context.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { decodeBody } from '../platform/http/decode.ts';
@@ -14,7 +14,7 @@ import { authenticateCall, type CallCredentials, csrfTokenFor } from './binding.
 import { completeTransaction, errorRedirect } from './complete.ts';
 import { loadFacts } from './facts.ts';
 import { type Evaluation, evaluate, type Facts } from './next-actions.ts';
-import { findTransaction, isActiveClientOrigin, lockTransaction, saveTransaction } from './signin.repo.ts';
+import { findTransaction, lockTransaction, saveTransaction } from './signin.repo.ts';
 import { presentState } from './state.ts';
 import type { AnyStep, OneTime } from './steps/step.ts';
 import { hasNul } from './text.ts';
@@ -49,7 +49,7 @@ function requireTxId(txId: string): void {
 }
 
 const originCheck = (app: AppContext, q: Tx | AppContext['db'], realm: RealmRow) => async (origin: string) =>
-  origin === app.config.server.publicOrigin || (!hasNul(origin) && isActiveClientOrigin(q, realm.id, origin));
+  origin === app.config.server.publicOrigin || (!hasNul(origin) && isClientOrigin(q, realm.id, origin));
 
 interface Loaded {
   client: ClientRow;
@@ -58,7 +58,7 @@ interface Loaded {
   evaluation: Evaluation;
 }
 
-async function loadAll(app: AppContext, q: Tx, realm: RealmRow, t: SigninTx): Promise<Loaded> {
+export async function loadAll(app: AppContext, q: Tx, realm: RealmRow, t: SigninTx): Promise<Loaded> {
   const client = await findClient(q, realm.id, t.clientId);
   if (!client) throw problem.notFound('the transaction client no longer exists');
   const policy = await currentPolicy(q, realm.id);

@@ -6,6 +6,7 @@ import { Problem } from '../platform/http/problem.ts';
 import type { StoredTx } from './signin.repo.ts';
 
 export const TX_COOKIE = 'pa_tx';
+export const SESSION_COOKIE = 'pa_sid';
 export const CONTINUATION_PREFIX = 'pa_tx_';
 
 export interface CallCredentials {

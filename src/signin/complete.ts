@@ -9,7 +9,7 @@ import { problem } from '../platform/http/problem.ts';
 import { randomToken } from '../platform/ids.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { lifetimesFor } from '../sessions/session-lifetimes.ts';
-import { insertSession, type SessionRow } from '../sessions/sessions.repo.ts';
+import { insertSession, reuseSession, type SessionRow } from '../sessions/sessions.repo.ts';
 import { insertAuthorizationCode } from './authorization-codes.repo.ts';
 import { authorizationRedirect } from './authorization-response.ts';
 import { digestToken } from './binding.ts';
@@ -68,24 +68,30 @@ export async function completeTransaction(
   correlationId: string,
 ): Promise<Completion> {
   if (!t.userId) throw new Error('completion without an account');
-  const sessionCookie = t.mode === 'browser' ? randomToken(32) : null;
   const mfa = mfaDone(t);
-  const session = await insertSession(
-    q,
-    {
-      realmId: realm.id,
-      userId: t.userId,
-      cookieDigest: sessionCookie ? digestToken(sessionCookie) : null,
-      amr: t.completedFactors,
-      acr: mfa ? 'mfa' : 'basic',
-      mfa,
-      recoveryRestricted: userState === 'recovery_restricted',
-      rememberMe: t.rememberMe && !t.transient,
-      transient: t.transient,
-      lifetimes: lifetimesFor(t),
-    },
-    now,
-  );
+  // A browser that arrived with a live SSO session keeps it: no second session, no new cookie.
+  const reused = t.sessionId
+    ? await reuseSession(q, realm.id, t.sessionId, t.userId, t.completedFactors, mfa, now)
+    : null;
+  const sessionCookie = t.mode === 'browser' && !reused ? randomToken(32) : null;
+  const session =
+    reused ??
+    (await insertSession(
+      q,
+      {
+        realmId: realm.id,
+        userId: t.userId,
+        cookieDigest: sessionCookie ? digestToken(sessionCookie) : null,
+        amr: t.completedFactors,
+        acr: mfa ? 'mfa' : 'basic',
+        mfa,
+        recoveryRestricted: userState === 'recovery_restricted',
+        rememberMe: t.rememberMe && !t.transient,
+        transient: t.transient,
+        lifetimes: lifetimesFor(t),
+      },
+      now,
+    ));
   const granted = (t.consentScopes ?? t.scopes).filter((s) => !(t.transient && s === 'offline_access'));
   const code = randomToken(32);
   await insertAuthorizationCode(
@@ -101,7 +107,7 @@ export async function completeTransaction(
       resources: t.resources,
       userId: t.userId,
       sessionId: session.id,
-      authTime: now,
+      authTime: new Date(session.auth_time),
       amr: session.amr,
       acr: session.acr,
       transactionId: t.id,

@@ -8,12 +8,19 @@ import type { RealmRow } from '../realms/realm.repo.ts';
 import { CONTINUATION_PREFIX, digestToken } from './binding.ts';
 import { insertTransaction } from './signin.repo.ts';
 import type { StartParams } from './start.ts';
-import type { SigninTx, TxMode } from './transaction.ts';
+import type { Factor, SigninTx, TxMode } from './transaction.ts';
 
 export interface Created {
   tx: SigninTx;
   /** pa_tx cookie value (browser) or continuation token (headless). */
   secret: string;
+}
+
+/** A live SSO session the browser brought to the authorization endpoint. */
+export interface SessionSeed {
+  sessionId: string;
+  userId: string;
+  factors: Factor[];
 }
 
 export async function createTransaction(
@@ -23,6 +30,7 @@ export async function createTransaction(
   p: StartParams,
   mode: TxMode,
   correlationId: string,
+  seed: SessionSeed | null = null,
 ): Promise<Created> {
   const now = app.clock.now();
   const secret = mode === 'headless' ? `${CONTINUATION_PREFIX}${randomToken(32)}` : randomToken(32);
@@ -48,14 +56,16 @@ export async function createTransaction(
     userAgent: p.userAgent,
     organization: p.organization,
     identifier: null,
-    userId: null,
-    completedFactors: [],
+    userId: seed?.userId ?? null,
+    completedFactors: seed?.factors ?? [],
     failures: 0,
     error: null,
     rememberMe: false,
     transient: false,
     consentScopes: null,
     pendingTotpSealed: null,
+    sessionId: seed?.sessionId ?? null,
+    accountConfirmed: false,
     redirectTo: null,
     expiresAt: new Date(now.getTime() + app.config.tokens.transactionTtlMs),
     createdAt: now,
@@ -71,7 +81,13 @@ export async function createTransaction(
       category: 'security',
       actor: { type: 'client', id: p.client.client_id },
       correlationId,
-      data: { transaction_id: tx.id, mode, intent: tx.intent, client_id: tx.clientId },
+      data: {
+        transaction_id: tx.id,
+        mode,
+        intent: tx.intent,
+        client_id: tx.clientId,
+        ...(seed ? { session_id: seed.sessionId } : {}),
+      },
     },
     now,
   );

@@ -12,6 +12,7 @@ import {
 } from './transaction.ts';
 
 export type ActionType =
+  | 'select_account'
   | 'identify'
   | 'password'
   | 'totp'
@@ -81,6 +82,12 @@ export function mfaRequired(t: SigninTx, f: Facts): boolean {
   );
 }
 
+/** prompt=select_account with a reused SSO session: the user confirms the account first. */
+const selectAccount: Stage = (t) =>
+  t.sessionId && t.prompt.includes('select_account') && !t.accountConfirmed
+    ? { kind: 'actions', actions: [action('select_account', ['continue'])] }
+    : 'satisfied';
+
 const primary: Stage = (t) => {
   if (hasPrimary(t)) return 'satisfied';
   if (t.userId === null && t.identifier === null) {
@@ -133,7 +140,7 @@ const consent: Stage = (t, f) => {
   return { kind: 'actions', actions: [action('consent', ['approve', 'scopes'], { scopes: t.scopes })] };
 };
 
-export const STAGES: readonly Stage[] = [primary, accountState, mfa, requiredActions, consent];
+export const STAGES: readonly Stage[] = [selectAccount, primary, accountState, mfa, requiredActions, consent];
 
 export function evaluate(t: SigninTx, f: Facts): Evaluation {
   for (const stage of STAGES) {

@@ -34,6 +34,8 @@ interface TxRow {
   transient: boolean;
   consent_scopes: string[] | null;
   pending_totp_sealed: string | null;
+  session_id: string | null;
+  account_confirmed: boolean;
   redirect_to: string | null;
   expires_at: Date;
   created_at: Date;
@@ -78,6 +80,8 @@ const fromRow = (r: TxRow): StoredTx => ({
     transient: r.transient,
     consentScopes: r.consent_scopes,
     pendingTotpSealed: r.pending_totp_sealed,
+    sessionId: r.session_id,
+    accountConfirmed: r.account_confirmed,
     redirectTo: r.redirect_to,
     expiresAt: new Date(r.expires_at),
     createdAt: new Date(r.created_at),
@@ -90,9 +94,10 @@ export async function insertTransaction(q: Tx, t: SigninTx, bindingDigest: strin
   await q.query(
     `insert into signin_transactions (realm_id, id, mode, binding_digest, status, intent, client_id,
        redirect_uri, response_mode, scopes, resources, state, nonce, code_challenge, prompt, max_age, acr_values,
-       login_hint, ui_locales, user_agent, organization, expires_at, created_at, updated_at)
+       login_hint, ui_locales, user_agent, organization, user_id, completed_factors, session_id,
+       expires_at, created_at, updated_at)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-       $22, $23, $23)`,
+       $22, $23, $24, $25, $26, $26)`,
     [
       t.realmId,
       t.id,
@@ -115,6 +120,9 @@ export async function insertTransaction(q: Tx, t: SigninTx, bindingDigest: strin
       t.uiLocales,
       t.userAgent,
       t.organization,
+      t.userId,
+      t.completedFactors,
+      t.sessionId,
       t.expiresAt,
       t.createdAt,
     ],
@@ -138,7 +146,8 @@ export async function saveTransaction(q: Tx, t: SigninTx, now: Date): Promise<vo
   await q.query(
     `update signin_transactions set status = $3, identifier = $4, user_id = $5, completed_factors = $6,
        failures = $7, error = $8, remember_me = $9, transient = $10, consent_scopes = $11,
-       pending_totp_sealed = $12, redirect_to = $13, completed_at = $14, updated_at = $15
+       pending_totp_sealed = $12, redirect_to = $13, completed_at = $14, updated_at = $15,
+       session_id = $16, account_confirmed = $17
      where realm_id = $1 and id = $2`,
     [
       t.realmId,
@@ -156,18 +165,8 @@ export async function saveTransaction(q: Tx, t: SigninTx, now: Date): Promise<vo
       t.redirectTo,
       t.completedAt,
       now,
+      t.sessionId,
+      t.accountConfirmed,
     ],
   );
-}
-
-/**
- * Whether an active client of the realm lists the origin (spec doc 1, Authentication 1). Counts
- * rows rather than rowCount, which the embedded database reports as 0 for a select.
- */
-export async function isActiveClientOrigin(q: Queryable, realmId: string, origin: string): Promise<boolean> {
-  const r = await q.query(
-    `select 1 from clients where realm_id = $1 and state = 'active' and $2 = any(allowed_origins) limit 1`,
-    [realmId, origin],
-  );
-  return r.rows.length > 0;
 }

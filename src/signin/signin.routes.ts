@@ -7,7 +7,7 @@ import { array, integer, object, optional, string } from '../platform/http/decod
 import { Problem, problem } from '../platform/http/problem.ts';
 import { currentPolicy } from '../realms/policy.repo.ts';
 import { adminAudienceOf, findRequestedRealm, readState, runStep, type StepResponse } from './advance.ts';
-import { type CallCredentials, TX_COOKIE } from './binding.ts';
+import { type CallCredentials, SESSION_COOKIE, TX_COOKIE } from './binding.ts';
 import { createTransaction } from './create.ts';
 import { loadFacts } from './facts.ts';
 import { evaluate } from './next-actions.ts';
@@ -133,7 +133,7 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: AppContext): voi
       });
     }
     if (r.sessionCookie) {
-      reply.setCookie('pa_sid', r.sessionCookie.value, {
+      reply.setCookie(SESSION_COOKIE, r.sessionCookie.value, {
         path: `/realms/${realm}/`,
         httpOnly: true,
         secure,

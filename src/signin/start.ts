@@ -156,7 +156,8 @@ export async function validateStart(
   if (prompt.includes('none')) {
     if (channel === 'headless')
       return direct('invalid_request', 'prompt=none cannot start an interactive transaction');
-    return fail('login_required', 'no session can be reused without interaction');
+    // The authorization endpoint answers prompt=none itself from the browser's SSO session.
+    if (prompt.length > 1) return fail('invalid_request', 'prompt=none cannot be combined with other values');
   }
   if (input.maxAge !== undefined && (!Number.isSafeInteger(input.maxAge) || input.maxAge < 0)) {
     return fail('invalid_request', 'max_age must be a non-negative integer');

@@ -77,6 +77,10 @@ export interface SigninTx {
   transient: boolean;
   consentScopes: string[] | null;
   pendingTotpSealed: string | null;
+  /** The live SSO session this browser transaction started from; completion reuses it. */
+  sessionId: string | null;
+  /** prompt=select_account was answered. */
+  accountConfirmed: boolean;
   redirectTo: string | null;
   expiresAt: Date;
   createdAt: Date;

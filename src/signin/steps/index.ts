@@ -1,4 +1,5 @@
 // Every step by its path under /auth/transactions/{id}/.
+import { accountStep } from './account.ts';
 import { consentStep } from './consent.ts';
 import { identifyStep } from './identify.ts';
 import { passwordStep } from './password.ts';
@@ -10,6 +11,7 @@ import { totpActivateStep, totpEnrollStep } from './totp-enrollment.ts';
 import { updatePasswordStep } from './update-password.ts';
 
 export const STEPS: readonly AnyStep[] = [
+  accountStep,
   identifyStep,
   passwordStep,
   totpStep,
