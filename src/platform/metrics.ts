@@ -58,6 +58,7 @@ export class Metrics {
   readonly loadShed: CappedCounter<'pool'>;
   readonly signingFailures: CappedCounter<'reason'>;
   readonly securitySignals: CappedCounter<'signal'>;
+  readonly authentications: CappedCounter<'outcome'>;
 
   constructor() {
     const registers = [this.registry];
@@ -91,6 +92,14 @@ export class Metrics {
         name: 'service_signing_failures_total',
         help: 'Token signing failures by reason',
         labelNames: ['reason'],
+        registers,
+      }),
+    );
+    this.authentications = new CappedCounter(
+      new Counter({
+        name: 'service_authentications_total',
+        help: 'Sign-in proofs by outcome: completed sign-ins and failed proofs',
+        labelNames: ['outcome'],
         registers,
       }),
     );

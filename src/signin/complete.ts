@@ -147,5 +147,6 @@ export async function completeTransaction(
     correlationId,
     data: { user_id: t.userId, session_id: session.id, client_id: t.clientId },
   });
+  app.metrics.authentications.inc({ outcome: 'success' });
   return { tx: complete(t, redirectTo, now), session, sessionCookie };
 }

@@ -5,7 +5,7 @@
 // is unchanged.
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { problem } from '../platform/http/problem.ts';
+import { checkCharset } from '../platform/http/json-body.ts';
 import { parseStrictJson } from '../platform/http/strict-json.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -92,16 +92,6 @@ export function dropLoneSurrogateEscapes(text: string): string {
     i += 5;
   }
   return out + text.slice(run);
-}
-
-// As the platform reader: only utf-8 may be named as charset (SPEC-DECISIONS 10).
-function checkCharset(contentType: string | undefined): void {
-  for (const p of (contentType ?? '').split(';').slice(1)) {
-    const [name, value] = p.split('=').map((s) => s.trim().toLowerCase());
-    if (name === 'charset' && value !== 'utf-8' && value !== '"utf-8"') {
-      throw problem.unsupportedMediaType('only the utf-8 charset is accepted');
-    }
-  }
 }
 
 /** Replaces the JSON reader in an encapsulated scope that holds only the start route. */

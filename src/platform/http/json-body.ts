@@ -5,7 +5,7 @@ import { problem } from './problem.ts';
 import { parseStrictJson } from './strict-json.ts';
 
 // Fastify matches the media type but ignores its parameters (STACK.md G8).
-function checkCharset(contentType: string | undefined): void {
+export function checkCharset(contentType: string | undefined): void {
   const params = (contentType ?? '').split(';').slice(1);
   for (const p of params) {
     const [name, value] = p.split('=').map((s) => s.trim().toLowerCase());

@@ -12,6 +12,7 @@ export async function proofFailed(
   factor: string,
 ): Promise<StepOutcome> {
   const next = withFailure(t);
+  ctx.app.metrics.authentications.inc({ outcome: 'failure' });
   await recordAudit(
     q,
     {

@@ -42,5 +42,7 @@ describe('sign-in › headless', () => {
     );
     assert.deepEqual(done.body.completed_factors, ['pwd']);
     assert.equal(done.body.user.email_hint, 'a***@example.com');
+    const metrics = await (await h.internal('/metrics')).text();
+    assert.match(metrics, /^service_authentications_total\{outcome="success"\} 1$/m);
   });
 });
