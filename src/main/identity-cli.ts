@@ -4,6 +4,7 @@ import { bootstrap } from '../cli/commands/bootstrap.ts';
 import { doctor, generateRootKeyCommand } from '../cli/commands/keys.ts';
 import { login } from '../cli/commands/login.ts';
 import { realmCreate } from '../cli/commands/realm-create.ts';
+import { realmSetLoginUi } from '../cli/commands/realm-login-ui.ts';
 import { FlagError } from '../platform/cli/flags.ts';
 import { ConfigError } from '../platform/config/load.ts';
 
@@ -11,6 +12,7 @@ const USAGE = `usage: identity-cli <command> [flags]
 
 commands:
   realm create NAME [--display-name TEXT]      create a realm with its signing key and built-in client
+  realm set-login-ui NAME URL                  where the realm's authorization endpoint sends browsers
   bootstrap --realm NAME --admin-email EMAIL [--password-file FILE]
                                                create the realm if needed and its first administrator
   login --realm NAME [--email E] [--server URL]
@@ -31,7 +33,8 @@ const COMMANDS: Record<string, Command> = {
   realm: async (argv) => {
     const [sub, ...rest] = argv;
     if (sub === 'create') return realmCreate(rest);
-    throw new CliError('usage: identity-cli realm create NAME');
+    if (sub === 'set-login-ui') return realmSetLoginUi(rest);
+    throw new CliError('usage: identity-cli realm create NAME | identity-cli realm set-login-ui NAME URL');
   },
 };
 

@@ -90,6 +90,25 @@ describe('identity-cli', () => {
     assert.match(again.stderr, /realm acme already exists/);
   });
 
+  test('case=realm set-login-ui stores a new policy revision and refuses a non-http URL', LIMIT, async () => {
+    const created = await cli(['realm', 'create', 'uirealm']);
+    assert.equal(created.code, 0, created.stderr);
+    const set = await cli(['realm', 'set-login-ui', 'uirealm', 'https://login.example.com/signin']);
+    assert.equal(set.code, 0, set.stderr);
+    assert.deepEqual(json(set), {
+      realm: 'uirealm',
+      policy_revision: 2,
+      login_ui_url: 'https://login.example.com/signin',
+    });
+    const same = await cli(['realm', 'set-login-ui', 'uirealm', 'https://login.example.com/signin']);
+    assert.equal(json(same).policy_revision, 2, 'an unchanged policy makes no new revision');
+    const bad = await cli(['realm', 'set-login-ui', 'uirealm', 'javascript:alert(1)']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /http or https/);
+    const missing = await cli(['realm', 'set-login-ui', 'nosuchrealm', 'https://login.example.com/']);
+    assert.equal(missing.code, 2);
+  });
+
   test('case=realm create refuses an invalid name as an operator error', LIMIT, async () => {
     const r = await cli(['realm', 'create', 'Not_A_Name']);
     assert.equal(r.code, 2);
