@@ -73,8 +73,7 @@ if (baseUrl) {
 
 const result = spawnSync(
   process.execPath,
-  // Force-exit: a PGlite instance loaded from a dump keeps the event loop alive after the last test.
-  ['--import', 'tsx', '--test', '--test-force-exit', '--test-concurrency=2', ...files],
+  ['--import', 'tsx', '--test', '--test-concurrency=2', ...files],
   { cwd: root, env, stdio: 'inherit' },
 );
 await cleanup();

@@ -10,6 +10,8 @@ export type AuditType =
   | 'signing_key.rotation.planned'
   | 'user.created'
   | 'client.created'
+  | 'client.secret.issued'
+  | 'client.secret.revoked'
   | 'bootstrap.administrator_created'
   | 'user.signed_in'
   | 'signin.transaction.started'

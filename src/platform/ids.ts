@@ -16,7 +16,8 @@ export type IdPrefix =
   | 'job'
   | 'org'
   | 'dec'
-  | 'rcb';
+  | 'rcb'
+  | 'csk';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

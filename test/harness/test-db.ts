@@ -3,6 +3,7 @@
 // dump loaded into memory.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { after } from 'node:test';
 import pg from 'pg';
 import type { Db } from '../../src/platform/db/db.ts';
 import { migrate } from '../../src/platform/db/migrate.ts';
@@ -30,6 +31,15 @@ async function clonePostgres(base: string, template: string): Promise<Db> {
 }
 
 let shared: Promise<Db> | null = null;
+
+// A test file is one process; its database closes after the file's last test, so the process can
+// exit by itself (a PGlite loaded from a dump otherwise keeps the event loop alive). Only inside
+// node:test's child processes: the test runner script imports this module too.
+if (process.env.NODE_TEST_CONTEXT) {
+  after(async () => {
+    if (shared) await (await shared).close();
+  });
+}
 
 /** The database of this test file (a file is one process under node:test). */
 export function fileDatabase(): Promise<Db> {

@@ -98,6 +98,23 @@ describe('RootKeyring', () => {
     assert.throws(() => RootKeyring.fromKeys(new Map([[0, k1]]), 0), /version 0 is invalid/);
   });
 
+  test('case=macKey is per purpose and version, stable, and refuses an unknown version', () => {
+    const mac = (ring: RootKeyring, version?: number) =>
+      createHmac('sha256', ring.macKey('client-secret', version)).update('pa_cs_x').digest('hex');
+    const again = RootKeyring.fromKeys(new Map([[1, Buffer.from(k1)]]), 1);
+    assert.equal(mac(ring1), mac(again));
+    assert.equal(mac(ring1), mac(ring12, 1));
+    assert.equal(mac(ring12), mac(ring12, 2));
+    assert.notEqual(mac(ring12, 1), mac(ring12, 2));
+    // Not the root key itself, and not the HMAC a bare root key would give.
+    assert.notEqual(mac(ring1), createHmac('sha256', k1).update('pa_cs_x').digest('hex'));
+    assert.equal(ring1.macKey('client-secret').symmetricKeySize, 32);
+    assert.throws(() => ring1.macKey('client-secret', 2), {
+      name: 'KeyringError',
+      message: 'root key version 2 is not configured',
+    });
+  });
+
   test('case=generateRootKey gives 32 random bytes as base64', () => {
     const a = generateRootKey();
     assert.equal(Buffer.from(a, 'base64').length, 32);

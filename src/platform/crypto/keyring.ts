@@ -2,7 +2,15 @@
 // 2-3): secrets at rest are sealed with AES-256-GCM under a key derived by HKDF-SHA-256 from the
 // versioned root key, one label per purpose. Old versions keep decrypting; only the active one seals.
 
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  createSecretKey,
+  hkdfSync,
+  type KeyObject,
+  randomBytes,
+} from 'node:crypto';
 import type { Config } from '../config/settings.ts';
 import { resolveKey32, type SecretRefContext } from './secret-ref.ts';
 
@@ -14,6 +22,9 @@ export type KeyPurpose =
   | 'provider-secret'
   | 'job-result'
   | 'mail-secret';
+
+/** Purposes of keyed digests (verifiers), each with its own HKDF label apart from the sealing keys. */
+export type MacPurpose = 'client-secret';
 
 export class KeyringError extends Error {
   constructor(message: string) {
@@ -50,6 +61,7 @@ export class RootKeyring {
   readonly activeVersion: number;
   readonly #keys: Map<number, Buffer>;
   readonly #derived = new Map<string, Buffer>();
+  readonly #macKeys = new Map<string, KeyObject>();
 
   private constructor(keys: Map<number, Buffer>, activeVersion: number) {
     this.#keys = keys;
@@ -108,6 +120,22 @@ export class RootKeyring {
         'sealed value failed authentication (wrong key, purpose or row binding, or tampered)',
       );
     }
+  }
+
+  /**
+   * The HMAC key for `purpose` under a root key version (the active one by default). A verifier
+   * records the version it was made with, so it still verifies after a new version becomes active.
+   */
+  macKey(purpose: MacPurpose, version: number = this.activeVersion): KeyObject {
+    const id = `${version}/${purpose}`;
+    let key = this.#macKeys.get(id);
+    if (!key) {
+      const root = this.#keys.get(version);
+      if (!root) throw new KeyringError(`root key version ${version} is not configured`);
+      key = createSecretKey(derive(root, `proudauth/v1/mac/${purpose}`, 32));
+      this.#macKeys.set(id, key);
+    }
+    return key;
   }
 
   #keyFor(version: number, purpose: KeyPurpose): Buffer {

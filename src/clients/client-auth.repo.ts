@@ -1,0 +1,82 @@
+// SQL for client authentication: one round trip loads the client with its active secrets, and
+// client assertion ids are recorded once until they expire.
+import type { JSONWebKeySet } from 'jose';
+import { maybeOne, type Queryable } from '../platform/db/db.ts';
+import type { StoredVerifier } from './client-secrets.ts';
+import type { ClientRow } from './clients.repo.ts';
+
+export interface ClientAuthRow extends ClientRow {
+  jwks: JSONWebKeySet | null;
+  secrets: (StoredVerifier & { lastUsedAt: Date | null })[];
+}
+
+interface Raw extends ClientRow {
+  jwks: JSONWebKeySet | null;
+  secrets: { id: string; verifier: string; key_version: number; last_used_at: string | null }[] | string;
+}
+
+/** The client by its public client_id, with its unrevoked, unexpired secrets; read fresh every time. */
+export async function findClientForAuth(
+  q: Queryable,
+  realmId: string,
+  clientId: string,
+  now: Date,
+): Promise<ClientAuthRow | null> {
+  const raw = await maybeOne<Raw>(
+    q,
+    `select c.*, (
+       select coalesce(json_agg(json_build_object('id', s.id, 'verifier', s.verifier,
+                'key_version', s.key_version, 'last_used_at', s.last_used_at) order by s.created_at), '[]')
+       from client_secrets s
+       where s.realm_id = c.realm_id and s.client_row_id = c.id and s.revoked_at is null
+         and (s.expires_at is null or s.expires_at > $3)
+     ) as secrets
+     from clients c where c.realm_id = $1 and c.client_id = $2`,
+    [realmId, clientId, now],
+  );
+  if (!raw) return null;
+  const secrets = typeof raw.secrets === 'string' ? JSON.parse(raw.secrets) : raw.secrets;
+  return {
+    ...raw,
+    secrets: (secrets as Exclude<Raw['secrets'], string>).map((s) => ({
+      id: s.id,
+      verifier: s.verifier,
+      keyVersion: Number(s.key_version),
+      lastUsedAt: s.last_used_at === null ? null : new Date(s.last_used_at),
+    })),
+  };
+}
+
+/**
+ * Records an assertion id; false when it is already recorded and unexpired (a replay). An expired
+ * record is taken over, so a row left behind by cleanup never blocks a new assertion.
+ */
+export async function recordAssertionJti(
+  q: Queryable,
+  realmId: string,
+  clientRowId: string,
+  jtiDigest: string,
+  expiresAt: Date,
+  now: Date,
+): Promise<boolean> {
+  const r = await q.query(
+    `insert into client_assertion_jtis (realm_id, client_row_id, jti_digest, expires_at)
+     values ($1, $2, $3, $4)
+     on conflict (realm_id, client_row_id, jti_digest) do update set expires_at = excluded.expires_at
+       where client_assertion_jtis.expires_at <= $5
+     returning 1 as recorded`,
+    [realmId, clientRowId, jtiDigest, expiresAt, now],
+  );
+  return r.rows.length === 1;
+}
+
+/** Deletes expired assertion ids, at most `limit` per call (for a periodic worker task). */
+export async function deleteExpiredAssertionJtis(q: Queryable, now: Date, limit: number): Promise<number> {
+  const r = await q.query(
+    `delete from client_assertion_jtis where (realm_id, client_row_id, jti_digest) in (
+       select realm_id, client_row_id, jti_digest from client_assertion_jtis where expires_at <= $1 limit $2)
+     returning 1`,
+    [now, limit],
+  );
+  return r.rows.length;
+}

@@ -1,0 +1,108 @@
+// Client authentication at the token, introspection and revocation endpoints (RFC 6749 section
+// 2.3, RFC 7523). Nothing is cached: the client row and its active secrets are read in one query
+// per request, so a disable or a revocation counts from its commit. A secret costs one HMAC.
+
+import { basicChallenge, oauthError } from '../oauth/oauth-error.ts';
+import type { RootKeyring } from '../platform/crypto/keyring.ts';
+import type { Queryable } from '../platform/db/db.ts';
+import { assertionSubject, verifyClientAssertion } from './client-assertion.ts';
+import { type ClientAuthRow, findClientForAuth, recordAssertionJti } from './client-auth.repo.ts';
+import {
+  type ClientAuthInput,
+  type ClientAuthMethod,
+  type PresentedCredentials,
+  readPresentedCredentials,
+} from './client-auth-request.ts';
+import { touchSecretUsed } from './client-secrets.repo.ts';
+import { matchClientSecret, spendClientSecretCheck } from './client-secrets.ts';
+
+export interface ClientAuthOptions {
+  now: Date;
+  /** limits.max_token_bytes */
+  maxTokenBytes: number;
+  /** Named in the Basic challenge; the realm's name. */
+  challengeRealm: string;
+  /** `aud` values a client assertion may carry: the realm issuer and this endpoint's URL. */
+  assertionAudiences: readonly string[];
+  /** tokens.clock_skew in seconds */
+  clockSkewSeconds: number;
+}
+
+export interface AuthenticatedClient {
+  client: ClientAuthRow;
+  method: ClientAuthMethod;
+  /** The secret that matched (secret methods only). */
+  secretId: string | null;
+}
+
+// last_used_at is kept to the minute: enough to spot an unused secret before revoking it.
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** Throws OAuthError (invalid_request or invalid_client) unless exactly one method proves the client. */
+export async function authenticateClient(
+  q: Queryable,
+  keyring: RootKeyring,
+  realmId: string,
+  input: ClientAuthInput,
+  opts: ClientAuthOptions,
+): Promise<AuthenticatedClient> {
+  const presented = readPresentedCredentials(input, opts);
+  const challenge =
+    presented.method === 'client_secret_basic' ? basicChallenge(opts.challengeRealm) : undefined;
+  const fail = (debug: string) => oauthError.invalidClient({ ...(challenge ? { challenge } : {}), debug });
+
+  const clientId =
+    presented.method === 'private_key_jwt'
+      ? (presented.clientId ?? assertionSubject(presented.assertion))
+      : presented.clientId;
+  if (clientId === null) throw fail('assertion_without_subject');
+  const client = await findClientForAuth(q, realmId, clientId, opts.now);
+
+  if (presented.method === 'client_secret_basic' || presented.method === 'client_secret_post') {
+    // Unknown, disabled, wrong method or wrong secret: the same single HMAC and the same answer.
+    if (!client) {
+      spendClientSecretCheck(keyring, presented.secret);
+      throw fail('unknown_client');
+    }
+    const secretId = matchClientSecret(keyring, realmId, client.id, presented.secret, client.secrets);
+    checkClient(client, presented, fail);
+    if (!secretId) throw fail('secret_mismatch');
+    const used = client.secrets.find((s) => s.id === secretId)?.lastUsedAt;
+    if (!used || opts.now.getTime() - used.getTime() >= LAST_USED_RESOLUTION_MS) {
+      await touchSecretUsed(q, realmId, secretId, opts.now, LAST_USED_RESOLUTION_MS);
+    }
+    return { client, method: presented.method, secretId };
+  }
+
+  if (!client) throw fail('unknown_client');
+  checkClient(client, presented, fail);
+  if (presented.method === 'private_key_jwt') {
+    const verified = await verifyClientAssertion(presented.assertion, {
+      clientId: client.client_id,
+      jwks: client.jwks,
+      audiences: opts.assertionAudiences,
+      now: opts.now,
+      clockSkewSeconds: opts.clockSkewSeconds,
+    });
+    const fresh = await recordAssertionJti(
+      q,
+      realmId,
+      client.id,
+      verified.jtiDigest,
+      verified.replayUntil,
+      opts.now,
+    );
+    if (!fresh) throw fail('assertion_replayed');
+  }
+  return { client, method: presented.method, secretId: null };
+}
+
+/** The client may authenticate at all, and with the method it registered. */
+function checkClient(
+  client: ClientAuthRow,
+  presented: PresentedCredentials,
+  fail: (debug: string) => Error,
+): void {
+  if (client.state !== 'active') throw fail('client_disabled');
+  if (client.token_endpoint_auth_method !== presented.method) throw fail('method_mismatch');
+}
