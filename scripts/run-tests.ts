@@ -71,10 +71,10 @@ if (baseUrl) {
   process.stdout.write('# database: embedded PGlite\n');
 }
 
-const result = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', ...files],
-  { cwd: root, env, stdio: 'inherit' },
-);
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
+  cwd: root,
+  env,
+  stdio: 'inherit',
+});
 await cleanup();
 process.exit(result.status ?? 1);
