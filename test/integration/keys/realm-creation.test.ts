@@ -10,13 +10,13 @@ import { keysIn } from './key-helpers.ts';
 
 // The defaults of a new realm, written out here rather than imported, so the test checks the code.
 const NEW_REALM_POLICY = {
-  registration: { mode: 'closed', require_email_verification: true },
-  login: { identifiers: ['email', 'username'], password: true },
-  mfa: { requirement: 'optional', allowed_factors: ['totp', 'webauthn', 'recovery_code'] },
-  impersonation: { approval: 'none', notify_customer: true, allow_customer_opt_out: true },
-  password: { revoke_sessions_on_change: true },
   webauthn: { allow_synced: true, user_verification: 'preferred' },
+  registration: { mode: 'closed', require_email_verification: true },
+  password: { revoke_sessions_on_change: true },
+  mfa: { requirement: 'optional', allowed_factors: ['totp', 'webauthn', 'recovery_code'] },
+  login: { identifiers: ['email', 'username'], password: true },
   lifecycle: { unverified_account_ttl_hours: 72 },
+  impersonation: { notify_customer: true, approval: 'none', allow_customer_opt_out: true },
 };
 
 describe('realms › creation', () => {
