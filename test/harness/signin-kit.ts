@@ -3,11 +3,15 @@
 // and row readers for the "nothing changed" checks.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import type { TestContext } from 'node:test';
+import type { ClientRow, NewClient } from '../../src/clients/clients.repo.ts';
 import { decodeBase32 } from '../../src/mfa/base32.ts';
 import { totpAt, totpStep } from '../../src/mfa/otp.ts';
 import type { Clock } from '../../src/platform/clock.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
-import type { Harness } from './harness.ts';
+import type { UserRow } from '../../src/users/users.repo.ts';
+import type { NewUser } from '../../src/users/users.service.ts';
+import { type Harness, startHarness } from './harness.ts';
 import { type JsonResponse, json, newVerifier, startBody, startHeadless } from './signin-driver.ts';
 
 export const REDIRECT = 'https://app.example.com/callback';
@@ -28,6 +32,59 @@ export function movableClock(start = Date.now()): MovableClock {
       t += ms;
     },
   };
+}
+
+// ---- setup ----------------------------------------------------------------------------------
+
+export interface SigninSetupOptions {
+  clock?: Clock;
+  overrides?: Record<string, unknown>;
+  /** Sets the realm's interaction.login_ui_url (before the client is created). */
+  loginUi?: string | undefined;
+  /** Members over the 'web-app' client (web, REDIRECT); null creates no client. */
+  client?: Partial<NewClient> | null;
+  /** Members over alice@example.com with PASSWORD; null creates no user. */
+  user?: Partial<Omit<NewUser, 'createdVia'>> | null;
+}
+
+export interface SigninSetup<O extends SigninSetupOptions> {
+  h: Harness;
+  realm: RealmRow;
+  client: O extends { client: null } ? null : ClientRow;
+  user: O extends { user: null } ? null : UserRow;
+  /** The clock passed in, else the harness clock. */
+  clock: O extends { clock: infer C extends Clock } ? C : Clock;
+}
+
+/**
+ * The usual sign-in test setup: a harness, a fresh realm, optionally the login UI policy, the
+ * 'web-app' client and the user alice@example.com, each adjustable or left out with null.
+ */
+export async function signinSetup<const O extends SigninSetupOptions = Record<never, never>>(
+  t: TestContext,
+  opts: O = {} as O,
+): Promise<SigninSetup<O>> {
+  const h = await startHarness(t, {
+    ...(opts.overrides ? { overrides: opts.overrides } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
+  const realm = await h.createRealm();
+  if (opts.loginUi) await h.setPolicy(realm, { interaction: { login_ui_url: opts.loginUi } });
+  const client =
+    opts.client === null
+      ? null
+      : await h.createClient(realm, {
+          clientId: 'web-app',
+          name: 'Web App',
+          type: 'web',
+          redirectUris: [REDIRECT],
+          ...opts.client,
+        });
+  const user =
+    opts.user === null
+      ? null
+      : await h.createUser(realm, { email: 'alice@example.com', password: PASSWORD, ...opts.user });
+  return { h, realm, client, user, clock: opts.clock ?? h.ctx.clock } as SigninSetup<O>;
 }
 
 // ---- TOTP ------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import { decodeBase32 } from '../../../src/mfa/base32.ts';
 import { totpAt, totpStep } from '../../../src/mfa/otp.ts';
 import { bootstrapAdministrator } from '../../../src/users/bootstrap.service.ts';
 import { startHarness, uniqueRealmName } from '../../harness/harness.ts';
+import { signinSetup } from '../../harness/signin-kit.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 
@@ -87,9 +88,10 @@ describe('identity-cli login', () => {
   });
 
   test('case=a wrong password is refused without completing/mode=headless', async (t) => {
-    const h = await startHarness(t);
-    const realm = await h.createRealm();
-    await h.createUser(realm, { email: 'op@example.com', password: 'right-password-1' });
+    const { h, realm } = await signinSetup(t, {
+      client: null,
+      user: { email: 'op@example.com', password: 'right-password-1' },
+    });
     let answers = 0;
     const run = await runLogin(
       ['--realm', realm.name, '--email', 'op@example.com', '--server', h.publicUrl],

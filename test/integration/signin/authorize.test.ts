@@ -1,9 +1,8 @@
 // GET /realms/{realm}/oauth/authorize: which errors are answered directly (nothing trustworthy to
 // redirect to) and which go back to the validated redirect URI; none of them creates anything.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, type TestContext, test } from 'node:test';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { startHarness } from '../../harness/harness.ts';
 import {
   assertNothingIssued,
   authorize,
@@ -12,20 +11,13 @@ import {
   parseSetCookies,
   REDIRECT,
   rows,
+  signinSetup,
 } from '../../harness/signin-kit.ts';
 
 const LOGIN_UI = 'https://login.example.com/signin';
 
-async function setup(t: Parameters<typeof startHarness>[0], withLoginUi = true) {
-  const h = await startHarness(t);
-  const realm = await h.createRealm();
-  if (withLoginUi) await h.setPolicy(realm, { interaction: { login_ui_url: LOGIN_UI } });
-  await h.createClient(realm, {
-    clientId: 'web-app',
-    name: 'Web App',
-    type: 'web',
-    redirectUris: [REDIRECT],
-  });
+async function setup(t: TestContext, withLoginUi = true) {
+  const { h, realm } = await signinSetup(t, { loginUi: withLoginUi ? LOGIN_UI : undefined, user: null });
   const transactions = () => count(h, 'select 1 from signin_transactions where realm_id = $1', [realm.id]);
   return { h, realm, transactions };
 }

@@ -1,8 +1,7 @@
 // Browser-mode transactions: the pa_tx cookie from the authorize endpoint, the Origin and CSRF
 // checks on every step, and the pa_sid cookie at completion (transient and remember-me).
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
-import { startHarness } from '../../harness/harness.ts';
+import { describe, type TestContext, test } from 'node:test';
 import {
   actionTypes,
   assertNothingIssued,
@@ -16,6 +15,7 @@ import {
   type SetCookie,
   sessionOfTx,
   sha256Hex,
+  signinSetup,
   startBrowser,
   txRow,
 } from '../../harness/signin-kit.ts';
@@ -23,25 +23,11 @@ import {
 const LOGIN_UI = 'https://login.example.com/signin';
 const UI_ORIGIN = 'https://login.example.com';
 
-async function setup(
-  t: Parameters<typeof startHarness>[0],
+const setup = (
+  t: TestContext,
   client: { allowRememberMe?: boolean } = {},
   overrides: Record<string, unknown> = {},
-) {
-  const h = await startHarness(t, { overrides });
-  const realm = await h.createRealm();
-  await h.setPolicy(realm, { interaction: { login_ui_url: LOGIN_UI } });
-  await h.createClient(realm, {
-    clientId: 'web-app',
-    name: 'Web App',
-    type: 'web',
-    redirectUris: [REDIRECT],
-    allowedOrigins: [UI_ORIGIN],
-    ...client,
-  });
-  const user = await h.createUser(realm, { email: 'alice@example.com', password: PASSWORD });
-  return { h, realm, user };
-}
+) => signinSetup(t, { overrides, loginUi: LOGIN_UI, client: { allowedOrigins: [UI_ORIGIN], ...client } });
 
 const cookieNamed = (res: { headers: Headers }, name: string): SetCookie | undefined =>
   parseSetCookies(res.headers).find((c) => c.name === name);

@@ -3,7 +3,6 @@
 // terminal states. Every refusal also checks that nothing was issued.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { startHarness } from '../../harness/harness.ts';
 import { type JsonResponse, startHeadless } from '../../harness/signin-driver.ts';
 import {
   actionTypes,
@@ -14,21 +13,9 @@ import {
   passwordSignIn,
   REDIRECT,
   redirectParams,
+  signinSetup,
   txRow,
 } from '../../harness/signin-kit.ts';
-
-async function setup(t: Parameters<typeof startHarness>[0], opts: Parameters<typeof startHarness>[1] = {}) {
-  const h = await startHarness(t, opts);
-  const realm = await h.createRealm();
-  await h.createClient(realm, {
-    clientId: 'web-app',
-    name: 'Web App',
-    type: 'web',
-    redirectUris: [REDIRECT],
-  });
-  const user = await h.createUser(realm, { email: 'alice@example.com', password: PASSWORD });
-  return { h, realm, user };
-}
 
 /** The parts of a state that may differ between two transactions. */
 function shape(r: JsonResponse) {
@@ -38,7 +25,7 @@ function shape(r: JsonResponse) {
 
 describe('sign-in › failure budget', () => {
   test('case=five wrong passwords fail the transaction with too_many_failures/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     await tx.step('identify', { identifier: 'alice@example.com' });
     for (let i = 1; i <= 4; i++) {
@@ -72,7 +59,7 @@ describe('sign-in › failure budget', () => {
   });
 
   test('case=an unknown account fails exactly like a wrong password/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const known = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com', 'not-the-password');
     const unknown = await passwordSignIn(h, realm.name, 'web-app', 'nobody@example.com', 'not-the-password');
     assert.deepEqual(shape(unknown.state), shape(known.state));
@@ -103,7 +90,9 @@ describe('sign-in › failure budget', () => {
 
   test('case=the password step answers no faster than security.min_auth_response/mode=headless', async (t) => {
     const floorMs = 600;
-    const { h, realm } = await setup(t, { overrides: { 'security.min_auth_response': `${floorMs}ms` } });
+    const { h, realm } = await signinSetup(t, {
+      overrides: { 'security.min_auth_response': `${floorMs}ms` },
+    });
     assert.equal(h.ctx.config.security.minAuthResponseMs, floorMs);
     const timed = async (identifier: string, password: string) => {
       const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
@@ -127,7 +116,7 @@ describe('sign-in › failure budget', () => {
 
 describe('sign-in › blocked accounts', () => {
   test('case=suspended, locked, pending_verification and deleted accounts stay pending with account_unavailable/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const bodies: unknown[] = [];
     for (const state of ['suspended', 'locked', 'pending_verification', 'deleted']) {
       const email = `${state.replace('_', '-')}@example.com`;
@@ -159,7 +148,7 @@ describe('sign-in › blocked accounts', () => {
 
 describe('sign-in › account changes mid-sign-in', () => {
   test('case=an account suspended after the password gets no code/mode=headless', async (t) => {
-    const { h, realm, user } = await setup(t);
+    const { h, realm, user } = await signinSetup(t);
     await h.createClient(realm, {
       clientId: 'consent-app',
       name: 'Consent App',
@@ -185,7 +174,7 @@ describe('sign-in › account changes mid-sign-in', () => {
 
 describe('sign-in › cancel, expiry and terminal states', () => {
   test('case=cancel ends the transaction with an error redirect/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     await tx.step('identify', { identifier: 'alice@example.com' });
     const cancelled = await tx.step('cancel', {});
@@ -207,7 +196,7 @@ describe('sign-in › cancel, expiry and terminal states', () => {
 
   test('case=an expired transaction reads as expired and refuses steps with 409/mode=headless', async (t) => {
     const clock = movableClock();
-    const { h, realm } = await setup(t, { clock });
+    const { h, realm } = await signinSetup(t, { clock });
     const ttl = h.ctx.config.tokens.transactionTtlMs;
     const read = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     const stepped = await startHeadless(h, realm.name, 'web-app', REDIRECT);
@@ -237,7 +226,7 @@ describe('sign-in › cancel, expiry and terminal states', () => {
 
   test('case=just before expiry a transaction still completes/mode=headless', async (t) => {
     const clock = movableClock();
-    const { h, realm } = await setup(t, { clock });
+    const { h, realm } = await signinSetup(t, { clock });
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     clock.advance(h.ctx.config.tokens.transactionTtlMs - 1000);
     const done = await tx.step('password', { identifier: 'alice@example.com', password: PASSWORD });
@@ -245,7 +234,7 @@ describe('sign-in › cancel, expiry and terminal states', () => {
   });
 
   test('case=a client disabled during the sign-in ends it with access_denied/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     await tx.step('identify', { identifier: 'alice@example.com' });
     await h.ctx.db.query(
@@ -263,7 +252,7 @@ describe('sign-in › cancel, expiry and terminal states', () => {
   });
 
   test('case=a completed transaction refuses further steps/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const { tx, state } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
     assert.equal(state.body.status, 'completed');
     for (const [path, body] of [

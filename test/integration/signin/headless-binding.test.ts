@@ -3,26 +3,19 @@
 // on one transaction. Every refusal also checks that nothing was issued or advanced.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { startHarness } from '../../harness/harness.ts';
 import { startHeadless } from '../../harness/signin-driver.ts';
-import { assertNothingIssued, issuedSoFar, PASSWORD, REDIRECT, txRow } from '../../harness/signin-kit.ts';
-
-async function setup(t: Parameters<typeof startHarness>[0]) {
-  const h = await startHarness(t);
-  const realm = await h.createRealm();
-  await h.createClient(realm, {
-    clientId: 'web-app',
-    name: 'Web App',
-    type: 'web',
-    redirectUris: [REDIRECT],
-  });
-  const user = await h.createUser(realm, { email: 'alice@example.com', password: PASSWORD });
-  return { h, realm, user };
-}
+import {
+  assertNothingIssued,
+  issuedSoFar,
+  PASSWORD,
+  REDIRECT,
+  signinSetup,
+  txRow,
+} from '../../harness/signin-kit.ts';
 
 describe('sign-in › races on one transaction', () => {
   test('case=two parallel correct passwords complete the transaction once/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     await tx.step('identify', { identifier: 'alice@example.com' });
     const results = await Promise.all([
@@ -36,7 +29,7 @@ describe('sign-in › races on one transaction', () => {
   });
 
   test('case=parallel wrong passwords never spend more than the budget/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     await tx.step('identify', { identifier: 'alice@example.com' });
     const results = await Promise.all(
@@ -53,7 +46,7 @@ describe('sign-in › races on one transaction', () => {
 
 describe('sign-in › headless binding', () => {
   test('case=a missing or wrong continuation token is refused with 403/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     const other = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     const base = `/api/v1/realms/${realm.name}/auth/transactions/${tx.id}`;
@@ -93,7 +86,7 @@ describe('sign-in › headless binding', () => {
   });
 
   test('case=the transaction id alone authorizes nothing/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     const base = `/api/v1/realms/${realm.name}/auth/transactions/${tx.id}`;
     assert.equal((await h.get(base)).status, 403);
@@ -111,7 +104,7 @@ describe('sign-in › headless binding', () => {
   });
 
   test('case=a transaction of another realm is not found/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const otherRealm = await h.createRealm();
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     const r = await h.get(`/api/v1/realms/${otherRealm.name}/auth/transactions/${tx.id}`, {
@@ -130,7 +123,7 @@ describe('sign-in › headless binding', () => {
 
 describe('sign-in › strict bodies and offered steps', () => {
   test('case=client-supplied mfa_passed is an unknown member/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     await tx.step('identify', { identifier: 'alice@example.com' });
     const r = await tx.step('password', { password: PASSWORD, mfa_passed: true });
@@ -160,7 +153,7 @@ describe('sign-in › strict bodies and offered steps', () => {
   });
 
   test('case=steps that are not offered now answer 409/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     for (const [path, body] of [
       ['totp', { code: '123456' }],
@@ -185,7 +178,7 @@ describe('sign-in › strict bodies and offered steps', () => {
   });
 
   test('case=NUL characters in identifiers or paths never reach the database/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     const identify = await tx.step('identify', { identifier: 'alice\u0000@example.com' });
     assert.equal(identify.status, 400);
@@ -216,7 +209,7 @@ describe('sign-in › strict bodies and offered steps', () => {
   });
 
   test('case=a suspended realm starts and advances nothing/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     await h.ctx.db.query(`update realms set state = 'suspended' where id = $1`, [realm.id]);
     const step = await tx.step('password', { identifier: 'alice@example.com', password: PASSWORD });
@@ -228,7 +221,7 @@ describe('sign-in › strict bodies and offered steps', () => {
   });
 
   test('case=an unknown transaction is not found/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm } = await signinSetup(t);
     const r = await h.get(
       `/api/v1/realms/${realm.name}/auth/transactions/atx_00000000000000000000000000/identify`,
       {

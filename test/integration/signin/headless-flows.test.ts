@@ -1,10 +1,9 @@
 // Headless sign-in flows end to end: what completion issues (code, session, event, audit), the
 // JWT response modes, the update_password required action and consent.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, type TestContext, test } from 'node:test';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { s256Challenge } from '../../../src/oauth/pkce.ts';
-import { startHarness } from '../../harness/harness.ts';
 import { startHeadless } from '../../harness/signin-driver.ts';
 import {
   actionTypes,
@@ -19,30 +18,13 @@ import {
   redirectParams,
   rows,
   sha256Hex,
+  signinSetup,
   txRow,
   userRow,
 } from '../../harness/signin-kit.ts';
 
-async function setup(
-  t: Parameters<typeof startHarness>[0],
-  client: { consentMode?: 'implicit' | 'required' } = {},
-) {
-  const h = await startHarness(t);
-  const realm = await h.createRealm();
-  await h.createClient(realm, {
-    clientId: 'web-app',
-    name: 'Web App',
-    type: 'web',
-    redirectUris: [REDIRECT],
-    ...client,
-  });
-  const user = await h.createUser(realm, {
-    email: 'alice@example.com',
-    password: PASSWORD,
-    displayName: 'Alice',
-  });
-  return { h, realm, user };
-}
+const setup = (t: TestContext, client: { consentMode?: 'implicit' | 'required' } = {}) =>
+  signinSetup(t, { client, user: { displayName: 'Alice' } });
 
 describe('sign-in › headless flows', () => {
   test('case=password only issues a code bound to the request, a session, an event and audit/mode=headless', async (t) => {
@@ -162,18 +144,8 @@ describe('sign-in › headless flows', () => {
   });
 
   test('case=required action update_password is asked after the password and then cleared/mode=headless', async (t) => {
-    const h = await startHarness(t);
-    const realm = await h.createRealm();
-    await h.createClient(realm, {
-      clientId: 'web-app',
-      name: 'Web App',
-      type: 'web',
-      redirectUris: [REDIRECT],
-    });
-    const user = await h.createUser(realm, {
-      email: 'bob@example.com',
-      password: PASSWORD,
-      requiredActions: ['update_password'],
+    const { h, realm, user } = await signinSetup(t, {
+      user: { email: 'bob@example.com', requiredActions: ['update_password'] },
     });
     const { tx, state } = await passwordSignIn(h, realm.name, 'web-app', 'bob@example.com');
     assert.equal(state.body.status, 'pending');
@@ -312,15 +284,7 @@ describe('sign-in › consent', () => {
 
 describe('sign-in › password change ends other sessions', () => {
   test('case=update_password revokes the sessions of the old password/mode=headless', async (t) => {
-    const h = await startHarness(t);
-    const realm = await h.createRealm();
-    await h.createClient(realm, {
-      clientId: 'web-app',
-      name: 'Web App',
-      type: 'web',
-      redirectUris: [REDIRECT],
-    });
-    const user = await h.createUser(realm, { email: 'carol@example.com', password: PASSWORD });
+    const { h, realm, user } = await signinSetup(t, { user: { email: 'carol@example.com' } });
     const first = await passwordSignIn(h, realm.name, 'web-app', 'carol@example.com');
     assert.equal(first.state.body.status, 'completed');
     const [oldSession] = await rows(h, 'select id from sessions where realm_id = $1 and user_id = $2', [

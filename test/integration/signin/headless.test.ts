@@ -1,21 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { startHarness } from '../../harness/harness.ts';
 import { startHeadless } from '../../harness/signin-driver.ts';
-
-const REDIRECT = 'https://app.example.com/callback';
+import { REDIRECT, signinSetup } from '../../harness/signin-kit.ts';
 
 describe('sign-in › headless', () => {
   test('case=completes with password only/mode=headless', async (t) => {
-    const h = await startHarness(t);
-    const realm = await h.createRealm();
-    await h.createClient(realm, {
-      clientId: 'web-app',
-      name: 'Web App',
-      type: 'web',
-      redirectUris: [REDIRECT],
-    });
-    await h.createUser(realm, { email: 'alice@example.com', password: 'correct-horse-9' });
+    const { h, realm } = await signinSetup(t, { user: { password: 'correct-horse-9' } });
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     assert.equal(tx.start.body.state.status, 'pending');
     assert.match(tx.token, /^pa_tx_/);

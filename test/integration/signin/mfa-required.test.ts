@@ -2,7 +2,7 @@
 // evaluation order): realm policy, client, acr_values, admin audience, privileged role, protected
 // account; and the phishing-resistant profile, which TOTP never satisfies.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, type TestContext, test } from 'node:test';
 import { BUILTIN_ROLES } from '../../../src/authz/permissions.ts';
 import { assignRealmRole, findRoleByName } from '../../../src/authz/roles.repo.ts';
 import { bootstrapAdministrator } from '../../../src/users/bootstrap.service.ts';
@@ -17,24 +17,12 @@ import {
   passwordSignIn,
   REDIRECT,
   sessionOfTx,
+  signinSetup,
   totpCode,
   userRow,
 } from '../../harness/signin-kit.ts';
 
-async function setup(t: Parameters<typeof startHarness>[0], client: { requireMfa?: boolean } = {}) {
-  const clock = movableClock();
-  const h = await startHarness(t, { clock });
-  const realm = await h.createRealm();
-  await h.createClient(realm, {
-    clientId: 'web-app',
-    name: 'Web App',
-    type: 'web',
-    redirectUris: [REDIRECT],
-    ...client,
-  });
-  const user = await h.createUser(realm, { email: 'alice@example.com', password: PASSWORD });
-  return { h, realm, user, clock };
-}
+const setup = (t: TestContext) => signinSetup(t, { clock: movableClock() });
 
 describe('sign-in › when MFA is required', () => {
   async function expectEnrollment(h: Harness, realmName: string, extra: Record<string, unknown> = {}) {

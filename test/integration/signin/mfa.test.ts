@@ -1,8 +1,7 @@
 // Second factors in headless sign-ins: TOTP enrollment and use, replay refusal, recovery codes and
 // the recovery_restricted account state.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
-import { startHarness } from '../../harness/harness.ts';
+import { describe, type TestContext, test } from 'node:test';
 import {
   actionTypes,
   audits,
@@ -11,47 +10,23 @@ import {
   events,
   movableClock,
   nextTotpStep,
-  PASSWORD,
   passwordSignIn,
-  REDIRECT,
   rows,
   sessionOfTx,
+  signinSetup,
   totpCode,
   txRow,
   userRow,
   wrongTotpCode,
 } from '../../harness/signin-kit.ts';
 
-async function setup(t: Parameters<typeof startHarness>[0], client: { requireMfa?: boolean } = {}) {
-  const clock = movableClock();
-  const h = await startHarness(t, { clock });
-  const realm = await h.createRealm();
-  await h.createClient(realm, {
-    clientId: 'web-app',
-    name: 'Web App',
-    type: 'web',
-    redirectUris: [REDIRECT],
-    ...client,
-  });
-  const user = await h.createUser(realm, { email: 'alice@example.com', password: PASSWORD });
-  return { h, realm, user, clock };
-}
+const setup = (t: TestContext) => signinSetup(t, { clock: movableClock() });
 
 describe('sign-in › TOTP', () => {
   test('case=first sign-in with configure_totp enrolls, shows recovery codes once and completes/mode=headless', async (t) => {
-    const clock = movableClock();
-    const h = await startHarness(t, { clock });
-    const realm = await h.createRealm();
-    await h.createClient(realm, {
-      clientId: 'web-app',
-      name: 'Web App',
-      type: 'web',
-      redirectUris: [REDIRECT],
-    });
-    const user = await h.createUser(realm, {
-      email: 'carol@example.com',
-      password: PASSWORD,
-      requiredActions: ['configure_totp'],
+    const { h, realm, user, clock } = await signinSetup(t, {
+      clock: movableClock(),
+      user: { email: 'carol@example.com', requiredActions: ['configure_totp'] },
     });
     const { tx, state } = await passwordSignIn(h, realm.name, 'web-app', 'carol@example.com');
     assert.equal(state.body.status, 'pending');

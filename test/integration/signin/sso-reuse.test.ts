@@ -1,9 +1,8 @@
 // The browser's SSO session (pa_sid) at the authorization endpoint: reused without interaction,
 // refused by prompt=login or max_age, confirmed by prompt=select_account, and prompt=none.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, type TestContext, test } from 'node:test';
 import type { Harness } from '../../harness/harness.ts';
-import { startHarness } from '../../harness/harness.ts';
 import { json } from '../../harness/signin-driver.ts';
 import {
   actionTypes,
@@ -15,26 +14,14 @@ import {
   redirectParams,
   rows,
   sha256Hex,
+  signinSetup,
   startBrowser,
 } from '../../harness/signin-kit.ts';
 
 const LOGIN_UI = 'https://login.example.com/signin';
 
-async function signedInBrowser(
-  t: Parameters<typeof startHarness>[0],
-  client: { consentMode?: 'required' } = {},
-) {
-  const h = await startHarness(t);
-  const realm = await h.createRealm();
-  await h.setPolicy(realm, { interaction: { login_ui_url: LOGIN_UI } });
-  await h.createClient(realm, {
-    clientId: 'web-app',
-    name: 'Web App',
-    type: 'web',
-    redirectUris: [REDIRECT],
-    ...client,
-  });
-  const user = await h.createUser(realm, { email: 'alice@example.com', password: PASSWORD });
+async function signedInBrowser(t: TestContext, client: { consentMode?: 'required' } = {}) {
+  const { h, realm, user } = await signinSetup(t, { loginUi: LOGIN_UI, client });
   const tx = await startBrowser(h, realm.name, 'web-app', REDIRECT);
   await tx.step('identify', { identifier: 'alice@example.com' });
   if (client.consentMode) await tx.step('password', { password: PASSWORD });

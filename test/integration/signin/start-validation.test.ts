@@ -1,23 +1,15 @@
 // POST /api/v1/realms/{realm}/auth/transactions: what a headless start refuses (nothing is
 // created) and which over-long or malformed text fields it cuts instead of failing.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
-import { startHarness } from '../../harness/harness.ts';
+import { describe, type TestContext, test } from 'node:test';
 import { json, newVerifier, startBody } from '../../harness/signin-driver.ts';
-import { count, REDIRECT, rows } from '../../harness/signin-kit.ts';
+import { count, REDIRECT, rows, signinSetup } from '../../harness/signin-kit.ts';
 
 const NATIVE_LOOPBACK = 'http://127.0.0.1/callback';
 const NATIVE_LOOPBACK_V6 = 'http://[::1]/callback';
 
-async function setup(t: Parameters<typeof startHarness>[0]) {
-  const h = await startHarness(t);
-  const realm = await h.createRealm();
-  await h.createClient(realm, {
-    clientId: 'web-app',
-    name: 'Web App',
-    type: 'web',
-    redirectUris: [REDIRECT],
-  });
+async function setup(t: TestContext) {
+  const { h, realm } = await signinSetup(t, { user: null });
   await h.createClient(realm, {
     clientId: 'cli-app',
     name: 'CLI App',
