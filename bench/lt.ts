@@ -1,0 +1,266 @@
+// Load generator: one bounded autocannon run against 127.0.0.1, with the CPU accounting of the
+// kit's lt.mjs (server and PostgreSQL process trees from /proc/<pid>/stat, this process's own CPU,
+// and the whole machine's busy time from /proc/stat, so foreign load shows). bench/run.ts starts
+// it pinned to CPU 1. Prints one JSON line.
+//
+// usage: node --import tsx bench/lt.ts '<json spec>'   (see Spec)
+//   kind get:   GET spec.path on every connection.
+//   kind login: every connection loops start transaction -> identify -> password for seeded users
+//               round-robin; throughput and latency are those of the password step alone.
+import { performance } from 'node:perf_hooks';
+import autocannon, { type Request } from 'autocannon';
+import {
+  assertLoopback,
+  emailOf,
+  HZ,
+  LOGIN_CLIENT_ID,
+  LOGIN_REDIRECT,
+  machineTicks,
+  NCPU,
+  PASSWORD,
+  percentile,
+  REALM,
+  threadsOf,
+  threadTicks,
+  treeTicks,
+  USERS,
+} from './common.ts';
+
+export interface Spec {
+  label: string;
+  kind: 'get' | 'login';
+  /** http://127.0.0.1:PORT */
+  base: string;
+  path?: string;
+  c: number;
+  d: number;
+  serverPids: number[];
+  dbPid?: number | null;
+}
+
+export interface LtResult {
+  label: string;
+  kind: Spec['kind'];
+  c: number;
+  d: number;
+  wall_s: number;
+  /** GET: requests/s (autocannon's per-second average); login: completed password steps/s. */
+  req_s: number;
+  req_total: number;
+  /** Every HTTP answer autocannon received. */
+  http_total: number;
+  /** Every HTTP request autocannon made per second (login: three per sign-in). */
+  http_req_s: number;
+  lat_p50_ms: number;
+  lat_p90_ms: number;
+  lat_p99_ms: number;
+  lat_max_ms: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  /** Responses that were 2xx but not what the scenario expects (login: not `completed`). */
+  unexpected: number;
+  status_codes: Record<string, number>;
+  unexpected_samples: string[];
+  server_cores: number;
+  /** The server's main thread alone (event loop: HTTP, JSON, SQL client, JS); the rest is off-loop threads (libuv pool: Argon2; V8 GC and compiler). */
+  server_main_cores: number;
+  /** Per server thread (main first, then by CPU): user and system cores. */
+  server_threads: Array<{ tid: number; main: boolean; user: number; sys: number }>;
+  db_cores: number | null;
+  loadgen_cores: number;
+  box_busy_cores: number;
+  foreign_cores: number;
+}
+
+const spec = JSON.parse(process.argv[2] ?? '{}') as Spec;
+assertLoopback(spec.base);
+
+const samples: string[] = [];
+const sample = (what: string) => {
+  if (samples.length < 5) samples.push(what.slice(0, 300));
+};
+
+// ---- login scenario: the chained requests ------------------------------------------------------
+
+const login = {
+  done: 0,
+  unexpected: 0,
+  lat: [] as number[],
+  nextUser: 0,
+};
+
+// A fixed PKCE pair: the code is never redeemed here, and a fresh challenge costs the server nothing.
+const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+
+function loginRequests(): Request[] {
+  const base = `/api/v1/realms/${REALM}/auth/transactions`;
+  const json = { 'content-type': 'application/json' };
+  const tx = (ctx: Record<string, unknown>) => ({ id: String(ctx.id), token: String(ctx.token) });
+  return [
+    {
+      method: 'POST',
+      path: base,
+      headers: json,
+      body: JSON.stringify({
+        client_id: LOGIN_CLIENT_ID,
+        redirect_uri: LOGIN_REDIRECT,
+        code_challenge: CHALLENGE,
+        code_challenge_method: 'S256',
+        scope: 'openid',
+        state: 'bench-state',
+        nonce: 'bench-nonce',
+      }),
+      onResponse: (status, body, ctx) => {
+        if (status !== 201) {
+          sample(`start ${status} ${body}`);
+          return;
+        }
+        const j = JSON.parse(body) as { transaction_id: string; continuation_token: string };
+        ctx.id = j.transaction_id;
+        ctx.token = j.continuation_token;
+      },
+    },
+    {
+      method: 'POST',
+      setupRequest: (req, ctx) => {
+        const user = login.nextUser++ % USERS;
+        ctx.user = user;
+        const t = tx(ctx);
+        return {
+          ...req,
+          path: `${base}/${t.id}/identify`,
+          headers: { ...json, 'x-transaction-token': t.token },
+          body: JSON.stringify({ identifier: emailOf(user) }),
+        };
+      },
+      onResponse: (status, body) => {
+        if (status !== 200) sample(`identify ${status} ${body}`);
+      },
+    },
+    {
+      method: 'POST',
+      setupRequest: (req, ctx) => {
+        const t = tx(ctx);
+        ctx.t0 = performance.now();
+        return {
+          ...req,
+          path: `${base}/${t.id}/password`,
+          headers: { ...json, 'x-transaction-token': t.token },
+          body: JSON.stringify({ password: PASSWORD }),
+        };
+      },
+      onResponse: (status, body, ctx) => {
+        login.lat.push(performance.now() - (ctx.t0 as number));
+        const ok =
+          status === 200 &&
+          (() => {
+            const j = JSON.parse(body) as { status?: string; redirect_to?: string };
+            return (
+              j.status === 'completed' && typeof j.redirect_to === 'string' && j.redirect_to.includes('code=')
+            );
+          })();
+        if (ok) login.done++;
+        else {
+          if (status >= 200 && status < 300) login.unexpected++;
+          sample(`password ${status} ${body}`);
+        }
+      },
+    },
+  ];
+}
+
+// ---- run -------------------------------------------------------------------------------------------
+
+const serverPids = spec.serverPids ?? [];
+const dbPids = spec.dbPid ? [spec.dbPid] : [];
+const s0 = treeTicks(serverPids);
+const mainTicks = () => serverPids.map((p) => threadTicks(p)).reduce((a, b) => a + b, 0);
+const st0 = mainTicks();
+const th0 = serverPids.length ? threadsOf(serverPids[0] as number) : new Map();
+const d0 = treeTicks(dbPids);
+const m0 = machineTicks();
+const c0 = process.cpuUsage();
+const t0 = performance.now();
+
+const r = await autocannon({
+  url: `${spec.base}${spec.kind === 'get' ? (spec.path ?? '/') : ''}`,
+  connections: spec.c,
+  duration: spec.d,
+  timeout: 30,
+  ...(spec.kind === 'login' ? { requests: loginRequests() } : {}),
+});
+
+const wall = (performance.now() - t0) / 1000;
+const c1 = process.cpuUsage(c0);
+const m1 = machineTicks();
+const serverCores = (treeTicks(serverPids) - s0) / HZ / wall;
+const serverMainCores = (mainTicks() - st0) / HZ / wall;
+const th1 = serverPids.length ? threadsOf(serverPids[0] as number) : new Map();
+const serverThreads = [...th1.entries()]
+  .map(([tid, t]) => {
+    const b = th0.get(tid) ?? { user: 0, sys: 0 };
+    return {
+      tid,
+      main: tid === serverPids[0],
+      user: (t.user - b.user) / HZ / wall,
+      sys: (t.sys - b.sys) / HZ / wall,
+    };
+  })
+  .filter((t) => t.main || t.user + t.sys >= 0.005)
+  .sort((a, b) => Number(b.main) - Number(a.main) || b.user + b.sys - (a.user + a.sys))
+  .map((t) => ({ ...t, user: +t.user.toFixed(3), sys: +t.sys.toFixed(3) }));
+const dbCores = (treeTicks(dbPids) - d0) / HZ / wall;
+const genCores = (c1.user + c1.system) / 1e6 / wall;
+const boxCores = ((m1.busy - m0.busy) / Math.max(1, m1.total - m0.total)) * NCPU;
+
+const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, v.count]));
+const httpTotal = Object.values(statusCodes).reduce((a, b) => a + b, 0);
+let lat: { p50: number; p90: number; p99: number; max: number };
+let reqS: number;
+let reqTotal: number;
+if (spec.kind === 'login') {
+  const sorted = login.lat.sort((a, b) => a - b);
+  lat = {
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    max: sorted[sorted.length - 1] ?? Number.NaN,
+  };
+  reqTotal = login.done;
+  reqS = login.done / wall;
+} else {
+  lat = { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max };
+  reqTotal = httpTotal;
+  reqS = r.requests.average;
+}
+const round = (x: number, n = 2) => +x.toFixed(n);
+const result: LtResult = {
+  label: spec.label,
+  kind: spec.kind,
+  c: spec.c,
+  d: spec.d,
+  wall_s: round(wall),
+  req_s: round(reqS, 1),
+  req_total: reqTotal,
+  http_total: httpTotal,
+  http_req_s: round(httpTotal / wall, 1),
+  lat_p50_ms: round(lat.p50, 1),
+  lat_p90_ms: round(lat.p90, 1),
+  lat_p99_ms: round(lat.p99, 1),
+  lat_max_ms: round(lat.max, 1),
+  non2xx: r.non2xx,
+  errors: r.errors,
+  timeouts: r.timeouts,
+  unexpected: spec.kind === 'login' ? login.unexpected : 0,
+  status_codes: statusCodes,
+  unexpected_samples: samples,
+  server_cores: round(serverCores),
+  server_main_cores: round(serverMainCores),
+  server_threads: serverThreads,
+  db_cores: dbPids.length ? round(dbCores) : null,
+  loadgen_cores: round(genCores),
+  box_busy_cores: round(boxCores),
+  foreign_cores: round(Math.max(0, boxCores - serverCores - genCores - (dbPids.length ? dbCores : 0))),
+};
+process.stdout.write(`${JSON.stringify(result)}\n`);
