@@ -58,10 +58,20 @@ interface Loaded {
   evaluation: Evaluation;
 }
 
-export async function loadAll(app: AppContext, q: Tx, realm: RealmRow, t: SigninTx): Promise<Loaded> {
-  const client = await findClient(q, realm.id, t.clientId);
+/**
+ * Client, policy and the facts for a transaction. A step changes neither the client nor the realm
+ * policy, so re-evaluating after it passes them in and only the account facts are read again.
+ */
+export async function loadAll(
+  app: AppContext,
+  q: Tx,
+  realm: RealmRow,
+  t: SigninTx,
+  known?: { client: ClientRow; policy: RealmPolicy },
+): Promise<Loaded> {
+  const client = known?.client ?? (await findClient(q, realm.id, t.clientId));
   if (!client) throw problem.notFound('the transaction client no longer exists');
-  const policy = await currentPolicy(q, realm.id);
+  const policy = known?.policy ?? (await currentPolicy(q, realm.id));
   const facts = await loadFacts(q, t, { client, policy, adminAudience: adminAudienceOf(app, realm) });
   return { client, policy, facts, evaluation: evaluate(t, facts) };
 }
@@ -126,7 +136,15 @@ async function runStepUnpadded(
     const before = await loadAll(app, q, realm, stored.tx);
     if (before.client.state !== 'active') {
       // A client disabled while its sign-in was in flight gets no code: a policy denial.
-      const denied = await settle(app, q, realm, fail(stored.tx, 'access_denied'), now, correlationId);
+      const denied = await settle(
+        app,
+        q,
+        realm,
+        fail(stored.tx, 'access_denied'),
+        now,
+        correlationId,
+        before,
+      );
       return { expired: false as const, ...denied, oneTime: undefined };
     }
     if (!offered(step, before.evaluation)) {
@@ -141,7 +159,7 @@ async function runStepUnpadded(
     );
     return {
       expired: false as const,
-      ...(await settle(app, q, realm, outcome.tx, now, correlationId)),
+      ...(await settle(app, q, realm, outcome.tx, now, correlationId, before)),
       oneTime: outcome.oneTime,
     };
   });
@@ -168,11 +186,12 @@ async function settle(
   t: SigninTx,
   now: Date,
   correlationId: string,
+  known: { client: ClientRow; policy: RealmPolicy },
 ) {
   let tx = t;
   let evaluation: Evaluation | null = null;
   let sessionCookie: StepResponse['sessionCookie'];
-  const after = await loadAll(app, q, realm, tx);
+  const after = await loadAll(app, q, realm, tx, known);
   if (tx.status === 'pending') {
     evaluation = after.evaluation;
     if (evaluation.kind === 'complete') {

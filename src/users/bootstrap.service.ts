@@ -15,7 +15,7 @@ import { findRealmByName, type RealmRow } from '../realms/realm.repo.ts';
 import { createRealmInTx, prepareRealm } from '../realms/realm.service.ts';
 import { isValidIdentifier } from './identifiers.ts';
 import type { PasswordHasher } from './password-hasher.ts';
-import { findUserByIdentifier, insertIdentifier, insertPassword, insertUser } from './users.repo.ts';
+import { findUserByIdentifier, insertIdentifier, insertUser, setPassword } from './users.repo.ts';
 
 export const MIN_ADMIN_PASSWORD_LENGTH = 12;
 const MAX_PASSWORD_BYTES = 1024;
@@ -84,7 +84,7 @@ export async function bootstrapAdministrator(
         { realmId, userId: user.id, type: 'email', value: input.email, verified: true, primary: true },
         now,
       );
-      await insertPassword(tx, realmId, user.id, verifier, now);
+      await setPassword(tx, realmId, user.id, verifier, now);
       await assignRealmRole(
         tx,
         {

@@ -55,19 +55,6 @@ export const findUserByIdentifier = (q: Queryable, realmId: string, type: Identi
     [realmId, type, identifierKey(type, value)],
   );
 
-export async function insertPassword(
-  tx: Tx,
-  realmId: string,
-  userId: string,
-  v: PasswordVerifier,
-  now: Date,
-) {
-  await tx.query(
-    `insert into password_credentials (realm_id, user_id, hash, pepper_version, created_at) values ($1, $2, $3, $4, $5)`,
-    [realmId, userId, v.hash, v.pepperVersion, now],
-  );
-}
-
 export const countUsers = async (q: Queryable, realmId: string): Promise<number> =>
   Number(
     (await q.query<{ n: string }>('select count(*) as n from users where realm_id = $1', [realmId])).rows[0]
@@ -89,13 +76,8 @@ export async function findPasswordVerifier(
     : null;
 }
 
-export async function upsertPassword(
-  tx: Tx,
-  realmId: string,
-  userId: string,
-  v: PasswordVerifier,
-  now: Date,
-) {
+/** Sets the account's password verifier: the first one, or a replacement (which clears `compromised`). */
+export async function setPassword(tx: Tx, realmId: string, userId: string, v: PasswordVerifier, now: Date) {
   await tx.query(
     `insert into password_credentials (realm_id, user_id, hash, pepper_version, created_at) values ($1, $2, $3, $4, $5)
      on conflict (realm_id, user_id) do update set hash = excluded.hash, pepper_version = excluded.pepper_version,

@@ -7,7 +7,7 @@ import type { Db } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { isValidIdentifier } from './identifiers.ts';
 import type { PasswordHasher } from './password-hasher.ts';
-import { insertIdentifier, insertPassword, insertUser, type UserRow } from './users.repo.ts';
+import { insertIdentifier, insertUser, setPassword, type UserRow } from './users.repo.ts';
 
 export interface NewUser {
   email?: string;
@@ -72,7 +72,7 @@ export async function createUser(
         now,
       );
     }
-    if (verifier) await insertPassword(tx, realmId, user.id, verifier, now);
+    if (verifier) await setPassword(tx, realmId, user.id, verifier, now);
     await recordAudit(
       tx,
       {

@@ -5,7 +5,7 @@ import { object, string } from '../../platform/http/decode.ts';
 import { policyValue } from '../../realms/policy.repo.ts';
 import { revokeUserSessions } from '../../sessions/sessions.repo.ts';
 import type { PasswordVerifier } from '../../users/password-hasher.ts';
-import { removeRequiredAction, upsertPassword } from '../../users/users.repo.ts';
+import { removeRequiredAction, setPassword } from '../../users/users.repo.ts';
 import type { Step } from './step.ts';
 
 /** The minimum the service enforces; realms may ask for more once password policy lands. */
@@ -20,7 +20,7 @@ export const updatePasswordStep: Step<{ newPassword: string }, PasswordVerifier>
   prepare: (app, _t, body) => app.hasher.hash(body.newPassword),
   async run(q, t, _body, ctx, verifier) {
     const userId = t.userId as string; // the step is offered only after primary authentication
-    await upsertPassword(q, t.realmId, userId, verifier, ctx.now);
+    await setPassword(q, t.realmId, userId, verifier, ctx.now);
     await removeRequiredAction(q, t.realmId, userId, 'update_password', ctx.now);
     // Other sessions ended with the old password unless the realm keeps them (spec doc 1,
     // policy password.revoke_sessions_on_change, default true).
