@@ -5,6 +5,7 @@
 // URI are known to be valid; before that they are answered here.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../main/context.ts';
+import { camelCase } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { findRequestedRealm } from '../signin/advance.ts';
 import { authorize } from '../signin/authorize.service.ts';
@@ -46,30 +47,13 @@ function startInputFrom(q: Query): StartInput {
   if (maxAge !== undefined && !/^\d{1,9}$/.test(maxAge))
     throw problem.invalidRequest('max_age must be a non-negative integer');
   const input: StartInput = { resource };
-  const set = <K extends keyof StartInput>(key: K, value: StartInput[K] | undefined) => {
-    if (value !== undefined) input[key] = value;
-  };
-  set('clientId', one('client_id'));
-  set('redirectUri', one('redirect_uri'));
-  set('responseType', one('response_type'));
-  set('scope', one('scope'));
-  set('state', one('state'));
-  set('nonce', one('nonce'));
-  set('codeChallenge', one('code_challenge'));
-  set('codeChallengeMethod', one('code_challenge_method'));
-  set('organization', one('organization'));
-  set('loginHint', one('login_hint'));
-  set('uiLocales', one('ui_locales'));
-  set('prompt', one('prompt'));
-  set('maxAge', maxAge === undefined ? undefined : Number(maxAge));
-  set('acrValues', one('acr_values'));
-  set('claims', one('claims'));
-  set('requestUri', one('request_uri'));
-  set('responseMode', one('response_mode'));
+  const fields = input as Record<string, unknown>;
+  for (const name of SINGLE) {
+    const value = one(name);
+    if (value !== undefined) fields[camelCase(name)] = name === 'max_age' ? Number(value) : value;
+  }
   return input;
 }
-
-/** The realm's login UI as an absolute http(s) URL; without one no browser sign-in can start. */
 
 export function registerAuthorize(app: FastifyInstance, ctx: AppContext): void {
   const secure = ctx.config.server.publicOrigin.startsWith('https:');

@@ -10,7 +10,7 @@ import type { Queryable } from '../platform/db/db.ts';
 import { cutUtf8, utf8Length } from '../platform/utf8.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { hasNul, withoutNul } from './text.ts';
-import type { Intent, ResponseMode } from './transaction.ts';
+import type { Intent, ResponseMode, SigninTx } from './transaction.ts';
 
 export const MAX_RESOURCES = 5;
 export const MAX_AUTHORIZE_LOGIN_HINT_BYTES = 512;
@@ -44,24 +44,25 @@ export interface StartInput {
   userAgent?: string;
 }
 
-export interface StartParams {
-  client: ClientRow;
-  redirectUri: string;
-  responseMode: ResponseMode;
-  scopes: string[];
-  resources: string[];
-  state: string | null;
-  nonce: string | null;
-  codeChallenge: string;
-  prompt: string[];
-  maxAge: number | null;
-  acrValues: string[];
-  loginHint: string | null;
-  uiLocales: string | null;
-  userAgent: string | null;
-  organization: string | null;
-  intent: Intent;
-}
+/** The validated request: the transaction's request fields, with the client row itself. */
+export type StartParams = Pick<
+  SigninTx,
+  | 'redirectUri'
+  | 'responseMode'
+  | 'scopes'
+  | 'resources'
+  | 'state'
+  | 'nonce'
+  | 'codeChallenge'
+  | 'prompt'
+  | 'maxAge'
+  | 'acrValues'
+  | 'loginHint'
+  | 'uiLocales'
+  | 'userAgent'
+  | 'organization'
+  | 'intent'
+> & { client: ClientRow };
 
 /** `direct`: answer the caller (400); `redirect`: send the error to the validated redirect URI. */
 export type StartError =
