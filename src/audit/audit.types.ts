@@ -24,7 +24,26 @@ export type AuditType =
   | 'user.reactivated'
   | 'user.password_changed'
   | 'user.required_actions.completed'
-  | 'consent.granted';
+  | 'consent.granted'
+  | 'user.updated'
+  | 'user.password_set'
+  | 'user.suspended'
+  | 'user.locked'
+  | 'user.deleted'
+  | 'user.sessions_revoked'
+  | 'user.password_compromised'
+  | 'session.revoked'
+  | 'client.updated'
+  | 'client.state_changed'
+  | 'client.resource_grant.set'
+  | 'resource.created'
+  | 'resource.updated'
+  | 'resource.introspector.added'
+  | 'token.code_replayed'
+  | 'token.refresh_reuse_detected'
+  | 'token.revoked'
+  | 'token.exchanged'
+  | 'user.logged_out';
 
 export type AuditCategory =
   | 'configuration'

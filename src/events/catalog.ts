@@ -7,6 +7,13 @@ export interface EventData {
   'session.revoked': { user_id: string; session_id: string; reason: string };
   'user.recovery_restricted': { user_id: string; state: string; reason: string };
   'user.reactivated': { user_id: string; state: string; reason: string };
+  'user.suspended': { user_id: string; state: string };
+  'user.locked': { user_id: string; state: string };
+  'user.deleted': { user_id: string };
+  'security.refresh_reuse_detected': { subject_id: string; family_id: string };
+  'security.credential_compromised': { user_id: string };
+  'client.state_changed': { client_ref: string; state: string };
+  'service_principal.state_changed': { service_principal_id: string; state: string };
   'security.alert': {
     signal: string;
     audit_event_id: string;

@@ -1,6 +1,7 @@
 // Composition: everything a process needs, built once from the operator configuration.
 import { resolve } from 'node:path';
 import { KeyStore } from '../keys/key-store.ts';
+import { AccessTokenVerifier } from '../oauth/tokens/verify-access-token.ts';
 import type { MetricsAuth } from '../ops/internal.routes.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import type { Config } from '../platform/config/settings.ts';
@@ -24,6 +25,8 @@ export interface AppContext {
   log: Logger;
   metrics: Metrics;
   keyStore: KeyStore;
+  /** Offline verification of this service's own access tokens (the live checks come on top). */
+  tokenVerifier: AccessTokenVerifier;
   hasher: PasswordHasher;
   migrations: Migration[];
   metricsAuth: MetricsAuth;
@@ -78,6 +81,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const metricsAuth = await resolveMetricsAuth(config, env, log);
   const db = opts.db ?? (await openDatabase(config));
   const clock = opts.clock ?? systemClock;
+  const keyStore = new KeyStore(db, root, clock);
   return {
     config,
     db,
@@ -87,7 +91,13 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     clock,
     log,
     metrics: new Metrics(),
-    keyStore: new KeyStore(db, root, clock),
+    keyStore,
+    tokenVerifier: new AccessTokenVerifier({
+      keySets: keyStore,
+      clock,
+      clockSkewMs: config.tokens.clockSkewMs,
+      maxTokenBytes: config.limits.maxTokenBytes,
+    }),
     hasher: new PasswordHasher(config.security.password, pepper),
     migrations: loadMigrations(),
     metricsAuth,

@@ -17,7 +17,11 @@ export type IdPrefix =
   | 'org'
   | 'dec'
   | 'rcb'
-  | 'csk';
+  | 'csk'
+  | 'res'
+  | 'spr'
+  | 'grt'
+  | 'rtf';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -41,7 +41,7 @@ export interface HarnessOptions {
   clock?: Clock;
   env?: NodeJS.ProcessEnv;
   /** Called with the public app before it listens (tests that need an extra route). */
-  beforeListen?: (app: FastifyInstance) => void;
+  beforeListen?: (app: FastifyInstance, ctx: AppContext) => void;
 }
 
 export function testConfig(overrides: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}) {
@@ -79,7 +79,7 @@ export async function startHarness(t: TestContext, opts: HarnessOptions = {}): P
     ...(opts.clock ? { clock: opts.clock } : {}),
   });
   const publicApp = buildPublicApp(ctx);
-  opts.beforeListen?.(publicApp);
+  opts.beforeListen?.(publicApp, ctx);
   const internalApp = buildInternalApp(ctx);
   await publicApp.listen({ host: '127.0.0.1', port: 0 });
   await internalApp.listen({ host: '127.0.0.1', port: 0 });

@@ -1,0 +1,163 @@
+// Bearer authentication of the service's own APIs (spec doc 1, Authentication 4 and 7): the
+// administration API takes an admin-audience token from an MFA session (or a service principal's
+// token) and checks named permissions; /me takes an account-audience token. Every request runs
+// the live checks of doc 2, Revocation exposure, so a revocation counts from its commit.
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../main/context.ts';
+import { checkLiveness, type RoleHolding } from '../oauth/tokens/token-liveness.ts';
+import type { VerifiedAccessToken } from '../oauth/tokens/verify-access-token.ts';
+import { bearerToken } from '../platform/http/bearer.ts';
+import { Problem, problem } from '../platform/http/problem.ts';
+import type { RealmRow } from '../realms/realm.repo.ts';
+import {
+  accountAudience,
+  adminAudience,
+  BUILTIN_ACCOUNT,
+  BUILTIN_ADMIN,
+  issuerOf,
+} from '../resources/builtin-resources.ts';
+import { BUILTIN_ROLES } from './permissions.ts';
+
+export type ApiAudience = 'admin' | 'account';
+
+export interface ApiCaller {
+  kind: 'user' | 'service_principal';
+  /** User id or service principal id (the token's sub). */
+  id: string;
+  clientId: string;
+  sessionId: string | null;
+  /** Seconds since the epoch, when the token says. */
+  authTime: number | null;
+  sessionMfa: boolean;
+  recoveryRestricted: boolean;
+  permissions: ReadonlySet<string>;
+  token: VerifiedAccessToken;
+}
+
+export interface ApiAuthOptions {
+  audience: ApiAudience;
+  /** Every one of these is needed (administration API). */
+  permissions?: readonly string[];
+  /** Authentication within security.recent_auth_window is needed. */
+  recentAuth?: boolean;
+}
+
+const challenge = (error: 'invalid_token' | 'invalid_request', description?: string) => ({
+  'www-authenticate': `Bearer error="${error}"${description ? `, error_description="${description}"` : ''}`,
+});
+
+export const invalidToken = (detail = 'the access token is missing, invalid or no longer active') =>
+  problem.unauthorized(detail, challenge('invalid_token'));
+
+const builtinPermissions = new Map<string, readonly string[]>(
+  Object.values(BUILTIN_ROLES).map((r) => [r.name, r.permissions]),
+);
+
+/** Built-in roles take their permissions from code, so later releases reach existing realms. */
+export function permissionsOf(roles: readonly RoleHolding[]): Set<string> {
+  const out = new Set<string>();
+  for (const role of roles) {
+    const perms = role.builtin ? (builtinPermissions.get(role.name) ?? []) : role.permissions;
+    for (const p of perms) out.add(p);
+  }
+  return out;
+}
+
+function presentedToken(app: AppContext, req: FastifyRequest): string {
+  // The token travels in the Authorization header only (doc 1, Authentication 7).
+  const query = req.query as Record<string, unknown> | undefined;
+  if (query && 'access_token' in query) {
+    throw new Problem(
+      400,
+      'invalid_request',
+      'send the access token in the Authorization header, not the query',
+      undefined,
+      challenge('invalid_request'),
+    );
+  }
+  const header = req.headers.authorization;
+  if (header === undefined)
+    throw problem.unauthorized('an access token is required', { 'www-authenticate': 'Bearer' });
+  const token = bearerToken(header, app.config.limits.maxTokenBytes);
+  if (!token) throw invalidToken();
+  return token;
+}
+
+/** Authenticates and authorizes one API request; throws the problem the caller must see. */
+export async function authenticateApiCall(
+  app: AppContext,
+  req: FastifyRequest,
+  realm: RealmRow,
+  opts: ApiAuthOptions,
+): Promise<ApiCaller> {
+  const token = presentedToken(app, req);
+  const origin = app.config.server.publicOrigin;
+  const audience =
+    opts.audience === 'admin' ? adminAudience(origin, realm.name) : accountAudience(origin, realm.name);
+  const verified = await app.tokenVerifier.verify(token, {
+    realmName: realm.name,
+    issuer: issuerOf(origin, realm.name),
+    audience,
+  });
+  if (!verified.ok) throw invalidToken();
+  const t = verified.token;
+  const now = app.clock.now();
+  const live = await checkLiveness(
+    app.db,
+    {
+      realmId: realm.id,
+      subject: t.subject,
+      clientId: t.clientId,
+      tokenId: t.tokenId,
+      issuedAt: t.issuedAt,
+      sessionId: t.sessionId,
+      audience,
+      resourceId: opts.audience === 'admin' ? BUILTIN_ADMIN : BUILTIN_ACCOUNT,
+      exchanged: t.act !== null,
+      withRoles: opts.audience === 'admin',
+    },
+    now,
+  );
+  if (!live.active || live.subjectType === null) throw invalidToken();
+  const caller: ApiCaller = {
+    kind: live.subjectType,
+    id: t.subject,
+    clientId: t.clientId,
+    sessionId: t.sessionId,
+    authTime: t.authTime,
+    sessionMfa: live.sessionMfa,
+    recoveryRestricted: live.sessionRecoveryRestricted || live.userState === 'recovery_restricted',
+    permissions: permissionsOf(live.roles),
+    token: t,
+  };
+  if (opts.audience === 'admin') authorizeAdmin(app, caller, opts, now);
+  return caller;
+}
+
+function authorizeAdmin(app: AppContext, caller: ApiCaller, opts: ApiAuthOptions, now: Date): void {
+  if (caller.kind === 'user') {
+    // doc 1 Errors: administration needs an MFA session; a recovery-restricted one does not count.
+    if (!caller.sessionMfa || caller.recoveryRestricted || caller.sessionId === null) {
+      throw new Problem(403, 'mfa_required', 'administration needs a session that completed MFA');
+    }
+  }
+  for (const p of opts.permissions ?? []) {
+    if (!caller.permissions.has(p)) throw problem.forbidden(`permission ${p} is missing`);
+  }
+  if (opts.recentAuth) requireRecentAuth(app, caller, now);
+}
+
+/** SPEC-DECISIONS 13: too old an authentication answers step_up_required with the obligation. */
+export function requireRecentAuth(app: AppContext, caller: ApiCaller, now: Date): void {
+  if (caller.kind === 'service_principal') return;
+  const windowMs = app.config.security.recentAuthWindowMs;
+  const authTimeMs = caller.authTime === null ? null : caller.authTime * 1000;
+  if (authTimeMs !== null && now.getTime() - authTimeMs <= windowMs) return;
+  throw new Problem(403, 'step_up_required', 'this operation needs a recent sign-in', {
+    obligation: {
+      type: 'reauthenticate',
+      required_profile: 'recent',
+      max_age_seconds: Math.floor(windowMs / 1000),
+    },
+  });
+}

@@ -1,0 +1,137 @@
+// The live checks behind every online use of an access token: the service's own APIs, UserInfo
+// and introspection (spec doc 2, Revocation exposure). One SQL statement answers all of them, so
+// an introspection costs one database round trip; nothing here is cached.
+import { one, type Queryable } from '../../platform/db/db.ts';
+
+export interface TokenFacts {
+  realmId: string;
+  subject: string;
+  clientId: string;
+  tokenId: string;
+  /** NumericDate seconds */
+  issuedAt: number;
+  sessionId: string | null;
+  audience: string;
+  /** The resource id of the audience (builtin:<name> or res_…). */
+  resourceId: string;
+  /** The token came from a token exchange (it has an act claim). */
+  exchanged: boolean;
+  /** Also load the subject's realm-level roles (administration API). */
+  withRoles?: boolean;
+}
+
+export type Inactivity =
+  | 'client_inactive'
+  | 'subject_inactive'
+  | 'session_inactive'
+  | 'account_revoked'
+  | 'token_revoked'
+  | 'grant_inactive'
+  | 'resource_inactive';
+
+export interface RoleHolding {
+  name: string;
+  builtin: boolean;
+  permissions: string[];
+}
+
+export interface Liveness {
+  active: boolean;
+  reason: Inactivity | null;
+  subjectType: 'user' | 'service_principal' | null;
+  /** Current authorization version of the subject. */
+  authzVersion: number | null;
+  userState: string | null;
+  /** The session completed MFA. */
+  sessionMfa: boolean;
+  sessionRecoveryRestricted: boolean;
+  roles: RoleHolding[];
+}
+
+interface LivenessRow {
+  client_state: string | null;
+  client_row_id: string | null;
+  user_state: string | null;
+  user_authz: number | null;
+  principal_state: string | null;
+  principal_authz: number | null;
+  session_live: boolean | null;
+  session_mfa: boolean | null;
+  session_restricted: boolean | null;
+  revoked_before: number | null;
+  jti_revoked: boolean;
+  user_grant: boolean;
+  exchange_grant: boolean;
+  resource_state: string | null;
+  roles: RoleHolding[] | null;
+}
+
+// Users in these states hold no live tokens (doc 1, Account states).
+const LIVE_USER_STATES = new Set(['active', 'recovery_restricted', 'pending_verification']);
+
+const SQL = `
+select c.state as client_state, c.id as client_row_id,
+  u.state as user_state, u.authz_version as user_authz,
+  p.state as principal_state, p.authz_version as principal_authz,
+  (select s.revoked_at is null and s.idle_expires_at > $8 and s.absolute_expires_at > $8
+     from sessions s where s.realm_id = $1 and s.id = $5 and s.user_id = $2) as session_live,
+  (select s.mfa from sessions s where s.realm_id = $1 and s.id = $5) as session_mfa,
+  (select s.recovery_restricted from sessions s where s.realm_id = $1 and s.id = $5) as session_restricted,
+  (select extract(epoch from r.revoked_before)::float8 from user_revocations r
+     where r.realm_id = $1 and r.user_id = $2) as revoked_before,
+  exists (select 1 from token_revocations t where t.realm_id = $1 and t.jti = $4) as jti_revoked,
+  exists (select 1 from oauth_grants g where g.realm_id = $1 and g.user_id = $2 and g.client_id = $3
+     and g.revoked_at is null) as user_grant,
+  exists (select 1 from client_resource_grants x where x.realm_id = $1 and x.client_row_id = c.id
+     and x.resource_id = $7) as exchange_grant,
+  (select r.state from resources r where r.realm_id = $1 and r.id = $7) as resource_state,
+  case when $9::boolean then (
+    select json_agg(json_build_object('name', ro.name, 'builtin', ro.builtin, 'permissions', ro.permissions))
+      from role_assignments ra join roles ro on ro.realm_id = ra.realm_id and ro.id = ra.role_id
+     where ra.realm_id = $1 and ra.subject_id = $2 and ra.scope_type = 'realm'
+       and ra.subject_type = (case when u.id is not null then 'user' else 'service_principal' end))
+  end as roles
+from (select 1) one
+left join clients c on c.realm_id = $1 and c.client_id = $3
+left join users u on u.realm_id = $1 and u.id = $2
+left join service_principals p on p.realm_id = $1 and p.id = $2
+where $6::text is not null`;
+
+export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Promise<Liveness> {
+  const r = await one<LivenessRow>(q, SQL, [
+    f.realmId,
+    f.subject,
+    f.clientId,
+    f.tokenId,
+    f.sessionId,
+    f.audience,
+    f.resourceId,
+    now,
+    f.withRoles ?? false,
+  ]);
+  const subjectType =
+    r.user_state !== null ? 'user' : r.principal_state !== null ? 'service_principal' : null;
+  const result = (reason: Inactivity | null): Liveness => ({
+    active: reason === null,
+    reason,
+    subjectType,
+    authzVersion: r.user_authz ?? r.principal_authz,
+    userState: r.user_state,
+    sessionMfa: r.session_mfa === true,
+    sessionRecoveryRestricted: r.session_restricted === true,
+    roles: r.roles ?? [],
+  });
+  if (r.client_state !== 'active') return result('client_inactive');
+  if (f.resourceId.startsWith('res_') && r.resource_state !== 'active') return result('resource_inactive');
+  if (r.jti_revoked) return result('token_revoked');
+  if (subjectType === 'service_principal') {
+    return result(r.principal_state === 'active' ? null : 'subject_inactive');
+  }
+  if (subjectType === null || !LIVE_USER_STATES.has(r.user_state ?? '')) return result('subject_inactive');
+  // One-second resolution: a token issued in the revoking second is revoked too.
+  if (r.revoked_before !== null && f.issuedAt <= Math.floor(r.revoked_before))
+    return result('account_revoked');
+  if (f.sessionId !== null && r.session_live !== true) return result('session_inactive');
+  if (f.exchanged ? !r.exchange_grant : !r.user_grant) return result('grant_inactive');
+  return result(null);
+}

@@ -1,0 +1,121 @@
+// Callers of the administration and account APIs for tests: an administrator (realm-admin role,
+// an MFA session, a grant to identity-cli) holding an access token signed by the realm's active
+// key, as the token endpoint would issue it. Tests of the token endpoint itself get their tokens
+// through HTTP; this kit is for tests of what sits behind the bearer check.
+import { assignRealmRole, findRoleByName } from '../../src/authz/roles.repo.ts';
+import { CLI_CLIENT_ID } from '../../src/clients/builtin-clients.ts';
+import { upsertGrant } from '../../src/oauth/grants.repo.ts';
+import { signAccessToken } from '../../src/oauth/tokens/access-token.ts';
+import type { RealmRow } from '../../src/realms/realm.repo.ts';
+import { accountAudience, adminAudience, issuerOf } from '../../src/resources/builtin-resources.ts';
+import { STANDARD } from '../../src/sessions/session-lifetimes.ts';
+import { insertSession } from '../../src/sessions/sessions.repo.ts';
+import type { Harness } from './harness.ts';
+
+export interface ApiCallerKit {
+  userId: string;
+  sessionId: string;
+  token: string;
+  /** JSON request with the bearer; body objects are sent as application/json. */
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
+}
+
+export interface CallerOptions {
+  audience?: 'admin' | 'account';
+  /** Role names to assign at realm level; default realm-admin (admin) or none (account). */
+  roles?: string[];
+  mfa?: boolean;
+  /** Seconds the sign-in lies in the past (recent-authentication tests). */
+  authAgeSeconds?: number;
+  email?: string;
+  userId?: string;
+  lifetimeSeconds?: number;
+}
+
+export async function apiCaller(
+  h: Harness,
+  realm: RealmRow,
+  opts: CallerOptions = {},
+): Promise<ApiCallerKit> {
+  const audienceKind = opts.audience ?? 'admin';
+  const now = h.ctx.clock.now();
+  const userId =
+    opts.userId ??
+    (
+      await h.createUser(realm, {
+        email: opts.email ?? `admin-${now.getTime()}-${Math.random().toString(36).slice(2, 8)}@example.com`,
+      })
+    ).id;
+  const roles = opts.roles ?? (audienceKind === 'admin' ? ['realm-admin'] : []);
+  const authTime = new Date(now.getTime() - (opts.authAgeSeconds ?? 0) * 1000);
+  const session = await h.ctx.db.tx(async (tx) => {
+    for (const name of roles) {
+      const role = await findRoleByName(tx, realm.id, name);
+      if (!role) throw new Error(`no role ${name}`);
+      await assignRealmRole(
+        tx,
+        { realmId: realm.id, roleId: role.id, subjectType: 'user', subjectId: userId, source: 'test' },
+        now,
+      );
+    }
+    await upsertGrant(
+      tx,
+      { realmId: realm.id, userId, clientId: CLI_CLIENT_ID, scopes: [], resources: [] },
+      now,
+    );
+    const mfa = opts.mfa ?? true;
+    const s = await insertSession(
+      tx,
+      {
+        realmId: realm.id,
+        userId,
+        cookieDigest: null,
+        amr: mfa ? ['pwd', 'otp'] : ['pwd'],
+        acr: mfa ? 'mfa' : 'basic',
+        mfa,
+        recoveryRestricted: false,
+        rememberMe: false,
+        transient: false,
+        lifetimes: STANDARD,
+      },
+      now,
+    );
+    await tx.query('update sessions set auth_time = $3 where realm_id = $1 and id = $2', [
+      realm.id,
+      s.id,
+      authTime,
+    ]);
+    return s;
+  });
+  const signer = await h.ctx.keyStore.activeSigner(realm.id);
+  if (!signer) throw new Error('realm has no active signing key');
+  const origin = h.ctx.config.server.publicOrigin;
+  const { token } = await signAccessToken(
+    {
+      issuer: issuerOf(origin, realm.name),
+      subject: userId,
+      audience:
+        audienceKind === 'admin' ? adminAudience(origin, realm.name) : accountAudience(origin, realm.name),
+      clientId: CLI_CLIENT_ID,
+      scopes: [],
+      lifetimeSeconds: opts.lifetimeSeconds ?? 300,
+      authTime,
+      acr: session.acr,
+      amr: session.amr,
+      sessionId: session.id,
+    },
+    signer,
+    now,
+  );
+  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    h.get(`/api/v1/realms/${realm.name}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+  return { userId, sessionId: session.id, token, call };
+}
