@@ -35,15 +35,21 @@ export type AuditType =
   | 'session.revoked'
   | 'client.updated'
   | 'client.state_changed'
+  | 'service_principal.created'
+  | 'service_principal.state_changed'
   | 'client.resource_grant.set'
   | 'resource.created'
   | 'resource.updated'
   | 'resource.introspector.added'
+  | 'resource.introspector.removed'
+  | 'client.resource_grant.removed'
   | 'token.code_replayed'
   | 'token.refresh_reuse_detected'
   | 'token.revoked'
   | 'token.exchanged'
-  | 'user.logged_out';
+  | 'user.logged_out'
+  | 'user.read'
+  | 'user.search';
 
 export type AuditCategory =
   | 'configuration'
@@ -51,7 +57,8 @@ export type AuditCategory =
   | 'identity'
   | 'operations'
   | 'emergency'
-  | 'privacy';
+  | 'privacy'
+  | 'data_access';
 
 export type ActorType = 'user' | 'service_principal' | 'client' | 'system' | 'operator';
 

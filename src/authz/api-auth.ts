@@ -4,7 +4,7 @@
 // the live checks of doc 2, Revocation exposure, so a revocation counts from its commit.
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../main/context.ts';
-import { checkLiveness, type RoleHolding } from '../oauth/tokens/token-liveness.ts';
+import { checkLiveness, type Liveness, type RoleHolding } from '../oauth/tokens/token-liveness.ts';
 import type { VerifiedAccessToken } from '../oauth/tokens/verify-access-token.ts';
 import { bearerToken } from '../platform/http/bearer.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -83,6 +83,42 @@ function presentedToken(app: AppContext, req: FastifyRequest): string {
   return token;
 }
 
+/**
+ * One of this service's own access tokens for one of its own audiences, verified offline and
+ * then live; null when it is neither valid nor active.
+ */
+export async function verifyOwnToken(
+  app: AppContext,
+  realm: RealmRow,
+  token: string,
+  target: { audience: string; resourceId: string; withRoles?: boolean; now: Date },
+): Promise<{ token: VerifiedAccessToken; live: Liveness } | null> {
+  const verified = await app.tokenVerifier.verify(token, {
+    realmName: realm.name,
+    issuer: issuerOf(app.config.server.publicOrigin, realm.name),
+    audience: target.audience,
+  });
+  if (!verified.ok) return null;
+  const t = verified.token;
+  const live = await checkLiveness(
+    app.db,
+    {
+      realmId: realm.id,
+      subject: t.subject,
+      clientId: t.clientId,
+      tokenId: t.tokenId,
+      issuedAt: t.issuedAt,
+      sessionId: t.sessionId,
+      audience: target.audience,
+      resourceId: target.resourceId,
+      exchanged: t.act !== null,
+      withRoles: target.withRoles ?? false,
+    },
+    target.now,
+  );
+  return live.active ? { token: t, live } : null;
+}
+
 /** Authenticates and authorizes one API request; throws the problem the caller must see. */
 export async function authenticateApiCall(
   app: AppContext,
@@ -94,31 +130,16 @@ export async function authenticateApiCall(
   const origin = app.config.server.publicOrigin;
   const audience =
     opts.audience === 'admin' ? adminAudience(origin, realm.name) : accountAudience(origin, realm.name);
-  const verified = await app.tokenVerifier.verify(token, {
-    realmName: realm.name,
-    issuer: issuerOf(origin, realm.name),
-    audience,
-  });
-  if (!verified.ok) throw invalidToken();
-  const t = verified.token;
   const now = app.clock.now();
-  const live = await checkLiveness(
-    app.db,
-    {
-      realmId: realm.id,
-      subject: t.subject,
-      clientId: t.clientId,
-      tokenId: t.tokenId,
-      issuedAt: t.issuedAt,
-      sessionId: t.sessionId,
-      audience,
-      resourceId: opts.audience === 'admin' ? BUILTIN_ADMIN : BUILTIN_ACCOUNT,
-      exchanged: t.act !== null,
-      withRoles: opts.audience === 'admin',
-    },
+  const own = await verifyOwnToken(app, realm, token, {
+    audience,
+    resourceId: opts.audience === 'admin' ? BUILTIN_ADMIN : BUILTIN_ACCOUNT,
+    withRoles: opts.audience === 'admin',
     now,
-  );
-  if (!live.active || live.subjectType === null) throw invalidToken();
+  });
+  if (!own) throw invalidToken();
+  const { token: t, live } = own;
+  if (live.subjectType === null) throw invalidToken();
   const caller: ApiCaller = {
     kind: live.subjectType,
     id: t.subject,

@@ -52,6 +52,20 @@ export const findActiveSecrets = (q: Queryable, realmId: string, clientRowId: st
     [realmId, clientRowId, now],
   );
 
+/** Active secrets of several clients at once (a page of the client list), oldest first. */
+export const findActiveSecretsOfClients = (
+  q: Queryable,
+  realmId: string,
+  clientRowIds: readonly string[],
+  now: Date,
+) =>
+  many<ClientSecretRow>(
+    q,
+    `select * from client_secrets where realm_id = $1 and client_row_id = any($2) and ${ACTIVE}
+     order by created_at, id`,
+    [realmId, clientRowIds, now],
+  );
+
 export async function insertClientSecret(
   tx: Tx,
   realmId: string,

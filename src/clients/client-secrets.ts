@@ -13,6 +13,7 @@ import {
   type ClientSecretRow,
   countActiveSecrets,
   findActiveSecrets,
+  findActiveSecretsOfClients,
   findClientSecret,
   insertClientSecret,
   lockClientForSecrets,
@@ -224,4 +225,21 @@ export async function listActiveSecrets(
   now: Date,
 ): Promise<ClientSecretMetadata[]> {
   return (await findActiveSecrets(q, realmId, clientRowId, now)).map(metadataOf);
+}
+
+/** Active secret metadata of several clients, by client row id (clients without any are absent). */
+export async function listActiveSecretsOfClients(
+  q: Queryable,
+  realmId: string,
+  clientRowIds: readonly string[],
+  now: Date,
+): Promise<Map<string, ClientSecretMetadata[]>> {
+  const out = new Map<string, ClientSecretMetadata[]>();
+  if (clientRowIds.length === 0) return out;
+  for (const row of await findActiveSecretsOfClients(q, realmId, clientRowIds, now)) {
+    const list = out.get(row.client_row_id) ?? [];
+    list.push(metadataOf(row));
+    out.set(row.client_row_id, list);
+  }
+  return out;
 }

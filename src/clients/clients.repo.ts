@@ -1,7 +1,10 @@
-import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
+// SQL for OAuth clients (migrations 0001, 0002, 0004, 0006). Lookups by the public client_id;
+// every statement filters on realm_id.
+import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 
 export type ClientType = 'web' | 'spa' | 'native' | 'device' | 'service';
+export type ClientState = 'active' | 'disabled';
 
 export interface ClientRow {
   realm_id: string;
@@ -10,7 +13,7 @@ export interface ClientRow {
   name: string;
   type: ClientType;
   builtin: boolean;
-  state: 'active' | 'disabled';
+  state: ClientState;
   redirect_uris: string[];
   allowed_origins: string[];
   grant_types: string[];
@@ -18,6 +21,22 @@ export interface ClientRow {
   consent_mode: string;
   require_mfa: boolean;
   allow_remember_me: boolean;
+}
+
+/** Inline public key set of a private_key_jwt client, as stored. */
+export interface StoredJwks {
+  keys: Record<string, unknown>[];
+}
+
+/** Everything the administration API shows, with the service principal of a service client. */
+export interface ClientRecord extends ClientRow {
+  description: string | null;
+  post_logout_redirect_uris: string[];
+  jwks: StoredJwks | null;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+  service_principal_id: string | null;
 }
 
 export const findClient = (q: Queryable, realmId: string, clientId: string) =>
@@ -43,28 +62,138 @@ export interface NewClient {
   consentMode?: 'implicit' | 'required';
   requireMfa?: boolean;
   allowRememberMe?: boolean;
+  description?: string | null;
+  postLogoutRedirectUris?: string[];
+  jwks?: StoredJwks | null;
 }
 
+const INSERT = `insert into clients (realm_id, id, client_id, name, type, builtin, state, redirect_uris,
+    allowed_origins, grant_types, token_endpoint_auth_method, consent_mode, require_mfa, allow_remember_me,
+    description, post_logout_redirect_uris, jwks, created_at, updated_at)
+  values ($1, $2, $3, $4, $5, false, 'active', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)`;
+
+function insertParams(realmId: string, c: NewClient, now: Date): unknown[] {
+  return [
+    realmId,
+    newId('cli', now.getTime()),
+    c.clientId,
+    c.name,
+    c.type,
+    c.redirectUris,
+    c.allowedOrigins ?? [],
+    c.grantTypes ?? ['authorization_code', 'refresh_token'],
+    c.tokenEndpointAuthMethod ?? (c.type === 'web' ? 'client_secret_basic' : 'none'),
+    c.consentMode ?? 'implicit',
+    c.requireMfa ?? false,
+    c.allowRememberMe ?? true,
+    c.description ?? null,
+    c.postLogoutRedirectUris ?? [],
+    c.jwks ? JSON.stringify(c.jwks) : null,
+    now,
+  ];
+}
+
+/** Inserts a client; a taken client_id fails with the database's unique violation. */
 export async function insertClient(tx: Tx, realmId: string, c: NewClient, now: Date): Promise<ClientRow> {
-  const r = await tx.query<ClientRow>(
-    `insert into clients (realm_id, id, client_id, name, type, builtin, state, redirect_uris, allowed_origins,
-       grant_types, token_endpoint_auth_method, consent_mode, require_mfa, allow_remember_me, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, false, 'active', $6, $7, $8, $9, $10, $11, $12, $13, $13) returning *`,
+  const r = await tx.query<ClientRow>(`${INSERT} returning *`, insertParams(realmId, c, now));
+  return r.rows[0] as ClientRow;
+}
+
+/** Inserts a client unless its client_id is taken in the realm (then null). */
+export const tryInsertClient = (tx: Tx, realmId: string, c: NewClient, now: Date) =>
+  maybeOne<ClientRow>(
+    tx,
+    `${INSERT} on conflict (realm_id, client_id) do nothing returning *`,
+    insertParams(realmId, c, now),
+  );
+
+const RECORD = `select c.*, p.id as service_principal_id from clients c
+  left join service_principals p on p.realm_id = c.realm_id and p.client_row_id = c.id`;
+
+export const findClientRecord = (q: Queryable, realmId: string, clientId: string) =>
+  maybeOne<ClientRecord>(q, `${RECORD} where c.realm_id = $1 and c.client_id = $2`, [realmId, clientId]);
+
+/** The client row locked for a change; changes to one client run one at a time. */
+export const lockClientRecord = (tx: Tx, realmId: string, clientId: string) =>
+  maybeOne<ClientRecord>(tx, `${RECORD} where c.realm_id = $1 and c.client_id = $2 for update of c`, [
+    realmId,
+    clientId,
+  ]);
+
+export interface ClientListFilter {
+  type?: ClientType;
+  state?: ClientState;
+}
+
+/** One keyset page in creation order (row ids are time-ordered ULIDs); `limit` rows at most. */
+export const listClientRecords = (
+  q: Queryable,
+  realmId: string,
+  filter: ClientListFilter,
+  afterId: string | null,
+  limit: number,
+) =>
+  many<ClientRecord>(
+    q,
+    `${RECORD} where c.realm_id = $1 and ($2::text is null or c.id > $2)
+       and ($3::text is null or c.type = $3) and ($4::text is null or c.state = $4)
+     order by c.id limit $5`,
+    [realmId, afterId, filter.type ?? null, filter.state ?? null, limit],
+  );
+
+/** The members an administrator may change (docs/api-clients.md, PATCH). */
+export interface ClientSettings {
+  name: string;
+  description: string | null;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  allowedOrigins: string[];
+  grantTypes: string[];
+  consentMode: string;
+  requireMfa: boolean;
+  allowRememberMe: boolean;
+  jwks: StoredJwks | null;
+}
+
+export async function updateClientSettings(
+  tx: Tx,
+  realmId: string,
+  rowId: string,
+  s: ClientSettings,
+  now: Date,
+): Promise<void> {
+  await tx.query(
+    `update clients set name = $3, description = $4, redirect_uris = $5, post_logout_redirect_uris = $6,
+       allowed_origins = $7, grant_types = $8, consent_mode = $9, require_mfa = $10, allow_remember_me = $11,
+       jwks = $12, version = version + 1, updated_at = $13
+     where realm_id = $1 and id = $2`,
     [
       realmId,
-      newId('cli', now.getTime()),
-      c.clientId,
-      c.name,
-      c.type,
-      c.redirectUris,
-      c.allowedOrigins ?? [],
-      c.grantTypes ?? ['authorization_code', 'refresh_token'],
-      c.tokenEndpointAuthMethod ?? (c.type === 'web' ? 'client_secret_basic' : 'none'),
-      c.consentMode ?? 'implicit',
-      c.requireMfa ?? false,
-      c.allowRememberMe ?? true,
+      rowId,
+      s.name,
+      s.description,
+      s.redirectUris,
+      s.postLogoutRedirectUris,
+      s.allowedOrigins,
+      s.grantTypes,
+      s.consentMode,
+      s.requireMfa,
+      s.allowRememberMe,
+      s.jwks ? JSON.stringify(s.jwks) : null,
       now,
     ],
   );
-  return r.rows[0] as ClientRow;
+}
+
+export async function updateClientState(
+  tx: Tx,
+  realmId: string,
+  rowId: string,
+  state: ClientState,
+  now: Date,
+): Promise<void> {
+  await tx.query(
+    'update clients set state = $3, version = version + 1, updated_at = $4 where realm_id = $1 and id = $2',
+    [realmId, rowId, state, now],
+  );
 }

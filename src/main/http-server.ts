@@ -1,13 +1,23 @@
 // The public and internal listeners of one server process, and their graceful shutdown.
 import type { FastifyInstance } from 'fastify';
+import { registerClientRoutes } from '../clients/clients.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
 import { registerAuthorize } from '../oauth/authorize.routes.ts';
+import { registerDiscovery } from '../oauth/discovery.routes.ts';
+import { registerIntrospect } from '../oauth/introspect.routes.ts';
+import { registerLogout } from '../oauth/logout.routes.ts';
+import { registerRevoke } from '../oauth/revoke.routes.ts';
+import { registerTokenEndpoint } from '../oauth/token.routes.ts';
+import { registerUserinfo } from '../oauth/userinfo.routes.ts';
 import { registerOpsGauges } from '../ops/gauges.ts';
 import { registerPublicHealth } from '../ops/health.routes.ts';
 import { registerInternalRoutes } from '../ops/internal.routes.ts';
 import { parseListen } from '../platform/config/load.ts';
 import { buildEdge } from '../platform/http/app.ts';
+import { registerResourceRoutes } from '../resources/resources.routes.ts';
+import { registerMeSessionRoutes } from '../sessions/sessions.routes.ts';
 import { registerSigninRoutes } from '../signin/signin.routes.ts';
+import { registerUserRoutes } from '../users/users.routes.ts';
 import type { AppContext } from './context.ts';
 
 export interface HttpServers {
@@ -55,6 +65,16 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerJwks(app, ctx.keyStore);
   registerSigninRoutes(app, ctx);
   registerAuthorize(app, ctx);
+  registerClientRoutes(app, ctx);
+  registerResourceRoutes(app, ctx);
+  registerTokenEndpoint(app, ctx);
+  registerIntrospect(app, ctx);
+  registerRevoke(app, ctx);
+  registerUserinfo(app, ctx);
+  registerLogout(app, ctx);
+  registerDiscovery(app, ctx);
+  registerUserRoutes(app, ctx);
+  registerMeSessionRoutes(app, ctx);
   return app;
 }
 

@@ -9,7 +9,10 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   | 'invalid_scope'
   | 'invalid_target'
-  | 'temporarily_unavailable';
+  | 'temporarily_unavailable'
+  // RFC 6750 section 3.1, for bearer-protected protocol endpoints (UserInfo)
+  | 'invalid_token'
+  | 'insufficient_scope';
 
 export class OAuthError extends Error {
   readonly status: number;

@@ -59,6 +59,7 @@ export class Metrics {
   readonly signingFailures: CappedCounter<'reason'>;
   readonly securitySignals: CappedCounter<'signal'>;
   readonly authentications: CappedCounter<'outcome'>;
+  readonly tokens: CappedCounter<'grant_type' | 'outcome'>;
 
   constructor() {
     const registers = [this.registry];
@@ -100,6 +101,14 @@ export class Metrics {
         name: 'service_authentications_total',
         help: 'Sign-in proofs by outcome: completed sign-ins and failed proofs',
         labelNames: ['outcome'],
+        registers,
+      }),
+    );
+    this.tokens = new CappedCounter(
+      new Counter({
+        name: 'service_tokens_total',
+        help: 'Token endpoint requests by grant type and outcome',
+        labelNames: ['grant_type', 'outcome'],
         registers,
       }),
     );

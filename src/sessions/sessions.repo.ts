@@ -1,4 +1,4 @@
-import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
+import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import { type Lifetimes, lifetimesFor } from './session-lifetimes.ts';
 
@@ -16,6 +16,10 @@ export interface SessionRow {
   idle_expires_at: Date;
   absolute_expires_at: Date;
   revoked_at: Date | null;
+  created_at: Date;
+  last_seen_at: Date;
+  user_agent: string | null;
+  client_id: string | null;
 }
 
 export interface NewSession {
@@ -106,3 +110,21 @@ export async function reuseSession(
   );
   return r.rows[0] ?? null;
 }
+
+/** The account's live sessions, newest first. */
+export const listLiveSessions = (q: Queryable, realmId: string, userId: string, now: Date) =>
+  many<SessionRow>(
+    q,
+    `select * from sessions where realm_id = $1 and user_id = $2 and revoked_at is null
+       and idle_expires_at > $3 and absolute_expires_at > $3 order by created_at desc, id desc`,
+    [realmId, userId, now],
+  );
+
+/** One live session of this account, held until the transaction ends; null for anyone else's. */
+export const lockLiveSession = (tx: Tx, realmId: string, userId: string, sessionId: string, now: Date) =>
+  maybeOne<SessionRow>(
+    tx,
+    `select * from sessions where realm_id = $1 and id = $2 and user_id = $3 and revoked_at is null
+       and idle_expires_at > $4 and absolute_expires_at > $4 for update`,
+    [realmId, sessionId, userId, now],
+  );

@@ -19,7 +19,7 @@ export interface ResponseTarget {
  * Appends parameters to the redirect URI as registered: its own query is kept byte for byte
  * (RFC 6749 section 3.1.2), which re-serializing it through URL would not guarantee.
  */
-function withParams(redirectUri: string, params: [string, string][]): string {
+export function withParams(redirectUri: string, params: [string, string][]): string {
   const query = new URLSearchParams(params).toString();
   if (!redirectUri.includes('?')) return `${redirectUri}?${query}`;
   return redirectUri.endsWith('?') || redirectUri.endsWith('&')

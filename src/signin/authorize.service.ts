@@ -122,7 +122,7 @@ export async function authorize(
   sessionCookie: string | null,
   correlationId: string,
 ): Promise<AuthorizeOutcome> {
-  const started = await validateStart(q, realm, input, 'authorize');
+  const started = await validateStart(q, realm, input, 'authorize', app.config.server.publicOrigin);
   if (!started.ok) {
     const f = started.failure;
     if (f.kind === 'direct') throw new Problem(400, 'invalid_request', f.detail, { error: f.error });

@@ -1,9 +1,11 @@
 // Completion (spec doc 1, sign-in state table, first row): the SSO session, a one-time
 // authorization code bound to client, redirect URI, PKCE challenge, nonce, scopes, resources and
 // session, and the redirect that carries it.
+
 import { recordAudit } from '../audit/audit.repo.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import type { AppContext } from '../main/context.ts';
+import { upsertGrant } from '../oauth/grants.repo.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { randomToken } from '../platform/ids.ts';
@@ -113,6 +115,21 @@ export async function completeTransaction(
       transactionId: t.id,
       expiresAt: new Date(now.getTime() + app.config.tokens.authorizationCodeTtlMs),
     },
+    now,
+  );
+  if (!reused) {
+    // Shown in the account's session list.
+    await q.query('update sessions set client_id = $3, user_agent = $4 where realm_id = $1 and id = $2', [
+      realm.id,
+      session.id,
+      t.clientId,
+      t.userAgent,
+    ]);
+  }
+  // The user's grant to the client: what the tokens of this sign-in are checked against.
+  await upsertGrant(
+    q,
+    { realmId: realm.id, userId: t.userId, clientId: t.clientId, scopes: granted, resources: t.resources },
     now,
   );
   await q.query('update users set last_login_at = $3, updated_at = $3 where realm_id = $1 and id = $2', [

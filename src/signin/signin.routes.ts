@@ -79,6 +79,7 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: AppContext): voi
             realm,
             { ...body, ...(typeof ua === 'string' ? { userAgent: ua } : {}) },
             'headless',
+            ctx.config.server.publicOrigin,
           );
           if (!started.ok)
             throw new Problem(400, 'invalid_request', started.failure.detail, {

@@ -4,7 +4,9 @@
 import type { ClientRow } from '../clients/clients.repo.ts';
 import { findClient } from '../clients/clients.repo.ts';
 import { matchRedirectUri } from '../clients/redirect-uri.ts';
+import { OAuthError } from '../oauth/oauth-error.ts';
 import { isS256Challenge } from '../oauth/pkce.ts';
+import { resolveTarget } from '../oauth/resource-target.ts';
 import { parseScopeParam } from '../oauth/scope.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { cutUtf8, utf8Length } from '../platform/utf8.ts';
@@ -94,6 +96,32 @@ function nulParameter(input: StartInput): string | null {
   return resource?.some(hasNul) ? 'resource' : null;
 }
 
+/**
+ * The audiences of the requested resources (a builtin:<name> id becomes its URI), or why one of
+ * them cannot be granted to the client (RFC 8707).
+ */
+async function grantedAudiences(
+  q: Queryable,
+  realm: RealmRow,
+  publicOrigin: string,
+  client: ClientRow,
+  resources: readonly string[],
+): Promise<{ ok: true; audiences: string[] } | { ok: false; refused: string }> {
+  const audiences: string[] = [];
+  for (const resource of resources) {
+    try {
+      audiences.push(
+        (await resolveTarget(q, realm, publicOrigin, client, resource, 'user')).resource.audience,
+      );
+    } catch (e) {
+      if (e instanceof OAuthError)
+        return { ok: false, refused: `${e.description ?? 'resource refused'}: ${resource}` };
+      throw e;
+    }
+  }
+  return { ok: true, audiences };
+}
+
 /** A start field cut to its stored size (spec doc 1, start-field length handling). */
 const cutField = (value: string | undefined, maxBytes: number): string | null =>
   value === undefined ? null : cutUtf8(withoutNul(value), maxBytes);
@@ -103,6 +131,7 @@ export async function validateStart(
   realm: RealmRow,
   input: StartInput,
   channel: 'authorize' | 'headless',
+  publicOrigin: string,
 ): Promise<StartResult> {
   const nul = nulParameter(input);
   if (nul) return direct('invalid_request', `${nul} must not contain a NUL character`);
@@ -152,6 +181,8 @@ export async function validateStart(
   const resources = input.resource ?? [];
   if (resources.length > MAX_RESOURCES) return fail('invalid_target', `at most ${MAX_RESOURCES} resources`);
   if (!resources.every(isAbsoluteResource)) return fail('invalid_target', 'resource must be an absolute URI');
+  const audiences = await grantedAudiences(q, realm, publicOrigin, client, resources);
+  if (!audiences.ok) return fail('invalid_target', audiences.refused);
   const prompt = input.prompt ? input.prompt.split(' ') : [];
   if (!prompt.every((p) => PROMPTS.has(p))) return fail('invalid_request', 'unknown prompt value');
   if (prompt.includes('none')) {
@@ -183,7 +214,7 @@ export async function validateStart(
       redirectUri: input.redirectUri,
       responseMode,
       scopes: scopes.scopes,
-      resources: [...new Set(resources)],
+      resources: [...new Set(audiences.audiences)],
       state,
       nonce: input.nonce ?? null,
       codeChallenge: input.codeChallenge,

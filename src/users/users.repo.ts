@@ -1,6 +1,6 @@
-import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
+import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
-import { type IdentifierType, identifierKey } from './identifiers.ts';
+import { asciiLower, type IdentifierType, identifierKey } from './identifiers.ts';
 import type { PasswordVerifier } from './password-hasher.ts';
 
 export interface UserRow {
@@ -10,6 +10,18 @@ export interface UserRow {
   display_name: string | null;
   required_actions: string[];
   created_via: string;
+  created_at: Date;
+  updated_at: Date;
+  last_login_at: Date | null;
+}
+
+export interface IdentifierRow {
+  id: string;
+  user_id: string;
+  type: IdentifierType;
+  value: string;
+  verified: boolean;
+  is_primary: boolean;
   created_at: Date;
 }
 
@@ -114,4 +126,84 @@ export function identifierTypeOf(input: string): IdentifierType {
   if (input.includes('@')) return 'email';
   if (input.startsWith('+')) return 'phone';
   return 'username';
+}
+
+// ---- administration (users.admin.ts) -------------------------------------------------------
+
+/** An account that exists for the API: a deleted one is gone. */
+export const findUser = (q: Queryable, realmId: string, userId: string) =>
+  maybeOne<UserRow>(q, `select * from users where realm_id = $1 and id = $2 and state <> 'deleted'`, [
+    realmId,
+    userId,
+  ]);
+
+/** Like findUser, holding the row until the transaction ends (state changes serialize on it). */
+export const lockUser = (tx: Tx, realmId: string, userId: string) =>
+  maybeOne<UserRow>(
+    tx,
+    `select * from users where realm_id = $1 and id = $2 and state <> 'deleted' for update`,
+    [realmId, userId],
+  );
+
+/** Identifiers of some accounts, primary first. */
+export const listIdentifiers = (q: Queryable, realmId: string, userIds: readonly string[]) =>
+  many<IdentifierRow>(
+    q,
+    `select id, user_id, type, value, verified, is_primary, created_at from user_identifiers
+      where realm_id = $1 and user_id = any($2::text[]) order by is_primary desc, id`,
+    [realmId, userIds],
+  );
+
+/**
+ * One keyset page of accounts in id (creation) order. The identifier filter matches exactly,
+ * ignoring ASCII case for email and username as sign-in does.
+ */
+export function listUsers(
+  q: Queryable,
+  realmId: string,
+  page: { after: string | null; limit: number; identifier: string | null },
+) {
+  const { identifier } = page;
+  return many<UserRow>(
+    q,
+    `select u.* from users u
+      where u.realm_id = $1 and u.state <> 'deleted' and ($2::text is null or u.id > $2)
+        and ($4::text is null or exists (
+          select 1 from user_identifiers i where i.realm_id = u.realm_id and i.user_id = u.id
+             and ((i.type = 'phone' and i.value_key = $4) or (i.type <> 'phone' and i.value_key = $5))))
+      order by u.id limit $3`,
+    [realmId, page.after, page.limit, identifier, identifier === null ? null : asciiLower(identifier)],
+  );
+}
+
+export async function addRequiredAction(tx: Tx, realmId: string, userId: string, action: string, now: Date) {
+  await tx.query(
+    `update users set required_actions = array_append(array_remove(required_actions, $3), $3), updated_at = $4
+      where realm_id = $1 and id = $2`,
+    [realmId, userId, action, now],
+  );
+}
+
+/** Flags the account's password as known to others; false when it has none. */
+export async function markPasswordCompromised(tx: Tx, realmId: string, userId: string): Promise<boolean> {
+  const r = await tx.query(
+    'update password_credentials set compromised = true where realm_id = $1 and user_id = $2',
+    [realmId, userId],
+  );
+  return r.rowCount > 0;
+}
+
+/**
+ * Deletion keeps the row (ids in audit and tokens stay resolvable) but erases what identifies or
+ * authenticates the person, and frees the identifiers for reuse.
+ */
+export async function eraseUser(tx: Tx, realmId: string, userId: string, now: Date): Promise<void> {
+  for (const table of ['user_identifiers', 'password_credentials', 'totp_credentials', 'recovery_codes']) {
+    await tx.query(`delete from ${table} where realm_id = $1 and user_id = $2`, [realmId, userId]);
+  }
+  await tx.query(
+    `update users set state = 'deleted', display_name = null, required_actions = '{}', updated_at = $3
+      where realm_id = $1 and id = $2`,
+    [realmId, userId, now],
+  );
 }

@@ -42,6 +42,11 @@ export interface HarnessOptions {
   env?: NodeJS.ProcessEnv;
   /** Called with the public app before it listens (tests that need an extra route). */
   beforeListen?: (app: FastifyInstance, ctx: AppContext) => void;
+  /**
+   * Sets server.public_origin to the public listener's URL once it listens, so clients that
+   * discover the issuer (test/integration/real-clients) can reach every endpoint it names.
+   */
+  publicOriginIsListener?: boolean;
 }
 
 export function testConfig(overrides: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}) {
@@ -88,6 +93,7 @@ export async function startHarness(t: TestContext, opts: HarnessOptions = {}): P
   });
   const publicUrl = address(publicApp);
   const internalUrl = address(internalApp);
+  if (opts.publicOriginIsListener) ctx.config.server.publicOrigin = publicUrl;
   return {
     ctx,
     publicApp,

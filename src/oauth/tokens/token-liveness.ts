@@ -12,12 +12,17 @@ export interface TokenFacts {
   issuedAt: number;
   sessionId: string | null;
   audience: string;
-  /** The resource id of the audience (builtin:<name> or res_…). */
-  resourceId: string;
+  /**
+   * The resource id of the audience (builtin:<name> or res_…); null: the registered resource
+   * whose audience is `audience`, found in the same statement (introspection).
+   */
+  resourceId: string | null;
   /** The token came from a token exchange (it has an act claim). */
   exchanged: boolean;
   /** Also load the subject's realm-level roles (administration API). */
   withRoles?: boolean;
+  /** Introspection: the calling client's row id, answered as `introspectorAllowed`. */
+  introspectorRowId?: string | null;
 }
 
 export type Inactivity =
@@ -46,6 +51,8 @@ export interface Liveness {
   sessionMfa: boolean;
   sessionRecoveryRestricted: boolean;
   roles: RoleHolding[];
+  /** The client named by `introspectorRowId` is registered for the token's resource. */
+  introspectorAllowed: boolean;
 }
 
 interface LivenessRow {
@@ -64,6 +71,7 @@ interface LivenessRow {
   exchange_grant: boolean;
   resource_state: string | null;
   roles: RoleHolding[] | null;
+  introspector_allowed: boolean | null;
 }
 
 // Users in these states hold no live tokens (doc 1, Account states).
@@ -83,8 +91,11 @@ select c.state as client_state, c.id as client_row_id,
   exists (select 1 from oauth_grants g where g.realm_id = $1 and g.user_id = $2 and g.client_id = $3
      and g.revoked_at is null) as user_grant,
   exists (select 1 from client_resource_grants x where x.realm_id = $1 and x.client_row_id = c.id
-     and x.resource_id = $7) as exchange_grant,
-  (select r.state from resources r where r.realm_id = $1 and r.id = $7) as resource_state,
+     and x.resource_id = coalesce($7, res.id)) as exchange_grant,
+  res.state as resource_state,
+  case when $10::text is not null then exists (select 1 from resource_introspectors i
+     where i.realm_id = $1 and i.resource_id = coalesce($7, res.id) and i.client_row_id = $10)
+  end as introspector_allowed,
   case when $9::boolean then (
     select json_agg(json_build_object('name', ro.name, 'builtin', ro.builtin, 'permissions', ro.permissions))
       from role_assignments ra join roles ro on ro.realm_id = ra.realm_id and ro.id = ra.role_id
@@ -95,6 +106,8 @@ from (select 1) one
 left join clients c on c.realm_id = $1 and c.client_id = $3
 left join users u on u.realm_id = $1 and u.id = $2
 left join service_principals p on p.realm_id = $1 and p.id = $2
+left join resources res on res.realm_id = $1
+  and (case when $7::text is null then res.audience = $6 else res.id = $7 end)
 where $6::text is not null`;
 
 export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Promise<Liveness> {
@@ -108,6 +121,7 @@ export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Pro
     f.resourceId,
     now,
     f.withRoles ?? false,
+    f.introspectorRowId ?? null,
   ]);
   const subjectType =
     r.user_state !== null ? 'user' : r.principal_state !== null ? 'service_principal' : null;
@@ -120,9 +134,11 @@ export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Pro
     sessionMfa: r.session_mfa === true,
     sessionRecoveryRestricted: r.session_restricted === true,
     roles: r.roles ?? [],
+    introspectorAllowed: r.introspector_allowed === true,
   });
   if (r.client_state !== 'active') return result('client_inactive');
-  if (f.resourceId.startsWith('res_') && r.resource_state !== 'active') return result('resource_inactive');
+  const registered = f.resourceId === null || f.resourceId.startsWith('res_');
+  if (registered && r.resource_state !== 'active') return result('resource_inactive');
   if (r.jti_revoked) return result('token_revoked');
   if (subjectType === 'service_principal') {
     return result(r.principal_state === 'active' ? null : 'subject_inactive');

@@ -6,6 +6,7 @@
 import {
   compactVerify,
   createLocalJWKSet,
+  decodeJwt,
   decodeProtectedHeader,
   errors,
   type JWK,
@@ -127,6 +128,28 @@ export class AccessTokenVerifier {
       this.clock.now(),
       this.clockSkewMs,
     );
+  }
+
+  /**
+   * Verification against the audience the token names (introspection, revocation): the unsigned
+   * `aud` only chooses the expectation, which verify() then checks under the signature. Our
+   * tokens carry exactly one audience, so any other shape is refused.
+   */
+  async verifyOwnAudience(
+    token: string,
+    expected: Omit<AccessTokenExpectations, 'audience'>,
+  ): Promise<AccessTokenVerification> {
+    const pre = preflight(token, this.maxTokenBytes);
+    if (pre) return pre;
+    let aud: unknown;
+    try {
+      aud = decodeJwt(token).aud;
+    } catch {
+      return reject('malformed');
+    }
+    if (Array.isArray(aud) && aud.length === 1) aud = aud[0];
+    if (typeof aud !== 'string' || aud === '') return reject('invalid_claims', 'aud');
+    return this.verify(token, { ...expected, audience: aud });
   }
 
   private resolverFor(keySet: { keys: JWK[] }): JWTVerifyGetKey {

@@ -34,6 +34,8 @@ export function buildEdge(opts: EdgeOptions): FastifyInstance {
     requestIdHeader: false,
     genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
     bodyLimit: opts.maxBodyBytes,
+    // A client_id may have 128 characters, each percent-encoded as three (default: 100).
+    routerOptions: { maxParamLength: 512 },
     return503OnClosing: false,
     // Shedding happens on the raw server, before routing or body parsing costs anything.
     serverFactory: (handler) =>

@@ -124,3 +124,33 @@ test('a token of another realm is refused', async (t) => {
   });
   assert.equal(res.status, 401);
 });
+
+test('forged tokens are refused: alg none, HS256 keyed with the public key, a foreign key, a cnf claim', async (t) => {
+  const { h, realm } = await setup(t);
+  const admin = await apiCaller(h, realm);
+  const { decodeJwt, SignJWT, generateKeyPair, UnsecuredJWT } = await import('jose');
+  const claims = decodeJwt(admin.token);
+  const none = new UnsecuredJWT(claims).encode();
+  const jwks = (await (await h.get(`/realms/${realm.name}/jwks`)).json()) as {
+    keys: { n: string; kid: string }[];
+  };
+  const publicKeyBytes = new TextEncoder().encode(JSON.stringify(jwks.keys[0]));
+  const hs256 = await new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid: jwks.keys[0]?.kid ?? '' })
+    .sign(publicKeyBytes);
+  const foreign = await generateKeyPair('RS256');
+  const foreignToken = await new SignJWT(claims)
+    .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: jwks.keys[0]?.kid ?? '' })
+    .sign(foreign.privateKey);
+  for (const [name, token] of [
+    ['none', none],
+    ['HS256', hs256],
+    ['foreign key', foreignToken],
+  ] as const) {
+    const res = await h.get(`/api/v1/realms/${realm.name}/probe/users`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(res.status, 401, name);
+    assert.match(res.headers.get('www-authenticate') ?? '', /invalid_token/, name);
+  }
+});

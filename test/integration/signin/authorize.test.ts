@@ -13,11 +13,16 @@ import {
   rows,
   signinSetup,
 } from '../../harness/signin-kit.ts';
+import { grantResources } from '../../harness/token-kit.ts';
 
 const LOGIN_UI = 'https://login.example.com/signin';
 
 async function setup(t: TestContext, withLoginUi = true) {
-  const { h, realm } = await signinSetup(t, { loginUi: withLoginUi ? LOGIN_UI : undefined, user: null });
+  const { h, realm, client } = await signinSetup(t, {
+    loginUi: withLoginUi ? LOGIN_UI : undefined,
+    user: null,
+  });
+  await grantResources(h, realm, client, ['https://api.example.com', 'https://other.example.com']);
   const transactions = () => count(h, 'select 1 from signin_transactions where realm_id = $1', [realm.id]);
   return { h, realm, transactions };
 }

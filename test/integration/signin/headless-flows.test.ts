@@ -22,14 +22,16 @@ import {
   txRow,
   userRow,
 } from '../../harness/signin-kit.ts';
+import { grantResources } from '../../harness/token-kit.ts';
 
 const setup = (t: TestContext, client: { consentMode?: 'implicit' | 'required' } = {}) =>
   signinSetup(t, { client, user: { displayName: 'Alice' } });
 
 describe('sign-in › headless flows', () => {
   test('case=password only issues a code bound to the request, a session, an event and audit/mode=headless', async (t) => {
-    const { h, realm, user } = await setup(t);
+    const { h, realm, user, client } = await setup(t);
     const api = 'https://api.example.com/orders';
+    await grantResources(h, realm, client, [api]);
     const { tx, state } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com', PASSWORD, {
       scope: 'openid profile',
       resource: [api],

@@ -21,6 +21,7 @@ import {
   totpCode,
   userRow,
 } from '../../harness/signin-kit.ts';
+import { grantResources } from '../../harness/token-kit.ts';
 
 const setup = (t: TestContext) => signinSetup(t, { clock: movableClock() });
 
@@ -87,8 +88,9 @@ describe('sign-in › when MFA is required', () => {
   });
 
   test('case=admin audience resource/mode=headless', async (t) => {
-    const { h, realm } = await setup(t);
+    const { h, realm, client } = await setup(t);
     const admin = `${h.ctx.config.server.publicOrigin}/api/v1/realms/${realm.name}`;
+    await grantResources(h, realm, client, ['builtin:admin', 'builtin:account']);
     await expectEnrollment(h, realm.name, { resource: [admin] });
     await expectEnrollment(h, realm.name, { resource: ['builtin:admin'] });
     const other = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com', PASSWORD, {

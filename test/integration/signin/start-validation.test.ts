@@ -2,8 +2,10 @@
 // created) and which over-long or malformed text fields it cuts instead of failing.
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
+import { findClient } from '../../../src/clients/clients.repo.ts';
 import { json, newVerifier, startBody } from '../../harness/signin-driver.ts';
 import { count, REDIRECT, rows, signinSetup } from '../../harness/signin-kit.ts';
+import { grantResources } from '../../harness/token-kit.ts';
 
 const NATIVE_LOOPBACK = 'http://127.0.0.1/callback';
 const NATIVE_LOOPBACK_V6 = 'http://[::1]/callback';
@@ -190,10 +192,25 @@ describe('sign-in › headless start', () => {
     await refused(s, 'quote in scope', body({ scope: 'openid "x"' }));
     await refused(s, '129-character scope', body({ scope: 'a'.repeat(129) }));
     const resources = (n: number) => Array.from({ length: n }, (_, i) => `https://api${i}.example.com`);
+    const webApp = await findClient(s.h.ctx.db, s.realm.id, 'web-app');
+    assert.ok(webApp);
+    await grantResources(s.h, s.realm, webApp, resources(5));
     await accepted(s, '5 resources', body({ resource: resources(5) }));
     await refused(s, '6 resources', body({ resource: resources(6) }));
     await refused(s, 'relative resource', body({ resource: ['/api'] }));
     await refused(s, 'resource with fragment', body({ resource: ['https://api.example.com/#x'] }));
+    await refused(
+      s,
+      'unregistered resource',
+      body({ resource: ['https://unknown.example.com'] }),
+      'invalid_target',
+    );
+    await refused(
+      s,
+      'resource not granted',
+      body({ resource: [`${s.h.ctx.config.server.publicOrigin}/api/v1/realms/${s.realm.name}`] }),
+      'invalid_target',
+    );
   });
 
   test('case=response_mode, prompt and intent are checked/mode=headless', async (t) => {

@@ -1,0 +1,189 @@
+// Changing a client (docs/api-clients.md): PATCH with optional If-Match, and disable/enable
+// with the client's service principal. Events: client.state_changed and
+// service_principal.state_changed (spec doc 2, Catalog); settings changes have none.
+import { addEvent } from '../events/outbox.repo.ts';
+import type { Tx } from '../platform/db/db.ts';
+import { type FieldError, problem } from '../platform/http/problem.ts';
+import { type ClientDraft, checkClientDraft } from './client-rules.ts';
+import type { UpdateClientInput } from './clients.decode.ts';
+import {
+  type ClientRecord,
+  type ClientSettings,
+  type ClientState,
+  lockClientRecord,
+  updateClientSettings,
+  updateClientState,
+} from './clients.repo.ts';
+import {
+  audit,
+  type Change,
+  type ClientsDeps,
+  type ClientView,
+  eventMeta,
+  viewOf,
+} from './clients.service.ts';
+import { updateServicePrincipalState } from './service-principals.repo.ts';
+
+/** The ETag of a client: its version, bumped by every change. */
+export const etagOf = (record: ClientRecord): string => `"${record.version}"`;
+
+/** If-Match with strong comparison (RFC 9110 section 13.1.1); `*` matches any existing client. */
+function matchesIfMatch(header: string, record: ClientRecord): boolean {
+  const tags = header.split(',').map((t) => t.trim());
+  return tags.includes('*') || tags.includes(etagOf(record));
+}
+
+async function lockChangeable(tx: Tx, realmId: string, clientId: string): Promise<ClientRecord> {
+  const record = await lockClientRecord(tx, realmId, clientId);
+  if (!record) throw problem.notFound('no such client');
+  if (record.builtin) throw problem.conflict('built-in clients cannot be changed');
+  return record;
+}
+
+export async function updateClient(
+  deps: ClientsDeps,
+  clientId: string,
+  input: UpdateClientInput,
+  ifMatch: string | undefined,
+  c: Change,
+): Promise<ClientView> {
+  return deps.db.tx(async (tx) => {
+    const current = await lockChangeable(tx, c.realmId, clientId);
+    if (ifMatch !== undefined && !matchesIfMatch(ifMatch, current)) throw problem.preconditionFailed();
+    const errors: FieldError[] = [];
+    const immutable: [keyof UpdateClientInput, string, string][] = [
+      ['clientId', 'client_id', current.client_id],
+      ['type', 'type', current.type],
+      ['tokenEndpointAuthMethod', 'token_endpoint_auth_method', current.token_endpoint_auth_method],
+    ];
+    for (const [key, field, value] of immutable) {
+      if (input[key] !== undefined && input[key] !== value) errors.push({ field, code: 'immutable' });
+    }
+    const next = mergeSettings(current, input);
+    const draft: ClientDraft = {
+      type: current.type,
+      tokenEndpointAuthMethod: current.token_endpoint_auth_method,
+      grantTypes: next.grantTypes,
+      redirectUris: next.redirectUris,
+      postLogoutRedirectUris: next.postLogoutRedirectUris,
+      allowedOrigins: next.allowedOrigins,
+      jwks: next.jwks,
+    };
+    const verdict = checkClientDraft(draft, deps.config.environment, {
+      redirectUris: input.redirectUris !== undefined,
+      postLogoutRedirectUris: input.postLogoutRedirectUris !== undefined,
+      allowedOrigins: input.allowedOrigins !== undefined,
+      jwks: input.jwks !== undefined,
+    });
+    errors.push(...verdict.errors);
+    if (errors.length > 0) throw problem.validation(errors);
+    next.allowedOrigins = verdict.allowedOrigins;
+
+    const changed = changedMembers(current, next);
+    if (changed.length > 0) {
+      await updateClientSettings(tx, c.realmId, current.id, next, c.now);
+      await audit(tx, c, 'client.updated', current.id, {
+        client_id: current.client_id,
+        members: changed,
+        version: current.version + 1,
+      });
+    }
+    return viewOf(tx, c.realmId, clientId, c.now);
+  });
+}
+
+function settingsOf(r: ClientRecord): ClientSettings {
+  return {
+    name: r.name,
+    description: r.description,
+    redirectUris: r.redirect_uris,
+    postLogoutRedirectUris: r.post_logout_redirect_uris,
+    allowedOrigins: r.allowed_origins,
+    grantTypes: r.grant_types,
+    consentMode: r.consent_mode,
+    requireMfa: r.require_mfa,
+    allowRememberMe: r.allow_remember_me,
+    jwks: r.jwks,
+  };
+}
+
+function mergeSettings(r: ClientRecord, p: UpdateClientInput): ClientSettings {
+  const s = settingsOf(r);
+  return {
+    name: p.name ?? s.name,
+    description: p.description === undefined ? s.description : p.description,
+    redirectUris: p.redirectUris ?? s.redirectUris,
+    postLogoutRedirectUris: p.postLogoutRedirectUris ?? s.postLogoutRedirectUris,
+    allowedOrigins: p.allowedOrigins ?? s.allowedOrigins,
+    grantTypes: p.grantTypes ?? s.grantTypes,
+    consentMode: p.consentMode ?? s.consentMode,
+    requireMfa: p.tokenPolicy?.requireMfa ?? s.requireMfa,
+    allowRememberMe: p.allowRememberMe ?? s.allowRememberMe,
+    jwks: p.jwks ?? s.jwks,
+  };
+}
+
+/** Wire names of the members whose value changes (the audit record lists them). */
+function changedMembers(r: ClientRecord, next: ClientSettings): string[] {
+  const before = settingsOf(r);
+  const wire: Record<keyof ClientSettings, string> = {
+    name: 'name',
+    description: 'description',
+    redirectUris: 'redirect_uris',
+    postLogoutRedirectUris: 'post_logout_redirect_uris',
+    allowedOrigins: 'allowed_origins',
+    grantTypes: 'grant_types',
+    consentMode: 'consent_mode',
+    requireMfa: 'token_policy',
+    allowRememberMe: 'allow_remember_me',
+    jwks: 'jwks',
+  };
+  return (Object.keys(wire) as (keyof ClientSettings)[])
+    .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(next[k]))
+    .map((k) => wire[k]);
+}
+
+/**
+ * Disables or re-enables a client, and with a service client its principal. Asking for the state
+ * the client is already in changes nothing and records nothing.
+ */
+export async function setClientState(
+  deps: ClientsDeps,
+  clientId: string,
+  target: ClientState,
+  c: Change,
+): Promise<ClientView> {
+  return deps.db.tx(async (tx) => {
+    const current = await lockChangeable(tx, c.realmId, clientId);
+    if (current.state !== target) {
+      await updateClientState(tx, c.realmId, current.id, target, c.now);
+      // The catalog speaks of clients being suspended and reactivated.
+      await addEvent(tx, {
+        ...eventMeta(c),
+        type: 'client.state_changed',
+        data: { client_ref: current.client_id, state: target === 'disabled' ? 'suspended' : 'active' },
+      });
+      await audit(tx, c, 'client.state_changed', current.id, {
+        client_id: current.client_id,
+        state: target,
+        previous_state: current.state,
+      });
+    }
+    if (current.type === 'service') {
+      const principal = await updateServicePrincipalState(tx, c.realmId, current.id, target, c.now);
+      if (principal) {
+        await addEvent(tx, {
+          ...eventMeta(c),
+          type: 'service_principal.state_changed',
+          data: { service_principal_id: principal.id, state: target },
+        });
+        await audit(tx, c, 'service_principal.state_changed', current.id, {
+          client_id: current.client_id,
+          service_principal_id: principal.id,
+          state: target,
+        });
+      }
+    }
+    return viewOf(tx, c.realmId, clientId, c.now);
+  });
+}

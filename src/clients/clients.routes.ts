@@ -1,0 +1,184 @@
+// HTTP edge of the clients administration API (docs/api-clients.md): decode, authorize through
+// apiRoute, call the service, present. Every route needs realm.clients.write (spec doc 1,
+// Authentication 5 names no read permission for clients).
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Actor } from '../audit/audit.types.ts';
+import type { ApiCaller } from '../authz/api-auth.ts';
+import { apiRoute } from '../authz/api-route.ts';
+import type { AppContext } from '../main/context.ts';
+import { problem } from '../platform/http/problem.ts';
+import { etagOf, setClientState, updateClient } from './client-changes.service.ts';
+import { issueSecret, listSecrets, revokeSecret } from './client-secrets.service.ts';
+import type { ClientSecretMetadata } from './client-secrets.ts';
+import {
+  decodeClientBody,
+  decodeCreateClient,
+  decodeIssueSecret,
+  decodeListQuery,
+  decodeUpdateClient,
+} from './clients.decode.ts';
+import { type Change, type ClientView, createClient, getClient, listClients } from './clients.service.ts';
+
+const WRITE = { audience: 'admin', permissions: ['realm.clients.write'] } as const;
+// Reads show redirect URIs and key sets but never secrets; they need the same permission.
+const READ = WRITE;
+
+const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+
+export function presentSecret(s: ClientSecretMetadata) {
+  return {
+    id: s.id,
+    created_at: iso(s.createdAt),
+    expires_at: iso(s.expiresAt),
+    last_used_at: iso(s.lastUsedAt),
+  };
+}
+
+export function presentClient({ record: r, secrets }: ClientView) {
+  return {
+    id: r.id,
+    client_id: r.client_id,
+    name: r.name,
+    description: r.description,
+    type: r.type,
+    state: r.state,
+    builtin: r.builtin,
+    redirect_uris: r.redirect_uris,
+    post_logout_redirect_uris: r.post_logout_redirect_uris,
+    allowed_origins: r.allowed_origins,
+    grant_types: r.grant_types,
+    token_endpoint_auth_method: r.token_endpoint_auth_method,
+    consent_mode: r.consent_mode,
+    token_policy: { require_mfa: r.require_mfa },
+    allow_remember_me: r.allow_remember_me,
+    jwks: r.jwks,
+    service_principal_id: r.service_principal_id,
+    secrets: secrets.map(presentSecret),
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+  };
+}
+
+// A path segment that cannot be a client id names no client (and never reaches SQL with a NUL).
+function clientParam(raw: string): string {
+  if (!/^[\x21-\x7e]{1,128}$/.test(raw)) throw problem.notFound('no such client');
+  return raw;
+}
+
+const actorOf = (caller: ApiCaller): Actor => ({ type: caller.kind, id: caller.id });
+
+function sendClient(reply: FastifyReply, view: ClientView, status = 200) {
+  return reply.code(status).header('etag', etagOf(view.record)).send(presentClient(view));
+}
+
+type ClientParams = { client: string };
+
+export function registerClientRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const change = (realmId: string, caller: ApiCaller, requestId: unknown): Change => ({
+    realmId,
+    actor: actorOf(caller),
+    now: ctx.clock.now(),
+    correlationId: String(requestId),
+  });
+
+  apiRoute(app, ctx, 'POST', '/clients', WRITE, async ({ req, reply, realm, caller }) => {
+    const input = decodeClientBody(decodeCreateClient, req.body);
+    const { view, issued } = await createClient(ctx, input, change(realm.id, caller, req.id));
+    const body = {
+      ...presentClient(view),
+      // Shown once; only a keyed verifier is stored (RFC 7591 section 3.2.1 names).
+      ...(issued ? { client_secret: issued.secret, client_secret_id: issued.id } : {}),
+    };
+    return reply
+      .code(201)
+      .header('cache-control', 'no-store')
+      .header('etag', etagOf(view.record))
+      .header('location', `/api/v1/realms/${realm.name}/clients/${encodeURIComponent(view.record.client_id)}`)
+      .send(body);
+  });
+
+  apiRoute(app, ctx, 'GET', '/clients', READ, async ({ req, realm }) => {
+    const query = decodeListQuery(req.query, ctx.config.limits);
+    const page = await listClients(ctx, realm.id, query, ctx.clock.now());
+    return { items: page.items.map(presentClient), next_cursor: page.nextCursor };
+  });
+
+  apiRoute<ClientParams>(app, ctx, 'GET', '/clients/:client', READ, async ({ req, reply, realm }) => {
+    const view = await getClient(ctx, realm.id, clientParam(req.params.client), ctx.clock.now());
+    return sendClient(reply, view);
+  });
+
+  apiRoute<ClientParams>(
+    app,
+    ctx,
+    'PATCH',
+    '/clients/:client',
+    WRITE,
+    async ({ req, reply, realm, caller }) => {
+      const clientId = clientParam(req.params.client);
+      const input = decodeClientBody(decodeUpdateClient, req.body);
+      const ifMatch = req.headers['if-match'];
+      const view = await updateClient(ctx, clientId, input, ifMatch, change(realm.id, caller, req.id));
+      return sendClient(reply, view);
+    },
+  );
+
+  for (const [action, target] of [
+    ['disable', 'disabled'],
+    ['enable', 'active'],
+  ] as const) {
+    apiRoute<ClientParams>(
+      app,
+      ctx,
+      'POST',
+      `/clients/:client/${action}`,
+      WRITE,
+      async ({ req, reply, realm, caller }) => {
+        const clientId = clientParam(req.params.client);
+        const view = await setClientState(ctx, clientId, target, change(realm.id, caller, req.id));
+        return sendClient(reply, view);
+      },
+    );
+  }
+
+  apiRoute<ClientParams>(
+    app,
+    ctx,
+    'POST',
+    '/clients/:client/secrets',
+    WRITE,
+    async ({ req, reply, realm, caller }) => {
+      const clientId = clientParam(req.params.client);
+      const input = decodeClientBody(decodeIssueSecret, req.body);
+      const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt);
+      const issued = await issueSecret(ctx, clientId, expiresAt, change(realm.id, caller, req.id));
+      return reply
+        .code(201)
+        .header('cache-control', 'no-store')
+        .send({
+          ...presentSecret({ ...issued, lastUsedAt: null, revokedAt: null }),
+          client_secret: issued.secret,
+        });
+    },
+  );
+
+  apiRoute<ClientParams>(app, ctx, 'GET', '/clients/:client/secrets', READ, async ({ req, realm }) => {
+    const secrets = await listSecrets(ctx, realm.id, clientParam(req.params.client), ctx.clock.now());
+    return { items: secrets.map(presentSecret) };
+  });
+
+  apiRoute<ClientParams & { secret: string }>(
+    app,
+    ctx,
+    'DELETE',
+    '/clients/:client/secrets/:secret',
+    WRITE,
+    async ({ req, reply, realm, caller }) => {
+      const clientId = clientParam(req.params.client);
+      const secretId = req.params.secret;
+      if (!/^csk_[0-9a-z]{26}$/.test(secretId)) throw problem.notFound('no such client secret');
+      await revokeSecret(ctx, clientId, secretId, change(realm.id, caller, req.id));
+      return reply.code(204).send();
+    },
+  );
+}

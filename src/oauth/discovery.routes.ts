@@ -1,0 +1,39 @@
+// Provider metadata of a realm (discovery.ts): the OpenID Connect location under the issuer, the
+// RFC 8414 section 3.1 location with the well-known segment inserted before the issuer's path,
+// and the same document under the issuer for clients that append instead of inserting.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { AppContext } from '../main/context.ts';
+import type { SigningAlgorithm } from '../platform/config/settings.ts';
+import { problem } from '../platform/http/problem.ts';
+import { findRequestedRealm } from '../signin/advance.ts';
+import { providerMetadata } from './discovery.ts';
+import { isSigningAlgorithm } from './tokens/jws.ts';
+
+// As long as the key set's cache (keys/jwks.routes.ts): metadata changes only with the keys.
+const CACHE_CONTROL = 'public, max-age=300';
+
+async function sendMetadata(ctx: AppContext, realmName: string, reply: FastifyReply) {
+  const realm = await findRequestedRealm(ctx, realmName);
+  if (!realm) throw problem.notFound('no such realm');
+  const keySet = await ctx.keyStore.publishedKeySet(realm.name);
+  const published = (keySet?.keys ?? []).map((k) => k.alg).filter(isSigningAlgorithm);
+  // A realm without keys signs nothing yet; its first key will use the configured algorithm.
+  const algorithms: SigningAlgorithm[] =
+    published.length > 0 ? published : [ctx.config.keys.signingAlgorithm];
+  return reply
+    .header('cache-control', CACHE_CONTROL)
+    .send(providerMetadata(ctx.config.server.publicOrigin, realm.name, algorithms));
+}
+
+export function registerDiscovery(app: FastifyInstance, ctx: AppContext): void {
+  type Req = { Params: { realm: string } };
+  app.get<Req>('/realms/:realm/.well-known/openid-configuration', (req, reply) =>
+    sendMetadata(ctx, req.params.realm, reply),
+  );
+  app.get<Req>('/.well-known/oauth-authorization-server/realms/:realm', (req, reply) =>
+    sendMetadata(ctx, req.params.realm, reply),
+  );
+  app.get<Req>('/realms/:realm/.well-known/oauth-authorization-server', (req, reply) =>
+    sendMetadata(ctx, req.params.realm, reply),
+  );
+}

@@ -1,0 +1,85 @@
+// The realm's provider metadata: OpenID Connect Discovery 1.0 section 3 and RFC 8414 section 2
+// (one document serves both). It advertises what this release implements and nothing more, so a
+// client that trusts it never meets a refusal for something listed here.
+import type { SigningAlgorithm } from '../platform/config/settings.ts';
+import { issuerOf, OIDC_SCOPES } from '../resources/builtin-resources.ts';
+import { SIGNING_ALGORITHMS } from './tokens/jws.ts';
+
+const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
+// Introspection needs a confidential client (spec doc 2, Authentication 7).
+const INTROSPECTION_AUTH_METHODS = AUTH_METHODS.filter((m) => m !== 'none');
+
+// What ID tokens, access tokens and UserInfo answers carry (oauth/tokens, userinfo.routes.ts).
+const CLAIMS = [
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'iat',
+  'auth_time',
+  'nonce',
+  'acr',
+  'amr',
+  'sid',
+  'at_hash',
+  'name',
+  'preferred_username',
+  'updated_at',
+  'email',
+  'email_verified',
+  'phone_number',
+  'phone_number_verified',
+];
+
+/**
+ * The metadata document of a realm. `signingAlgorithms` are those of the realm's published keys,
+ * so a cached copy stays true across a key rotation that changes the algorithm.
+ */
+export function providerMetadata(
+  publicOrigin: string,
+  realmName: string,
+  signingAlgorithms: readonly SigningAlgorithm[],
+): Record<string, unknown> {
+  const issuer = issuerOf(publicOrigin, realmName);
+  const oauth = `${issuer}/oauth`;
+  const algs = SIGNING_ALGORITHMS.filter((a) => signingAlgorithms.includes(a));
+  return {
+    issuer,
+    authorization_endpoint: `${oauth}/authorize`,
+    token_endpoint: `${oauth}/token`,
+    userinfo_endpoint: `${oauth}/userinfo`,
+    jwks_uri: `${issuer}/jwks`,
+    revocation_endpoint: `${oauth}/revoke`,
+    introspection_endpoint: `${oauth}/introspect`,
+    end_session_endpoint: `${oauth}/logout`,
+    scopes_supported: [...OIDC_SCOPES],
+    response_types_supported: ['code'],
+    // Matches the response modes the authorization endpoint accepts (signin/start.ts).
+    response_modes_supported: ['query', 'jwt', 'query.jwt'],
+    grant_types_supported: [
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      'urn:ietf:params:oauth:grant-type:token-exchange',
+    ],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: AUTH_METHODS,
+    token_endpoint_auth_signing_alg_values_supported: [...SIGNING_ALGORITHMS],
+    revocation_endpoint_auth_methods_supported: AUTH_METHODS,
+    revocation_endpoint_auth_signing_alg_values_supported: [...SIGNING_ALGORITHMS],
+    introspection_endpoint_auth_methods_supported: INTROSPECTION_AUTH_METHODS,
+    introspection_endpoint_auth_signing_alg_values_supported: [...SIGNING_ALGORITHMS],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: algs,
+    authorization_signing_alg_values_supported: algs,
+    prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
+    acr_values_supported: ['basic', 'mfa'],
+    claims_supported: CLAIMS,
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    authorization_response_iss_parameter_supported: true,
+    frontchannel_logout_supported: false,
+    backchannel_logout_supported: false,
+  };
+}

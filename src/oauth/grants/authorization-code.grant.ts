@@ -1,0 +1,154 @@
+// grant_type=authorization_code (RFC 6749 section 4.1.3, RFC 7636 section 4.5): the code is
+// single use and bound to the client, redirect URI and PKCE challenge. A replayed code revokes
+// what its first redemption issued (SPEC-DECISIONS 3).
+import { recordAudit } from '../../audit/audit.repo.ts';
+import { maybeOne, type Tx } from '../../platform/db/db.ts';
+import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
+import { digestToken } from '../../signin/binding.ts';
+import { findLiveGrant } from '../grants.repo.ts';
+import { oauthError } from '../oauth-error.ts';
+import { isCodeVerifier, verifyS256 } from '../pkce.ts';
+import { revokeFamily } from '../refresh-tokens.repo.ts';
+import {
+  type GrantContext,
+  param,
+  requiredParam,
+  resourceParam,
+  type TokenResponse,
+} from './grant-context.ts';
+import { chooseAudience, startRefreshFamily, type UserGrant, userTokens } from './user-tokens.ts';
+
+interface CodeRow {
+  code_digest: string;
+  client_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  nonce: string | null;
+  scopes: string[];
+  resources: string[];
+  user_id: string;
+  session_id: string;
+  auth_time: Date;
+  amr: string[];
+  acr: string;
+  expires_at: Date;
+  consumed_at: Date | null;
+  issued: Issued | null;
+}
+
+/** What a redemption issued, for revocation on replay. */
+interface Issued {
+  jti: string;
+  exp: number;
+  family_id: string | null;
+}
+
+interface SessionFacts {
+  live: boolean;
+  transient: boolean;
+  remember_me: boolean;
+  absolute_expires_at: Date;
+  user_state: string;
+}
+
+const LIVE_USER_STATES = new Set(['active', 'recovery_restricted', 'pending_verification']);
+
+export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResponse> {
+  const code = requiredParam(g, 'code');
+  const redirectUri = requiredParam(g, 'redirect_uri');
+  const verifier = param(g, 'code_verifier');
+  if (verifier === null) throw oauthError.invalidRequest('code_verifier is required');
+  if (!isCodeVerifier(verifier))
+    throw oauthError.invalidRequest('code_verifier must be 43 to 128 unreserved characters');
+  const requested = resourceParam(g);
+
+  const outcome = await g.app.db.tx(async (tx) => {
+    const row = await maybeOne<CodeRow>(
+      tx,
+      'select * from authorization_codes where realm_id = $1 and code_digest = $2 for update',
+      [g.realm.id, digestToken(code)],
+    );
+    // A code of another client is not this client's to spend or to revoke.
+    if (!row || row.client_id !== g.caller.client.client_id) return { error: 'unknown code' } as const;
+    if (row.consumed_at !== null) {
+      await revokeIssued(g, tx, row);
+      return { error: 'code already used' } as const;
+    }
+    if (new Date(row.expires_at).getTime() <= g.now.getTime()) return { error: 'code expired' } as const;
+    if (row.redirect_uri !== redirectUri) return { error: 'redirect_uri does not match' } as const;
+    if (!verifyS256(verifier, row.code_challenge)) return { error: 'code_verifier does not match' } as const;
+
+    const session = await maybeOne<SessionFacts>(
+      tx,
+      `select (s.revoked_at is null and s.idle_expires_at > $3 and s.absolute_expires_at > $3) as live,
+              s.transient, s.remember_me, s.absolute_expires_at, u.state as user_state
+         from sessions s join users u on u.realm_id = s.realm_id and u.id = s.user_id
+        where s.realm_id = $1 and s.id = $2`,
+      [g.realm.id, row.session_id, g.now],
+    );
+    if (!session?.live || !LIVE_USER_STATES.has(session.user_state))
+      return { error: 'the sign-in has ended' } as const;
+    const grant = await findLiveGrant(tx, g.realm.id, row.user_id, row.client_id);
+    if (!grant) return { error: 'the grant was revoked' } as const;
+
+    const user: UserGrant = {
+      userId: row.user_id,
+      grantId: grant.id,
+      authentication: {
+        sessionId: row.session_id,
+        authTime: new Date(row.auth_time),
+        amr: row.amr,
+        acr: row.acr,
+      },
+      scopes: row.scopes,
+      resources: row.resources,
+      nonce: row.nonce,
+    };
+    const tokens = await userTokens(g, tx, user, chooseAudience(g, user, requested), { withIdToken: true });
+    const family = await startRefreshFamily(g, tx, user, {
+      transient: session.transient,
+      idleMs: lifetimesFor({ rememberMe: session.remember_me, transient: session.transient }).idleMs,
+      absoluteExpiresAt: new Date(session.absolute_expires_at),
+    });
+    const issued: Issued = { jti: tokens.jti, exp: tokens.exp, family_id: family?.familyId ?? null };
+    await tx.query(
+      'update authorization_codes set consumed_at = $3, issued = $4 where realm_id = $1 and code_digest = $2',
+      [g.realm.id, row.code_digest, g.now, JSON.stringify(issued)],
+    );
+    return { tokens: { ...tokens.response, ...(family ? { refresh_token: family.token } : {}) } } as const;
+  });
+  if ('error' in outcome) throw oauthError.invalidGrant(outcome.error);
+  return outcome.tokens;
+}
+
+async function revokeIssued(g: GrantContext, tx: Tx, row: CodeRow): Promise<void> {
+  const issued = row.issued;
+  if (issued) {
+    if (issued.jti) {
+      await tx.query(
+        `insert into token_revocations (realm_id, jti, reason, expires_at, created_at)
+         values ($1, $2, 'code_replayed', $3, $4) on conflict do nothing`,
+        [g.realm.id, issued.jti, new Date(issued.exp * 1000), g.now],
+      );
+      await tx.query(
+        'update opaque_access_tokens set revoked_at = $3 where realm_id = $1 and jti = $2 and revoked_at is null',
+        [g.realm.id, issued.jti, g.now],
+      );
+    }
+    if (issued.family_id) await revokeFamily(tx, g.realm.id, issued.family_id, 'code_replayed', g.now);
+  }
+  await recordAudit(
+    tx,
+    {
+      realmId: g.realm.id,
+      type: 'token.code_replayed',
+      category: 'security',
+      outcome: 'failure',
+      actor: { type: 'client', id: g.caller.client.client_id },
+      subject: { type: 'user', id: row.user_id },
+      correlationId: g.correlationId,
+      data: { client_id: row.client_id, revoked_family: issued?.family_id ?? null },
+    },
+    g.now,
+  );
+}

@@ -1,0 +1,67 @@
+// What every grant handler of the token endpoint receives, and the response it builds.
+import type { AuthenticatedClient } from '../../clients/client-auth.ts';
+import { singleParam } from '../../clients/client-auth-request.ts';
+import type { Signer } from '../../keys/key-store.ts';
+import type { AppContext } from '../../main/context.ts';
+import type { RealmRow } from '../../realms/realm.repo.ts';
+import { oauthError } from '../oauth-error.ts';
+import { parseScopeParam } from '../scope.ts';
+import type { IssuerSettings } from '../token-issuer.ts';
+
+export interface GrantContext {
+  app: AppContext;
+  realm: RealmRow;
+  form: URLSearchParams;
+  caller: AuthenticatedClient;
+  signer: Signer;
+  settings: IssuerSettings;
+  now: Date;
+  correlationId: string;
+}
+
+/** RFC 6749 section 5.1 (and RFC 8693 section 2.2.1 for issued_token_type). */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer' | 'N_A';
+  expires_in: number;
+  scope?: string;
+  id_token?: string;
+  refresh_token?: string;
+  issued_token_type?: string;
+}
+
+export const param = (g: GrantContext, name: string): string | null => singleParam(g.form, name);
+
+export function requiredParam(g: GrantContext, name: string): string {
+  const v = param(g, name);
+  if (v === null) throw oauthError.invalidRequest(`parameter ${name} is required`);
+  return v;
+}
+
+/** The scope parameter as a list; null when absent. */
+export function scopeParam(g: GrantContext): string[] | null {
+  const raw = param(g, 'scope');
+  if (raw === null) return null;
+  const parsed = parseScopeParam(raw);
+  if (!parsed.ok) throw oauthError.invalidScope(`scope parameter is ${parsed.reason}`);
+  return parsed.scopes;
+}
+
+/** At most one resource per token request: our access tokens carry one audience. */
+export function resourceParam(g: GrantContext): string | null {
+  const values = g.form.getAll('resource');
+  if (values.length > 1) throw oauthError.invalidTarget('name one resource per token request');
+  const v = values[0];
+  if (v === undefined || v === '') return null;
+  if (!URL.canParse(v) || v.includes('#')) throw oauthError.invalidTarget('resource must be an absolute URI');
+  return v;
+}
+
+export const tokenSettings = (app: AppContext): IssuerSettings => ({
+  publicOrigin: app.config.server.publicOrigin,
+  maxAccessTokenTtlMs: app.config.tokens.maxAccessTokenTtlMs,
+  idTokenTtlMs: app.config.tokens.idTokenTtlMs,
+});
+
+export const scopeString = (scopes: readonly string[]): string | undefined =>
+  scopes.length > 0 ? scopes.join(' ') : undefined;

@@ -1,0 +1,140 @@
+// grant_type=refresh_token (RFC 6749 section 6) with rotation: each use retires the presented
+// token. A retired token presented again, or a token presented by another client, revokes the
+// whole family (SPEC-DECISIONS 4; spec doc 2 event security.refresh_reuse_detected).
+import { recordAudit } from '../../audit/audit.repo.ts';
+import { addEvent } from '../../events/outbox.repo.ts';
+import { maybeOne, type Tx } from '../../platform/db/db.ts';
+import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
+import { oauthError } from '../oauth-error.ts';
+import {
+  addToken,
+  isRefreshTokenShape,
+  lockByToken,
+  markRotated,
+  type RefreshFamilyRow,
+  revokeFamily,
+  touchFamily,
+} from '../refresh-tokens.repo.ts';
+import {
+  type GrantContext,
+  requiredParam,
+  resourceParam,
+  scopeParam,
+  type TokenResponse,
+} from './grant-context.ts';
+import { chooseAudience, OFFLINE_IDLE_MS, type UserGrant, userTokens } from './user-tokens.ts';
+
+interface Liveness {
+  user_state: string | null;
+  grant_live: boolean;
+  session_live: boolean | null;
+  session_transient: boolean | null;
+  session_remember: boolean | null;
+}
+
+const LIVE_USER_STATES = new Set(['active', 'recovery_restricted', 'pending_verification']);
+
+export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse> {
+  const presented = requiredParam(g, 'refresh_token');
+  const requestedScopes = scopeParam(g);
+  const requested = resourceParam(g);
+  if (!isRefreshTokenShape(presented)) throw oauthError.invalidGrant('unknown refresh token');
+
+  const outcome = await g.app.db.tx(async (tx) => {
+    const found = await lockByToken(tx, g.realm.id, presented);
+    if (!found) return { error: 'unknown refresh token' } as const;
+    const { family, rotatedAt } = found;
+    if (family.revoked_at !== null) return { error: 'refresh token revoked' } as const;
+    if (family.client_id !== g.caller.client.client_id) {
+      await revokeStolen(g, tx, family, 'presented_by_other_client');
+      return { error: 'unknown refresh token' } as const;
+    }
+    if (rotatedAt !== null) {
+      await revokeStolen(g, tx, family, 'reuse');
+      return { error: 'refresh token already used' } as const;
+    }
+    const nowMs = g.now.getTime();
+    if (
+      new Date(family.idle_expires_at).getTime() <= nowMs ||
+      new Date(family.absolute_expires_at).getTime() <= nowMs
+    ) {
+      return { error: 'refresh token expired' } as const;
+    }
+    const live = await maybeOne<Liveness>(
+      tx,
+      `select u.state as user_state,
+         exists (select 1 from oauth_grants gr where gr.realm_id = $1 and gr.id = $3 and gr.revoked_at is null) as grant_live,
+         (select s.revoked_at is null and s.idle_expires_at > $5 and s.absolute_expires_at > $5
+            from sessions s where s.realm_id = $1 and s.id = $4) as session_live,
+         (select s.transient from sessions s where s.realm_id = $1 and s.id = $4) as session_transient,
+         (select s.remember_me from sessions s where s.realm_id = $1 and s.id = $4) as session_remember
+       from users u where u.realm_id = $1 and u.id = $2`,
+      [g.realm.id, family.user_id, family.grant_id, family.session_id, g.now],
+    );
+    if (!live || !LIVE_USER_STATES.has(live.user_state ?? '') || !live.grant_live) {
+      return { error: 'the grant is no longer active' } as const;
+    }
+    if (family.session_id !== null && live.session_live !== true)
+      return { error: 'the session has ended' } as const;
+    if (requestedScopes !== null && !requestedScopes.every((s) => family.scopes.includes(s))) {
+      return { scopeError: 'a scope beyond the original grant was requested' } as const;
+    }
+
+    const user: UserGrant = {
+      userId: family.user_id,
+      grantId: family.grant_id,
+      authentication: {
+        sessionId: family.session_id,
+        authTime: new Date(family.auth_time),
+        amr: family.amr,
+        acr: family.acr,
+      },
+      scopes: requestedScopes ?? family.scopes,
+      resources: family.resources,
+      // OIDC Core 12.2: a refreshed ID token carries no nonce.
+      nonce: null,
+    };
+    const tokens = await userTokens(g, tx, user, chooseAudience(g, user, requested), { withIdToken: true });
+    await markRotated(tx, g.realm.id, presented, g.now);
+    const next = await addToken(tx, g.realm.id, family.id, g.now);
+    const idleMs = family.offline
+      ? OFFLINE_IDLE_MS
+      : lifetimesFor({
+          rememberMe: live.session_remember === true,
+          transient: live.session_transient === true,
+        }).idleMs;
+    const idleUntil = new Date(Math.min(nowMs + idleMs, new Date(family.absolute_expires_at).getTime()));
+    await touchFamily(tx, g.realm.id, family.id, idleUntil);
+    return { tokens: { ...tokens.response, refresh_token: next } } as const;
+  });
+  if ('error' in outcome) throw oauthError.invalidGrant(outcome.error);
+  if ('scopeError' in outcome) throw oauthError.invalidScope(outcome.scopeError);
+  return outcome.tokens;
+}
+
+async function revokeStolen(g: GrantContext, tx: Tx, family: RefreshFamilyRow, why: string): Promise<void> {
+  await revokeFamily(tx, g.realm.id, family.id, why, g.now);
+  await recordAudit(
+    tx,
+    {
+      realmId: g.realm.id,
+      type: 'token.refresh_reuse_detected',
+      category: 'security',
+      outcome: 'failure',
+      actor: { type: 'client', id: g.caller.client.client_id },
+      subject: { type: 'user', id: family.user_id },
+      correlationId: g.correlationId,
+      signal: 'refresh_reuse',
+      reason: why,
+      data: { family_id: family.id, client_id: family.client_id },
+    },
+    g.now,
+  );
+  await addEvent(tx, {
+    realmId: g.realm.id,
+    type: 'security.refresh_reuse_detected',
+    occurredAt: g.now,
+    correlationId: g.correlationId,
+    data: { subject_id: family.user_id, family_id: family.id },
+  });
+}

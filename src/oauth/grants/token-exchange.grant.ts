@@ -1,0 +1,204 @@
+// grant_type=urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693; spec doc 1,
+// Authentication 10): a confidential client trades a user's access token for one to another
+// resource. The result names the user as sub and the calling service as act.sub (nesting any
+// earlier actor, SPEC-DECISIONS 6), keeps session and organization, never outlives the subject
+// token, and stays inside the grant's exchange_policy.
+import { maybeOne } from '../../platform/db/db.ts';
+import { issuerOf } from '../../resources/builtin-resources.ts';
+import { findResourceByAudience, findResourceGrant } from '../../resources/resources.repo.ts';
+import { oauthError } from '../oauth-error.ts';
+import { allowedScopes } from '../resource-target.ts';
+import { issueAccessToken } from '../token-issuer.ts';
+import {
+  type AccessTokenClaims,
+  type Actor,
+  isOpaqueAccessToken,
+  opaqueAccessTokenDigest,
+} from '../tokens/access-token.ts';
+import { checkLiveness } from '../tokens/token-liveness.ts';
+import {
+  type GrantContext,
+  param,
+  requiredParam,
+  scopeParam,
+  scopeString,
+  type TokenResponse,
+} from './grant-context.ts';
+
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+
+interface SubjectToken {
+  subject: string;
+  audience: string;
+  clientId: string;
+  tokenId: string;
+  issuedAt: number;
+  expiresAt: number;
+  scopes: string[];
+  sessionId: string | null;
+  authTime: number | null;
+  acr: string | null;
+  amr: string[];
+  orgId: string | null;
+  act: Actor | null;
+}
+
+export async function tokenExchangeGrant(g: GrantContext): Promise<TokenResponse> {
+  const client = g.caller.client;
+  if (g.caller.method === 'none')
+    throw oauthError.unauthorizedClient('token exchange needs a confidential client');
+  const subjectToken = requiredParam(g, 'subject_token');
+  if (requiredParam(g, 'subject_token_type') !== ACCESS_TOKEN_TYPE) {
+    throw oauthError.invalidRequest(`subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
+  }
+  if (param(g, 'actor_token') !== null) throw oauthError.invalidRequest('actor_token is not supported');
+  const tokenType = param(g, 'requested_token_type');
+  if (tokenType !== null && tokenType !== ACCESS_TOKEN_TYPE) {
+    throw oauthError.invalidRequest(`requested_token_type must be ${ACCESS_TOKEN_TYPE}`);
+  }
+  const resources = [...g.form.getAll('resource'), ...g.form.getAll('audience')].filter((v) => v !== '');
+  if (resources.length !== 1) throw oauthError.invalidTarget('name exactly one resource');
+  const audience = resources[0] as string;
+  const requestedScopes = scopeParam(g);
+
+  const subject = await readSubjectToken(g, subjectToken);
+  if (!subject) throw oauthError.invalidGrant('the subject token is not active');
+
+  const resource = await findResourceByAudience(g.app.db, g.realm, g.settings.publicOrigin, audience);
+  if (resource?.state !== 'active') throw oauthError.invalidTarget('unknown resource');
+  const grant = await findResourceGrant(g.app.db, g.realm.id, client.id, resource.id);
+  const policy = grant?.exchangePolicy;
+  if (!grant || !policy)
+    throw oauthError.invalidTarget('the client may not exchange tokens for this resource');
+  if (!policy.acceptFromAudiences.includes(subject.audience)) {
+    throw oauthError.invalidGrant('the subject token audience is not accepted for this resource');
+  }
+  if (resource.requiresOrganization && subject.orgId === null) {
+    throw oauthError.invalidTarget('this resource requires an organization');
+  }
+  const target = { resource, grant };
+  const permitted = new Set([...allowedScopes(target)].filter((s) => policy.maxScopes.includes(s)));
+  let scopes: string[];
+  if (requestedScopes !== null) {
+    const refused = requestedScopes.filter((s) => !permitted.has(s));
+    if (refused.length > 0) throw oauthError.invalidScope(`scope not allowed: ${refused.join(' ')}`);
+    scopes = requestedScopes;
+  } else {
+    scopes = subject.scopes.filter((s) => permitted.has(s));
+  }
+
+  const actorId = await maybeOne<{ id: string }>(
+    g.app.db,
+    'select id from service_principals where realm_id = $1 and client_row_id = $2',
+    [g.realm.id, client.id],
+  );
+  const act: Actor = { sub: actorId?.id ?? client.client_id, ...(subject.act ? { act: subject.act } : {}) };
+  const access = await issueAccessToken(
+    g.app.db,
+    g.settings,
+    g.signer,
+    {
+      realm: g.realm,
+      clientId: client.client_id,
+      subject: subject.subject,
+      target,
+      scopes,
+      authentication:
+        subject.authTime === null
+          ? null
+          : {
+              sessionId: subject.sessionId,
+              authTime: new Date(subject.authTime * 1000),
+              amr: subject.amr,
+              acr: subject.acr ?? 'basic',
+            },
+      act,
+      orgId: subject.orgId,
+      notAfterSeconds: subject.expiresAt,
+    },
+    g.now,
+  );
+  if (access.expiresIn < 1) throw oauthError.invalidGrant('the subject token is about to expire');
+  const response: TokenResponse = {
+    access_token: access.token,
+    issued_token_type: ACCESS_TOKEN_TYPE,
+    token_type: 'Bearer',
+    expires_in: access.expiresIn,
+  };
+  const scope = scopeString(scopes);
+  if (scope) response.scope = scope;
+  return response;
+}
+
+/** The subject token, verified and live, or null. Only user tokens of this realm qualify. */
+async function readSubjectToken(g: GrantContext, token: string): Promise<SubjectToken | null> {
+  let s: SubjectToken | null;
+  if (isOpaqueAccessToken(token)) {
+    const row = await maybeOne<{ claims: AccessTokenClaims; expires_at: Date; revoked_at: Date | null }>(
+      g.app.db,
+      'select claims, expires_at, revoked_at from opaque_access_tokens where realm_id = $1 and token_digest = $2',
+      [g.realm.id, opaqueAccessTokenDigest(token)],
+    );
+    if (!row || row.revoked_at !== null || new Date(row.expires_at).getTime() <= g.now.getTime()) return null;
+    s = fromClaims(row.claims);
+  } else {
+    const v = await g.app.tokenVerifier.verifyOwnAudience(token, {
+      realmName: g.realm.name,
+      issuer: issuerOf(g.settings.publicOrigin, g.realm.name),
+    });
+    if (!v.ok) return null;
+    const t = v.token;
+    s = {
+      subject: t.subject,
+      audience: t.audiences[0] as string,
+      clientId: t.clientId,
+      tokenId: t.tokenId,
+      issuedAt: t.issuedAt,
+      expiresAt: t.expiresAt,
+      scopes: t.scopes,
+      sessionId: t.sessionId,
+      authTime: t.authTime,
+      acr: t.acr,
+      amr: t.amr,
+      orgId: t.orgId,
+      act: t.act,
+    };
+  }
+  const resource = await findResourceByAudience(g.app.db, g.realm, g.settings.publicOrigin, s.audience);
+  if (!resource) return null;
+  const live = await checkLiveness(
+    g.app.db,
+    {
+      realmId: g.realm.id,
+      subject: s.subject,
+      clientId: s.clientId,
+      tokenId: s.tokenId,
+      issuedAt: s.issuedAt,
+      sessionId: s.sessionId,
+      audience: s.audience,
+      resourceId: resource.id,
+      exchanged: s.act !== null,
+    },
+    g.now,
+  );
+  return live.active && live.subjectType === 'user' ? s : null;
+}
+
+function fromClaims(c: AccessTokenClaims): SubjectToken {
+  return {
+    subject: c.sub,
+    audience: c.aud,
+    clientId: c.client_id,
+    tokenId: c.jti,
+    issuedAt: c.iat,
+    expiresAt: c.exp,
+    scopes: c.scope ? c.scope.split(' ') : [],
+    sessionId: c.sid ?? null,
+    authTime: c.auth_time ?? null,
+    acr: c.acr ?? null,
+    amr: c.amr ?? [],
+    orgId: c.org_id ?? null,
+    act: c.act ?? null,
+  };
+}

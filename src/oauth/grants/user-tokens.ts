@@ -1,0 +1,129 @@
+// The token response for a user: an access token for one authorized resource, an ID token when
+// openid was granted, and a refresh token when the client may refresh (spec doc 1, Limits:
+// offline grants 7 d idle and 30 d absolute; transient sessions never get one).
+import type { Tx } from '../../platform/db/db.ts';
+import { userinfoAudience } from '../../resources/builtin-resources.ts';
+import { oauthError } from '../oauth-error.ts';
+import { addToken, startFamily } from '../refresh-tokens.repo.ts';
+import { narrowScopes, resolveTarget } from '../resource-target.ts';
+import { type Authentication, issueAccessToken, issueIdToken } from '../token-issuer.ts';
+import { type GrantContext, scopeString, type TokenResponse } from './grant-context.ts';
+
+const DAY = 24 * 3600 * 1000;
+export const OFFLINE_IDLE_MS = 7 * DAY;
+export const OFFLINE_ABSOLUTE_MS = 30 * DAY;
+
+export interface UserGrant {
+  userId: string;
+  grantId: string;
+  authentication: Authentication;
+  /** Everything the user granted the client (OpenID and resource scopes). */
+  scopes: readonly string[];
+  /** Resources authorized at the authorization request. */
+  resources: readonly string[];
+  nonce: string | null;
+}
+
+/** The audience of this token request: the named resource, the only authorized one, or UserInfo. */
+export function chooseAudience(g: GrantContext, u: UserGrant, requested: string | null): string {
+  const userinfo = userinfoAudience(g.settings.publicOrigin, g.realm.name);
+  if (requested !== null) {
+    if (requested !== userinfo && !u.resources.includes(requested)) {
+      throw oauthError.invalidTarget('the resource was not part of the authorization');
+    }
+    return requested;
+  }
+  if (u.resources.length > 1) throw oauthError.invalidTarget('several resources were authorized: name one');
+  return u.resources[0] ?? userinfo;
+}
+
+export async function userTokens(
+  g: GrantContext,
+  tx: Tx,
+  u: UserGrant,
+  audience: string,
+  opts: { withIdToken: boolean },
+): Promise<{ response: Omit<TokenResponse, 'refresh_token'>; jti: string; exp: number }> {
+  const target = await resolveTarget(tx, g.realm, g.settings.publicOrigin, g.caller.client, audience, 'user');
+  const scopes = narrowScopes(target, u.scopes);
+  const access = await issueAccessToken(
+    tx,
+    g.settings,
+    g.signer,
+    {
+      realm: g.realm,
+      clientId: g.caller.client.client_id,
+      subject: u.userId,
+      target,
+      scopes,
+      authentication: u.authentication,
+    },
+    g.now,
+  );
+  const response: Omit<TokenResponse, 'refresh_token'> = {
+    access_token: access.token,
+    token_type: 'Bearer',
+    expires_in: access.expiresIn,
+  };
+  const scope = scopeString(scopes);
+  if (scope) response.scope = scope;
+  if (opts.withIdToken && u.scopes.includes('openid')) {
+    response.id_token = await issueIdToken(
+      g.settings,
+      g.signer,
+      {
+        realm: g.realm,
+        clientId: g.caller.client.client_id,
+        userId: u.userId,
+        authentication: u.authentication,
+        nonce: u.nonce,
+        accessToken: access.token,
+      },
+      g.now,
+    );
+  }
+  return { response, jti: access.claims.jti, exp: access.claims.exp };
+}
+
+export interface SessionBounds {
+  transient: boolean;
+  idleMs: number;
+  absoluteExpiresAt: Date;
+}
+
+/**
+ * A new refresh family for a code redemption, or null when the client may not refresh or the
+ * session is transient. offline_access makes the family outlive the browser session.
+ */
+export async function startRefreshFamily(
+  g: GrantContext,
+  tx: Tx,
+  u: UserGrant,
+  session: SessionBounds,
+): Promise<{ familyId: string; token: string } | null> {
+  if (!g.caller.client.grant_types.includes('refresh_token') || session.transient) return null;
+  const offline = u.scopes.includes('offline_access');
+  return startFamily(
+    tx,
+    {
+      realmId: g.realm.id,
+      grantId: u.grantId,
+      userId: u.userId,
+      clientId: g.caller.client.client_id,
+      sessionId: offline ? null : u.authentication.sessionId,
+      offline,
+      scopes: [...u.scopes],
+      resources: [...u.resources],
+      authTime: u.authentication.authTime,
+      amr: u.authentication.amr,
+      acr: u.authentication.acr,
+      idleMs: offline ? OFFLINE_IDLE_MS : session.idleMs,
+      absoluteExpiresAt: offline
+        ? new Date(g.now.getTime() + OFFLINE_ABSOLUTE_MS)
+        : session.absoluteExpiresAt,
+    },
+    g.now,
+  );
+}
+
+export { addToken };

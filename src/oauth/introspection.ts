@@ -1,0 +1,183 @@
+// Token introspection for resource servers (RFC 7662; spec doc 1, endpoint table, introspection
+// row; doc 2, Authentication 7 and Revocation exposure). A JWT is verified offline, then one SQL
+// statement runs every live check together with the introspector check; an opaque token costs
+// one more statement (its stored claims). Whatever fails, the answer is the same {active: false}.
+import { decodeJwt } from 'jose';
+import type { AppContext } from '../main/context.ts';
+import { maybeOne } from '../platform/db/db.ts';
+import { builtinResources, issuerOf } from '../resources/builtin-resources.ts';
+import type { RealmRef } from '../resources/resources.repo.ts';
+import { isRefreshTokenShape } from './refresh-tokens.repo.ts';
+import {
+  type AccessTokenClaims,
+  isOpaqueAccessToken,
+  opaqueAccessTokenDigest,
+} from './tokens/access-token.ts';
+import { checkLiveness } from './tokens/token-liveness.ts';
+
+export interface ActiveIntrospection {
+  active: true;
+  scope?: string;
+  client_id: string;
+  sub: string;
+  aud: string;
+  iss: string;
+  exp: number;
+  iat: number;
+  nbf?: number;
+  jti: string;
+  token_type: 'Bearer';
+  sid?: string;
+  auth_time?: number;
+  acr?: string;
+  amr?: string[];
+  org_id?: string;
+  act?: AccessTokenClaims['act'];
+  /** The subject's authorization version now, not when the token was issued. */
+  authz_version?: number;
+}
+
+/** RFC 7662 section 2.2: an inactive token gets nothing but the flag, whatever the reason. */
+export type IntrospectionResponse = Readonly<{ active: false }> | ActiveIntrospection;
+
+const INACTIVE: Readonly<{ active: false }> = Object.freeze({ active: false });
+
+/** A token whose signature (or stored record) checked out, before the live checks. */
+interface Candidate {
+  claims: AccessTokenClaims & { nbf?: number };
+  /** null: the registered resource of claims.aud, resolved by the live-check statement. */
+  resourceId: string | null;
+}
+
+/**
+ * The introspection answer for `token` as seen by the client with row id `introspectorRowId`.
+ * Refresh tokens are never shown to resource servers; tokens of the built-in audiences have no
+ * introspectors (the service checks its own APIs itself).
+ */
+export async function introspectToken(
+  app: AppContext,
+  realm: RealmRef,
+  introspectorRowId: string,
+  token: string,
+  now: Date,
+): Promise<IntrospectionResponse> {
+  // Sizes need no check here: the opaque and refresh shapes have a fixed length, and the JWT
+  // verifier refuses anything over limits.max_token_bytes before decoding it.
+  if (isRefreshTokenShape(token)) return INACTIVE;
+  const candidate = isOpaqueAccessToken(token)
+    ? await opaqueCandidate(app, realm, token, now)
+    : await jwtCandidate(app, realm, token);
+  if (!candidate) return INACTIVE;
+  const c = candidate.claims;
+  // Organization membership is a live check of doc 2 that cannot run before organizations
+  // exist, so a token naming one fails closed (none can be issued yet: resource-target.ts).
+  if (c.org_id !== undefined) return INACTIVE;
+  const live = await checkLiveness(
+    app.db,
+    {
+      realmId: realm.id,
+      subject: c.sub,
+      clientId: c.client_id,
+      tokenId: c.jti,
+      issuedAt: c.iat,
+      sessionId: c.sid ?? null,
+      audience: c.aud,
+      resourceId: candidate.resourceId,
+      exchanged: c.act !== undefined,
+      introspectorRowId,
+    },
+    now,
+  );
+  if (!live.introspectorAllowed || !live.active) return INACTIVE;
+  return presentActive(c, live.authzVersion);
+}
+
+const isBuiltinAudience = (app: AppContext, realm: RealmRef, aud: string): boolean =>
+  builtinResources(app.config.server.publicOrigin, realm.name).some((r) => r.audience === aud);
+
+async function jwtCandidate(app: AppContext, realm: RealmRef, token: string): Promise<Candidate | null> {
+  const v = await app.tokenVerifier.verifyOwnAudience(token, {
+    realmName: realm.name,
+    issuer: issuerOf(app.config.server.publicOrigin, realm.name),
+  });
+  if (!v.ok) return null;
+  const t = v.token;
+  const aud = t.audiences[0];
+  if (aud === undefined || isBuiltinAudience(app, realm, aud)) return null;
+  // Ours carry no nbf; one in a token signed with our key is passed on.
+  const nbf = decodeJwt(token).nbf;
+  const claims: Candidate['claims'] = {
+    iss: t.issuer,
+    sub: t.subject,
+    aud,
+    exp: t.expiresAt,
+    iat: t.issuedAt,
+    jti: t.tokenId,
+    client_id: t.clientId,
+  };
+  if (t.scopes.length > 0) claims.scope = t.scopes.join(' ');
+  if (typeof nbf === 'number') claims.nbf = nbf;
+  if (t.authTime !== null) claims.auth_time = t.authTime;
+  if (t.acr !== null) claims.acr = t.acr;
+  if (t.amr.length > 0) claims.amr = t.amr;
+  if (t.sessionId !== null) claims.sid = t.sessionId;
+  if (t.orgId !== null) claims.org_id = t.orgId;
+  if (t.act !== null) claims.act = t.act;
+  return { claims, resourceId: null };
+}
+
+interface OpaqueRow {
+  resource_id: string;
+  claims: AccessTokenClaims;
+  expires_at: Date;
+  revoked_at: Date | null;
+}
+
+async function opaqueCandidate(
+  app: AppContext,
+  realm: RealmRef,
+  token: string,
+  now: Date,
+): Promise<Candidate | null> {
+  const row = await maybeOne<OpaqueRow>(
+    app.db,
+    `select resource_id, claims, expires_at, revoked_at from opaque_access_tokens
+      where realm_id = $1 and token_digest = $2`,
+    [realm.id, opaqueAccessTokenDigest(token)],
+  );
+  if (!row || row.revoked_at !== null) return null;
+  const claims = typeof row.claims === 'string' ? (JSON.parse(row.claims) as AccessTokenClaims) : row.claims;
+  // Expiry is judged as for JWTs (tokens.clock_skew), so both formats end at the same moment.
+  const expiresMs = new Date(row.expires_at).getTime();
+  if (now.getTime() >= expiresMs + app.config.tokens.clockSkewMs) return null;
+  // A record written under another public origin names an issuer that no longer exists; a
+  // sender-constrained one needs proof-of-possession checks this endpoint does not make.
+  if (claims.iss !== issuerOf(app.config.server.publicOrigin, realm.name) || claims.cnf !== undefined)
+    return null;
+  if (isBuiltinAudience(app, realm, claims.aud)) return null;
+  return { claims, resourceId: row.resource_id };
+}
+
+function presentActive(c: Candidate['claims'], authzVersion: number | null): ActiveIntrospection {
+  const out: ActiveIntrospection = {
+    active: true,
+    client_id: c.client_id,
+    sub: c.sub,
+    aud: c.aud,
+    iss: c.iss,
+    exp: c.exp,
+    iat: c.iat,
+    jti: c.jti,
+    token_type: 'Bearer',
+  };
+  if (c.scope !== undefined) out.scope = c.scope;
+  if (c.nbf !== undefined) out.nbf = c.nbf;
+  if (c.sid !== undefined) out.sid = c.sid;
+  if (c.auth_time !== undefined) out.auth_time = c.auth_time;
+  if (c.acr !== undefined) out.acr = c.acr;
+  if (c.amr !== undefined) out.amr = c.amr;
+  if (c.org_id !== undefined) out.org_id = c.org_id;
+  if (c.act !== undefined) out.act = c.act;
+  if (authzVersion !== null) out.authz_version = authzVersion;
+  return out;
+}

@@ -1,0 +1,65 @@
+// POST /realms/{realm}/oauth/token (SPEC-DECISIONS 9): client authentication, then one grant
+// handler per grant_type. The realm's signing key is looked up first, so a realm without a usable
+// key answers 503 before any code or refresh token is spent (spec doc 1, Errors case rule 3).
+import type { FastifyInstance } from 'fastify';
+import { singleParam } from '../clients/client-auth-request.ts';
+import type { AppContext } from '../main/context.ts';
+import { authorizationCodeGrant } from './grants/authorization-code.grant.ts';
+import { clientCredentialsGrant } from './grants/client-credentials.grant.ts';
+import { type GrantContext, type TokenResponse, tokenSettings } from './grants/grant-context.ts';
+import { refreshTokenGrant } from './grants/refresh-token.grant.ts';
+import { TOKEN_EXCHANGE, tokenExchangeGrant } from './grants/token-exchange.grant.ts';
+import { authenticateOAuthClient, oauthEndpoint } from './oauth-endpoint.ts';
+import { oauthError } from './oauth-error.ts';
+import { SigningError } from './token-issuer.ts';
+
+const GRANTS: Record<string, { label: string; run: (g: GrantContext) => Promise<TokenResponse> }> = {
+  authorization_code: { label: 'authorization_code', run: authorizationCodeGrant },
+  refresh_token: { label: 'refresh_token', run: refreshTokenGrant },
+  client_credentials: { label: 'client_credentials', run: clientCredentialsGrant },
+  [TOKEN_EXCHANGE]: { label: 'token_exchange', run: tokenExchangeGrant },
+};
+
+export function registerTokenEndpoint(app: FastifyInstance, ctx: AppContext): void {
+  oauthEndpoint(app, ctx, 'token', async (call) => {
+    const now = ctx.clock.now();
+    const grantType = singleParam(call.form, 'grant_type');
+    if (grantType === null) throw oauthError.invalidRequest('grant_type is required');
+    const grant = Object.hasOwn(GRANTS, grantType) ? GRANTS[grantType] : undefined;
+    if (!grant) {
+      ctx.metrics.tokens.inc({ grant_type: 'unsupported', outcome: 'failure' });
+      throw oauthError.unsupportedGrantType();
+    }
+    try {
+      const caller = await authenticateOAuthClient(ctx, call, 'token', now);
+      if (!caller.client.grant_types.includes(grantType)) {
+        throw oauthError.unauthorizedClient('the client may not use this grant type');
+      }
+      const signer = await ctx.keyStore.activeSigner(call.realm.id);
+      if (!signer) {
+        ctx.metrics.signingFailures.inc({ reason: 'no_active_key' });
+        throw oauthError.temporarilyUnavailable('no signing key is available', 30);
+      }
+      const response = await grant.run({
+        app: ctx,
+        realm: call.realm,
+        form: call.form,
+        caller,
+        signer,
+        settings: tokenSettings(ctx),
+        now,
+        correlationId: call.req.id,
+      });
+      ctx.metrics.tokens.inc({ grant_type: grant.label, outcome: 'success' });
+      return response;
+    } catch (e) {
+      ctx.metrics.tokens.inc({ grant_type: grant.label, outcome: 'failure' });
+      if (e instanceof SigningError) {
+        ctx.log.error({ err: (e.cause as Error)?.message }, 'token signing failed');
+        ctx.metrics.signingFailures.inc({ reason: 'sign_error' });
+        throw oauthError.temporarilyUnavailable('tokens cannot be signed right now', 30);
+      }
+      throw e;
+    }
+  });
+}

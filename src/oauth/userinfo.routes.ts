@@ -1,0 +1,113 @@
+// GET and POST /realms/{realm}/oauth/userinfo (OpenID Connect Core 1.0 section 5.3;
+// SPEC-DECISIONS 8 and 9): the claims of the signed-in user that the token's scopes release. The
+// token is a bearer for the built-in userinfo audience, read from the Authorization header only
+// (spec doc 1, Authentication 7), and passes the live checks of doc 2, Revocation exposure.
+// Errors follow RFC 6750 section 3.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { verifyOwnToken } from '../authz/api-auth.ts';
+import type { AppContext } from '../main/context.ts';
+import { maybeOne, type Queryable } from '../platform/db/db.ts';
+import { bearerToken } from '../platform/http/bearer.ts';
+import { problem } from '../platform/http/problem.ts';
+import { BUILTIN_USERINFO, userinfoAudience } from '../resources/builtin-resources.ts';
+import { findRequestedRealm } from '../signin/advance.ts';
+import { useFormBodies, useOAuthErrors } from './oauth-endpoint.ts';
+import { OAuthError, type OAuthErrorCode } from './oauth-error.ts';
+
+type BearerErrorCode = Extract<OAuthErrorCode, 'invalid_request' | 'invalid_token' | 'insufficient_scope'>;
+
+function bearerError(status: number, error: BearerErrorCode | null, description: string, scope?: string) {
+  const params = error === null ? [] : [`error="${error}"`, `error_description="${description}"`];
+  if (scope) params.push(`scope="${scope}"`);
+  const challenge = params.length > 0 ? `Bearer ${params.join(', ')}` : 'Bearer';
+  return new OAuthError(status, error ?? 'invalid_token', description, { 'www-authenticate': challenge });
+}
+
+const invalidToken = () =>
+  bearerError(401, 'invalid_token', 'the access token is invalid, expired or no longer active');
+
+interface UserRecord {
+  display_name: string | null;
+  updated_at: number;
+  identifiers: { type: 'email' | 'username' | 'phone'; value: string; verified: boolean }[] | string | null;
+}
+
+/** The user's profile and identifiers, primary ones first; null when the user is gone. */
+const findUserRecord = (q: Queryable, realmId: string, userId: string) =>
+  maybeOne<UserRecord>(
+    q,
+    `select u.display_name, floor(extract(epoch from u.updated_at))::float8 as updated_at,
+       (select json_agg(json_build_object('type', i.type, 'value', i.value, 'verified', i.verified)
+                        order by i.is_primary desc, i.created_at, i.id)
+          from user_identifiers i where i.realm_id = u.realm_id and i.user_id = u.id) as identifiers
+     from users u where u.realm_id = $1 and u.id = $2`,
+    [realmId, userId],
+  );
+
+/** OIDC Core 5.4: each scope releases its claims; claims without a value are left out. */
+export function releasedClaims(
+  sub: string,
+  scopes: readonly string[],
+  user: UserRecord,
+): Record<string, unknown> {
+  const raw = user.identifiers;
+  const identifiers = (typeof raw === 'string' ? JSON.parse(raw) : (raw ?? [])) as Exclude<
+    UserRecord['identifiers'],
+    string | null
+  >;
+  const first = (type: 'email' | 'username' | 'phone') => identifiers.find((i) => i.type === type);
+  const claims: Record<string, unknown> = { sub };
+  if (scopes.includes('profile')) {
+    if (user.display_name) claims.name = user.display_name;
+    const username = first('username');
+    if (username) claims.preferred_username = username.value;
+    claims.updated_at = Number(user.updated_at);
+  }
+  const email = scopes.includes('email') ? first('email') : undefined;
+  if (email) Object.assign(claims, { email: email.value, email_verified: email.verified });
+  const phone = scopes.includes('phone') ? first('phone') : undefined;
+  if (phone) Object.assign(claims, { phone_number: phone.value, phone_number_verified: phone.verified });
+  return claims;
+}
+
+type UserinfoRequest = FastifyRequest<{ Params: { realm: string } }>;
+
+async function answer(ctx: AppContext, req: UserinfoRequest, reply: FastifyReply) {
+  const realm = await findRequestedRealm(ctx, req.params.realm);
+  if (!realm) throw problem.notFound('no such realm');
+  reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+  const query = req.query as Record<string, unknown> | undefined;
+  const body = req.body instanceof URLSearchParams ? req.body : null;
+  if ((query && 'access_token' in query) || body?.has('access_token')) {
+    throw bearerError(400, 'invalid_request', 'send the access token in the Authorization header only');
+  }
+  const header = req.headers.authorization;
+  // RFC 6750 section 3.1: a request without any credentials gets a challenge without an error code.
+  if (header === undefined) throw bearerError(401, null, 'an access token is required');
+  const token = bearerToken(header, ctx.config.limits.maxTokenBytes);
+  if (!token) throw invalidToken();
+  const own = await verifyOwnToken(ctx, realm, token, {
+    audience: userinfoAudience(ctx.config.server.publicOrigin, realm.name),
+    resourceId: BUILTIN_USERINFO,
+    now: ctx.clock.now(),
+  });
+  if (own?.live.subjectType !== 'user') throw invalidToken();
+  const t = own.token;
+  if (!t.scopes.includes('openid')) {
+    throw bearerError(403, 'insufficient_scope', 'the access token lacks the openid scope', 'openid');
+  }
+  const user = await findUserRecord(ctx.db, realm.id, t.subject);
+  if (!user) throw invalidToken();
+  return releasedClaims(t.subject, t.scopes, user);
+}
+
+export function registerUserinfo(app: FastifyInstance, ctx: AppContext): void {
+  app.register(async (scope) => {
+    // OIDC Core 5.3.1 allows a form-encoded POST; its body is read only to refuse a token in it.
+    useFormBodies(scope);
+    useOAuthErrors(scope, ctx);
+    const path = '/realms/:realm/oauth/userinfo';
+    scope.get<{ Params: { realm: string } }>(path, (req, reply) => answer(ctx, req, reply));
+    scope.post<{ Params: { realm: string } }>(path, (req, reply) => answer(ctx, req, reply));
+  });
+}

@@ -1,0 +1,289 @@
+// Changes to existing accounts through the administration API (spec doc 1, "Account states" and
+// "Recovery and account administration"; doc 2, Revocation exposure): credentials, state,
+// sessions and deletion. Each one validates, then changes the account, its audit record and its
+// outbox events in one transaction. Creating and reading accounts is in users.service.ts.
+import { recordAudit } from '../audit/audit.repo.ts';
+import type { AuditType } from '../audit/audit.types.ts';
+import { addEvent } from '../events/outbox.repo.ts';
+import type { AppContext } from '../main/context.ts';
+import { type AccountRevocation, revokeAccount } from '../oauth/grants.repo.ts';
+import type { Db, Tx } from '../platform/db/db.ts';
+import { problem } from '../platform/http/problem.ts';
+import { currentPolicy, policyValue } from '../realms/policy.repo.ts';
+import {
+  addRequiredAction,
+  eraseUser,
+  lockUser,
+  markPasswordCompromised,
+  removeRequiredAction,
+  setPassword,
+  setUserState,
+  type UserRow,
+} from './users.repo.ts';
+import { type AdminCall, type UserView, userSubject, viewOf } from './users.service.ts';
+
+type Deps = Pick<AppContext, 'db' | 'hasher'>;
+
+async function requireUser(tx: Tx, realmId: string, userId: string): Promise<UserRow> {
+  const user = await lockUser(tx, realmId, userId);
+  if (!user) throw problem.notFound('no such user');
+  return user;
+}
+
+/** SPEC-DECISIONS 13: an administrator never changes the state of their own account. */
+function refuseSelf(call: AdminCall, userId: string): void {
+  if (call.actor.type === 'user' && call.actor.id === userId) {
+    throw problem.forbidden('administrators cannot change the state of their own account');
+  }
+}
+
+/**
+ * The account-wide revocation (doc 2, Revocation exposure), with a session.revoked event for every
+ * session it ended.
+ */
+export async function endAccountSessions(
+  tx: Tx,
+  realmId: string,
+  userId: string,
+  reason: string,
+  now: Date,
+  correlationId: string,
+): Promise<AccountRevocation> {
+  const revoked = await revokeAccount(tx, realmId, userId, reason, now);
+  for (const sessionId of revoked.sessions) {
+    await addEvent(tx, {
+      realmId,
+      type: 'session.revoked',
+      occurredAt: now,
+      correlationId,
+      data: { user_id: userId, session_id: sessionId, reason },
+    });
+  }
+  return revoked;
+}
+
+const revocationCounts = (r: AccountRevocation) => ({
+  sessions_revoked: r.sessions.length,
+  grants_revoked: r.grants,
+});
+
+// ---- credentials -----------------------------------------------------------------------------
+
+export async function setAccountPassword(
+  deps: Deps,
+  call: AdminCall,
+  userId: string,
+  input: { password: string; temporary?: boolean },
+): Promise<void> {
+  const verifier = await deps.hasher.hash(input.password);
+  const temporary = input.temporary ?? false;
+  await deps.db.tx(async (tx) => {
+    await requireUser(tx, call.realmId, userId);
+    await setPassword(tx, call.realmId, userId, verifier, call.now);
+    // A temporary password must be replaced at the next sign-in; a final one lifts that demand.
+    if (temporary) await addRequiredAction(tx, call.realmId, userId, 'update_password', call.now);
+    else await removeRequiredAction(tx, call.realmId, userId, 'update_password', call.now);
+    const policy = await currentPolicy(tx, call.realmId);
+    const revoke = policyValue(policy, 'password', 'revoke_sessions_on_change') !== false;
+    const revoked = revoke
+      ? await endAccountSessions(tx, call.realmId, userId, 'password_changed', call.now, call.correlationId)
+      : null;
+    await recordAudit(
+      tx,
+      {
+        realmId: call.realmId,
+        type: 'user.password_set',
+        category: 'security',
+        actor: call.actor,
+        subject: userSubject(userId),
+        correlationId: call.correlationId,
+        data: { temporary, ...(revoked ? revocationCounts(revoked) : { sessions_revoked: 0 }) },
+      },
+      call.now,
+    );
+  });
+}
+
+export async function markAccountPasswordCompromised(
+  db: Db,
+  call: AdminCall,
+  userId: string,
+  reason: string | null,
+): Promise<void> {
+  await db.tx(async (tx) => {
+    await requireUser(tx, call.realmId, userId);
+    if (!(await markPasswordCompromised(tx, call.realmId, userId)))
+      throw problem.notFound('the account has no password');
+    await addRequiredAction(tx, call.realmId, userId, 'update_password', call.now);
+    const revoked = await endAccountSessions(
+      tx,
+      call.realmId,
+      userId,
+      'credential_compromised',
+      call.now,
+      call.correlationId,
+    );
+    await recordAudit(
+      tx,
+      {
+        realmId: call.realmId,
+        type: 'user.password_compromised',
+        category: 'security',
+        actor: call.actor,
+        subject: userSubject(userId),
+        correlationId: call.correlationId,
+        signal: 'credential_compromised',
+        ...(reason === null ? {} : { reason }),
+        data: revocationCounts(revoked),
+      },
+      call.now,
+    );
+    await addEvent(tx, {
+      realmId: call.realmId,
+      type: 'security.credential_compromised',
+      occurredAt: call.now,
+      correlationId: call.correlationId,
+      data: { user_id: userId },
+    });
+  });
+}
+
+// ---- account state -----------------------------------------------------------------------------
+
+/*  Administrator transitions (doc 1, Account states):
+      active | pending_verification | recovery_restricted | pending_deletion | locked    --suspend-->    suspended
+      active | pending_verification | recovery_restricted | pending_deletion | suspended --lock-->       locked
+      suspended | locked | recovery_restricted | pending_deletion                          --reactivate--> active
+    suspend and lock end every session, grant and token; reactivate restores none of them.
+    Deleted accounts are not found; any other move is a conflict.                                */
+export type StateChange = 'suspend' | 'lock' | 'reactivate';
+
+const LIVE = ['active', 'pending_verification', 'recovery_restricted', 'pending_deletion'];
+const TRANSITIONS: Record<StateChange, { from: readonly string[]; to: string; audit: AuditType }> = {
+  suspend: { from: [...LIVE, 'locked'], to: 'suspended', audit: 'user.suspended' },
+  lock: { from: [...LIVE, 'suspended'], to: 'locked', audit: 'user.locked' },
+  reactivate: {
+    from: ['suspended', 'locked', 'recovery_restricted', 'pending_deletion'],
+    to: 'active',
+    audit: 'user.reactivated',
+  },
+};
+
+export async function changeAccountState(
+  db: Db,
+  call: AdminCall,
+  userId: string,
+  change: StateChange,
+  reason: string,
+): Promise<UserView> {
+  refuseSelf(call, userId);
+  const rule = TRANSITIONS[change];
+  return db.tx(async (tx) => {
+    const user = await requireUser(tx, call.realmId, userId);
+    if (!rule.from.includes(user.state)) {
+      throw problem.conflict(`cannot ${change} an account in state ${user.state}`);
+    }
+    await setUserState(tx, call.realmId, userId, rule.to, call.now);
+    const revoked =
+      change === 'reactivate'
+        ? null
+        : await endAccountSessions(tx, call.realmId, userId, `user_${rule.to}`, call.now, call.correlationId);
+    await recordAudit(
+      tx,
+      {
+        realmId: call.realmId,
+        type: rule.audit,
+        category: 'security',
+        actor: call.actor,
+        subject: userSubject(userId),
+        correlationId: call.correlationId,
+        reason,
+        data: { from: user.state, state: rule.to, ...(revoked ? revocationCounts(revoked) : {}) },
+      },
+      call.now,
+    );
+    const event = { realmId: call.realmId, occurredAt: call.now, correlationId: call.correlationId };
+    const data = { user_id: userId, state: rule.to };
+    if (change === 'suspend') await addEvent(tx, { ...event, type: 'user.suspended', data });
+    else if (change === 'lock') await addEvent(tx, { ...event, type: 'user.locked', data });
+    // The administrator's text stays in the audit record; the event carries a code.
+    else
+      await addEvent(tx, {
+        ...event,
+        type: 'user.reactivated',
+        data: { ...data, reason: 'ADMINISTRATOR_REACTIVATED' },
+      });
+    const [view] = await viewOf(tx, call.realmId, [{ ...user, state: rule.to, updated_at: call.now }]);
+    return view as UserView;
+  });
+}
+
+export async function revokeAccountSessions(
+  db: Db,
+  call: AdminCall,
+  userId: string,
+  reason: string | null,
+): Promise<AccountRevocation> {
+  return db.tx(async (tx) => {
+    await requireUser(tx, call.realmId, userId);
+    const revoked = await endAccountSessions(
+      tx,
+      call.realmId,
+      userId,
+      'admin_revoked',
+      call.now,
+      call.correlationId,
+    );
+    await recordAudit(
+      tx,
+      {
+        realmId: call.realmId,
+        type: 'user.sessions_revoked',
+        category: 'security',
+        actor: call.actor,
+        subject: userSubject(userId),
+        correlationId: call.correlationId,
+        ...(reason === null ? {} : { reason }),
+        data: revocationCounts(revoked),
+      },
+      call.now,
+    );
+    return revoked;
+  });
+}
+
+export async function deleteAccount(db: Db, call: AdminCall, userId: string): Promise<void> {
+  refuseSelf(call, userId);
+  await db.tx(async (tx) => {
+    const user = await requireUser(tx, call.realmId, userId);
+    const revoked = await endAccountSessions(
+      tx,
+      call.realmId,
+      userId,
+      'user_deleted',
+      call.now,
+      call.correlationId,
+    );
+    await eraseUser(tx, call.realmId, userId, call.now);
+    await recordAudit(
+      tx,
+      {
+        realmId: call.realmId,
+        type: 'user.deleted',
+        category: 'identity',
+        actor: call.actor,
+        subject: userSubject(userId),
+        correlationId: call.correlationId,
+        data: { from: user.state, ...revocationCounts(revoked) },
+      },
+      call.now,
+    );
+    await addEvent(tx, {
+      realmId: call.realmId,
+      type: 'user.deleted',
+      occurredAt: call.now,
+      correlationId: call.correlationId,
+      data: { user_id: userId },
+    });
+  });
+}

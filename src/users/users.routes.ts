@@ -1,0 +1,156 @@
+// The users administration API under /api/v1/realms/{realm}/users (spec doc 1, "Account states"
+// and "Recovery and account administration"; doc 2, Limits: page size). Routes decode and
+// authorize; users.admin.ts owns the transactions.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ApiCaller } from '../authz/api-auth.ts';
+import { apiRoute } from '../authz/api-route.ts';
+import type { AppContext } from '../main/context.ts';
+import type { RealmRow } from '../realms/realm.repo.ts';
+import {
+  changeAccountState,
+  deleteAccount,
+  markAccountPasswordCompromised,
+  revokeAccountSessions,
+  type StateChange,
+  setAccountPassword,
+} from './users.admin.ts';
+import {
+  decodeCreateUser,
+  decodeListQuery,
+  decodeOptionalReason,
+  decodeReason,
+  decodeSetPassword,
+  makeCursor,
+  userIdParam,
+} from './users.decode.ts';
+import { type AdminCall, createAccount, listAccounts, readAccount, type UserView } from './users.service.ts';
+
+type UserParams = { user: string };
+
+const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+
+/** The user representation: state, profile and identifiers; never any credential material. */
+export function presentUser({ user, identifiers }: UserView) {
+  return {
+    id: user.id,
+    state: user.state,
+    display_name: user.display_name,
+    identifiers: identifiers.map((i) => ({
+      id: i.id,
+      type: i.type,
+      value: i.value,
+      verified: i.verified,
+      primary: i.is_primary,
+    })),
+    required_actions: user.required_actions,
+    created_via: user.created_via,
+    created_at: iso(user.created_at),
+    updated_at: iso(user.updated_at),
+    last_login_at: iso(user.last_login_at),
+  };
+}
+
+function adminCall(ctx: AppContext, req: FastifyRequest, realm: RealmRow, caller: ApiCaller): AdminCall {
+  return {
+    realmId: realm.id,
+    actor: { type: caller.kind, id: caller.id },
+    correlationId: String(req.id),
+    now: ctx.clock.now(),
+  };
+}
+
+export function registerUserRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const read = { audience: 'admin', permissions: ['realm.users.read'] } as const;
+  const write = { audience: 'admin', permissions: ['realm.users.write'] } as const;
+  const suspend = { audience: 'admin', permissions: ['realm.users.suspend'] } as const;
+  const credentials = { audience: 'admin', permissions: ['realm.users.credentials.manage'] } as const;
+
+  apiRoute(app, ctx, 'POST', '/users', write, async ({ req, reply, realm, caller }) => {
+    const input = decodeCreateUser(req.body);
+    const view = await createAccount(ctx, adminCall(ctx, req, realm, caller), input);
+    return reply.code(201).send(presentUser(view));
+  });
+
+  apiRoute(app, ctx, 'GET', '/users', read, async ({ req, realm, caller }) => {
+    const pages = ctx.config.limits;
+    const query = decodeListQuery(req.query, pages, `${realm.id}:GET /users`);
+    const page = await listAccounts(ctx.db, adminCall(ctx, req, realm, caller), query);
+    return {
+      items: page.items.map(presentUser),
+      next_cursor: page.nextAfter === null ? null : makeCursor(page.nextAfter, query.binding),
+    };
+  });
+
+  apiRoute<UserParams>(app, ctx, 'GET', '/users/:user', read, async ({ req, realm, caller }) => {
+    const userId = userIdParam(req.params.user);
+    return presentUser(await readAccount(ctx.db, adminCall(ctx, req, realm, caller), userId));
+  });
+
+  apiRoute<UserParams>(app, ctx, 'DELETE', '/users/:user', write, async ({ req, reply, realm, caller }) => {
+    const userId = userIdParam(req.params.user);
+    await deleteAccount(ctx.db, adminCall(ctx, req, realm, caller), userId);
+    return reply.code(204).send();
+  });
+
+  apiRoute<UserParams>(
+    app,
+    ctx,
+    'PUT',
+    '/users/:user/password',
+    credentials,
+    async ({ req, reply, realm, caller }) => {
+      const userId = userIdParam(req.params.user);
+      const input = decodeSetPassword(req.body);
+      await setAccountPassword(ctx, adminCall(ctx, req, realm, caller), userId, input);
+      return reply.code(204).send();
+    },
+  );
+
+  apiRoute<UserParams>(
+    app,
+    ctx,
+    'POST',
+    '/users/:user/credentials/password/compromised',
+    credentials,
+    async ({ req, reply, realm, caller }) => {
+      const userId = userIdParam(req.params.user);
+      const reason = decodeOptionalReason(req.body);
+      await markAccountPasswordCompromised(ctx.db, adminCall(ctx, req, realm, caller), userId, reason);
+      return reply.code(204).send();
+    },
+  );
+
+  const stateRoute = (path: string, change: StateChange) =>
+    apiRoute<UserParams>(
+      app,
+      ctx,
+      'POST',
+      `/users/:user/${path}`,
+      suspend,
+      async ({ req, realm, caller }) => {
+        const userId = userIdParam(req.params.user);
+        const reason = decodeReason(req.body);
+        const call = adminCall(ctx, req, realm, caller);
+        return presentUser(await changeAccountState(ctx.db, call, userId, change, reason));
+      },
+    );
+  stateRoute('suspend', 'suspend');
+  stateRoute('lock', 'lock');
+  stateRoute('reactivate', 'reactivate');
+
+  // Ending another person's sessions is a suspend-level power (doc 2, Revocation exposure lists
+  // it among the account-wide revocations next to suspend and lock).
+  apiRoute<UserParams>(
+    app,
+    ctx,
+    'POST',
+    '/users/:user/revoke-sessions',
+    suspend,
+    async ({ req, realm, caller }) => {
+      const userId = userIdParam(req.params.user);
+      const reason = decodeOptionalReason(req.body);
+      const revoked = await revokeAccountSessions(ctx.db, adminCall(ctx, req, realm, caller), userId, reason);
+      return { sessions_revoked: revoked.sessions.length, grants_revoked: revoked.grants };
+    },
+  );
+}
