@@ -1,8 +1,10 @@
 // identity-cli: the operator command line (spec doc 2, "Command-line operator tools").
 import { CliError } from '../cli/cli-error.ts';
+import { api } from '../cli/commands/api.ts';
 import { bootstrap } from '../cli/commands/bootstrap.ts';
 import { doctor, generateRootKeyCommand } from '../cli/commands/keys.ts';
 import { login } from '../cli/commands/login.ts';
+import { logout } from '../cli/commands/logout.ts';
 import { realmCreate } from '../cli/commands/realm-create.ts';
 import { realmSetLoginUi } from '../cli/commands/realm-login-ui.ts';
 import { FlagError } from '../platform/cli/flags.ts';
@@ -15,8 +17,11 @@ commands:
   realm set-login-ui NAME URL                  where the realm's authorization endpoint sends browsers
   bootstrap --realm NAME --admin-email EMAIL [--password-file FILE]
                                                create the realm if needed and its first administrator
-  login --realm NAME [--email E] [--server URL]
+  login --realm NAME [--email E] [--server URL] [--credentials FILE]
                                                sign in headlessly with the built-in identity-cli client
+                                               and store an admin token (docs/cli.md)
+  api METHOD PATH [--data JSON|@FILE]          call the administration API of the logged-in realm
+  logout [--realm NAME]                        revoke and delete the stored admin token
   generate-root-key                            print a new random root key
   doctor                                       print non-secret fingerprints of the key hierarchy
 
@@ -29,7 +34,9 @@ const COMMANDS: Record<string, Command> = {
   bootstrap,
   doctor,
   'generate-root-key': generateRootKeyCommand,
+  api,
   login,
+  logout,
   realm: async (argv) => {
     const [sub, ...rest] = argv;
     if (sub === 'create') return realmCreate(rest);
@@ -47,6 +54,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const result = await command(rest);
+  if (result === undefined) return; // the command printed its own output, if any
   process.stdout.write(typeof result === 'string' ? `${result}\n` : `${JSON.stringify(result, null, 2)}\n`);
 }
 

@@ -1,8 +1,11 @@
-// identity-cli login as an operator runs it: a child process answering prompts on stdin.
+// identity-cli login as an operator runs it: a child process answering prompts on stdin, then
+// exchanging the code and storing the admin token in a credentials file.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { describe, type TestContext, test } from 'node:test';
 import { decodeBase32 } from '../../../src/mfa/base32.ts';
 import { totpAt, totpStep } from '../../../src/mfa/otp.ts';
 import { bootstrapAdministrator } from '../../../src/users/bootstrap.service.ts';
@@ -17,15 +20,23 @@ interface Run {
   stderr: string;
 }
 
+/** A credentials file in a directory of its own, removed after the test. */
+function credentialsFile(t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'proudauth-login-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return join(dir, 'credentials.json');
+}
+
 /** Runs identity-cli login; `respond` sees stderr as it grows and returns lines to type. */
 function runLogin(
   args: string[],
   respond: (stderr: string, written: number) => string[] | null,
+  credentials: string,
 ): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/identity-cli.ts', 'login', ...args], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '' },
+      env: { PATH: process.env.PATH ?? '', PROUDAUTH_CREDENTIALS: credentials },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -54,8 +65,9 @@ function runLogin(
 }
 
 describe('identity-cli login', () => {
-  test('case=first administrator sign-in enrolls TOTP and shows recovery codes once/mode=headless', async (t) => {
+  test('case=first administrator sign-in enrolls TOTP, shows recovery codes once and stores a working admin token/mode=headless', async (t) => {
     const h = await startHarness(t);
+    const file = credentialsFile(t);
     const realm = uniqueRealmName();
     const password = 'first-admin-password-1';
     await bootstrapAdministrator(
@@ -73,21 +85,50 @@ describe('identity-cli login', () => {
         }
         return null;
       },
+      file,
     );
     assert.equal(run.code, 0, run.stderr);
     const out = JSON.parse(run.stdout);
-    assert.equal(out.status, 'completed');
+    const origin = h.ctx.config.server.publicOrigin;
+    assert.equal(out.realm, realm);
+    assert.equal(out.issuer, `${origin}/realms/${realm}`);
     assert.deepEqual(out.completed_factors, ['pwd', 'totp']);
-    assert.match(out.redirect_to, /^http:\/\/127\.0\.0\.1\/callback\?code=/);
+    assert.equal(out.user.email, 'admin@example.com');
+    assert.match(out.user.id, /^usr_/);
+    assert.equal(out.refreshable, true);
+    assert.ok(Date.parse(out.expires_at) > Date.now());
+    assert.equal(out.credentials, file);
+    assert.match(run.stderr, /Logged in to realm \S+ as .*admin@example\.com/);
+    assert.match(run.stderr, /The access token expires at \d{4}-/);
     assert.match(run.stderr, /otpauth:\/\/totp\//);
     assert.equal(
       (run.stderr.match(/^ {2}[a-z2-9]{5}-[a-z2-9]{5}$/gm) ?? []).length,
       10,
       'ten recovery codes shown',
     );
+
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    const stored = JSON.parse(readFileSync(file, 'utf8'));
+    const entry = stored.credentials[out.issuer];
+    assert.equal(entry.realm, realm);
+    assert.equal(entry.api_base, `${h.publicUrl}/api/v1/realms/${realm}`);
+    assert.equal(entry.audience, `${origin}/api/v1/realms/${realm}`);
+    assert.match(entry.refresh_token, /\S/);
+    assert.equal(entry.expires_at, out.expires_at);
+    for (const secret of [entry.access_token, entry.refresh_token]) {
+      assert.ok(!run.stdout.includes(secret) && !run.stderr.includes(secret), 'tokens are never printed');
+    }
+    // The stored token is an admin token from an MFA session: the users API accepts it.
+    const users = await h.get(`/api/v1/realms/${realm}/users`, {
+      headers: { authorization: `Bearer ${entry.access_token}` },
+    });
+    assert.equal(users.status, 200, await users.clone().text());
+    const listed = (await users.json()) as { items: { id: string }[] };
+    assert.ok(listed.items.some((u) => u.id === out.user.id));
   });
 
   test('case=a wrong password is refused without completing/mode=headless', async (t) => {
+    const file = credentialsFile(t);
     const { h, realm } = await signinSetup(t, {
       client: null,
       user: { email: 'op@example.com', password: 'right-password-1' },
@@ -103,9 +144,11 @@ describe('identity-cli login', () => {
         }
         return null;
       },
+      file,
     );
     assert.notEqual(run.code, 0);
     assert.match(run.stderr, /ended failed|too_many_failures|try again/);
     assert.equal(run.stdout, '');
+    assert.throws(() => statSync(file), /ENOENT/, 'nothing is stored');
   });
 });
