@@ -1,6 +1,7 @@
 // The worker's periodic tasks: name, interval, function (STYLE.md section 7).
 import { cleanupOutbox, dispatchOutbox } from '../events/outbox-dispatch.task.ts';
 import { type KeyLifecycleDeps, runKeyLifecycle } from '../keys/key-lifecycle.task.ts';
+import { cleanupTokens } from '../oauth/token-cleanup.task.ts';
 import { cleanupSignin } from '../signin/signin-cleanup.task.ts';
 import type { Task } from './scheduler.ts';
 
@@ -11,4 +12,5 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'outbox.dispatch', intervalMs: 1_000, run: dispatchOutbox },
   { name: 'outbox.cleanup', intervalMs: 3_600_000, run: cleanupOutbox },
   { name: 'signin.cleanup', intervalMs: 600_000, run: cleanupSignin },
+  { name: 'tokens.cleanup', intervalMs: 600_000, run: cleanupTokens },
 ];
