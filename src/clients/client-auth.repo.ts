@@ -15,26 +15,27 @@ interface Raw extends ClientRow {
   secrets: { id: string; verifier: string; key_version: number; last_used_at: string | null }[] | string;
 }
 
-/** The client by its public client_id, with its unrevoked, unexpired secrets; read fresh every time. */
-export async function findClientForAuth(
-  q: Queryable,
-  realmId: string,
-  clientId: string,
-  now: Date,
-): Promise<ClientAuthRow | null> {
-  const raw = await maybeOne<Raw>(
-    q,
-    `select c.*, (
-       select coalesce(json_agg(json_build_object('id', s.id, 'verifier', s.verifier,
-                'key_version', s.key_version, 'last_used_at', s.last_used_at) order by s.created_at), '[]')
-       from client_secrets s
-       where s.realm_id = c.realm_id and s.client_row_id = c.id and s.revoked_at is null
-         and (s.expires_at is null or s.expires_at > $3)
-     ) as secrets
-     from clients c where c.realm_id = $1 and c.client_id = $2`,
-    [realmId, clientId, now],
-  );
-  if (!raw) return null;
+/**
+ * The client with client_id $<clientParam> in realm $1, with its unrevoked, unexpired secrets
+ * (as of $<nowParam>), as one JSON value: a scalar subquery, so other statements can load the
+ * caller in the same round trip (introspection).
+ */
+export const clientForAuthJson = (clientParam: number, nowParam: number): string => `(
+  select row_to_json(x) from (
+    select c.*, (
+      select coalesce(json_agg(json_build_object('id', s.id, 'verifier', s.verifier,
+               'key_version', s.key_version, 'last_used_at', s.last_used_at) order by s.created_at), '[]')
+      from client_secrets s
+      where s.realm_id = c.realm_id and s.client_row_id = c.id and s.revoked_at is null
+        and (s.expires_at is null or s.expires_at > $${nowParam})
+    ) as secrets
+    from clients c where c.realm_id = $1 and c.client_id = $${clientParam}
+  ) x)`;
+
+/** The row clientForAuthJson produced (pg and PGlite hand json over parsed or as text). */
+export function clientAuthRowFrom(value: unknown): ClientAuthRow | null {
+  if (value === null || value === undefined) return null;
+  const raw = (typeof value === 'string' ? JSON.parse(value) : value) as Raw;
   const secrets = typeof raw.secrets === 'string' ? JSON.parse(raw.secrets) : raw.secrets;
   return {
     ...raw,
@@ -45,6 +46,21 @@ export async function findClientForAuth(
       lastUsedAt: s.last_used_at === null ? null : new Date(s.last_used_at),
     })),
   };
+}
+
+/** The client by its public client_id, with its unrevoked, unexpired secrets; read fresh every time. */
+export async function findClientForAuth(
+  q: Queryable,
+  realmId: string,
+  clientId: string,
+  now: Date,
+): Promise<ClientAuthRow | null> {
+  const row = await maybeOne<{ client: unknown }>(q, `select ${clientForAuthJson(2, 3)} as client`, [
+    realmId,
+    clientId,
+    now,
+  ]);
+  return clientAuthRowFrom(row?.client);
 }
 
 /**

@@ -26,6 +26,11 @@ export interface ClientAuthOptions {
   assertionAudiences: readonly string[];
   /** tokens.clock_skew in seconds */
   clockSkewSeconds: number;
+  /**
+   * Loads the client instead of findClientForAuth, so a caller can fold the lookup into a
+   * statement it runs anyway (introspection: one round trip per call).
+   */
+  loadClient?: (clientId: string) => Promise<ClientAuthRow | null>;
 }
 
 export interface AuthenticatedClient {
@@ -56,7 +61,9 @@ export async function authenticateClient(
       ? (presented.clientId ?? assertionSubject(presented.assertion))
       : presented.clientId;
   if (clientId === null) throw fail('assertion_without_subject');
-  const client = await findClientForAuth(q, realmId, clientId, opts.now);
+  const client = opts.loadClient
+    ? await opts.loadClient(clientId)
+    : await findClientForAuth(q, realmId, clientId, opts.now);
 
   if (presented.method === 'client_secret_basic' || presented.method === 'client_secret_post') {
     // Unknown, disabled, wrong method or wrong secret: the same single HMAC and the same answer.

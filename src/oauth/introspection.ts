@@ -13,7 +13,7 @@ import {
   isOpaqueAccessToken,
   opaqueAccessTokenDigest,
 } from './tokens/access-token.ts';
-import { checkLiveness } from './tokens/token-liveness.ts';
+import { checkLiveness, type Liveness, type TokenFacts } from './tokens/token-liveness.ts';
 
 export interface ActiveIntrospection {
   active: true;
@@ -43,10 +43,32 @@ export type IntrospectionResponse = Readonly<{ active: false }> | ActiveIntrospe
 const INACTIVE: Readonly<{ active: false }> = Object.freeze({ active: false });
 
 /** A token whose signature (or stored record) checked out, before the live checks. */
-interface Candidate {
+export interface Candidate {
   claims: AccessTokenClaims & { nbf?: number };
   /** null: the registered resource of claims.aud, resolved by the live-check statement. */
   resourceId: string | null;
+}
+
+/** The facts the live checks need about a candidate token. */
+export function livenessFacts(realm: RealmRef, candidate: Candidate): TokenFacts {
+  const c = candidate.claims;
+  return {
+    realmId: realm.id,
+    subject: c.sub,
+    clientId: c.client_id,
+    tokenId: c.jti,
+    issuedAt: c.iat,
+    sessionId: c.sid ?? null,
+    audience: c.aud,
+    resourceId: candidate.resourceId,
+    exchanged: c.act !== undefined,
+  };
+}
+
+/** The answer once the live checks (with the introspector check) have run. */
+export function judge(candidate: Candidate, live: Liveness): IntrospectionResponse {
+  if (!live.introspectorAllowed || !live.active) return INACTIVE;
+  return presentActive(candidate.claims, live.authzVersion);
 }
 
 /**
@@ -61,36 +83,35 @@ export async function introspectToken(
   token: string,
   now: Date,
 ): Promise<IntrospectionResponse> {
+  const candidate = await candidateFor(app, realm, token, now);
+  if (!candidate) return INACTIVE;
+  const live = await checkLiveness(app.db, { ...livenessFacts(realm, candidate), introspectorRowId }, now);
+  return judge(candidate, live);
+}
+
+/**
+ * A token whose signature (JWT) or stored record (opaque) checks out and that introspection may
+ * show at all; null otherwise. Refresh tokens never qualify.
+ */
+export async function candidateFor(
+  app: AppContext,
+  realm: RealmRef,
+  token: string,
+  now: Date,
+): Promise<Candidate | null> {
   // Sizes need no check here: the opaque and refresh shapes have a fixed length, and the JWT
   // verifier refuses anything over limits.max_token_bytes before decoding it.
-  if (isRefreshTokenShape(token)) return INACTIVE;
+  if (isRefreshTokenShape(token)) return null;
   const candidate = isOpaqueAccessToken(token)
     ? await opaqueCandidate(app, realm, token, now)
     : await jwtCandidate(app, realm, token);
-  if (!candidate) return INACTIVE;
-  const c = candidate.claims;
   // Organization membership is a live check of doc 2 that cannot run before organizations
   // exist, so a token naming one fails closed (none can be issued yet: resource-target.ts).
-  if (c.org_id !== undefined) return INACTIVE;
-  const live = await checkLiveness(
-    app.db,
-    {
-      realmId: realm.id,
-      subject: c.sub,
-      clientId: c.client_id,
-      tokenId: c.jti,
-      issuedAt: c.iat,
-      sessionId: c.sid ?? null,
-      audience: c.aud,
-      resourceId: candidate.resourceId,
-      exchanged: c.act !== undefined,
-      introspectorRowId,
-    },
-    now,
-  );
-  if (!live.introspectorAllowed || !live.active) return INACTIVE;
-  return presentActive(c, live.authzVersion);
+  if (!candidate || candidate.claims.org_id !== undefined) return null;
+  return candidate;
 }
+
+export const INACTIVE_ANSWER = INACTIVE;
 
 const isBuiltinAudience = (app: AppContext, realm: RealmRef, aud: string): boolean =>
   builtinResources(app.config.server.publicOrigin, realm.name).some((r) => r.audience === aud);

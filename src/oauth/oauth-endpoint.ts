@@ -2,7 +2,11 @@
 // an application/x-www-form-urlencoded body, answers that are never cached, RFC 6749 section 5.2
 // error bodies, and client authentication (src/clients/client-auth.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type AuthenticatedClient, authenticateClient } from '../clients/client-auth.ts';
+import {
+  type AuthenticatedClient,
+  authenticateClient,
+  type ClientAuthOptions,
+} from '../clients/client-auth.ts';
 import type { AppContext } from '../main/context.ts';
 import { checkCharset } from '../platform/http/json-body.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -86,6 +90,7 @@ export function authenticateOAuthClient(
   call: OAuthCall,
   endpoint: string,
   now: Date,
+  loadClient?: ClientAuthOptions['loadClient'],
 ): Promise<AuthenticatedClient> {
   const keyring = ctx.keyring;
   if (!keyring) throw oauthError.temporarilyUnavailable('no root key is configured');
@@ -102,6 +107,7 @@ export function authenticateOAuthClient(
       challengeRealm: call.realm.name,
       assertionAudiences: [issuer, `${issuer}/oauth/${endpoint}`],
       clockSkewSeconds: Math.floor(ctx.config.tokens.clockSkewMs / 1000),
+      ...(loadClient ? { loadClient } : {}),
     },
   );
 }

@@ -1,6 +1,7 @@
 // The live checks behind every online use of an access token: the service's own APIs, UserInfo
 // and introspection (spec doc 2, Revocation exposure). One SQL statement answers all of them, so
 // an introspection costs one database round trip; nothing here is cached.
+import { type ClientAuthRow, clientAuthRowFrom, clientForAuthJson } from '../../clients/client-auth.repo.ts';
 import { one, type Queryable } from '../../platform/db/db.ts';
 
 export interface TokenFacts {
@@ -23,6 +24,12 @@ export interface TokenFacts {
   withRoles?: boolean;
   /** Introspection: the calling client's row id, answered as `introspectorAllowed`. */
   introspectorRowId?: string | null;
+  /**
+   * Introspection: the calling client's client_id. Its row and secrets come back as `caller`
+   * (for client authentication in the same round trip), and it is the introspector checked
+   * when introspectorRowId is not given.
+   */
+  callerClientId?: string | null;
 }
 
 export type Inactivity =
@@ -53,6 +60,8 @@ export interface Liveness {
   roles: RoleHolding[];
   /** The client named by `introspectorRowId` is registered for the token's resource. */
   introspectorAllowed: boolean;
+  /** The calling client (callerClientId) as client authentication reads it. */
+  caller: ClientAuthRow | null;
 }
 
 interface LivenessRow {
@@ -72,6 +81,7 @@ interface LivenessRow {
   resource_state: string | null;
   roles: RoleHolding[] | null;
   introspector_allowed: boolean | null;
+  caller: unknown;
 }
 
 // Users in these states hold no live tokens (doc 1, Account states).
@@ -93,9 +103,11 @@ select c.state as client_state, c.id as client_row_id,
   exists (select 1 from client_resource_grants x where x.realm_id = $1 and x.client_row_id = c.id
      and x.resource_id = coalesce($7, res.id)) as exchange_grant,
   res.state as resource_state,
-  case when $10::text is not null then exists (select 1 from resource_introspectors i
-     where i.realm_id = $1 and i.resource_id = coalesce($7, res.id) and i.client_row_id = $10)
+  case when coalesce($10, $11)::text is not null then exists (select 1 from resource_introspectors i
+     where i.realm_id = $1 and i.resource_id = coalesce($7, res.id) and i.client_row_id = coalesce($10,
+       (select cc.id from clients cc where cc.realm_id = $1 and cc.client_id = $11)))
   end as introspector_allowed,
+  case when $11::text is not null then ${clientForAuthJson(11, 8)} end as caller,
   case when $9::boolean then (
     select json_agg(json_build_object('name', ro.name, 'builtin', ro.builtin, 'permissions', ro.permissions))
       from role_assignments ra join roles ro on ro.realm_id = ra.realm_id and ro.id = ra.role_id
@@ -122,6 +134,7 @@ export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Pro
     now,
     f.withRoles ?? false,
     f.introspectorRowId ?? null,
+    f.callerClientId ?? null,
   ]);
   const subjectType =
     r.user_state !== null ? 'user' : r.principal_state !== null ? 'service_principal' : null;
@@ -135,6 +148,7 @@ export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Pro
     sessionRecoveryRestricted: r.session_restricted === true,
     roles: r.roles ?? [],
     introspectorAllowed: r.introspector_allowed === true,
+    caller: clientAuthRowFrom(r.caller),
   });
   if (r.client_state !== 'active') return result('client_inactive');
   const registered = f.resourceId === null || f.resourceId.startsWith('res_');
