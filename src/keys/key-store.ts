@@ -52,7 +52,14 @@ export class KeyStore {
 
   /** The realm's active signer, or null when it has none that this process can unseal. */
   async activeSigner(realmId: string, q: Queryable = this.db): Promise<Signer | null> {
-    const row = await findActiveKey(q, realmId);
+    return this.signerFrom(realmId, await findActiveKey(q, realmId));
+  }
+
+  /** The signer of an active key row a caller read itself (in a statement it runs anyway). */
+  signerFrom(
+    realmId: string,
+    row: { kid: string; algorithm: string; private_key_sealed: string } | null,
+  ): Signer | null {
     if (!row) return null;
     const key = this.unseal(realmId, row.kid, row.private_key_sealed);
     return key ? { kid: row.kid, algorithm: row.algorithm, key } : null;

@@ -64,8 +64,18 @@ export async function resolveTarget(
 ): Promise<Target> {
   const uri = audience ?? userinfoAudience(publicOrigin, realm.name);
   const resource = await findResourceByAudience(q, realm, publicOrigin, uri);
+  const explicit = resource ? await findResourceGrant(q, realm.id, client.id, resource.id) : null;
+  return targetOf(client, resource, explicit, subject);
+}
+
+/** The same decision on rows a caller loaded itself. */
+export function targetOf(
+  client: TargetClient,
+  resource: ResourceDefinition | null,
+  explicit: ResourceGrant | null,
+  subject: SubjectType,
+): Target {
   if (resource?.state !== 'active') throw oauthError.invalidTarget('unknown resource');
-  const explicit = await findResourceGrant(q, realm.id, client.id, resource.id);
   const grant = explicit?.subjectTypes.includes(subject)
     ? explicit
     : implicitGrant(client, resource, subject);

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { singleParam } from '../clients/client-auth-request.ts';
 import type { AppContext } from '../main/context.ts';
 import { authorizationCodeGrant } from './grants/authorization-code.grant.ts';
-import { clientCredentialsGrant } from './grants/client-credentials.grant.ts';
+import { clientCredentialsGrant, prefetchServiceToken } from './grants/client-credentials.grant.ts';
 import { type GrantContext, type TokenResponse, tokenSettings } from './grants/grant-context.ts';
 import { refreshTokenGrant } from './grants/refresh-token.grant.ts';
 import { TOKEN_EXCHANGE, tokenExchangeGrant } from './grants/token-exchange.grant.ts';
@@ -31,11 +31,16 @@ export function registerTokenEndpoint(app: FastifyInstance, ctx: AppContext): vo
       throw oauthError.unsupportedGrantType();
     }
     try {
-      const caller = await authenticateOAuthClient(ctx, call, 'token', now);
+      const prefetch =
+        grantType === 'client_credentials' ? prefetchServiceToken(ctx, call.realm, call.form, now) : null;
+      const caller = await authenticateOAuthClient(ctx, call, 'token', now, prefetch?.loadClient);
       if (!caller.client.grant_types.includes(grantType)) {
         throw oauthError.unauthorizedClient('the client may not use this grant type');
       }
-      const signer = await ctx.keyStore.activeSigner(call.realm.id);
+      const prefetched = prefetch?.take() ?? null;
+      const signer = prefetched
+        ? ctx.keyStore.signerFrom(call.realm.id, prefetched.key)
+        : await ctx.keyStore.activeSigner(call.realm.id);
       if (!signer) {
         ctx.metrics.signingFailures.inc({ reason: 'no_active_key' });
         throw oauthError.temporarilyUnavailable('no signing key is available', 30);
@@ -49,6 +54,7 @@ export function registerTokenEndpoint(app: FastifyInstance, ctx: AppContext): vo
         settings: tokenSettings(ctx),
         now,
         correlationId: call.req.id,
+        prefetched,
       });
       ctx.metrics.tokens.inc({ grant_type: grant.label, outcome: 'success' });
       return response;

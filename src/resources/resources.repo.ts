@@ -83,7 +83,7 @@ export async function findResourceById(
   return row ? resourceFromRow(row) : null;
 }
 
-interface GrantRow {
+export interface GrantRow {
   client_row_id: string;
   resource_id: string;
   allowed_scopes: string[];
@@ -91,7 +91,7 @@ interface GrantRow {
   exchange_policy: ExchangePolicy | null;
 }
 
-const grantFromRow = (r: GrantRow): ResourceGrant => ({
+export const grantFromRow = (r: GrantRow): ResourceGrant => ({
   clientRowId: r.client_row_id,
   resourceId: r.resource_id,
   allowedScopes: r.allowed_scopes,

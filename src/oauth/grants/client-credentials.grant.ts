@@ -1,9 +1,22 @@
 // grant_type=client_credentials (RFC 6749 section 4.4): a service client acts as its service
 // principal, whose id is the token's subject; the grant must name subject type
-// service_principal (spec doc 1, GrantSpec).
-import { maybeOne } from '../../platform/db/db.ts';
+// service_principal (spec doc 1, GrantSpec). The hot path costs one SQL statement: the client
+// with its secrets, its principal, the named resource, the grant and the realm's active key are
+// read together while the client authenticates (prefetchServiceToken).
+import { type ClientAuthRow, clientAuthRowFrom, clientForAuthJson } from '../../clients/client-auth.repo.ts';
+import type { AppContext } from '../../main/context.ts';
+import { maybeOne, one } from '../../platform/db/db.ts';
+import { builtinResources } from '../../resources/builtin-resources.ts';
+import type { ResourceDefinition, ResourceGrant } from '../../resources/resource.ts';
+import {
+  type GrantRow,
+  grantFromRow,
+  type RealmRef,
+  type ResourceRow,
+  resourceFromRow,
+} from '../../resources/resources.repo.ts';
 import { oauthError } from '../oauth-error.ts';
-import { resolveTarget, strictScopes } from '../resource-target.ts';
+import { resolveTarget, strictScopes, type Target, targetOf } from '../resource-target.ts';
 import { issueAccessToken } from '../token-issuer.ts';
 import {
   type GrantContext,
@@ -20,34 +33,115 @@ interface PrincipalRow {
   sole_audience: string | null;
 }
 
+interface KeyRow {
+  kid: string;
+  algorithm: string;
+  private_key_sealed: string;
+}
+
+/** What the one statement read, for the grant to use without asking again. */
+export interface ServicePrefetch {
+  principal: PrincipalRow | null;
+  /** Null when the request named no resource (the sole grant decides, with one more query). */
+  resource: { found: ResourceDefinition | null; grant: ResourceGrant | null } | null;
+  key: KeyRow | null;
+}
+
+interface PrefetchRow {
+  caller: unknown;
+  principal: PrincipalRow | null;
+  resource: ResourceRow | null;
+  grant: GrantRow | null;
+  key: KeyRow | null;
+}
+
+const PREFETCH_SQL = `
+select ${clientForAuthJson(2, 3)} as caller,
+  (select json_build_object('id', p.id, 'state', p.state, 'sole_audience', null)
+     from service_principals p where p.realm_id = $1 and p.client_row_id = c.id) as principal,
+  (select row_to_json(r) from resources r where r.realm_id = $1 and r.audience = $4) as resource,
+  (select row_to_json(x) from client_resource_grants x where x.realm_id = $1 and x.client_row_id = c.id
+     and x.resource_id = coalesce($5, (select r.id from resources r where r.realm_id = $1 and r.audience = $4))) as grant,
+  (select json_build_object('kid', k.kid, 'algorithm', k.algorithm, 'private_key_sealed', k.private_key_sealed)
+     from signing_keys k where k.realm_id = $1 and k.state = 'active') as key
+from (select 1) one
+left join clients c on c.realm_id = $1 and c.client_id = $2`;
+
+const parsed = <T>(v: unknown): T | null =>
+  v === null || v === undefined ? null : ((typeof v === 'string' ? JSON.parse(v) : v) as T);
+
+/**
+ * A client loader for client authentication that also reads everything a client_credentials
+ * token needs; `take()` hands the rest to the grant once the client has authenticated.
+ */
+export function prefetchServiceToken(
+  app: AppContext,
+  realm: RealmRef,
+  form: URLSearchParams,
+  now: Date,
+): { loadClient: (clientId: string) => Promise<ClientAuthRow | null>; take: () => ServicePrefetch | null } {
+  let result: ServicePrefetch | null = null;
+  const named = form.getAll('resource');
+  const audience = named.length === 1 && named[0] !== '' ? (named[0] as string) : null;
+  const builtin = audience
+    ? builtinResources(app.config.server.publicOrigin, realm.name).find(
+        (r) => r.audience === audience || r.id === audience,
+      )
+    : undefined;
+  return {
+    loadClient: async (clientId) => {
+      const row = await one<PrefetchRow>(app.db, PREFETCH_SQL, [
+        realm.id,
+        clientId,
+        now,
+        audience,
+        builtin?.id ?? null,
+      ]);
+      const resource = parsed<ResourceRow>(row.resource);
+      const grant = parsed<GrantRow>(row.grant);
+      result = {
+        principal: parsed<PrincipalRow>(row.principal),
+        resource:
+          audience === null
+            ? null
+            : {
+                found: builtin ?? (resource ? resourceFromRow(resource) : null),
+                grant: grant ? grantFromRow(grant) : null,
+              },
+        key: parsed<KeyRow>(row.key),
+      };
+      return clientAuthRowFrom(row.caller);
+    },
+    take: () => result,
+  };
+}
+
 export async function clientCredentialsGrant(g: GrantContext): Promise<TokenResponse> {
   const client = g.caller.client;
   if (client.type !== 'service')
     throw oauthError.unauthorizedClient('only service clients use client_credentials');
   const requestedScopes = scopeParam(g);
   const requested = resourceParam(g);
-  const principal = await maybeOne<PrincipalRow>(
-    g.app.db,
-    `select p.id, p.state,
-       (select case when count(*) = 1 then min(coalesce(r.audience, x.resource_id)) end
-          from client_resource_grants x left join resources r on r.realm_id = x.realm_id and r.id = x.resource_id
-         where x.realm_id = p.realm_id and x.client_row_id = p.client_row_id
-           and 'service_principal' = any(x.subject_types)) as sole_audience
-     from service_principals p where p.realm_id = $1 and p.client_row_id = $2`,
-    [g.realm.id, client.id],
-  );
+  const pre = g.prefetched ?? null;
+  const principal = pre ? pre.principal : await findPrincipal(g);
   if (principal?.state !== 'active') throw oauthError.unauthorizedClient('the service principal is disabled');
-  // A built-in resource id resolves like its audience URI.
-  const audience = requested ?? principal.sole_audience;
-  if (audience === null) throw oauthError.invalidTarget('name the resource');
-  const target = await resolveTarget(
-    g.app.db,
-    g.realm,
-    g.settings.publicOrigin,
-    client,
-    audience,
-    'service_principal',
-  );
+  let target: Target;
+  if (requested !== null && pre?.resource) {
+    target = targetOf(client, pre.resource.found, pre.resource.grant, 'service_principal');
+  } else {
+    // A built-in resource id resolves like its audience URI.
+    const audience =
+      requested ?? (pre ? (await findPrincipal(g))?.sole_audience : principal.sole_audience) ?? null;
+    if (audience === null) throw oauthError.invalidTarget('name the resource');
+    target = await resolveTarget(
+      g.app.db,
+      g.realm,
+      g.settings.publicOrigin,
+      client,
+      audience,
+      'service_principal',
+    );
+  }
   const scopes = strictScopes(target, requestedScopes);
   const access = await issueAccessToken(
     g.app.db,
@@ -72,3 +166,15 @@ export async function clientCredentialsGrant(g: GrantContext): Promise<TokenResp
   if (scope) response.scope = scope;
   return response;
 }
+
+const findPrincipal = (g: GrantContext) =>
+  maybeOne<PrincipalRow>(
+    g.app.db,
+    `select p.id, p.state,
+       (select case when count(*) = 1 then min(coalesce(r.audience, x.resource_id)) end
+          from client_resource_grants x left join resources r on r.realm_id = x.realm_id and r.id = x.resource_id
+         where x.realm_id = p.realm_id and x.client_row_id = p.client_row_id
+           and 'service_principal' = any(x.subject_types)) as sole_audience
+     from service_principals p where p.realm_id = $1 and p.client_row_id = $2`,
+    [g.realm.id, g.caller.client.id],
+  );

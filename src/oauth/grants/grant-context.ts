@@ -7,6 +7,7 @@ import type { RealmRow } from '../../realms/realm.repo.ts';
 import { oauthError } from '../oauth-error.ts';
 import { parseScopeParam } from '../scope.ts';
 import type { IssuerSettings } from '../token-issuer.ts';
+import type { ServicePrefetch } from './client-credentials.grant.ts';
 
 export interface GrantContext {
   app: AppContext;
@@ -17,6 +18,8 @@ export interface GrantContext {
   settings: IssuerSettings;
   now: Date;
   correlationId: string;
+  /** client_credentials: what was read while the client authenticated. */
+  prefetched?: ServicePrefetch | null;
 }
 
 /** RFC 6749 section 5.1 (and RFC 8693 section 2.2.1 for issued_token_type). */
