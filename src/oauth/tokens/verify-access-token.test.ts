@@ -479,3 +479,44 @@ describe('access token claim checks (pure)', () => {
     assertRefused(check(baseClaims(), { ...header, kid: undefined }), 'unknown_key');
   });
 });
+
+describe('access token verification: remembered signatures', () => {
+  test('case=a verified token stops verifying once its key leaves the published set', async () => {
+    const f = fixture();
+    const m = keys.get('ES256')!;
+    const { token } = await signAccessToken(userInput(), signerOf(m), T0);
+    assert.equal((await f.verifier.verify(token, EXPECTED)).ok, true);
+    assert.equal(
+      (await f.verifier.verify(token, EXPECTED)).ok,
+      true,
+      'the second call uses the remembered signature',
+    );
+    f.keySets.publish([...keys.values()].filter((k) => k.kid !== m.kid).map((k) => k.publicJwk));
+    assertRefused(await f.verifier.verify(token, EXPECTED), 'unknown_key');
+  });
+
+  test('case=a remembered signature still gets its claims judged: time, audience, issuer', async () => {
+    const f = fixture();
+    const { token } = await signAccessToken(userInput(), signerOf(keys.get('RS256')!), T0);
+    assert.equal((await f.verifier.verify(token, EXPECTED)).ok, true);
+    assertRefused(
+      await f.verifier.verify(token, { ...EXPECTED, audience: 'https://other.example.test' }),
+      'wrong_audience',
+    );
+    assertRefused(
+      await f.verifier.verify(token, { ...EXPECTED, issuer: 'https://evil.example.test' }),
+      'wrong_issuer',
+    );
+    f.setNow(new Date(T0.getTime() + 300_000 + SKEW_MS));
+    assertRefused(await f.verifier.verify(token, EXPECTED), 'expired');
+  });
+
+  test('case=a token with a tampered payload is not taken for a remembered one', async () => {
+    const f = fixture();
+    const { token } = await signAccessToken(userInput(), signerOf(keys.get('RS256')!), T0);
+    assert.equal((await f.verifier.verify(token, EXPECTED)).ok, true);
+    const [h, , sig] = token.split('.');
+    const tampered = `${h}.${b64(baseClaims({ sub: 'usr_mallory' }))}.${sig}`;
+    assertRefused(await f.verifier.verify(tampered, EXPECTED), 'bad_signature');
+  });
+});

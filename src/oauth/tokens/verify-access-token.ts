@@ -79,6 +79,14 @@ export interface AccessTokenVerifierOptions {
 
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 const MAX_ACT_DEPTH = 8;
+const SIGNATURE_CACHE_SIZE = 10_000;
+
+/** A token whose signature checked out under a published key. */
+interface SignedParts {
+  kid: string;
+  header: { alg?: unknown; kid?: unknown; typ?: unknown };
+  payload: unknown;
+}
 
 const reject = (reason: AccessTokenRejection, claim?: string): AccessTokenVerification =>
   claim === undefined ? { ok: false, reason } : { ok: false, reason, claim };
@@ -87,6 +95,8 @@ export class AccessTokenVerifier {
   // One jose key set per published body: the key store hands out the same object until its cache
   // expires, so imported keys live exactly as long as its cache entry.
   private readonly resolvers = new WeakMap<object, JWTVerifyGetKey>();
+  private readonly publishedKids = new WeakMap<object, Set<string>>();
+  private readonly signatures = new Map<string, SignedParts>();
 
   private readonly keySets: KeySetSource;
   private readonly clock: Clock;
@@ -105,13 +115,37 @@ export class AccessTokenVerifier {
     if (pre) return pre;
     const keySet = await this.keySets.publishedKeySet(expected.realmName);
     if (!keySet) return reject('unknown_key');
+    const cacheKey = `${expected.realmName}\u0000${token}`;
+    let signed = this.signatures.get(cacheKey);
+    // A remembered signature counts only while its key is still published (a key removed from
+    // the set, e.g. compromised, takes its tokens with it at the next key-set refresh).
+    if (!signed || !this.kidsOf(keySet).has(signed.kid)) {
+      const fresh = await this.checkSignature(token, keySet);
+      if (!fresh.ok) return fresh.rejection;
+      signed = fresh.signed;
+      this.remember(cacheKey, signed);
+    }
+    // The claims are judged on every call: time passes, and expectations differ per caller.
+    return checkAccessTokenClaims(
+      signed.header,
+      signed.payload,
+      expected,
+      this.clock.now(),
+      this.clockSkewMs,
+    );
+  }
+
+  private async checkSignature(
+    token: string,
+    keySet: { keys: JWK[] },
+  ): Promise<{ ok: true; signed: SignedParts } | { ok: false; rejection: AccessTokenVerification }> {
     let verified: Awaited<ReturnType<typeof compactVerify>>;
     try {
       verified = await compactVerify(token, this.resolverFor(keySet), {
         algorithms: [...SIGNING_ALGORITHMS],
       });
     } catch (e) {
-      return reject(rejectionOf(e));
+      return { ok: false, rejection: reject(rejectionOf(e)) };
     }
     let payload: unknown;
     try {
@@ -119,15 +153,31 @@ export class AccessTokenVerifier {
       // signature is already ours, so no one else chose these bytes.
       payload = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(verified.payload));
     } catch {
-      return reject('malformed');
+      return { ok: false, rejection: reject('malformed') };
     }
-    return checkAccessTokenClaims(
-      verified.protectedHeader,
-      payload,
-      expected,
-      this.clock.now(),
-      this.clockSkewMs,
-    );
+    const kid = verified.protectedHeader.kid;
+    if (typeof kid !== 'string') return { ok: false, rejection: reject('unknown_key') };
+    return { ok: true, signed: { kid, header: verified.protectedHeader, payload } };
+  }
+
+  // Verified signatures are kept (BENCH.md: cache what cannot change): a token's bytes and its
+  // key never change, so only the key's presence in the published set is re-checked. Bounded;
+  // the oldest entry goes first.
+  private remember(key: string, signed: SignedParts): void {
+    if (this.signatures.size >= SIGNATURE_CACHE_SIZE) {
+      const oldest = this.signatures.keys().next().value;
+      if (oldest !== undefined) this.signatures.delete(oldest);
+    }
+    this.signatures.set(key, signed);
+  }
+
+  private kidsOf(keySet: { keys: JWK[] }): Set<string> {
+    let kids = this.publishedKids.get(keySet);
+    if (!kids) {
+      kids = new Set(keySet.keys.map((k) => k.kid).filter((k): k is string => typeof k === 'string'));
+      this.publishedKids.set(keySet, kids);
+    }
+    return kids;
   }
 
   /**
