@@ -1,5 +1,6 @@
 // Shared pieces of the benchmark scripts: the bench configuration, the seeded realm's names,
 // loopback-only URL checks, free ports and /proc CPU accounting (ported from the kit's lt.mjs).
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
@@ -20,6 +21,58 @@ export const LOGIN_CLIENT_ID = 'app-0500';
 export const LOGIN_REDIRECT = 'https://app-0500.bench.example/callback';
 export const PASSWORD = 'bench-password-0123456789';
 export const emailOf = (i: number): string => `user${String(i).padStart(5, '0')}@bench.example`;
+
+// ---- the token service scenarios ----------------------------------------------------------------
+
+/** A second realm, like `bench` but with an ES256 signing key (a realm has one key algorithm). */
+export const REALM_ES = 'bench-es';
+/** Registered resources per realm (api-00 .. api-49). */
+export const RESOURCES = 50;
+export const audienceOf = (i: number): string => `https://api-${String(i).padStart(2, '0')}.bench.example`;
+/** client_credentials target: JWT, 300 s, scopes orders:read and orders:write (as the peer's resources). */
+export const CC_AUDIENCE = audienceOf(0);
+/** Introspected tokens' audience: JWT, 3600 s, so tokens minted before the runs outlive them. */
+export const INTROSPECT_AUDIENCE = audienceOf(1);
+export const CC_SCOPE = 'orders:read';
+/** The first CC_CALLERS service clients of each realm take turns at the token endpoint. */
+export const CC_CALLERS = 100;
+/** The resource server of api-NN is client rs-NN, registered as its introspector. */
+export const resourceServerOf = (i: number): string => `rs-${String(i).padStart(2, '0')}`;
+export const INTROSPECTOR_CLIENT_ID = resourceServerOf(1);
+/** One fixed PKCE pair for every sign-in (a fresh one per flow would cost the server nothing more). */
+export const PKCE_VERIFIER = 'bench-pkce-verifier-0123456789-abcdefghijklmnopqrstuvwxyz';
+export const PKCE_CHALLENGE = createHash('sha256').update(PKCE_VERIFIER, 'ascii').digest('base64url');
+
+export interface ClientCredentials {
+  clientId: string;
+  secret: string;
+}
+
+/** Client secrets the seed issued for the load generator (written to the run directory, mode 600). */
+export interface BenchCredentials {
+  /** Service clients of realm `bench` (RS256) and `bench-es` (ES256) for client_credentials. */
+  ccRs256: ClientCredentials[];
+  ccEs256: ClientCredentials[];
+  /** rs-01 in realm `bench`, introspector of INTROSPECT_AUDIENCE. */
+  introspector: ClientCredentials;
+  /** app-0500 in realm `bench`, the code flow's confidential client. */
+  login: ClientCredentials;
+}
+
+/** The peer's one client and its resource servers (bench/peer-server.mjs). */
+export const PEER_CLIENT: ClientCredentials = {
+  clientId: 'bench',
+  secret: 'bench-secret-0123456789abcdef0123456789abcdef',
+};
+export const PEER_RESOURCES = {
+  RS256: 'https://api.example.test/jwt-rs256',
+  ES256: 'https://api.example.test/jwt-es256',
+  opaque: 'https://api.example.test/opaque',
+} as const;
+
+/** RFC 6749 section 2.3.1: form-encoded id and secret, then Basic. */
+export const basicAuth = (c: ClientCredentials): string =>
+  `Basic ${Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.secret)}`).toString('base64')}`;
 
 /**
  * The configuration both the seeder and the server use: table defaults (Argon2id 64 MiB, t=2,

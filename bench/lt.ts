@@ -4,9 +4,15 @@
 // it pinned to CPU 1. Prints one JSON line.
 //
 // usage: node --import tsx bench/lt.ts '<json spec>'   (see Spec)
-//   kind get:   GET spec.path on every connection.
-//   kind login: every connection loops start transaction -> identify -> password for seeded users
-//               round-robin; throughput and latency are those of the password step alone.
+//   kind get:      GET spec.path on every connection.
+//   kind login:    every connection loops start transaction -> identify -> password for seeded
+//                  users round-robin; throughput and latency are those of the password step alone.
+//   kind form:     POST spec.path with a form body; Authorization headers and bodies are taken in
+//                  turn from spec.formFile ({auths, bodies}); every 2xx body is checked (expect).
+//   kind codeflow: every connection loops start -> identify -> password -> POST /oauth/token
+//                  (authorization_code, PKCE, client_secret_basic with spec.formFile's first
+//                  auth); throughput counts token responses, latency is the whole flow's.
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import autocannon, { type Request } from 'autocannon';
 import {
@@ -18,6 +24,8 @@ import {
   machineTicks,
   NCPU,
   PASSWORD,
+  PKCE_CHALLENGE,
+  PKCE_VERIFIER,
   percentile,
   REALM,
   threadsOf,
@@ -28,10 +36,14 @@ import {
 
 export interface Spec {
   label: string;
-  kind: 'get' | 'login';
+  kind: 'get' | 'login' | 'form' | 'codeflow';
   /** http://127.0.0.1:PORT */
   base: string;
   path?: string;
+  /** form, codeflow: JSON file {auths?: string[], bodies?: string[]} (argv is too small for tokens). */
+  formFile?: string;
+  /** form: what a 2xx body must hold (token endpoint: an access token; introspection: active). */
+  expect?: 'access_token' | 'active';
   c: number;
   d: number;
   serverPids: number[];
@@ -44,7 +56,7 @@ export interface LtResult {
   c: number;
   d: number;
   wall_s: number;
-  /** GET: requests/s (autocannon's per-second average); login: completed password steps/s. */
+  /** GET, form: requests/s (autocannon's per-second average); login: completed password steps/s; codeflow: token responses/s. */
   req_s: number;
   req_total: number;
   /** Every HTTP answer autocannon received. */
@@ -60,6 +72,9 @@ export interface LtResult {
   timeouts: number;
   /** Responses that were 2xx but not what the scenario expects (login: not `completed`). */
   unexpected: number;
+  /** form with expect=active: answers active / inactive (the sample of bodies BENCH.md asks for). */
+  active?: number;
+  inactive?: number;
   status_codes: Record<string, number>;
   unexpected_samples: string[];
   server_cores: number;
@@ -90,8 +105,7 @@ const login = {
   nextUser: 0,
 };
 
-// A fixed PKCE pair: the code is never redeemed here, and a fresh challenge costs the server nothing.
-const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+const CHALLENGE = PKCE_CHALLENGE;
 
 function loginRequests(): Request[] {
   const base = `/api/v1/realms/${REALM}/auth/transactions`;
@@ -170,6 +184,121 @@ function loginRequests(): Request[] {
   ];
 }
 
+// ---- form scenario: token endpoint and introspection ---------------------------------------------
+
+const formInput = (): { auths: string[]; bodies: string[] } => {
+  if (!spec.formFile) return { auths: [], bodies: [] };
+  const f = JSON.parse(readFileSync(spec.formFile, 'utf8')) as { auths?: string[]; bodies?: string[] };
+  return { auths: f.auths ?? [], bodies: f.bodies ?? [] };
+};
+
+const form = { ok: 0, unexpected: 0, active: 0, inactive: 0, next: 0 };
+
+function formRequests(): Request[] {
+  const { auths, bodies } = formInput();
+  if (bodies.length === 0) throw new Error('form: no bodies');
+  const path = spec.path ?? '/';
+  return [
+    {
+      method: 'POST',
+      setupRequest: (req) => {
+        const i = form.next++;
+        const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+        if (auths.length > 0) headers.authorization = auths[i % auths.length] as string;
+        return { ...req, path, headers, body: bodies[i % bodies.length] as string };
+      },
+      onResponse: (status, body) => {
+        if (status < 200 || status >= 300) {
+          sample(`${status} ${body}`);
+          return;
+        }
+        // Cheap checks (the load generator shares its core with PostgreSQL): our JSON and the
+        // peer's both start with the member checked.
+        let good: boolean;
+        if (spec.expect === 'active') {
+          good = /^\{\s*"active"\s*:\s*true/.test(body);
+          if (good) form.active++;
+          else form.inactive++;
+        } else {
+          good = body.includes('"access_token":"');
+        }
+        if (good) form.ok++;
+        else {
+          form.unexpected++;
+          sample(`${status} ${body}`);
+        }
+      },
+    },
+  ];
+}
+
+// ---- codeflow scenario: sign-in and code redemption ------------------------------------------------
+
+const flow = { done: 0, unexpected: 0, lat: [] as number[] };
+
+function codeflowRequests(): Request[] {
+  const { auths } = formInput();
+  const auth = auths[0];
+  if (!auth) throw new Error('codeflow: no client credentials');
+  const steps = loginRequests();
+  const start = steps[0] as Request;
+  const password = steps[2] as Request;
+  return [
+    {
+      ...start,
+      setupRequest: (req, ctx) => {
+        ctx.flowT0 = performance.now();
+        ctx.code = undefined;
+        return req;
+      },
+    },
+    steps[1] as Request,
+    {
+      ...password,
+      onResponse: (status, body, ctx) => {
+        if (status !== 200) {
+          sample(`password ${status} ${body}`);
+          return;
+        }
+        const j = JSON.parse(body) as { status?: string; redirect_to?: string };
+        const code =
+          j.status === 'completed' && typeof j.redirect_to === 'string'
+            ? new URL(j.redirect_to).searchParams.get('code')
+            : null;
+        if (code) ctx.code = code;
+        else {
+          flow.unexpected++;
+          sample(`password ${status} ${body}`);
+        }
+      },
+    },
+    {
+      method: 'POST',
+      setupRequest: (req, ctx) => ({
+        ...req,
+        path: `/realms/${REALM}/oauth/token`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: auth },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: String(ctx.code ?? 'missing'),
+          redirect_uri: LOGIN_REDIRECT,
+          code_verifier: PKCE_VERIFIER,
+        }).toString(),
+      }),
+      onResponse: (status, body, ctx) => {
+        const ok = status === 200 && body.includes('"access_token":"') && body.includes('"id_token":"');
+        if (ok) {
+          flow.done++;
+          flow.lat.push(performance.now() - (ctx.flowT0 as number));
+        } else {
+          if (status >= 200 && status < 300) flow.unexpected++;
+          sample(`token ${status} ${body}`);
+        }
+      },
+    },
+  ];
+}
+
 // ---- run -------------------------------------------------------------------------------------------
 
 const serverPids = spec.serverPids ?? [];
@@ -183,12 +312,20 @@ const m0 = machineTicks();
 const c0 = process.cpuUsage();
 const t0 = performance.now();
 
+const requests =
+  spec.kind === 'login'
+    ? loginRequests()
+    : spec.kind === 'form'
+      ? formRequests()
+      : spec.kind === 'codeflow'
+        ? codeflowRequests()
+        : null;
 const r = await autocannon({
   url: `${spec.base}${spec.kind === 'get' ? (spec.path ?? '/') : ''}`,
   connections: spec.c,
   duration: spec.d,
   timeout: 30,
-  ...(spec.kind === 'login' ? { requests: loginRequests() } : {}),
+  ...(requests ? { requests } : {}),
 });
 
 const wall = (performance.now() - t0) / 1000;
@@ -219,16 +356,17 @@ const httpTotal = Object.values(statusCodes).reduce((a, b) => a + b, 0);
 let lat: { p50: number; p90: number; p99: number; max: number };
 let reqS: number;
 let reqTotal: number;
-if (spec.kind === 'login') {
-  const sorted = login.lat.sort((a, b) => a - b);
+if (spec.kind === 'login' || spec.kind === 'codeflow') {
+  const src = spec.kind === 'login' ? login : flow;
+  const sorted = src.lat.sort((a, b) => a - b);
   lat = {
     p50: percentile(sorted, 50),
     p90: percentile(sorted, 90),
     p99: percentile(sorted, 99),
     max: sorted[sorted.length - 1] ?? Number.NaN,
   };
-  reqTotal = login.done;
-  reqS = login.done / wall;
+  reqTotal = src.done;
+  reqS = src.done / wall;
 } else {
   lat = { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max };
   reqTotal = httpTotal;
@@ -252,7 +390,17 @@ const result: LtResult = {
   non2xx: r.non2xx,
   errors: r.errors,
   timeouts: r.timeouts,
-  unexpected: spec.kind === 'login' ? login.unexpected : 0,
+  unexpected:
+    spec.kind === 'login'
+      ? login.unexpected
+      : spec.kind === 'codeflow'
+        ? flow.unexpected
+        : spec.kind === 'form'
+          ? form.unexpected
+          : 0,
+  ...(spec.kind === 'form' && spec.expect === 'active'
+    ? { active: form.active, inactive: form.inactive }
+    : {}),
   status_codes: statusCodes,
   unexpected_samples: samples,
   server_cores: round(serverCores),

@@ -5,17 +5,26 @@
 // env: D (seconds per run, default 15), QUICK=1 (3 s runs, short waits, one repeat),
 //      REPEATS (runs at c=32, default 3), PEER=0 (skip the peer), BENCH_PG=shared (use the local
 //      server at 127.0.0.1:5432 instead of a private cluster), KEEP_PG=1 (keep the data directory),
-//      SCENARIOS (comma list of jwks, health, login; default all), PROFILE=1 (V8 CPU profile of the
-//      server's main thread into the run directory, written when it stops).
+//      SCENARIOS (comma list of jwks, cc-es256, cc-rs256, introspect, health, login, codeflow;
+//      default all), PROFILE=1 (V8 CPU profile of the server's main thread into the run
+//      directory, written when it stops, and its top functions by self time in the report).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import pg from 'pg';
 import {
   BENCH_DIR,
+  type BenchCredentials,
+  basicAuth,
+  CC_AUDIENCE,
+  CC_SCOPE,
   freePort,
   NCPU,
+  PEER_CLIENT,
+  PEER_RESOURCES,
   REALM,
+  REALM_ES,
   REPO_DIR,
   rssMiB,
   sleep,
@@ -24,7 +33,9 @@ import {
   waitQuiet,
 } from './common.ts';
 import type { LtResult, Spec } from './lt.ts';
+import { topSelfTime } from './profile-top.ts';
 import { type Cluster, type SeedSummary, seedDatabase, startCluster, writeRootKey } from './seed.ts';
+import { mintIntrospectionTokens } from './tokens.ts';
 
 const QUICK = process.env.QUICK === '1';
 const D = Number(process.env.D ?? (QUICK ? 3 : 15));
@@ -34,9 +45,23 @@ const QUIET_TRIES = QUICK ? 2 : 20;
 const WANT_PEER = process.env.PEER !== '0';
 const SERVER_CPU = '0';
 const LOAD_CPU = '1';
-const PEER_KIT = process.env.PEER_KIT ?? '/work/shared/bench-peer';
 const FOREIGN_LIMIT = 0.15;
-const SCENARIOS = new Set((process.env.SCENARIOS ?? 'jwks,health,login').split(',').map((x) => x.trim()));
+const ALL_SCENARIOS = ['jwks', 'cc-es256', 'cc-rs256', 'introspect', 'health', 'login', 'codeflow'];
+const SCENARIOS = new Set(
+  (process.env.SCENARIOS ?? ALL_SCENARIOS.join(','))
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean),
+);
+for (const sc of SCENARIOS) {
+  if (!ALL_SCENARIOS.includes(sc)) {
+    process.stderr.write(`unknown scenario "${sc}"; known: ${ALL_SCENARIOS.join(', ')}\n`);
+    process.exit(2);
+  }
+}
+/** Distinct access tokens introspected (ours: minted before the runs; the peer: issued before each run). */
+const INTROSPECT_TOKENS = 2000;
+const PEER_INTROSPECT_TOKENS = 500;
 const PROFILE = process.env.PROFILE === '1';
 
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -167,24 +192,14 @@ async function startServer(
   };
 }
 
-function preparePeer(): string | null {
-  const dir = join(WORK_DIR, 'peer');
+/** The peer runs from the project's devDependency; nothing is installed at run time. */
+function peerAvailable(): boolean {
   try {
-    mkdirSync(dir, { recursive: true });
-    for (const f of ['server.mjs', 'package.json']) copyFileSync(join(PEER_KIT, f), join(dir, f));
-    if (!existsSync(join(dir, 'node_modules', 'oidc-provider'))) {
-      out('installing the oidc-provider peer (9.13.3) into bench/.work/peer ...');
-      const r = spawnSync('npm', ['install', '--no-audit', '--no-fund'], {
-        cwd: dir,
-        encoding: 'utf8',
-        timeout: 300_000,
-      });
-      if (r.status !== 0) throw new Error(`npm install failed: ${r.stderr?.slice(-500)}`);
-    }
-    return dir;
-  } catch (e) {
-    warn(`peer unavailable: ${(e as Error).message}`);
-    return null;
+    createRequire(join(BENCH_DIR, 'peer-server.mjs')).resolve('oidc-provider');
+    return true;
+  } catch {
+    warn('peer unavailable: oidc-provider is not installed (run npm ci; it is a devDependency)');
+    return false;
   }
 }
 
@@ -274,8 +289,10 @@ async function load(
   const r = lastJson<LtResult>(res.stdout);
   const mem = rssMiB(server.pid);
   // Per sign-in: HTTP answers / 3 (start, identify, password), so the sign-ins still in flight at
-  // the window's edges, whose statements ran, are counted for their completed steps.
-  const sql = ours ? await sqlRead(spec.kind === 'login' ? r.http_total / 3 : r.req_total) : null;
+  // the window's edges, whose statements ran, are counted for their completed steps; per code flow
+  // likewise HTTP answers / 4.
+  const perFlow = spec.kind === 'login' ? 3 : spec.kind === 'codeflow' ? 4 : 0;
+  const sql = ours ? await sqlRead(perFlow ? r.http_total / perFlow : r.http_total) : null;
   const row: Row = {
     scenario: opts.warmup ? `${scenario} (warm-up, not in table)` : scenario,
     server: server.name,
@@ -384,6 +401,55 @@ const median = (xs: number[]) => {
 
 // ---- main ------------------------------------------------------------------------------------------
 
+interface PairRun {
+  c: number;
+  ours: Row;
+  peer: Row | null;
+}
+
+type SpecBody = Omit<Spec, 'base' | 'serverPids' | 'dbPid' | 'label' | 'c' | 'd'>;
+
+/** A scenario our server and the peer both serve; per-core target and ratio target from BENCH.md. */
+interface PairedScenario {
+  key: string;
+  title: string;
+  oursLabel: string;
+  peerLabel: string;
+  ours: SpecBody;
+  /** Called before every peer run (the introspection tokens are issued fresh each time). */
+  peer: (() => Promise<SpecBody>) | null;
+  target: number | null;
+  ratioTarget: number | null;
+  p99Target?: number;
+  /** What one request is, for the SQL table. */
+  unit: string;
+}
+
+const writeForm = (name: string, content: { auths?: string[]; bodies: string[] }): string => {
+  const file = join(runDir, name);
+  writeFileSync(file, JSON.stringify(content), { mode: 0o600 });
+  return file;
+};
+
+const ccBody = (resource: string) =>
+  new URLSearchParams({ grant_type: 'client_credentials', resource, scope: CC_SCOPE }).toString();
+
+/** Opaque client_credentials tokens from the peer, as the kit's issue-tokens.mjs issues them. */
+async function issuePeerTokens(peer: Server, n: number): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = await fetch(`${peer.base}/token`, {
+      method: 'POST',
+      headers: { authorization: basicAuth(PEER_CLIENT), 'content-type': 'application/x-www-form-urlencoded' },
+      body: ccBody(PEER_RESOURCES.opaque),
+    });
+    const j = (await r.json()) as { access_token?: string };
+    if (!j.access_token) throw new Error(`peer token: ${r.status} ${JSON.stringify(j)}`);
+    out.push(j.access_token);
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
   mkdirSync(runDir, { recursive: true });
   // The runner itself stays off the server's core.
@@ -391,6 +457,7 @@ async function main(): Promise<void> {
   out(
     `ProudAuth bench ${QUICK ? '(QUICK smoke: 3 s runs, not for figures) ' : ''}D=${D}s warm-up=${WARMUP}s repeats@c32=${REPEATS} cpus=${NCPU} node ${process.version}`,
   );
+  out(`scenarios: ${ALL_SCENARIOS.filter((x) => SCENARIOS.has(x)).join(', ')}`);
   out(`run directory: ${runDir}`);
   const tSeed = Date.now();
   const rootKeyFile = writeRootKey(runDir);
@@ -400,18 +467,21 @@ async function main(): Promise<void> {
     sqlClient = new pg.Client({ connectionString: cluster.url, application_name: 'bench-runner' });
     await sqlClient.connect();
   }
-  const seed: SeedSummary = await seedDatabase(cluster.url, rootKeyFile);
+  const seeded = await seedDatabase(cluster.url, rootKeyFile);
+  const seed: SeedSummary = seeded.summary;
+  const creds: BenchCredentials = seeded.credentials;
   out(
-    `seeded realm "${seed.realm}": ${seed.users} users (${seed.identifiers} identifiers, one shared Argon2id verifier hashed in ${seed.hashMs} ms), ${seed.roleAssignments} role assignments, ${seed.clients} clients, ${seed.sessions} sessions in ${((Date.now() - tSeed) / 1000).toFixed(1)} s (cluster + seed)`,
+    `seeded realms "${seed.realm}" (RS256) and "${seed.realmEs}" (ES256): ${seed.users} users (${seed.identifiers} identifiers, one shared Argon2id verifier hashed in ${seed.hashMs} ms), ${seed.roleAssignments} role assignments, ${seed.clients} clients (${seed.clientSecrets} secrets), ${seed.sessions} sessions, ${seed.resources} resources, ${seed.servicePrincipals} service principals, ${seed.clientGrants} client grants, ${seed.introspectors} introspectors, ${seed.oauthGrants} user grants, ${seed.opaqueTokens} opaque tokens, ${seed.tokenRevocations} revoked token ids in ${((Date.now() - tSeed) / 1000).toFixed(1)} s (cluster + seed)`,
   );
 
   const servers: Server[] = [];
+  const profileDir = join(runDir, 'profile');
   try {
     const port = await freePort();
     const ours = await startServer(
       'proudauth',
       [
-        ...(PROFILE ? ['--cpu-prof', '--cpu-prof-dir', join(runDir, 'profile')] : []),
+        ...(PROFILE ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
         '--import',
         'tsx',
         join(BENCH_DIR, 'server.ts'),
@@ -432,56 +502,135 @@ async function main(): Promise<void> {
       `proudauth listening on ${ours.base} (pid ${ours.pid}, CPU ${SERVER_CPU}), idle RSS ${f0(ours.idleRss)} MiB`,
     );
 
+    const peerScenarios = ['jwks', 'cc-es256', 'cc-rs256', 'introspect'].filter((x) => SCENARIOS.has(x));
     let peer: Server | null = null;
-    const peerDir = WANT_PEER ? preparePeer() : null;
-    if (peerDir) {
+    if (!WANT_PEER) out('peer skipped (PEER=0)');
+    else if (peerScenarios.length > 0 && peerAvailable()) {
       const peerPort = await freePort();
       try {
         peer = await startServer(
           'oidc-provider',
-          ['server.mjs'],
-          peerDir,
-          { ...process.env, PORT: String(peerPort), ADAPTER: 'memory' },
+          [join(BENCH_DIR, 'peer-server.mjs')],
+          BENCH_DIR,
+          { ...process.env, PORT: String(peerPort) },
           '/.well-known/openid-configuration',
           peerPort,
         );
         servers.push(peer);
         out(
-          `oidc-provider peer listening on ${peer.base} (pid ${peer.pid}, CPU ${SERVER_CPU}), idle RSS ${f0(peer.idleRss)} MiB`,
+          `oidc-provider peer (node_modules/oidc-provider, memory adapter) listening on ${peer.base} (pid ${peer.pid}, CPU ${SERVER_CPU}), idle RSS ${f0(peer.idleRss)} MiB`,
         );
       } catch (e) {
         warn(`peer did not start: ${(e as Error).message}`);
       }
-    } else if (!WANT_PEER) out('peer skipped (PEER=0)');
+    }
 
-    const jwks = `/realms/${REALM}/jwks`;
     const cs = [16, ...Array.from({ length: REPEATS }, () => 32), 64];
-    const jwksRuns: Array<{ c: number; ours: Row; peer: Row | null }> = [];
+    const jwks = `/realms/${REALM}/jwks`;
+    const paired: PairedScenario[] = [];
     if (SCENARIOS.has('jwks')) {
-      out('\nJWKS warm-up');
-      await load(
-        ours,
-        `proudauth GET ${jwks}`,
-        { kind: 'get', path: jwks, c: 32, d: WARMUP },
-        { warmup: true },
+      paired.push({
+        key: 'jwks',
+        title: 'JWKS',
+        oursLabel: `proudauth GET ${jwks}`,
+        peerLabel: 'oidc-provider GET /jwks',
+        ours: { kind: 'get', path: jwks },
+        peer: async () => ({ kind: 'get', path: '/jwks' }),
+        target: 20_000,
+        ratioTarget: null,
+        unit: 'GET',
+      });
+    }
+    for (const [key, alg, realm, callers] of [
+      ['cc-es256', 'ES256', REALM_ES, creds.ccEs256],
+      ['cc-rs256', 'RS256', REALM, creds.ccRs256],
+    ] as const) {
+      if (!SCENARIOS.has(key)) continue;
+      const oursForm = writeForm(`form-${key}.json`, {
+        auths: callers.map(basicAuth),
+        bodies: [ccBody(CC_AUDIENCE)],
+      });
+      const peerForm = writeForm(`form-peer-${key}.json`, {
+        auths: [basicAuth(PEER_CLIENT)],
+        bodies: [ccBody(PEER_RESOURCES[alg])],
+      });
+      paired.push({
+        key,
+        title: `client_credentials JWT ${alg}`,
+        oursLabel: `proudauth client_credentials JWT ${alg} (${callers.length} clients)`,
+        peerLabel: `oidc-provider client_credentials JWT ${alg}`,
+        ours: {
+          kind: 'form',
+          path: `/realms/${realm}/oauth/token`,
+          formFile: oursForm,
+          expect: 'access_token',
+        },
+        peer: async () => ({ kind: 'form', path: '/token', formFile: peerForm, expect: 'access_token' }),
+        target: alg === 'ES256' ? 2_700 : 1_700,
+        ratioTarget: alg === 'ES256' ? 1.0 : 1.1,
+        ...(alg === 'ES256' ? { p99Target: 30 } : {}),
+        unit: 'token response',
+      });
+    }
+    if (SCENARIOS.has('introspect')) {
+      const t0 = Date.now();
+      const tokens = await mintIntrospectionTokens({
+        databaseUrl: cluster.url,
+        rootKeyFile,
+        port,
+        count: INTROSPECT_TOKENS,
+      });
+      out(
+        `\nminted ${tokens.length} distinct RS256 user access tokens (live session and grant each) for introspection in ${Date.now() - t0} ms`,
       );
-      if (peer) {
-        await load(
-          peer,
-          'oidc-provider GET /jwks',
-          { kind: 'get', path: '/jwks', c: 32, d: WARMUP },
-          { warmup: true },
-        );
-      }
-      out('JWKS (ours and the peer alternate at each c)');
+      const oursForm = writeForm('form-introspect.json', {
+        auths: [basicAuth(creds.introspector)],
+        bodies: tokens.map((t) => `token=${t}`),
+      });
+      const peerRef = () => peer;
+      paired.push({
+        key: 'introspect',
+        title: 'introspection',
+        oursLabel: `proudauth introspect JWT RS256, all live checks (${tokens.length} tokens)`,
+        peerLabel: `oidc-provider introspect opaque, memory (${PEER_INTROSPECT_TOKENS} tokens)`,
+        ours: {
+          kind: 'form',
+          path: `/realms/${REALM}/oauth/introspect`,
+          formFile: oursForm,
+          expect: 'active',
+        },
+        peer: async () => {
+          const p = peerRef();
+          if (!p) throw new Error('no peer');
+          // Issued before every run: the memory adapter keeps 1,000 entries for 300 s.
+          const peerTokens = await issuePeerTokens(p, PEER_INTROSPECT_TOKENS);
+          const file = writeForm('form-peer-introspect.json', {
+            auths: [basicAuth(PEER_CLIENT)],
+            bodies: peerTokens.map((t) => `token=${t}`),
+          });
+          return { kind: 'form', path: '/token/introspection', formFile: file, expect: 'active' };
+        },
+        target: 4_000,
+        ratioTarget: 1.05,
+        unit: 'introspection',
+      });
+    }
+
+    const pairRuns = new Map<string, PairRun[]>();
+    for (const sc of paired) {
+      out(`\n${sc.title}: warm-up`);
+      await load(ours, sc.oursLabel, { ...sc.ours, c: 32, d: WARMUP }, { warmup: true });
+      if (peer && sc.peer)
+        await load(peer, sc.peerLabel, { ...(await sc.peer()), c: 32, d: WARMUP }, { warmup: true });
+      out(`${sc.title} (ours and the peer alternate at each c)`);
+      const runs: PairRun[] = [];
       for (const c of cs) {
-        const o = await load(ours, `proudauth GET ${jwks}`, { kind: 'get', path: jwks, c, d: D });
-        const p = peer
-          ? await load(peer, 'oidc-provider GET /jwks', { kind: 'get', path: '/jwks', c, d: D })
-          : null;
+        const o = await load(ours, sc.oursLabel, { ...sc.ours, c, d: D });
+        const p = peer && sc.peer ? await load(peer, sc.peerLabel, { ...(await sc.peer()), c, d: D }) : null;
         if (p) o.reference = { label: 'peer/core', value: perCore(p.r), perCore: true };
-        jwksRuns.push({ c, ours: o, peer: p });
+        runs.push({ c, ours: o, peer: p });
       }
+      pairRuns.set(sc.key, runs);
     }
     if (peer) {
       const last = rows.filter((r) => r.server === 'oidc-provider').pop();
@@ -494,26 +643,52 @@ async function main(): Promise<void> {
       await load(ours, 'proudauth GET /health/ready', { kind: 'get', path: '/health/ready', c: 32, d: D });
     }
 
-    const loginRows: Row[] = [];
-    let bareRate = Number.NaN;
-    if (SCENARIOS.has('login')) {
-      out('\npassword step (start + identify + password per sign-in; the password step is measured)');
-      const bareBefore = await bareArgon();
-      await load(
-        ours,
-        'proudauth sign-in password step',
-        { kind: 'login', c: 16, d: WARMUP },
-        { warmup: true },
-      );
-      for (const c of cs) {
-        loginRows.push(await load(ours, 'proudauth sign-in password step', { kind: 'login', c, d: D }));
-      }
+    // Argon2id-bound scenarios, each against the bare verify rate measured before and after it.
+    interface ArgonRuns {
+      key: string;
+      title: string;
+      unit: string;
+      rows: Row[];
+      bareBefore: Bare;
+      bareAfter: Bare;
+      rate: number;
+    }
+    const argonRuns: ArgonRuns[] = [];
+    let lastBare: Bare | null = null;
+    const argonScenario = async (key: string, title: string, unit: string, label: string, spec: SpecBody) => {
+      out(`\n${title}`);
+      const bareBefore = lastBare ?? (await bareArgon());
+      await load(ours, label, { ...spec, c: 16, d: WARMUP }, { warmup: true });
+      const list: Row[] = [];
+      for (const c of cs) list.push(await load(ours, label, { ...spec, c, d: D }));
       const bareAfter = await bareArgon();
-      bareRate = (bareBefore.verify_s + bareAfter.verify_s) / 2;
-      for (const row of loginRows)
-        row.reference = { label: 'bare verify/s', value: bareRate, perCore: false };
+      lastBare = bareAfter;
+      const rate = (bareBefore.verify_s + bareAfter.verify_s) / 2;
+      for (const row of list) row.reference = { label: 'bare verify/s', value: rate, perCore: false };
+      argonRuns.push({ key, title, unit, rows: list, bareBefore, bareAfter, rate });
+    };
+    if (SCENARIOS.has('login')) {
+      await argonScenario(
+        'login',
+        'password step (start + identify + password per sign-in; the password step is measured)',
+        'sign-in',
+        'proudauth sign-in password step',
+        { kind: 'login' },
+      );
+    }
+    if (SCENARIOS.has('codeflow')) {
+      const form = writeForm('form-codeflow.json', { auths: [basicAuth(creds.login)], bodies: [] });
+      await argonScenario(
+        'codeflow',
+        'code flow (start + identify + password + authorization_code at /oauth/token per flow; the whole flow is measured)',
+        'code flow',
+        'proudauth code flow (start, identify, password, token)',
+        { kind: 'codeflow', formFile: form },
+      );
     }
     const idle = rssMiB(ours.pid);
+    // The profile is written when the server exits.
+    await stopChild(ours.child);
 
     // ---- table ----
     const lines: string[] = [];
@@ -527,67 +702,116 @@ async function main(): Promise<void> {
     const summary: string[] = [];
     const sqlDetail: string[] = [];
     const med = (xs: Row[], f: (r: Row) => number) => median(xs.map(f));
-    if (jwksRuns.length) {
-      const ours32 = jwksRuns.filter((j) => j.c === 32);
-      const oursJwksPerCore = med(
-        ours32.map((j) => j.ours),
-        (r) => perCore(r.r),
+    const midOf = (xs: Row[]) =>
+      [...xs].sort((a, b) => a.r.req_s - b.r.req_s)[Math.floor((xs.length - 1) / 2)] as Row;
+    const pushSql = (mid: Row, unit: string, how: string) => {
+      if (!mid.sql) return;
+      sqlDetail.push(
+        '',
+        `SQL statements per ${unit}, ${mid.scenario} (c=${mid.c} run, pg_stat_statements: ${mid.sql.calls} calls over ${how}):`,
+        '',
+        `| per ${unit} | mean ms | statement |`,
+        '|---|---|---|',
+        ...mid.sql.top
+          .filter((t) => t.per_request >= 0.05)
+          .map(
+            (t) =>
+              `| ${t.per_request.toFixed(2)} | ${t.mean_ms.toFixed(3)} | \`${t.query.slice(0, 140).replace(/\|/g, '\\|')}\` |`,
+          ),
       );
-      const peer32 = ours32.map((j) => j.peer).filter((p): p is Row => p !== null);
-      const peerJwksPerCore = peer32.length ? med(peer32, (r) => perCore(r.r)) : Number.NaN;
-      summary.push(
-        `JWKS c=32 median of ${ours32.length}: ${f0(oursJwksPerCore)} req/s per server core (target >= 20,000: ${oursJwksPerCore >= 20_000 ? 'MET' : 'NOT MET'})` +
-          (peer32.length
-            ? `; peer oidc-provider ${f0(peerJwksPerCore)}/core; ratio ${f2(oursJwksPerCore / peerJwksPerCore)}`
-            : '; no peer run'),
-      );
+    };
+    const cpuSplit = (mid: Row) => {
+      const r = mid.r;
+      const per = (cores: number) => (r.req_s > 0 ? (cores * 1000) / r.req_s : Number.NaN);
+      const mainT = r.server_threads.find((t) => t.main) ?? { user: 0, sys: 0 };
+      const other = r.server_threads.filter((t) => !t.main).reduce((a, t) => a + t.user + t.sys, 0);
+      return `${f2(per(r.server_cores))} server CPU-ms = event loop ${f2(per(mainT.user + mainT.sys))} (user ${f2(per(mainT.user))}, sys ${f2(per(mainT.sys))}) + other threads ${f2(per(other))}; PostgreSQL ${r.db_cores === null ? '-' : f2(per(r.db_cores))} CPU-ms${mid.sql ? ` for ${f1(mid.sql.perRequest)} SQL statements (${f2(mid.sql.execMsPerRequest)} ms executing)` : ''}`;
+    };
+    const verdict = (ok: boolean) => (ok ? 'MET' : 'NOT MET');
+
+    for (const sc of paired) {
+      const runs = pairRuns.get(sc.key) ?? [];
+      const at32 = runs.filter((j) => j.c === 32);
+      if (at32.length === 0) continue;
+      const oursRows = at32.map((j) => j.ours);
+      const oursPerCore = med(oursRows, (r) => perCore(r.r));
+      const peerRows = at32.map((j) => j.peer).filter((p): p is Row => p !== null);
+      const peerPerCore = peerRows.length ? med(peerRows, (r) => perCore(r.r)) : Number.NaN;
+      const ratio = oursPerCore / peerPerCore;
+      const p50 = med(oursRows, (r) => r.r.lat_p50_ms);
+      const p99 = med(oursRows, (r) => r.r.lat_p99_ms);
+      const cpuMs = med(oursRows, (r) => (r.r.server_cores * 1000) / r.r.req_s);
+      const sqlPer = med(oursRows, (r) => r.sql?.perRequest ?? Number.NaN);
+      const parts = [
+        `${sc.title} c=32 median of ${at32.length}: ${f0(oursPerCore)} req/s per server core` +
+          (sc.target !== null ? ` (target >= ${f0(sc.target)}: ${verdict(oursPerCore >= sc.target)})` : ''),
+        `p50 ${f1(p50)} ms, p99 ${f1(p99)} ms${sc.p99Target !== undefined ? ` (p99 target <= ${sc.p99Target}: ${verdict(p99 <= sc.p99Target)})` : ''}`,
+        `${f2(cpuMs)} server CPU-ms/req, ${f1(sqlPer)} SQL statements/req`,
+        peerRows.length
+          ? `peer oidc-provider ${f0(peerPerCore)}/core (p50 ${f1(med(peerRows, (r) => r.r.lat_p50_ms))} ms, p99 ${f1(med(peerRows, (r) => r.r.lat_p99_ms))} ms, ${f2(med(peerRows, (r) => (r.r.server_cores * 1000) / r.r.req_s))} CPU-ms/req); ratio ${f2(ratio)}${sc.ratioTarget !== null ? ` (target >= ${sc.ratioTarget.toFixed(2)}: ${verdict(ratio >= sc.ratioTarget)})` : ''}`
+          : 'no peer run',
+      ];
+      summary.push(parts.join('; '));
+      const mid = midOf(oursRows);
+      if (sc.key !== 'jwks')
+        summary.push(
+          `where the server's CPU goes per ${sc.unit} (${mid.scenario}, c=${mid.c}, ${f1(mid.r.req_s)}/s): ${cpuSplit(mid)}`,
+        );
+      if (sc.key === 'introspect') {
+        const share = (xs: Row[]) => {
+          const a = xs.reduce((n, r) => n + (r.r.active ?? 0), 0);
+          const i = xs.reduce((n, r) => n + (r.r.inactive ?? 0), 0);
+          return `${f1((100 * a) / Math.max(1, a + i))}% active of ${a + i} answers`;
+        };
+        summary.push(
+          `introspection answers (all runs): ours ${share(runs.map((j) => j.ours))}${peerRows.length ? `; peer ${share(runs.map((j) => j.peer).filter((p): p is Row => p !== null))}` : ''} (every token introspected is live, so 100% is the correct share)`,
+        );
+      }
+      if (sc.key !== 'jwks') pushSql(mid, sc.unit, `${mid.r.http_total} HTTP answers`);
     }
-    if (loginRows.length) {
-      const login32 = loginRows.filter((r) => r.c === 32);
-      const loginRate = med(login32, (r) => r.r.req_s);
-      const loginP50 = med(login32, (r) => r.r.lat_p50_ms);
-      const minP50 = Math.min(...loginRows.map((r) => r.r.lat_p50_ms));
-      summary.push(
-        `password step c=32 median of ${login32.length}: ${f1(loginRate)} sign-ins/s vs bare Argon2id verify ${f1(bareRate)}/s (${bares.map((b) => f1(b.verify_s)).join(' before, ')} after) = ${f2(loginRate / bareRate)} (target >= 0.90: ${loginRate / bareRate >= 0.9 ? 'MET' : 'NOT MET'}); p50 ${f1(loginP50)} ms, lowest p50 of any login run ${f1(minP50)} ms (target >= 250: ${minP50 >= 250 ? 'MET' : 'NOT MET'})`,
-      );
+
+    for (const a of argonRuns) {
+      const at32 = a.rows.filter((r) => r.c === 32);
+      const rate = med(at32, (r) => r.r.req_s);
+      const p50 = med(at32, (r) => r.r.lat_p50_ms);
+      const minP50 = Math.min(...a.rows.map((r) => r.r.lat_p50_ms));
+      if (a.key === 'login') {
+        summary.push(
+          `password step c=32 median of ${at32.length}: ${f1(rate)} sign-ins/s vs bare Argon2id verify ${f1(a.rate)}/s (${f1(a.bareBefore.verify_s)} before, ${f1(a.bareAfter.verify_s)} after) = ${f2(rate / a.rate)} (target >= 0.90: ${verdict(rate / a.rate >= 0.9)}); p50 ${f1(p50)} ms, lowest p50 of any login run ${f1(minP50)} ms (target >= 250: ${verdict(minP50 >= 250)})`,
+        );
+      } else {
+        summary.push(
+          `code flow c=32 median of ${at32.length}: ${f1(rate)} flows/s (${f1(rate / med(at32, (r) => r.r.server_cores))} per server core) vs bare Argon2id verify ${f1(a.rate)}/s (${f1(a.bareBefore.verify_s)} before, ${f1(a.bareAfter.verify_s)} after) = ${f2(rate / a.rate)} (no BENCH.md target; the password step's is >= 0.90); flow p50 ${f1(p50)} ms, p99 ${f1(med(at32, (r) => r.r.lat_p99_ms))} ms (whole flow: 4 requests, 250 ms padding on the password step, queue for the 4 hash slots)`,
+        );
+      }
       // Breakdown from the c=32 run with the median rate.
-      const mid = [...login32].sort((a, b) => a.r.req_s - b.r.req_s)[
-        Math.floor((login32.length - 1) / 2)
-      ] as Row;
-      const per = (cores: number) => (cores * 1000) / mid.r.req_s;
+      const mid = midOf(at32);
+      const per = (cores: number) => (mid.r.req_s > 0 ? (cores * 1000) / mid.r.req_s : Number.NaN);
       const threads = mid.r.server_threads;
       const mainT = threads.find((t) => t.main) ?? { user: 0, sys: 0 };
       const pool = threads.filter((t) => !t.main).slice(0, 4);
-      const poolUser = pool.reduce((a, t) => a + t.user, 0);
-      const poolSys = pool.reduce((a, t) => a + t.sys, 0);
+      const poolUser = pool.reduce((x, t) => x + t.user, 0);
+      const poolSys = pool.reduce((x, t) => x + t.sys, 0);
       const others = threads.filter((t) => !t.main).slice(4);
-      const otherCores = others.reduce((a, t) => a + t.user + t.sys, 0);
-      const bareUser = median(bares.map((b) => (b.user_cores * 1000) / b.verify_s));
-      const bareSys = median(bares.map((b) => (b.sys_cores * 1000) / b.verify_s));
+      const otherCores = others.reduce((x, t) => x + t.user + t.sys, 0);
+      const bareUser = median([a.bareBefore, a.bareAfter].map((b) => (b.user_cores * 1000) / b.verify_s));
+      const bareSys = median([a.bareBefore, a.bareAfter].map((b) => (b.sys_cores * 1000) / b.verify_s));
       summary.push(
-        `where the server's CPU goes per sign-in (c=${mid.c}, ${f1(mid.r.req_s)}/s): ${f1(per(mid.r.server_cores))} CPU-ms in all = event loop ${f1(per(mainT.user + mainT.sys))} (user ${f1(per(mainT.user))}, sys ${f1(per(mainT.sys))}) + the 4 busiest other threads, i.e. the libuv pool running Argon2id, ${f1(per(poolUser + poolSys))} (user ${f1(per(poolUser))}, sys ${f1(per(poolSys))}) + ${others.length} more threads (V8 GC/compiler) ${f1(per(otherCores))}; a bare verify costs ${f1(bareUser + bareSys)} (user ${f1(bareUser)}, sys ${f1(bareSys)}); PostgreSQL ${f1(mid.r.db_cores === null ? Number.NaN : per(mid.r.db_cores))} CPU-ms${mid.sql ? ` for ${f1(mid.sql.perRequest)} SQL statements (${f2(mid.sql.execMsPerRequest)} ms executing)` : ''}`,
+        `where the server's CPU goes per ${a.unit} (c=${mid.c}, ${f1(mid.r.req_s)}/s): ${f1(per(mid.r.server_cores))} CPU-ms in all = event loop ${f1(per(mainT.user + mainT.sys))} (user ${f1(per(mainT.user))}, sys ${f1(per(mainT.sys))}) + the 4 busiest other threads, i.e. the libuv pool running Argon2id, ${f1(per(poolUser + poolSys))} (user ${f1(per(poolUser))}, sys ${f1(per(poolSys))}) + ${others.length} more threads (V8 GC/compiler) ${f1(per(otherCores))}; a bare verify costs ${f1(bareUser + bareSys)} (user ${f1(bareUser)}, sys ${f1(bareSys)}); PostgreSQL ${f1(mid.r.db_cores === null ? Number.NaN : per(mid.r.db_cores))} CPU-ms${mid.sql ? ` for ${f1(mid.sql.perRequest)} SQL statements (${f2(mid.sql.execMsPerRequest)} ms executing)` : ''}`,
       );
-      if (mid.sql) {
-        sqlDetail.push(
-          `SQL statements per sign-in (c=${mid.c} run, pg_stat_statements: ${mid.sql.calls} calls over ${mid.r.http_total} HTTP answers = ${f1(mid.r.http_total / 3)} sign-ins' worth of steps):`,
-          '',
-          '| per sign-in | mean ms | statement |',
-          '|---|---|---|',
-          ...mid.sql.top
-            .filter((t) => t.per_request >= 0.05)
-            .map(
-              (t) =>
-                `| ${t.per_request.toFixed(2)} | ${t.mean_ms.toFixed(3)} | \`${t.query.slice(0, 140).replace(/\|/g, '\\|')}\` |`,
-            ),
-        );
-      }
+      const steps = a.key === 'login' ? 3 : 4;
+      pushSql(
+        mid,
+        a.unit,
+        `${mid.r.http_total} HTTP answers = ${f1(mid.r.http_total / steps)} ${a.unit}s' worth of steps`,
+      );
     }
-    const totalBad = rows.reduce((a, r) => a + r.r.non2xx + r.r.unexpected + r.r.errors + r.r.timeouts, 0);
+    const totalBad = rows.reduce((x, r) => x + r.r.non2xx + r.r.unexpected + r.r.errors + r.r.timeouts, 0);
     summary.push(
-      `correctness: ${totalBad} unexpected non-2xx / unexpected bodies / errors over all table runs (target 0: ${totalBad === 0 ? 'MET' : 'NOT MET'})`,
+      `correctness: ${totalBad} unexpected non-2xx / unexpected bodies / errors over all table runs (target 0: ${verdict(totalBad === 0)})`,
     );
     summary.push(
-      `memory: proudauth idle RSS ${f0(ours.idleRss)} MiB at start (target <= 150: ${ours.idleRss <= 150 ? 'MET' : 'NOT MET'}), ${f0(idle?.rss)} MiB after the runs, peak ${f0(idle?.hwm)} MiB${peer ? `; peer idle ${f0(peer.idleRss)} MiB` : ''}`,
+      `memory: proudauth idle RSS ${f0(ours.idleRss)} MiB at start (target <= 150: ${verdict(ours.idleRss <= 150)}), ${f0(idle?.rss)} MiB after the runs, peak ${f0(idle?.hwm)} MiB${peer ? `; peer idle ${f0(peer.idleRss)} MiB` : ''}`,
     );
     const foreign = rows.filter((r) => r.r.foreign_cores > FOREIGN_LIMIT);
     summary.push(
@@ -596,14 +820,45 @@ async function main(): Promise<void> {
         : `foreign load <= ${FOREIGN_LIMIT} core in every run`,
     );
 
+    const profile: string[] = [];
+    if (PROFILE) {
+      const files = existsSync(profileDir)
+        ? readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))
+        : [];
+      // One file per thread (the tsx loader runs in a worker); the event loop's is the busiest.
+      const best = files
+        .map((f) => ({ file: f, t: topSelfTime(join(profileDir, f), 15) }))
+        .sort((a, b) => b.t.busyMs - a.t.busyMs)[0];
+      if (!best) warn(`PROFILE=1 but no profile was written in ${profileDir}`);
+      else {
+        const { file, t } = best;
+        profile.push(
+          '',
+          `CPU profile of the server's main thread (${file}; all its scenarios together, warm-ups and waits included): ${f0(t.busyMs)} ms busy of ${f0(t.totalMs)} ms; top functions by self time:`,
+          '',
+          '| share of busy | self ms | function | where |',
+          '|---|---|---|---|',
+          ...t.top.map(
+            (x) => `| ${(x.share * 100).toFixed(1)}% | ${f0(x.ms)} | \`${x.name}\` | ${x.where || '-'} |`,
+          ),
+          '',
+          `by area: ${t.areas
+            .slice(0, 12)
+            .map((a) => `${a.area} ${(a.share * 100).toFixed(1)}%`)
+            .join(', ')}`,
+        );
+      }
+    }
+
     const report = [
-      `ProudAuth bench, ${new Date().toISOString()}, ${QUICK ? 'QUICK smoke' : `D=${D}s`}, node ${process.version}, ${NCPU} CPUs; server on CPU ${SERVER_CPU}, load generator and PostgreSQL on CPU ${LOAD_CPU}`,
+      `ProudAuth bench, ${new Date().toISOString()}, ${QUICK ? 'QUICK smoke' : `D=${D}s`}, node ${process.version}, ${NCPU} CPUs; server on CPU ${SERVER_CPU}, load generator and PostgreSQL on CPU ${LOAD_CPU}; scenarios ${ALL_SCENARIOS.filter((x) => SCENARIOS.has(x)).join(', ')}`,
       `database: ${cluster.description}`,
       '',
       ...lines,
       '',
-      ...summary.map((s) => `- ${s}`),
-      ...(sqlDetail.length ? ['', ...sqlDetail] : []),
+      ...summary.map((x) => `- ${x}`),
+      ...sqlDetail,
+      ...profile,
       ...(warnings.length ? ['', 'warnings:', ...warnings.map((w) => `- ${w}`)] : []),
     ].join('\n');
     out(`\n${report}`);
@@ -613,11 +868,11 @@ async function main(): Promise<void> {
   } finally {
     await sqlClient?.end().catch(() => {});
     sqlClient = null;
-    for (const s of servers) await stopChild(s.child);
+    for (const sv of servers) await stopChild(sv.child);
     await cluster.stop();
     cluster = null;
     out(
-      `\nstopped: ${servers.map((s) => `${s.name} (pid ${s.pid})`).join(', ')}, PostgreSQL; logs in ${runDir}`,
+      `\nstopped: ${servers.map((sv) => `${sv.name} (pid ${sv.pid})`).join(', ')}, PostgreSQL; logs in ${runDir}`,
     );
   }
 }

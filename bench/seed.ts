@@ -12,8 +12,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { OPERATOR_ACTOR } from '../src/audit/audit.types.ts';
+import {
+  clientSecretVerifier,
+  generateClientSecret,
+  issueClientSecret,
+} from '../src/clients/client-secrets.ts';
 import { createContext } from '../src/main/context.ts';
-import { generateRootKey } from '../src/platform/crypto/keyring.ts';
+import { generateRootKey, type RootKeyring } from '../src/platform/crypto/keyring.ts';
 import type { Db } from '../src/platform/db/db.ts';
 import { loadMigrations, migrate } from '../src/platform/db/migrate.ts';
 import { openPostgres } from '../src/platform/db/pg.ts';
@@ -22,14 +27,24 @@ import { createLogger } from '../src/platform/log.ts';
 import { createRealm } from '../src/realms/realm.service.ts';
 import {
   assertLoopback,
+  audienceOf,
+  type BenchCredentials,
   benchConfig,
+  CC_AUDIENCE,
+  CC_CALLERS,
   CLIENTS,
+  type ClientCredentials,
   emailOf,
   freePort,
+  INTROSPECT_AUDIENCE,
+  INTROSPECTOR_CLIENT_ID,
   LOGIN_CLIENT_ID,
   LOGIN_REDIRECT,
   PASSWORD,
   REALM,
+  REALM_ES,
+  RESOURCES,
+  resourceServerOf,
   USERS,
   WORK_DIR,
 } from './common.ts';
@@ -220,18 +235,48 @@ export function writeRootKey(runDir: string): string {
 export interface SeedSummary {
   realm: string;
   realmId: string;
+  /** The ES256 realm of the client_credentials ES256 scenario. */
+  realmEs: string;
+  realmEsId: string;
   users: number;
   identifiers: number;
   roleAssignments: number;
+  /** Both realms, built-in clients included. */
   clients: number;
+  clientSecrets: number;
   sessions: number;
+  resources: number;
+  servicePrincipals: number;
+  clientGrants: number;
+  introspectors: number;
+  oauthGrants: number;
+  opaqueTokens: number;
+  tokenRevocations: number;
   hashMs: number;
   seconds: number;
+}
+
+export interface SeedResult {
+  summary: SeedSummary;
+  /** Secrets for the load generator; kept out of results.json. */
+  credentials: BenchCredentials;
 }
 
 const CUSTOM_ROLES = 20;
 const SESSIONS = 100_000;
 const BATCH = 2_000;
+/** Live grants of users to clients: ten web clients per user. */
+const GRANTS_PER_USER = 10;
+const OPAQUE_TOKENS = 20_000;
+const TOKEN_REVOCATIONS = 20_000;
+const USER_REVOCATIONS = 500;
+
+interface SeededClient {
+  id: string;
+  clientId: string;
+  type: string;
+  auth: string;
+}
 
 async function batched(
   n: number,
@@ -242,7 +287,7 @@ async function batched(
 }
 
 /** Migrates the database and seeds realm `bench`. */
-export async function seedDatabase(url: string, rootKeyFile: string): Promise<SeedSummary> {
+export async function seedDatabase(url: string, rootKeyFile: string): Promise<SeedResult> {
   const t0 = Date.now();
   const config = benchConfig({ databaseUrl: url, rootKeyFile });
   const db: Db = openPostgres({
@@ -331,41 +376,23 @@ export async function seedDatabase(url: string, rootKeyFile: string): Promise<Se
       );
     });
 
-    // Clients: a mix of the five types; app-0500 (web) is the one the login scenario uses.
-    const types = ['web', 'spa', 'native', 'service', 'web'] as const;
-    const clientRows = Array.from({ length: CLIENTS }, (_, i) => {
-      const cid = `app-${String(i).padStart(4, '0')}`;
-      const type = types[i % types.length] as string;
-      return {
-        id: newId('cli'),
-        clientId: cid,
-        type,
-        redirect: type === 'service' ? [] : [`https://${cid}.bench.example/callback`],
-        grants: type === 'service' ? ['client_credentials'] : ['authorization_code', 'refresh_token'],
-        auth: type === 'web' || type === 'service' ? 'client_secret_basic' : 'none',
-      };
-    });
-    if (clientRows[500]?.clientId !== LOGIN_CLIENT_ID || !clientRows[500].redirect.includes(LOGIN_REDIRECT)) {
-      throw new Error('seed: login client mismatch');
-    }
-    await db.query(
-      `insert into clients (realm_id, id, client_id, name, type, builtin, state, redirect_uris, allowed_origins,
-         grant_types, token_endpoint_auth_method, consent_mode, created_at, updated_at)
-       select $1, c.id, c.cid, 'Bench ' || c.cid, c.type, false, 'active',
-              case when c.redir = '' then '{}'::text[] else array[c.redir] end, '{}',
-              string_to_array(c.grants, ','), c.auth, 'implicit', $2, $2
-         from unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) as c(id, cid, type, redir, grants, auth)`,
-      [
-        rid,
-        now,
-        clientRows.map((c) => c.id),
-        clientRows.map((c) => c.clientId),
-        clientRows.map((c) => c.type),
-        clientRows.map((c) => c.redirect[0] ?? ''),
-        clientRows.map((c) => c.grants.join(',')),
-        clientRows.map((c) => c.auth),
-      ],
+    const clientRows = await seedClients(db, rid, now);
+    const esRealm = await createRealm(
+      { db, keyring: ctx.keyring, signingAlgorithm: 'ES256' },
+      { name: REALM_ES, displayName: 'Benchmark realm (ES256)' },
+      OPERATOR_ACTOR,
+      now,
     );
+    const esClientRows = await seedClients(db, esRealm.id, now);
+    const rsCreds = await seedTokenService(db, ctx.keyring, rid, clientRows, now, [LOGIN_CLIENT_ID]);
+    const esCreds = await seedTokenService(db, ctx.keyring, esRealm.id, esClientRows, now, []);
+    const loginRow = clientRows.find((c) => c.clientId === LOGIN_CLIENT_ID) as SeededClient;
+    const credentials: BenchCredentials = {
+      ccRs256: rsCreds.callers,
+      ccEs256: esCreds.callers,
+      introspector: rsCreds.introspector,
+      login: { clientId: LOGIN_CLIENT_ID, secret: await issueSecret(db, ctx.keyring, rid, loginRow.id, now) },
+    };
 
     // Historical sessions (the grants of past sign-ins): 80% ended, 20% still live.
     await batched(SESSIONS, 10_000, async (from, to) => {
@@ -385,7 +412,7 @@ export async function seedDatabase(url: string, rootKeyFile: string): Promise<Se
          select $1, s.id, s.uid, encode(sha256(convert_to(s.id, 'UTF8')), 'hex'),
                 $2::timestamptz - make_interval(secs => s.age), '{pwd}', 'basic', false,
                 $2::timestamptz - make_interval(secs => s.age), $2::timestamptz - make_interval(secs => s.age),
-                case when s.live then $2::timestamptz + interval '30 minutes' else $2::timestamptz - make_interval(secs => s.age) + interval '30 minutes' end,
+                case when s.live then $2::timestamptz + interval '2 hours' else $2::timestamptz - make_interval(secs => s.age) + interval '30 minutes' end,
                 case when s.live then $2::timestamptz + interval '12 hours' else $2::timestamptz - make_interval(secs => s.age) + interval '12 hours' end,
                 case when s.live then null else $2::timestamptz - make_interval(secs => s.age) + interval '10 minutes' end,
                 case when s.live then null else 'logout' end
@@ -394,23 +421,295 @@ export async function seedDatabase(url: string, rootKeyFile: string): Promise<Se
       );
     });
 
+    await seedUserTokens(db, rid, userIds, clientRows, now);
+
     await db.exec('analyze');
     const count = async (sql: string) =>
       Number((await db.query<{ n: string }>(`select count(*) as n from ${sql}`, [rid])).rows[0]?.n ?? 0);
+    const all = async (table: string) =>
+      Number((await db.query<{ n: string }>(`select count(*) as n from ${table}`)).rows[0]?.n ?? 0);
     return {
-      realm: REALM,
-      realmId: rid,
-      users: await count('users where realm_id = $1'),
-      identifiers: await count('user_identifiers where realm_id = $1'),
-      roleAssignments: await count('role_assignments where realm_id = $1'),
-      clients: await count('clients where realm_id = $1'),
-      sessions: await count('sessions where realm_id = $1'),
-      hashMs,
-      seconds: (Date.now() - t0) / 1000,
+      summary: {
+        realm: REALM,
+        realmId: rid,
+        realmEs: REALM_ES,
+        realmEsId: esRealm.id,
+        users: await count('users where realm_id = $1'),
+        identifiers: await count('user_identifiers where realm_id = $1'),
+        roleAssignments: await count('role_assignments where realm_id = $1'),
+        clients: await all('clients'),
+        clientSecrets: await all('client_secrets'),
+        sessions: await count('sessions where realm_id = $1'),
+        resources: await all('resources'),
+        servicePrincipals: await all('service_principals'),
+        clientGrants: await all('client_resource_grants'),
+        introspectors: await all('resource_introspectors'),
+        oauthGrants: await all('oauth_grants'),
+        opaqueTokens: await all('opaque_access_tokens'),
+        tokenRevocations: await all('token_revocations'),
+        hashMs,
+        seconds: (Date.now() - t0) / 1000,
+      },
+      credentials,
     };
   } finally {
     await db.close();
   }
+}
+
+/**
+ * 1,000 clients of the five types (app-0000 .. app-0999; app-0500, a web client, is the sign-in
+ * scenarios' client) and the resource servers rs-00 .. rs-49, confidential service clients that
+ * introspect tokens of api-00 .. api-49.
+ */
+async function seedClients(db: Db, rid: string, now: Date): Promise<SeededClient[]> {
+  const types = ['web', 'spa', 'native', 'service', 'web'] as const;
+  const rows = Array.from({ length: CLIENTS }, (_, i) => {
+    const cid = `app-${String(i).padStart(4, '0')}`;
+    const type = types[i % types.length] as string;
+    return {
+      id: newId('cli'),
+      clientId: cid,
+      type,
+      redirect: type === 'service' ? [] : [`https://${cid}.bench.example/callback`],
+      grants: type === 'service' ? ['client_credentials'] : ['authorization_code', 'refresh_token'],
+      auth: type === 'web' || type === 'service' ? 'client_secret_basic' : 'none',
+    };
+  });
+  if (rows[500]?.clientId !== LOGIN_CLIENT_ID || !rows[500].redirect.includes(LOGIN_REDIRECT)) {
+    throw new Error('seed: login client mismatch');
+  }
+  for (let i = 0; i < RESOURCES; i++) {
+    rows.push({
+      id: newId('cli'),
+      clientId: resourceServerOf(i),
+      type: 'service',
+      redirect: [],
+      grants: [],
+      auth: 'client_secret_basic',
+    });
+  }
+  await db.query(
+    `insert into clients (realm_id, id, client_id, name, type, builtin, state, redirect_uris, allowed_origins,
+       grant_types, token_endpoint_auth_method, consent_mode, created_at, updated_at)
+     select $1, c.id, c.cid, 'Bench ' || c.cid, c.type, false, 'active',
+            case when c.redir = '' then '{}'::text[] else array[c.redir] end, '{}',
+            string_to_array(c.grants, ','), c.auth, 'implicit', $2, $2
+       from unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) as c(id, cid, type, redir, grants, auth)`,
+    [
+      rid,
+      now,
+      rows.map((c) => c.id),
+      rows.map((c) => c.clientId),
+      rows.map((c) => c.type),
+      rows.map((c) => c.redirect[0] ?? ''),
+      rows.map((c) => c.grants.join(',')),
+      rows.map((c) => c.auth),
+    ],
+  );
+  return rows;
+}
+
+/** A secret the load generator will present, issued the way the administration API issues one. */
+const issueSecret = async (db: Db, keyring: RootKeyring, rid: string, clientRowId: string, now: Date) =>
+  (await db.tx((tx) => issueClientSecret(tx, keyring, rid, clientRowId, now, { actor: OPERATOR_ACTOR })))
+    .secret;
+
+/**
+ * The token service of one realm: 50 resources (api-00 .. api-49; every fifth of api-02 .. api-49
+ * opaque), a service principal per service client, client grants (service clients: api-00 for
+ * the first 100 plus one more resource each, as service_principal; web clients: api-01 and one
+ * more, as user), rs-NN introspecting api-NN, and a secret for every confidential client. Returns
+ * the secrets of the client_credentials callers and of rs-01.
+ */
+async function seedTokenService(
+  db: Db,
+  keyring: RootKeyring,
+  rid: string,
+  clients: SeededClient[],
+  now: Date,
+  /** client_ids whose secret the caller issues itself. */
+  reserved: readonly string[],
+): Promise<{ callers: ClientCredentials[]; introspector: ClientCredentials }> {
+  const resIds = Array.from({ length: RESOURCES }, () => newId('res'));
+  const name = (i: number) => `api-${String(i).padStart(2, '0')}`;
+  const opaque = (i: number) => i >= 2 && i % 5 === 0;
+  const scopesOf = (i: number) =>
+    i < 2 ? ['orders:read', 'orders:write'] : [`${name(i)}:read`, `${name(i)}:write`];
+  const ttlOf = (i: number) =>
+    i === 0 ? 300 : i === 1 ? 3600 : ([300, 600, 900, 1800, 3600][i % 5] as number);
+  if (audienceOf(0) !== CC_AUDIENCE || audienceOf(1) !== INTROSPECT_AUDIENCE)
+    throw new Error('seed: audiences');
+  await db.query(
+    `insert into resources (realm_id, id, name, audience, verification_mode, token_format, access_token_ttl_seconds,
+       scopes, requires_organization, created_at, updated_at)
+     select $1, r.id, r.name, r.aud, case when r.opaque then 'strict_online' else 'offline' end,
+            case when r.opaque then 'opaque' else 'jwt' end, r.ttl, r.scopes::jsonb, false, $2, $2
+       from unnest($3::text[], $4::text[], $5::text[], $6::boolean[], $7::int[], $8::text[]) as r(id, name, aud, opaque, ttl, scopes)`,
+    [
+      rid,
+      now,
+      resIds,
+      resIds.map((_, i) => name(i)),
+      resIds.map((_, i) => audienceOf(i)),
+      resIds.map((_, i) => opaque(i)),
+      resIds.map((_, i) => ttlOf(i)),
+      resIds.map((_, i) => JSON.stringify(scopesOf(i).map((n) => ({ name: n })))),
+    ],
+  );
+
+  const service = clients.filter((c) => c.type === 'service' && c.clientId.startsWith('app-'));
+  const web = clients.filter((c) => c.type === 'web');
+  await db.query(
+    `insert into service_principals (realm_id, id, client_row_id, state, created_at, updated_at)
+     select $1, p.id, p.client, 'active', $2, $2 from unnest($3::text[], $4::text[]) as p(id, client)`,
+    [rid, now, service.map(() => newId('spr')), service.map((c) => c.id)],
+  );
+
+  const grants: Array<{ client: string; res: number; scopes: string[]; subject: string }> = [];
+  service.forEach((c, k) => {
+    if (k < CC_CALLERS)
+      grants.push({ client: c.id, res: 0, scopes: scopesOf(0), subject: 'service_principal' });
+    const other = 2 + (k % (RESOURCES - 2));
+    grants.push({ client: c.id, res: other, scopes: [`${name(other)}:read`], subject: 'service_principal' });
+  });
+  web.forEach((c, k) => {
+    grants.push({ client: c.id, res: 1, scopes: ['orders:read'], subject: 'user' });
+    const other = 2 + (k % (RESOURCES - 2));
+    grants.push({ client: c.id, res: other, scopes: scopesOf(other), subject: 'user' });
+  });
+  await db.query(
+    `insert into client_resource_grants (realm_id, client_row_id, resource_id, allowed_scopes, subject_types,
+       exchange_policy, created_at, updated_at)
+     select $1, g.client, g.res, string_to_array(g.scopes, ' '), array[g.subject], null, $2, $2
+       from unnest($3::text[], $4::text[], $5::text[], $6::text[]) as g(client, res, scopes, subject)`,
+    [
+      rid,
+      now,
+      grants.map((g) => g.client),
+      grants.map((g) => resIds[g.res] as string),
+      grants.map((g) => g.scopes.join(' ')),
+      grants.map((g) => g.subject),
+    ],
+  );
+
+  const byClientId = new Map(clients.map((c) => [c.clientId, c]));
+  const rsRows = resIds.map((_, i) => byClientId.get(resourceServerOf(i)) as SeededClient);
+  await db.query(
+    `insert into resource_introspectors (realm_id, resource_id, client_row_id, created_at)
+     select $1, x.res, x.client, $2 from unnest($3::text[], $4::text[]) as x(res, client)`,
+    [rid, now, resIds, rsRows.map((c) => c.id)],
+  );
+
+  // Secrets: the ones the load generator presents through issueClientSecret (with its audit
+  // record), every other confidential client's as a bulk insert of the same verifier.
+  const callers = service.slice(0, CC_CALLERS);
+  const introspector = byClientId.get(INTROSPECTOR_CLIENT_ID) as SeededClient;
+  const issued = new Set([...callers, introspector].map((c) => c.clientId).concat(reserved));
+  const rest = clients.filter((c) => c.auth === 'client_secret_basic' && !issued.has(c.clientId));
+  await db.query(
+    `insert into client_secrets (realm_id, id, client_row_id, verifier, key_version, created_at)
+     select $1, s.id, s.client, s.verifier, $2, $3 from unnest($4::text[], $5::text[], $6::text[]) as s(id, client, verifier)`,
+    [
+      rid,
+      keyring.activeVersion,
+      now,
+      rest.map(() => newId('csk')),
+      rest.map((c) => c.id),
+      rest.map((c) =>
+        clientSecretVerifier(keyring, keyring.activeVersion, rid, c.id, generateClientSecret()),
+      ),
+    ],
+  );
+  const callerCreds: ClientCredentials[] = [];
+  for (const c of callers) {
+    callerCreds.push({ clientId: c.clientId, secret: await issueSecret(db, keyring, rid, c.id, now) });
+  }
+  return {
+    callers: callerCreds,
+    introspector: {
+      clientId: introspector.clientId,
+      secret: await issueSecret(db, keyring, rid, introspector.id, now),
+    },
+  };
+}
+
+/**
+ * What users hold in realm `bench` beyond sessions: 100,000 live grants (ten web clients per
+ * user; user u's first is web client u mod 400), 20,000 opaque access tokens (half revoked or
+ * expired), 20,000 revoked token ids and 500 account-wide revocations (all in the past).
+ */
+async function seedUserTokens(
+  db: Db,
+  rid: string,
+  userIds: string[],
+  clients: SeededClient[],
+  now: Date,
+): Promise<void> {
+  const web = clients.filter((c) => c.type === 'web');
+  const stride = Math.floor(web.length / GRANTS_PER_USER);
+  await batched(USERS, 1_000, async (from, to) => {
+    const users: string[] = [];
+    const cids: string[] = [];
+    for (let u = from; u < to; u++) {
+      for (let j = 0; j < GRANTS_PER_USER; j++) {
+        users.push(userIds[u] as string);
+        cids.push((web[(u + j * stride) % web.length] as SeededClient).clientId);
+      }
+    }
+    await db.query(
+      `insert into oauth_grants (realm_id, id, user_id, client_id, scopes, resources, created_at, updated_at)
+       select $1, g.id, g.uid, g.cid, '{openid,orders:read}', array[$3::text], $2, $2
+         from unnest($4::text[], $5::text[], $6::text[]) as g(id, uid, cid)`,
+      [rid, now, INTROSPECT_AUDIENCE, users.map(() => newId('grt')), users, cids],
+    );
+  });
+  const opaqueRes = await db.query<{ id: string; audience: string }>(
+    `select id, audience from resources where realm_id = $1 and token_format = 'opaque' order by audience`,
+    [rid],
+  );
+  await batched(OPAQUE_TOKENS, 5_000, async (from, to) => {
+    const rows = Array.from({ length: to - from }, (_, k) => {
+      const i = from + k;
+      const res = opaqueRes.rows[i % opaqueRes.rows.length] as { id: string; audience: string };
+      const u = (i * 31) % USERS;
+      const client = (web[u % web.length] as SeededClient).clientId;
+      return { i, res, u, client, age: i % 7200 /* seconds ago */ };
+    });
+    await db.query(
+      `insert into opaque_access_tokens (realm_id, token_digest, jti, resource_id, client_id, user_id, session_id,
+         claims, expires_at, revoked_at, created_at)
+       select $1, encode(sha256(convert_to(t.jti, 'UTF8')), 'hex'), t.jti, t.res, t.cid, t.uid, null,
+              jsonb_build_object('aud', t.aud, 'sub', t.uid, 'client_id', t.cid, 'jti', t.jti, 'scope', 'openid'),
+              $2::timestamptz - make_interval(secs => t.age) + interval '1 hour',
+              case when t.revoked then $2::timestamptz - make_interval(secs => t.age / 2) end,
+              $2::timestamptz - make_interval(secs => t.age)
+         from unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::boolean[])
+           as t(jti, res, aud, cid, uid, age, revoked)`,
+      [
+        rid,
+        now,
+        rows.map(() => `bench-opaque-${newId('grt')}`),
+        rows.map((r) => r.res.id),
+        rows.map((r) => r.res.audience),
+        rows.map((r) => r.client),
+        rows.map((r) => userIds[r.u] as string),
+        rows.map((r) => r.age),
+        rows.map((r) => r.i % 4 === 0),
+      ],
+    );
+  });
+  await db.query(
+    `insert into token_revocations (realm_id, jti, reason, expires_at, created_at)
+     select $1, 'bench-revoked-' || g, 'revoked', $2::timestamptz + interval '1 hour', $2::timestamptz - make_interval(secs => g % 3600)
+       from generate_series(1, $3::int) as g`,
+    [rid, now, TOKEN_REVOCATIONS],
+  );
+  await db.query(
+    `insert into user_revocations (realm_id, user_id, revoked_before)
+     select $1, u.id, date_trunc('second', $2::timestamptz) - interval '1 day' from unnest($3::text[]) as u(id)`,
+    [rid, now, userIds.filter((_, i) => i % (USERS / USER_REVOCATIONS) === 7)],
+  );
 }
 
 async function main(): Promise<void> {
@@ -425,7 +724,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stopOnSignal);
   try {
     process.stdout.write(`database: ${cluster.description}\n`);
-    const summary = await seedDatabase(cluster.url, rootKeyFile);
+    const { summary } = await seedDatabase(cluster.url, rootKeyFile);
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   } finally {
     await cluster.stop();
