@@ -15,22 +15,24 @@ interface Raw extends ClientRow {
   secrets: { id: string; verifier: string; key_version: number; last_used_at: string | null }[] | string;
 }
 
+/** The unrevoked, unexpired secrets (as of $<nowParam>) of the client row `alias`, as JSON. */
+export const clientSecretsJson = (alias: string, nowParam: number): string => `(
+  select coalesce(json_agg(json_build_object('id', s.id, 'verifier', s.verifier,
+           'key_version', s.key_version, 'last_used_at', s.last_used_at) order by s.created_at), '[]')
+    from client_secrets s
+   where s.realm_id = ${alias}.realm_id and s.client_row_id = ${alias}.id and s.revoked_at is null
+     and (s.expires_at is null or s.expires_at > $${nowParam}))`;
+
+/** The client row `alias` with its secrets as one JSON value (clientAuthRowFrom reads it). */
+export const clientAuthJsonOf = (alias: string, nowParam: number): string =>
+  `to_jsonb(${alias}) || jsonb_build_object('secrets', ${clientSecretsJson(alias, nowParam)})`;
+
 /**
- * The client with client_id $<clientParam> in realm $1, with its unrevoked, unexpired secrets
- * (as of $<nowParam>), as one JSON value: a scalar subquery, so other statements can load the
- * caller in the same round trip (introspection).
+ * The client with client_id $<clientParam> in realm $1 with its secrets, as one JSON value: a
+ * scalar subquery, so other statements can load the caller in the same round trip.
  */
-export const clientForAuthJson = (clientParam: number, nowParam: number): string => `(
-  select row_to_json(x) from (
-    select c.*, (
-      select coalesce(json_agg(json_build_object('id', s.id, 'verifier', s.verifier,
-               'key_version', s.key_version, 'last_used_at', s.last_used_at) order by s.created_at), '[]')
-      from client_secrets s
-      where s.realm_id = c.realm_id and s.client_row_id = c.id and s.revoked_at is null
-        and (s.expires_at is null or s.expires_at > $${nowParam})
-    ) as secrets
-    from clients c where c.realm_id = $1 and c.client_id = $${clientParam}
-  ) x)`;
+export const clientForAuthJson = (clientParam: number, nowParam: number): string =>
+  `(select ${clientAuthJsonOf('c', nowParam)} from clients c where c.realm_id = $1 and c.client_id = $${clientParam})`;
 
 /** The row clientForAuthJson produced (pg and PGlite hand json over parsed or as text). */
 export function clientAuthRowFrom(value: unknown): ClientAuthRow | null {

@@ -1,7 +1,7 @@
 // The live checks behind every online use of an access token: the service's own APIs, UserInfo
 // and introspection (spec doc 2, Revocation exposure). One SQL statement answers all of them, so
 // an introspection costs one database round trip; nothing here is cached.
-import { type ClientAuthRow, clientAuthRowFrom, clientForAuthJson } from '../../clients/client-auth.repo.ts';
+import { type ClientAuthRow, clientAuthJsonOf, clientAuthRowFrom } from '../../clients/client-auth.repo.ts';
 import { one, type Queryable } from '../../platform/db/db.ts';
 
 export interface TokenFacts {
@@ -87,27 +87,24 @@ interface LivenessRow {
 // Users in these states hold no live tokens (doc 1, Account states).
 const LIVE_USER_STATES = new Set(['active', 'recovery_restricted', 'pending_verification']);
 
+// Every lookup is by primary or unique key; subqueries a token cannot need are skipped.
 const SQL = `
 select c.state as client_state, c.id as client_row_id,
   u.state as user_state, u.authz_version as user_authz,
   p.state as principal_state, p.authz_version as principal_authz,
-  (select s.revoked_at is null and s.idle_expires_at > $8 and s.absolute_expires_at > $8
-     from sessions s where s.realm_id = $1 and s.id = $5 and s.user_id = $2) as session_live,
-  (select s.mfa from sessions s where s.realm_id = $1 and s.id = $5) as session_mfa,
-  (select s.recovery_restricted from sessions s where s.realm_id = $1 and s.id = $5) as session_restricted,
-  (select extract(epoch from r.revoked_before)::float8 from user_revocations r
-     where r.realm_id = $1 and r.user_id = $2) as revoked_before,
+  (s.user_id = $2 and s.revoked_at is null and s.idle_expires_at > $8 and s.absolute_expires_at > $8) as session_live,
+  s.mfa as session_mfa, s.recovery_restricted as session_restricted,
+  extract(epoch from ur.revoked_before)::float8 as revoked_before,
   exists (select 1 from token_revocations t where t.realm_id = $1 and t.jti = $4) as jti_revoked,
-  exists (select 1 from oauth_grants g where g.realm_id = $1 and g.user_id = $2 and g.client_id = $3
-     and g.revoked_at is null) as user_grant,
-  exists (select 1 from client_resource_grants x where x.realm_id = $1 and x.client_row_id = c.id
-     and x.resource_id = coalesce($7, res.id)) as exchange_grant,
+  case when u.id is not null and not $12::boolean then exists (select 1 from oauth_grants g
+     where g.realm_id = $1 and g.user_id = $2 and g.client_id = $3 and g.revoked_at is null) end as user_grant,
+  case when $12::boolean then exists (select 1 from client_resource_grants x
+     where x.realm_id = $1 and x.client_row_id = c.id and x.resource_id = coalesce($7, res.id)) end as exchange_grant,
   res.state as resource_state,
-  case when coalesce($10, $11)::text is not null then exists (select 1 from resource_introspectors i
-     where i.realm_id = $1 and i.resource_id = coalesce($7, res.id) and i.client_row_id = coalesce($10,
-       (select cc.id from clients cc where cc.realm_id = $1 and cc.client_id = $11)))
+  case when coalesce($10, cc.id) is not null then exists (select 1 from resource_introspectors i
+     where i.realm_id = $1 and i.resource_id = coalesce($7, res.id) and i.client_row_id = coalesce($10, cc.id))
   end as introspector_allowed,
-  case when $11::text is not null then ${clientForAuthJson(11, 8)} end as caller,
+  case when cc.id is not null then ${clientAuthJsonOf('cc', 8)} end as caller,
   case when $9::boolean then (
     select json_agg(json_build_object('name', ro.name, 'builtin', ro.builtin, 'permissions', ro.permissions))
       from role_assignments ra join roles ro on ro.realm_id = ra.realm_id and ro.id = ra.role_id
@@ -118,9 +115,10 @@ from (select 1) one
 left join clients c on c.realm_id = $1 and c.client_id = $3
 left join users u on u.realm_id = $1 and u.id = $2
 left join service_principals p on p.realm_id = $1 and p.id = $2
-left join resources res on res.realm_id = $1
-  and (case when $7::text is null then res.audience = $6 else res.id = $7 end)
-where $6::text is not null`;
+left join sessions s on s.realm_id = $1 and s.id = $5
+left join user_revocations ur on ur.realm_id = $1 and ur.user_id = $2
+left join resources res on res.realm_id = $1 and res.audience = $6
+left join clients cc on cc.realm_id = $1 and cc.client_id = $11`;
 
 export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Promise<Liveness> {
   const r = await one<LivenessRow>(q, SQL, [
@@ -135,6 +133,7 @@ export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Pro
     f.withRoles ?? false,
     f.introspectorRowId ?? null,
     f.callerClientId ?? null,
+    f.exchanged,
   ]);
   const subjectType =
     r.user_state !== null ? 'user' : r.principal_state !== null ? 'service_principal' : null;

@@ -10,6 +10,25 @@ export interface PgOptions {
   applicationName?: string;
 }
 
+/**
+ * Names for parameterized statements, so each pooled connection parses and plans a statement
+ * once and reuses it (PostgreSQL CPU is what the hot paths spend most). The SQL in this code
+ * base is a fixed set of texts; the cap only guards against a text built per call, which then
+ * runs unnamed.
+ */
+class StatementNames {
+  private readonly byText = new Map<string, string>();
+  of(sql: string): string | undefined {
+    const known = this.byText.get(sql);
+    if (known || this.byText.size >= MAX_NAMED_STATEMENTS) return known;
+    const name = `pa_${this.byText.size.toString(36)}`;
+    this.byText.set(sql, name);
+    return name;
+  }
+}
+
+const MAX_NAMED_STATEMENTS = 1000;
+
 export function openPostgres(opts: PgOptions): Db {
   const pool = new pg.Pool({
     connectionString: opts.url,
@@ -23,12 +42,18 @@ export function openPostgres(opts: PgOptions): Db {
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});
 
+  const names = new StatementNames();
   const run = async <R>(
     q: pg.Pool | pg.PoolClient,
     sql: string,
     params?: readonly unknown[],
   ): Promise<QueryResult<R>> => {
-    const r = await q.query(sql, params as unknown[] | undefined);
+    const name = params && params.length > 0 ? names.of(sql) : undefined;
+    const r = await q.query({
+      text: sql,
+      values: params as unknown[] | undefined,
+      ...(name ? { name } : {}),
+    });
     return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
   };
 
