@@ -13,6 +13,7 @@ import { openPostgres } from '../platform/db/pg.ts';
 import { openPglite } from '../platform/db/pglite.ts';
 import { createLogger, type Logger } from '../platform/log.ts';
 import { Metrics } from '../platform/metrics.ts';
+import { RealmCache } from '../realms/realm-cache.ts';
 import { PasswordHasher } from '../users/password-hasher.ts';
 
 export interface AppContext {
@@ -27,6 +28,8 @@ export interface AppContext {
   keyStore: KeyStore;
   /** Offline verification of this service's own access tokens (the live checks come on top). */
   tokenVerifier: AccessTokenVerifier;
+  /** Realms by name for routing requests (one second per process). */
+  realms: RealmCache;
   hasher: PasswordHasher;
   migrations: Migration[];
   metricsAuth: MetricsAuth;
@@ -92,6 +95,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     log,
     metrics: new Metrics(),
     keyStore,
+    realms: new RealmCache(db, clock),
     tokenVerifier: new AccessTokenVerifier({
       keySets: keyStore,
       clock,

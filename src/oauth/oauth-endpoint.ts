@@ -10,7 +10,7 @@ import {
 import type { AppContext } from '../main/context.ts';
 import { checkCharset } from '../platform/http/json-body.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
-import { findRealmByName, type RealmRow } from '../realms/realm.repo.ts';
+import type { RealmRow } from '../realms/realm.repo.ts';
 import { issuerOf } from '../resources/builtin-resources.ts';
 import { findRequestedRealm } from '../signin/advance.ts';
 import { hasNul } from '../signin/text.ts';
@@ -54,7 +54,7 @@ export function useOAuthErrors(scope: FastifyInstance, ctx: AppContext): void {
 }
 
 const findAnyRealm = async (ctx: AppContext, name: string): Promise<RealmRow | null> =>
-  hasNul(name) ? null : findRealmByName(ctx.db, name);
+  hasNul(name) ? null : ctx.realms.byName(name);
 
 /**
  * Registers POST /realms/:realm/oauth/<name> in a scope of its own that reads form bodies only

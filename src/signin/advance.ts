@@ -9,7 +9,7 @@ import type { Tx } from '../platform/db/db.ts';
 import { decodeBody } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { currentPolicy, type RealmPolicy } from '../realms/policy.repo.ts';
-import { findRealmByName, type RealmRow } from '../realms/realm.repo.ts';
+import type { RealmRow } from '../realms/realm.repo.ts';
 import { authenticateCall, type CallCredentials, csrfTokenFor } from './binding.ts';
 import { completeTransaction, errorRedirect } from './complete.ts';
 import { loadFacts } from './facts.ts';
@@ -34,7 +34,7 @@ export const adminAudienceOf = (app: AppContext, realm: RealmRow): string =>
 
 /** The active realm a request names; a suspended realm or a name no realm can have is not found. */
 export async function findRequestedRealm(app: AppContext, realmName: string): Promise<RealmRow | null> {
-  const realm = hasNul(realmName) ? null : await findRealmByName(app.db, realmName);
+  const realm = hasNul(realmName) ? null : await app.realms.byName(realmName);
   return realm?.state === 'active' ? realm : null;
 }
 

@@ -373,6 +373,7 @@ test('service principal tokens introspect with the principal; a disabled princip
 test('realm suspension leaves unexpired tokens introspectable; an unknown realm is 404', async (t) => {
   const { h, realm, tokens, introspect, ordersApi } = await setup(t);
   await h.ctx.db.query(`update realms set state = 'suspended' where id = $1`, [realm.id]);
+  h.ctx.realms.forget(realm.name);
   assert.equal((await introspect(tokens.body.access_token)).body.active, true);
   const unknown = await oauthPost(
     h,
