@@ -2,7 +2,6 @@
 // row; doc 2, Authentication 7 and Revocation exposure). A JWT is verified offline, then one SQL
 // statement runs every live check together with the introspector check; an opaque token costs
 // one more statement (its stored claims). Whatever fails, the answer is the same {active: false}.
-import { decodeJwt } from 'jose';
 import type { AppContext } from '../main/context.ts';
 import { maybeOne } from '../platform/db/db.ts';
 import { builtinResources, issuerOf } from '../resources/builtin-resources.ts';
@@ -125,8 +124,6 @@ async function jwtCandidate(app: AppContext, realm: RealmRef, token: string): Pr
   const t = v.token;
   const aud = t.audiences[0];
   if (aud === undefined || isBuiltinAudience(app, realm, aud)) return null;
-  // Ours carry no nbf; one in a token signed with our key is passed on.
-  const nbf = decodeJwt(token).nbf;
   const claims: Candidate['claims'] = {
     iss: t.issuer,
     sub: t.subject,
@@ -137,7 +134,8 @@ async function jwtCandidate(app: AppContext, realm: RealmRef, token: string): Pr
     client_id: t.clientId,
   };
   if (t.scopes.length > 0) claims.scope = t.scopes.join(' ');
-  if (typeof nbf === 'number') claims.nbf = nbf;
+  // Ours carry no nbf; one in a token signed with our key is passed on.
+  if (t.notBefore !== null) claims.nbf = t.notBefore;
   if (t.authTime !== null) claims.auth_time = t.authTime;
   if (t.acr !== null) claims.acr = t.acr;
   if (t.amr.length > 0) claims.amr = t.amr;

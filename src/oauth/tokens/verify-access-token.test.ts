@@ -143,6 +143,7 @@ describe('access token verification: round trips', () => {
         audiences: [AUDIENCE],
         expiresAt: claims.exp,
         issuedAt: claims.iat,
+        notBefore: null,
         tokenId: claims.jti,
         clientId: 'cli_cli',
         scopes: ['realm.admin'],

@@ -42,6 +42,8 @@ export interface VerifiedAccessToken {
   /** NumericDate seconds, as in the token. */
   expiresAt: number;
   issuedAt: number;
+  /** NumericDate seconds; ours carry none. */
+  notBefore: number | null;
   tokenId: string;
   clientId: string;
   scopes: string[];
@@ -191,9 +193,11 @@ export class AccessTokenVerifier {
   ): Promise<AccessTokenVerification> {
     const pre = preflight(token, this.maxTokenBytes);
     if (pre) return pre;
+    // A remembered token already names its audience; otherwise read it unverified.
+    const remembered = this.signatures.get(`${expected.realmName}\u0000${token}`)?.payload;
     let aud: unknown;
     try {
-      aud = decodeJwt(token).aud;
+      aud = remembered ? (remembered as { aud?: unknown }).aud : decodeJwt(token).aud;
     } catch {
       return reject('malformed');
     }
@@ -343,6 +347,7 @@ export function checkAccessTokenClaims(
       audiences,
       expiresAt: exp,
       issuedAt: iat,
+      notBefore: nbf ?? null,
       tokenId: payload.jti as string,
       clientId: payload.client_id as string,
       scopes,
