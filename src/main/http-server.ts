@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { registerClientRoutes } from '../clients/clients.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
 import { registerAuthorize } from '../oauth/authorize.routes.ts';
+import { registerCors } from '../oauth/cors.ts';
 import { registerDiscovery } from '../oauth/discovery.routes.ts';
 import { registerIntrospect } from '../oauth/introspect.routes.ts';
 import { registerLogout } from '../oauth/logout.routes.ts';
@@ -62,6 +63,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
     isDraining: () => ctx.draining,
     maxClockSkewMs: ctx.config.observability.maxClockSkewMs,
   });
+  registerCors(app, ctx);
   registerJwks(app, ctx.keyStore);
   registerSigninRoutes(app, ctx);
   registerAuthorize(app, ctx);
