@@ -3,15 +3,11 @@
 // statement runs every live check together with the introspector check; an opaque token costs
 // one more statement (its stored claims). Whatever fails, the answer is the same {active: false}.
 import type { AppContext } from '../main/context.ts';
-import { maybeOne } from '../platform/db/db.ts';
 import { builtinResources, issuerOf } from '../resources/builtin-resources.ts';
 import type { RealmRef } from '../resources/resources.repo.ts';
+import { findLiveOpaqueToken } from './opaque-tokens.repo.ts';
 import { isRefreshTokenShape } from './refresh-tokens.repo.ts';
-import {
-  type AccessTokenClaims,
-  isOpaqueAccessToken,
-  opaqueAccessTokenDigest,
-} from './tokens/access-token.ts';
+import { type AccessTokenClaims, isOpaqueAccessToken } from './tokens/access-token.ts';
 import { checkLiveness, type Liveness, type TokenFacts } from './tokens/token-liveness.ts';
 
 export interface ActiveIntrospection {
@@ -145,36 +141,21 @@ async function jwtCandidate(app: AppContext, realm: RealmRef, token: string): Pr
   return { claims, resourceId: null };
 }
 
-interface OpaqueRow {
-  resource_id: string;
-  claims: AccessTokenClaims;
-  expires_at: Date;
-  revoked_at: Date | null;
-}
-
 async function opaqueCandidate(
   app: AppContext,
   realm: RealmRef,
   token: string,
   now: Date,
 ): Promise<Candidate | null> {
-  const row = await maybeOne<OpaqueRow>(
-    app.db,
-    `select resource_id, claims, expires_at, revoked_at from opaque_access_tokens
-      where realm_id = $1 and token_digest = $2`,
-    [realm.id, opaqueAccessTokenDigest(token)],
-  );
-  if (!row || row.revoked_at !== null) return null;
-  const claims = typeof row.claims === 'string' ? (JSON.parse(row.claims) as AccessTokenClaims) : row.claims;
-  // Expiry is judged as for JWTs (tokens.clock_skew), so both formats end at the same moment.
-  const expiresMs = new Date(row.expires_at).getTime();
-  if (now.getTime() >= expiresMs + app.config.tokens.clockSkewMs) return null;
+  const stored = await findLiveOpaqueToken(app.db, realm.id, token, now, app.config.tokens.clockSkewMs);
+  if (!stored) return null;
+  const { claims } = stored;
   // A record written under another public origin names an issuer that no longer exists; a
   // sender-constrained one needs proof-of-possession checks this endpoint does not make.
   if (claims.iss !== issuerOf(app.config.server.publicOrigin, realm.name) || claims.cnf !== undefined)
     return null;
   if (isBuiltinAudience(app, realm, claims.aud)) return null;
-  return { claims, resourceId: row.resource_id };
+  return { claims, resourceId: stored.resourceId };
 }
 
 function presentActive(c: Candidate['claims'], authzVersion: number | null): ActiveIntrospection {

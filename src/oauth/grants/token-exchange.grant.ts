@@ -7,14 +7,10 @@ import { maybeOne } from '../../platform/db/db.ts';
 import { issuerOf } from '../../resources/builtin-resources.ts';
 import { findResourceByAudience, findResourceGrant } from '../../resources/resources.repo.ts';
 import { oauthError } from '../oauth-error.ts';
+import { findLiveOpaqueToken } from '../opaque-tokens.repo.ts';
 import { allowedScopes } from '../resource-target.ts';
 import { issueAccessToken } from '../token-issuer.ts';
-import {
-  type AccessTokenClaims,
-  type Actor,
-  isOpaqueAccessToken,
-  opaqueAccessTokenDigest,
-} from '../tokens/access-token.ts';
+import { type AccessTokenClaims, type Actor, isOpaqueAccessToken } from '../tokens/access-token.ts';
 import { checkLiveness } from '../tokens/token-liveness.ts';
 import {
   type GrantContext,
@@ -135,13 +131,15 @@ export async function tokenExchangeGrant(g: GrantContext): Promise<TokenResponse
 async function readSubjectToken(g: GrantContext, token: string): Promise<SubjectToken | null> {
   let s: SubjectToken | null;
   if (isOpaqueAccessToken(token)) {
-    const row = await maybeOne<{ claims: AccessTokenClaims; expires_at: Date; revoked_at: Date | null }>(
+    const stored = await findLiveOpaqueToken(
       g.app.db,
-      'select claims, expires_at, revoked_at from opaque_access_tokens where realm_id = $1 and token_digest = $2',
-      [g.realm.id, opaqueAccessTokenDigest(token)],
+      g.realm.id,
+      token,
+      g.now,
+      g.app.config.tokens.clockSkewMs,
     );
-    if (!row || row.revoked_at !== null || new Date(row.expires_at).getTime() <= g.now.getTime()) return null;
-    s = fromClaims(row.claims);
+    if (!stored) return null;
+    s = fromClaims(stored.claims);
   } else {
     const v = await g.app.tokenVerifier.verifyOwnAudience(token, {
       realmName: g.realm.name,
