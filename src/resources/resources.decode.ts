@@ -25,13 +25,7 @@ import {
   scopeName,
   subjectTypeList,
 } from './grant-spec.ts';
-import type {
-  ExchangePolicy,
-  ImpersonationPolicy,
-  ResourceScope,
-  TokenFormat,
-  VerificationMode,
-} from './resource.ts';
+import type { ExchangePolicy, ResourceDefinition, ResourceScope, VerificationMode } from './resource.ts';
 
 // ---- audience --------------------------------------------------------------------------------
 
@@ -114,18 +108,7 @@ const resourceBody = object({
 });
 
 /** A complete definition: PUT replaces every member, so omitted members take these defaults. */
-export interface ResourceInput {
-  name: string;
-  audience: string;
-  verificationMode: VerificationMode;
-  tokenFormat: TokenFormat;
-  accessTokenTtlSeconds: number;
-  scopes: ResourceScope[];
-  requiresOrganization: boolean;
-  impersonationEnabled: boolean;
-  impersonationPolicy: ImpersonationPolicy | null;
-  signingAlgorithm: string;
-}
+export type ResourceInput = Omit<ResourceDefinition, 'id' | 'builtin' | 'state' | 'version'>;
 
 function toScope(s: Decoded<typeof scopeDecoder>): ResourceScope {
   return {

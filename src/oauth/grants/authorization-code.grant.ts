@@ -9,6 +9,7 @@ import { findLiveGrant } from '../grants.repo.ts';
 import { oauthError } from '../oauth-error.ts';
 import { isCodeVerifier, verifyS256 } from '../pkce.ts';
 import { revokeFamily } from '../refresh-tokens.repo.ts';
+import { isLiveUserState } from '../tokens/token-liveness.ts';
 import {
   type GrantContext,
   param,
@@ -51,8 +52,6 @@ interface SessionFacts {
   user_state: string;
 }
 
-const LIVE_USER_STATES = new Set(['active', 'recovery_restricted', 'pending_verification']);
-
 export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResponse> {
   const code = requiredParam(g, 'code');
   const redirectUri = requiredParam(g, 'redirect_uri');
@@ -86,7 +85,7 @@ export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResp
         where s.realm_id = $1 and s.id = $2`,
       [g.realm.id, row.session_id, g.now],
     );
-    if (!session?.live || !LIVE_USER_STATES.has(session.user_state))
+    if (!session?.live || !isLiveUserState(session.user_state))
       return { error: 'the sign-in has ended' } as const;
     const grant = await findLiveGrant(tx, g.realm.id, row.user_id, row.client_id);
     if (!grant) return { error: 'the grant was revoked' } as const;

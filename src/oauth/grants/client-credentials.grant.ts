@@ -19,10 +19,10 @@ import { oauthError } from '../oauth-error.ts';
 import { resolveTarget, strictScopes, type Target, targetOf } from '../resource-target.ts';
 import { issueAccessToken } from '../token-issuer.ts';
 import {
+  accessTokenResponse,
   type GrantContext,
   resourceParam,
   scopeParam,
-  scopeString,
   type TokenResponse,
 } from './grant-context.ts';
 
@@ -157,14 +157,7 @@ export async function clientCredentialsGrant(g: GrantContext): Promise<TokenResp
     },
     g.now,
   );
-  const response: TokenResponse = {
-    access_token: access.token,
-    token_type: 'Bearer',
-    expires_in: access.expiresIn,
-  };
-  const scope = scopeString(scopes);
-  if (scope) response.scope = scope;
-  return response;
+  return accessTokenResponse(access, scopes);
 }
 
 const findPrincipal = (g: GrantContext) =>

@@ -66,5 +66,16 @@ export const tokenSettings = (app: AppContext): IssuerSettings => ({
   idTokenTtlMs: app.config.tokens.idTokenTtlMs,
 });
 
-export const scopeString = (scopes: readonly string[]): string | undefined =>
-  scopes.length > 0 ? scopes.join(' ') : undefined;
+/** The RFC 6749 section 5.1 members of an access token; `scope` only when there is one. */
+export function accessTokenResponse(
+  access: { token: string; expiresIn: number },
+  scopes: readonly string[],
+): TokenResponse {
+  const response: TokenResponse = {
+    access_token: access.token,
+    token_type: 'Bearer',
+    expires_in: access.expiresIn,
+  };
+  if (scopes.length > 0) response.scope = scopes.join(' ');
+  return response;
+}

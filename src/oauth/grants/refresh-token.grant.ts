@@ -15,6 +15,7 @@ import {
   revokeFamily,
   touchFamily,
 } from '../refresh-tokens.repo.ts';
+import { isLiveUserState } from '../tokens/token-liveness.ts';
 import {
   type GrantContext,
   requiredParam,
@@ -31,8 +32,6 @@ interface Liveness {
   session_transient: boolean | null;
   session_remember: boolean | null;
 }
-
-const LIVE_USER_STATES = new Set(['active', 'recovery_restricted', 'pending_verification']);
 
 export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse> {
   const presented = requiredParam(g, 'refresh_token');
@@ -71,7 +70,7 @@ export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse>
        from users u where u.realm_id = $1 and u.id = $2`,
       [g.realm.id, family.user_id, family.grant_id, family.session_id, g.now],
     );
-    if (!live || !LIVE_USER_STATES.has(live.user_state ?? '') || !live.grant_live) {
+    if (!live || !isLiveUserState(live.user_state) || !live.grant_live) {
       return { error: 'the grant is no longer active' } as const;
     }
     if (family.session_id !== null && live.session_live !== true)

@@ -13,11 +13,11 @@ import { issueAccessToken } from '../token-issuer.ts';
 import { type AccessTokenClaims, type Actor, isOpaqueAccessToken } from '../tokens/access-token.ts';
 import { checkLiveness } from '../tokens/token-liveness.ts';
 import {
+  accessTokenResponse,
   type GrantContext,
   param,
   requiredParam,
   scopeParam,
-  scopeString,
   type TokenResponse,
 } from './grant-context.ts';
 
@@ -116,15 +116,7 @@ export async function tokenExchangeGrant(g: GrantContext): Promise<TokenResponse
     g.now,
   );
   if (access.expiresIn < 1) throw oauthError.invalidGrant('the subject token is about to expire');
-  const response: TokenResponse = {
-    access_token: access.token,
-    issued_token_type: ACCESS_TOKEN_TYPE,
-    token_type: 'Bearer',
-    expires_in: access.expiresIn,
-  };
-  const scope = scopeString(scopes);
-  if (scope) response.scope = scope;
-  return response;
+  return { ...accessTokenResponse(access, scopes), issued_token_type: ACCESS_TOKEN_TYPE };
 }
 
 /** The subject token, verified and live, or null. Only user tokens of this realm qualify. */

@@ -7,7 +7,7 @@ import { oauthError } from '../oauth-error.ts';
 import { addToken, startFamily } from '../refresh-tokens.repo.ts';
 import { narrowScopes, resolveTarget } from '../resource-target.ts';
 import { type Authentication, issueAccessToken, issueIdToken } from '../token-issuer.ts';
-import { type GrantContext, scopeString, type TokenResponse } from './grant-context.ts';
+import { accessTokenResponse, type GrantContext, type TokenResponse } from './grant-context.ts';
 
 const DAY = 24 * 3600 * 1000;
 export const OFFLINE_IDLE_MS = 7 * DAY;
@@ -60,13 +60,7 @@ export async function userTokens(
     },
     g.now,
   );
-  const response: Omit<TokenResponse, 'refresh_token'> = {
-    access_token: access.token,
-    token_type: 'Bearer',
-    expires_in: access.expiresIn,
-  };
-  const scope = scopeString(scopes);
-  if (scope) response.scope = scope;
+  const response: Omit<TokenResponse, 'refresh_token'> = accessTokenResponse(access, scopes);
   if (opts.withIdToken && u.scopes.includes('openid')) {
     response.id_token = await issueIdToken(
       g.settings,

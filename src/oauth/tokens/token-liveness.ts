@@ -87,6 +87,10 @@ interface LivenessRow {
 // Users in these states hold no live tokens (doc 1, Account states).
 const LIVE_USER_STATES = new Set(['active', 'recovery_restricted', 'pending_verification']);
 
+/** Whether an account in this state may hold live tokens. */
+export const isLiveUserState = (state: string | null | undefined): boolean =>
+  LIVE_USER_STATES.has(state ?? '');
+
 // Every lookup is by primary or unique key; subqueries a token cannot need are skipped.
 const SQL = `
 select c.state as client_state, c.id as client_row_id,
@@ -156,7 +160,7 @@ export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Pro
   if (subjectType === 'service_principal') {
     return result(r.principal_state === 'active' ? null : 'subject_inactive');
   }
-  if (subjectType === null || !LIVE_USER_STATES.has(r.user_state ?? '')) return result('subject_inactive');
+  if (subjectType === null || !isLiveUserState(r.user_state)) return result('subject_inactive');
   // One-second resolution: a token issued in the revoking second is revoked too.
   if (r.revoked_before !== null && f.issuedAt <= Math.floor(r.revoked_before))
     return result('account_revoked');
