@@ -4,7 +4,7 @@
 // the live checks of doc 2, Revocation exposure, so a revocation counts from its commit.
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../main/context.ts';
-import { checkLiveness, type Liveness, type RoleHolding } from '../oauth/tokens/token-liveness.ts';
+import { checkLiveness, type Liveness } from '../oauth/tokens/token-liveness.ts';
 import type { VerifiedAccessToken } from '../oauth/tokens/verify-access-token.ts';
 import { bearerToken } from '../platform/http/bearer.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -16,7 +16,7 @@ import {
   BUILTIN_ADMIN,
   issuerOf,
 } from '../resources/builtin-resources.ts';
-import { BUILTIN_ROLES } from './permissions.ts';
+import { permissionsOf, type RoleHolding } from './effective-roles.ts';
 
 export type ApiAudience = 'admin' | 'account';
 
@@ -30,7 +30,13 @@ export interface ApiCaller {
   authTime: number | null;
   sessionMfa: boolean;
   recoveryRestricted: boolean;
+  /**
+   * Permissions held at realm scope, plus those held inside the route's organization when the
+   * route names one (organizationParam); conditional assignments count when the session meets them.
+   */
   permissions: ReadonlySet<string>;
+  /** The holdings behind `permissions` (admin audience only). */
+  roles: readonly RoleHolding[];
   token: VerifiedAccessToken;
 }
 
@@ -40,6 +46,11 @@ export interface ApiAuthOptions {
   permissions?: readonly string[];
   /** Authentication within security.recent_auth_window is needed. */
   recentAuth?: boolean;
+  /**
+   * The route parameter holding an organization id: permissions held inside that organization
+   * count too (org.* permissions of organization administrators).
+   */
+  organizationParam?: string;
 }
 
 const challenge = (error: 'invalid_token' | 'invalid_request', description?: string) => ({
@@ -48,20 +59,6 @@ const challenge = (error: 'invalid_token' | 'invalid_request', description?: str
 
 export const invalidToken = (detail = 'the access token is missing, invalid or no longer active') =>
   problem.unauthorized(detail, challenge('invalid_token'));
-
-const builtinPermissions = new Map<string, readonly string[]>(
-  Object.values(BUILTIN_ROLES).map((r) => [r.name, r.permissions]),
-);
-
-/** Built-in roles take their permissions from code, so later releases reach existing realms. */
-export function permissionsOf(roles: readonly RoleHolding[]): Set<string> {
-  const out = new Set<string>();
-  for (const role of roles) {
-    const perms = role.builtin ? (builtinPermissions.get(role.name) ?? []) : role.permissions;
-    for (const p of perms) out.add(p);
-  }
-  return out;
-}
 
 function presentedToken(app: AppContext, req: FastifyRequest): string {
   // The token travels in the Authorization header only (doc 1, Authentication 7).
@@ -91,7 +88,13 @@ export async function verifyOwnToken(
   app: AppContext,
   realm: RealmRow,
   token: string,
-  target: { audience: string; resourceId: string; withRoles?: boolean; now: Date },
+  target: {
+    audience: string;
+    resourceId: string;
+    withRoles?: boolean;
+    rolesOrgId?: string | null;
+    now: Date;
+  },
 ): Promise<{ token: VerifiedAccessToken; live: Liveness } | null> {
   const verified = await app.tokenVerifier.verify(token, {
     realmName: realm.name,
@@ -113,10 +116,17 @@ export async function verifyOwnToken(
       resourceId: target.resourceId,
       exchanged: t.act !== null,
       withRoles: target.withRoles ?? false,
+      rolesOrgId: target.rolesOrgId ?? null,
     },
     target.now,
   );
   return live.active ? { token: t, live } : null;
+}
+
+function organizationOf(req: FastifyRequest, opts: ApiAuthOptions): string | null {
+  if (!opts.organizationParam) return null;
+  const value = (req.params as Record<string, unknown>)[opts.organizationParam];
+  return typeof value === 'string' && value.length > 0 ? value : null;
 }
 
 /** Authenticates and authorizes one API request; throws the problem the caller must see. */
@@ -135,6 +145,7 @@ export async function authenticateApiCall(
     audience,
     resourceId: opts.audience === 'admin' ? BUILTIN_ADMIN : BUILTIN_ACCOUNT,
     withRoles: opts.audience === 'admin',
+    rolesOrgId: organizationOf(req, opts),
     now,
   });
   if (!own) throw invalidToken();
@@ -148,7 +159,11 @@ export async function authenticateApiCall(
     authTime: t.authTime,
     sessionMfa: live.sessionMfa,
     recoveryRestricted: live.sessionRecoveryRestricted || live.userState === 'recovery_restricted',
-    permissions: permissionsOf(live.roles),
+    permissions: permissionsOf(live.roles, {
+      mfa: live.subjectType === 'service_principal' || live.sessionMfa,
+      authAgeSeconds: t.authTime === null ? null : Math.max(0, Math.floor(now.getTime() / 1000) - t.authTime),
+    }),
+    roles: live.roles,
     token: t,
   };
   if (opts.audience === 'admin') authorizeAdmin(app, caller, opts, now);
@@ -163,10 +178,17 @@ function authorizeAdmin(app: AppContext, caller: ApiCaller, opts: ApiAuthOptions
     }
   }
   for (const p of opts.permissions ?? []) {
-    if (!caller.permissions.has(p)) throw problem.forbidden(`permission ${p} is missing`);
+    if (caller.permissions.has(p)) continue;
+    // doc 1 Errors: another tenant's object is 404, so a caller with no standing in the
+    // organization cannot learn that it exists.
+    if (opts.organizationParam && !hasStandingIn(caller)) throw problem.notFound('no such organization');
+    throw problem.forbidden(`permission ${p} is missing`);
   }
   if (opts.recentAuth) requireRecentAuth(app, caller, now);
 }
+
+const hasStandingIn = (caller: ApiCaller): boolean =>
+  caller.permissions.has('org.read') || caller.roles.some((r) => r.scope_type === 'organization');
 
 /** SPEC-DECISIONS 13: too old an authentication answers step_up_required with the obligation. */
 export function requireRecentAuth(app: AppContext, caller: ApiCaller, now: Date): void {

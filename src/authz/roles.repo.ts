@@ -8,8 +8,9 @@ export async function insertBuiltinRoles(tx: Tx, realmId: string, now: Date): Pr
   for (const role of Object.values(BUILTIN_ROLES)) {
     const id = newId('rol', now.getTime());
     await tx.query(
-      `insert into roles (realm_id, id, name, description, builtin, created_at) values ($1, $2, $3, $4, true, $5)`,
-      [realmId, id, role.name, role.description, now],
+      `insert into roles (realm_id, id, name, description, builtin, scope, created_at, updated_at)
+       values ($1, $2, $3, $4, true, $5, $6, $6)`,
+      [realmId, id, role.name, role.description, role.scope, now],
     );
     ids.set(role.name, id);
   }

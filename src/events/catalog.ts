@@ -12,6 +12,31 @@ export interface EventData {
   'user.deleted': { user_id: string };
   'security.refresh_reuse_detected': { subject_id: string; family_id: string };
   'security.credential_compromised': { user_id: string };
+  'organization.created': { organization_id: string; slug: string };
+  'organization.suspended': { organization_id: string; state: string };
+  'organization.reactivated': { organization_id: string; state: string };
+  'organization.archived': { organization_id: string; state: string };
+  'organization.deleted': { organization_id: string };
+  'organization.membership.added': { user_id: string; membership_id: string; source: string };
+  'organization.membership.removed': {
+    user_id: string;
+    membership_id: string;
+    authorization_revision: number;
+  };
+  'organization.membership.suspended': {
+    user_id: string;
+    membership_id: string;
+    authorization_revision: number;
+  };
+  'organization.membership.reactivated': {
+    user_id: string;
+    membership_id: string;
+    authorization_revision: number;
+  };
+  'organization.invitation.created': { invitation_id: string };
+  'organization.join_request.created': { join_request_id: string };
+  'authorization.role.assigned': { subject_id: string; role_id: string; assignment_id: string };
+  'authorization.role.unassigned': { subject_id: string; role_id: string };
   'client.state_changed': { client_ref: string; state: string };
   'service_principal.state_changed': { service_principal_id: string; state: string };
   'security.alert': {

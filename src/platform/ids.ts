@@ -21,7 +21,13 @@ export type IdPrefix =
   | 'res'
   | 'spr'
   | 'grt'
-  | 'rtf';
+  | 'rtf'
+  | 'mem'
+  | 'inv'
+  | 'jrq'
+  | 'grp'
+  | 'prj'
+  | 'otr';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -1,8 +1,12 @@
 // The live checks behind every online use of an access token: the service's own APIs, UserInfo
 // and introspection (spec doc 2, Revocation exposure). One SQL statement answers all of them, so
 // an introspection costs one database round trip; nothing here is cached.
+
+import { effectiveRolesSql, type RoleHolding } from '../../authz/effective-roles.ts';
 import { type ClientAuthRow, clientAuthJsonOf, clientAuthRowFrom } from '../../clients/client-auth.repo.ts';
 import { one, type Queryable } from '../../platform/db/db.ts';
+
+export type { RoleHolding };
 
 export interface TokenFacts {
   realmId: string;
@@ -20,8 +24,10 @@ export interface TokenFacts {
   resourceId: string | null;
   /** The token came from a token exchange (it has an act claim). */
   exchanged: boolean;
-  /** Also load the subject's realm-level roles (administration API). */
+  /** Also load the subject's roles (administration API): realm scope, and rolesOrgId's scope. */
   withRoles?: boolean;
+  /** With withRoles: also the roles held inside this organization. */
+  rolesOrgId?: string | null;
   /** Introspection: the calling client's row id, answered as `introspectorAllowed`. */
   introspectorRowId?: string | null;
   /**
@@ -40,12 +46,6 @@ export type Inactivity =
   | 'token_revoked'
   | 'grant_inactive'
   | 'resource_inactive';
-
-export interface RoleHolding {
-  name: string;
-  builtin: boolean;
-  permissions: string[];
-}
 
 export interface Liveness {
   active: boolean;
@@ -109,11 +109,14 @@ select c.state as client_state, c.id as client_row_id,
      where i.realm_id = $1 and i.resource_id = coalesce($7, res.id) and i.client_row_id = coalesce($10, cc.id))
   end as introspector_allowed,
   case when cc.id is not null then ${clientAuthJsonOf('cc', 8)} end as caller,
-  case when $9::boolean then (
-    select json_agg(json_build_object('name', ro.name, 'builtin', ro.builtin, 'permissions', ro.permissions))
-      from role_assignments ra join roles ro on ro.realm_id = ra.realm_id and ro.id = ra.role_id
-     where ra.realm_id = $1 and ra.subject_id = $2 and ra.scope_type = 'realm'
-       and ra.subject_type = (case when u.id is not null then 'user' else 'service_principal' end))
+  case when $9::boolean then ${effectiveRolesSql({
+    realmId: '$1',
+    subjectType: "(case when u.id is not null then 'user' else 'service_principal' end)",
+    subjectId: '$2',
+    now: '$8',
+    orgId: '$13::text',
+    projectId: 'null::text',
+  })}
   end as roles
 from (select 1) one
 left join clients c on c.realm_id = $1 and c.client_id = $3
@@ -138,6 +141,7 @@ export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Pro
     f.introspectorRowId ?? null,
     f.callerClientId ?? null,
     f.exchanged,
+    f.rolesOrgId ?? null,
   ]);
   const subjectType =
     r.user_state !== null ? 'user' : r.principal_state !== null ? 'service_principal' : null;
