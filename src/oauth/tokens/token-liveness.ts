@@ -28,6 +28,13 @@ export interface TokenFacts {
   withRoles?: boolean;
   /** With withRoles: also the roles held inside this organization. */
   rolesOrgId?: string | null;
+  /** With withRoles: also the roles held inside this project; its row comes back as `project`. */
+  rolesProjectId?: string | null;
+  /**
+   * The token's org_id claim: the organization must be active and the user's membership in it
+   * (or the service principal's permission to act in it) too.
+   */
+  orgId?: string | null;
   /** Introspection: the calling client's row id, answered as `introspectorAllowed`. */
   introspectorRowId?: string | null;
   /**
@@ -45,7 +52,9 @@ export type Inactivity =
   | 'account_revoked'
   | 'token_revoked'
   | 'grant_inactive'
-  | 'resource_inactive';
+  | 'resource_inactive'
+  | 'organization_inactive'
+  | 'membership_inactive';
 
 export interface Liveness {
   active: boolean;
@@ -62,6 +71,8 @@ export interface Liveness {
   introspectorAllowed: boolean;
   /** The calling client (callerClientId) as client authentication reads it. */
   caller: ClientAuthRow | null;
+  /** The project named by rolesProjectId, when it exists. */
+  project: { id: string; state: string; owner_organization_id: string | null } | null;
 }
 
 interface LivenessRow {
@@ -82,6 +93,9 @@ interface LivenessRow {
   roles: RoleHolding[] | null;
   introspector_allowed: boolean | null;
   caller: unknown;
+  org_state: string | null;
+  org_member: boolean | null;
+  project: { id: string; state: string; owner_organization_id: string | null } | null;
 }
 
 // Users in these states hold no live tokens (doc 1, Account states).
@@ -101,10 +115,20 @@ select c.state as client_state, c.id as client_row_id,
   extract(epoch from ur.revoked_before)::float8 as revoked_before,
   exists (select 1 from token_revocations t where t.realm_id = $1 and t.jti = $4) as jti_revoked,
   case when u.id is not null and not $12::boolean then exists (select 1 from oauth_grants g
-     where g.realm_id = $1 and g.user_id = $2 and g.client_id = $3 and g.revoked_at is null) end as user_grant,
+     where g.realm_id = $1 and g.user_id = $2 and g.client_id = $3 and g.revoked_at is null
+       and g.org_id is not distinct from $14::text) end as user_grant,
   case when $12::boolean then exists (select 1 from client_resource_grants x
      where x.realm_id = $1 and x.client_row_id = c.id and x.resource_id = coalesce($7, res.id)) end as exchange_grant,
   res.state as resource_state,
+  org.state as org_state,
+  case when org.id is not null then (case when u.id is not null
+    then exists (select 1 from memberships m where m.realm_id = $1 and m.organization_id = org.id
+                  and m.user_id = $2 and m.state = 'active')
+    else (p.allowed_organization_ids is null or org.id = any (p.allowed_organization_ids)) end)
+  end as org_member,
+  case when $15::text is not null then (select json_build_object('id', pr.id, 'state', pr.state,
+      'owner_organization_id', pr.owner_organization_id)
+    from projects pr where pr.realm_id = $1 and pr.id = $15) end as project,
   case when coalesce($10, cc.id) is not null then exists (select 1 from resource_introspectors i
      where i.realm_id = $1 and i.resource_id = coalesce($7, res.id) and i.client_row_id = coalesce($10, cc.id))
   end as introspector_allowed,
@@ -115,7 +139,7 @@ select c.state as client_state, c.id as client_row_id,
     subjectId: '$2',
     now: '$8',
     orgId: '$13::text',
-    projectId: 'null::text',
+    projectId: '$15::text',
   })}
   end as roles
 from (select 1) one
@@ -125,7 +149,8 @@ left join service_principals p on p.realm_id = $1 and p.id = $2
 left join sessions s on s.realm_id = $1 and s.id = $5
 left join user_revocations ur on ur.realm_id = $1 and ur.user_id = $2
 left join resources res on res.realm_id = $1 and res.audience = $6
-left join clients cc on cc.realm_id = $1 and cc.client_id = $11`;
+left join clients cc on cc.realm_id = $1 and cc.client_id = $11
+left join organizations org on org.realm_id = $1 and org.id = $14`;
 
 export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Promise<Liveness> {
   const r = await one<LivenessRow>(q, SQL, [
@@ -142,6 +167,8 @@ export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Pro
     f.callerClientId ?? null,
     f.exchanged,
     f.rolesOrgId ?? null,
+    f.orgId ?? null,
+    f.rolesProjectId ?? null,
   ]);
   const subjectType =
     r.user_state !== null ? 'user' : r.principal_state !== null ? 'service_principal' : null;
@@ -156,11 +183,17 @@ export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Pro
     roles: r.roles ?? [],
     introspectorAllowed: r.introspector_allowed === true,
     caller: clientAuthRowFrom(r.caller),
+    project: r.project,
   });
   if (r.client_state !== 'active') return result('client_inactive');
   const registered = f.resourceId === null || f.resourceId.startsWith('res_');
   if (registered && r.resource_state !== 'active') return result('resource_inactive');
   if (r.jti_revoked) return result('token_revoked');
+  // doc 2, Revocation exposure: membership and organization active when org_id is present.
+  if (f.orgId) {
+    if (r.org_state !== 'active') return result('organization_inactive');
+    if (r.org_member !== true) return result('membership_inactive');
+  }
   if (subjectType === 'service_principal') {
     return result(r.principal_state === 'active' ? null : 'subject_inactive');
   }
