@@ -17,10 +17,12 @@ export async function insertBuiltinRoles(tx: Tx, realmId: string, now: Date): Pr
   return ids;
 }
 
+/** A realm-wide role (realm or organization scope) by name; roles of one organization or project are not found. */
 export const findRoleByName = (q: Queryable, realmId: string, name: string) =>
   maybeOne<{ id: string; name: string; builtin: boolean }>(
     q,
-    'select id, name, builtin from roles where realm_id = $1 and lower(name) = lower($2)',
+    `select id, name, builtin from roles where realm_id = $1 and lower(name) = lower($2)
+        and organization_id is null and project_id is null`,
     [realmId, name],
   );
 
