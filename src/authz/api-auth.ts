@@ -115,6 +115,7 @@ export async function verifyOwnToken(
       audience: target.audience,
       resourceId: target.resourceId,
       exchanged: t.act !== null,
+      orgId: t.orgId,
       withRoles: target.withRoles ?? false,
       rolesOrgId: target.rolesOrgId ?? null,
     },

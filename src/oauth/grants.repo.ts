@@ -1,5 +1,5 @@
-// Users' grants to clients (one live grant per user and client) and the account-wide revocation
-// record (spec doc 2, Revocation exposure).
+// Users' grants to clients (one live grant per user, client and organization) and the
+// account-wide revocation record (spec doc 2, Revocation exposure).
 import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 
@@ -7,21 +7,37 @@ export interface GrantRow {
   id: string;
   user_id: string;
   client_id: string;
+  org_id: string | null;
   scopes: string[];
   resources: string[];
 }
 
-/** The live grant of a user to a client, widened by what this sign-in granted. */
+const GRANT_COLUMNS = 'id, user_id, client_id, org_id, scopes, resources';
+
+/**
+ * The live grant of a user to a client, widened by what this sign-in granted. A sign-in to an
+ * organization has a grant of its own (null: no organization), so revoking what a user holds in
+ * one organization leaves the others alone.
+ */
 export async function upsertGrant(
   tx: Tx,
-  g: { realmId: string; userId: string; clientId: string; scopes: string[]; resources: string[] },
+  g: {
+    realmId: string;
+    userId: string;
+    clientId: string;
+    orgId?: string | null;
+    scopes: string[];
+    resources: string[];
+  },
   now: Date,
 ): Promise<GrantRow> {
+  const orgId = g.orgId ?? null;
   const live = await maybeOne<GrantRow>(
     tx,
-    `select id, user_id, client_id, scopes, resources from oauth_grants
-      where realm_id = $1 and user_id = $2 and client_id = $3 and revoked_at is null for update`,
-    [g.realmId, g.userId, g.clientId],
+    `select ${GRANT_COLUMNS} from oauth_grants
+      where realm_id = $1 and user_id = $2 and client_id = $3 and org_id is not distinct from $4::text
+        and revoked_at is null for update`,
+    [g.realmId, g.userId, g.clientId, orgId],
   );
   if (live) {
     const scopes = [...new Set([...live.scopes, ...g.scopes])];
@@ -34,19 +50,33 @@ export async function upsertGrant(
   }
   const id = newId('grt', now.getTime());
   await tx.query(
-    `insert into oauth_grants (realm_id, id, user_id, client_id, scopes, resources, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $7)`,
-    [g.realmId, id, g.userId, g.clientId, g.scopes, g.resources, now],
+    `insert into oauth_grants (realm_id, id, user_id, client_id, org_id, scopes, resources, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
+    [g.realmId, id, g.userId, g.clientId, orgId, g.scopes, g.resources, now],
   );
-  return { id, user_id: g.userId, client_id: g.clientId, scopes: g.scopes, resources: g.resources };
+  return {
+    id,
+    user_id: g.userId,
+    client_id: g.clientId,
+    org_id: orgId,
+    scopes: g.scopes,
+    resources: g.resources,
+  };
 }
 
-export const findLiveGrant = (q: Queryable, realmId: string, userId: string, clientId: string) =>
+export const findLiveGrant = (
+  q: Queryable,
+  realmId: string,
+  userId: string,
+  clientId: string,
+  orgId: string | null,
+) =>
   maybeOne<GrantRow>(
     q,
-    `select id, user_id, client_id, scopes, resources from oauth_grants
-      where realm_id = $1 and user_id = $2 and client_id = $3 and revoked_at is null`,
-    [realmId, userId, clientId],
+    `select ${GRANT_COLUMNS} from oauth_grants
+      where realm_id = $1 and user_id = $2 and client_id = $3 and org_id is not distinct from $4::text
+        and revoked_at is null`,
+    [realmId, userId, clientId, orgId],
   );
 
 export interface AccountRevocation {

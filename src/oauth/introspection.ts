@@ -57,6 +57,8 @@ export function livenessFacts(realm: RealmRef, candidate: Candidate): TokenFacts
     audience: c.aud,
     resourceId: candidate.resourceId,
     exchanged: c.act !== undefined,
+    // Doc 2, Revocation exposure: organization and membership active when org_id is present.
+    orgId: c.org_id ?? null,
   };
 }
 
@@ -97,13 +99,9 @@ export async function candidateFor(
   // Sizes need no check here: the opaque and refresh shapes have a fixed length, and the JWT
   // verifier refuses anything over limits.max_token_bytes before decoding it.
   if (isRefreshTokenShape(token)) return null;
-  const candidate = isOpaqueAccessToken(token)
+  return isOpaqueAccessToken(token)
     ? await opaqueCandidate(app, realm, token, now)
     : await jwtCandidate(app, realm, token);
-  // Organization membership is a live check of doc 2 that cannot run before organizations
-  // exist, so a token naming one fails closed (none can be issued yet: resource-target.ts).
-  if (!candidate || candidate.claims.org_id !== undefined) return null;
-  return candidate;
 }
 
 export const INACTIVE_ANSWER = INACTIVE;

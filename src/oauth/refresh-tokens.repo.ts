@@ -15,6 +15,7 @@ export interface RefreshFamilyRow {
   grant_id: string;
   user_id: string;
   client_id: string;
+  org_id: string | null;
   session_id: string | null;
   offline: boolean;
   scopes: string[];
@@ -32,6 +33,8 @@ export interface NewFamily {
   grantId: string;
   userId: string;
   clientId: string;
+  /** The organization of the grant; reuse detection names it on its event. */
+  orgId: string | null;
   sessionId: string | null;
   offline: boolean;
   scopes: string[];
@@ -54,8 +57,8 @@ export async function startFamily(
   const idleUntil = new Date(Math.min(now.getTime() + f.idleMs, f.absoluteExpiresAt.getTime()));
   await tx.query(
     `insert into refresh_families (realm_id, id, grant_id, user_id, client_id, session_id, offline, scopes, resources,
-       auth_time, amr, acr, created_at, idle_expires_at, absolute_expires_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+       auth_time, amr, acr, created_at, idle_expires_at, absolute_expires_at, org_id)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
     [
       f.realmId,
       familyId,
@@ -72,6 +75,7 @@ export async function startFamily(
       now,
       idleUntil,
       f.absoluteExpiresAt,
+      f.orgId,
     ],
   );
   const token = await addToken(tx, f.realmId, familyId, now);

@@ -80,10 +80,19 @@ export function targetOf(
     ? explicit
     : implicitGrant(client, resource, subject);
   if (!grant) throw oauthError.invalidTarget('the client is not granted this resource');
-  // Tokens of such resources carry exactly one organization; organizations come with the
-  // organization service (docs/decisions.md).
-  if (resource.requiresOrganization) throw oauthError.invalidTarget('this resource requires an organization');
+  // requires_organization is checked where the organization is known (requireOrganization): an
+  // authorization request leaves the choice to its sign-in transaction.
   return { resource, grant };
+}
+
+/**
+ * A token for a resource with requires_organization carries exactly one org_id (spec doc 1, API
+ * resource definition): without an organization context there is no such token.
+ */
+export function requireOrganization(t: Target, orgId: string | null): void {
+  if (t.resource.requiresOrganization && orgId === null) {
+    throw oauthError.invalidTarget('this resource requires an organization');
+  }
 }
 
 /** The scopes a grant allows on its resource. */

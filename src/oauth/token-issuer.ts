@@ -100,8 +100,8 @@ export async function issueAccessToken(
   const userId = r.authentication ? r.subject : null;
   await tx.query(
     `insert into opaque_access_tokens (realm_id, token_digest, jti, resource_id, client_id, user_id, session_id,
-       claims, expires_at, created_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+       claims, expires_at, created_at, org_id)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
     [
       r.realm.id,
       opaque.digest,
@@ -113,6 +113,7 @@ export async function issueAccessToken(
       JSON.stringify(opaque.claims),
       new Date(opaque.claims.exp * 1000),
       now,
+      opaque.claims.org_id ?? null,
     ],
   );
   return { token: opaque.token, claims: opaque.claims, expiresIn: lifetime };
@@ -124,6 +125,7 @@ export interface IdTokenRequest {
   userId: string;
   authentication: Authentication;
   nonce: string | null;
+  orgId?: string | null;
   accessToken: string;
 }
 
@@ -145,6 +147,7 @@ export async function issueIdToken(
         acr: r.authentication.acr,
         amr: r.authentication.amr,
         sessionId: r.authentication.sessionId,
+        orgId: r.orgId ?? null,
         accessToken: r.accessToken,
       },
       signer,

@@ -14,6 +14,7 @@ import { authenticateCall, type CallCredentials, csrfTokenFor } from './binding.
 import { completeTransaction, errorRedirect } from './complete.ts';
 import { loadFacts } from './facts.ts';
 import { type Evaluation, evaluate, type Facts } from './next-actions.ts';
+import { withOrganization } from './organization-rules.ts';
 import { findTransaction, lockTransaction, saveTransaction } from './signin.repo.ts';
 import { presentState } from './state.ts';
 import type { AnyStep, OneTime } from './steps/step.ts';
@@ -199,7 +200,7 @@ async function settle(
         app,
         q,
         realm,
-        tx,
+        withOrganization(tx, after.facts),
         after.facts.user?.state ?? 'active',
         now,
         correlationId,

@@ -15,14 +15,16 @@ export interface NewCode {
   amr: string[];
   acr: string;
   transactionId: string;
+  /** The organization the sign-in was for. */
+  orgId: string | null;
   expiresAt: Date;
 }
 
 export async function insertAuthorizationCode(tx: Tx, c: NewCode, now: Date): Promise<void> {
   await tx.query(
     `insert into authorization_codes (realm_id, code_digest, client_id, redirect_uri, code_challenge, nonce, scopes,
-       resources, user_id, session_id, auth_time, amr, acr, transaction_id, expires_at, created_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+       resources, user_id, session_id, auth_time, amr, acr, transaction_id, expires_at, created_at, org_id)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
     [
       c.realmId,
       c.codeDigest,
@@ -40,6 +42,7 @@ export async function insertAuthorizationCode(tx: Tx, c: NewCode, now: Date): Pr
       c.transactionId,
       c.expiresAt,
       now,
+      c.orgId,
     ],
   );
 }

@@ -12,6 +12,7 @@ import { authorizationRedirect } from './authorization-response.ts';
 import { digestToken } from './binding.ts';
 import { completeTransaction, issuerOf } from './complete.ts';
 import { type Created, createTransaction, type SessionSeed } from './create.ts';
+import { withOrganization } from './organization-rules.ts';
 import { saveTransaction } from './signin.repo.ts';
 import type { StartInput, StartParams } from './start.ts';
 import { validateStart } from './start.ts';
@@ -97,7 +98,8 @@ async function fromSession(
   const now = app.clock.now();
   if (loaded.evaluation.kind === 'complete') {
     const state = loaded.facts.user?.state ?? 'active';
-    const done = await completeTransaction(app, q, realm, created.tx, state, now, correlationId);
+    const tx = withOrganization(created.tx, loaded.facts);
+    const done = await completeTransaction(app, q, realm, tx, state, now, correlationId);
     await saveTransaction(q, done.tx, now);
     return { kind: 'redirect', location: done.tx.redirectTo as string };
   }

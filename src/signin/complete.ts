@@ -1,6 +1,6 @@
 // Completion (spec doc 1, sign-in state table, first row): the SSO session, a one-time
-// authorization code bound to client, redirect URI, PKCE challenge, nonce, scopes, resources and
-// session, and the redirect that carries it.
+// authorization code bound to client, redirect URI, PKCE challenge, nonce, scopes, resources,
+// session and organization, and the redirect that carries it.
 
 import { recordAudit } from '../audit/audit.repo.ts';
 import { addEvent } from '../events/outbox.repo.ts';
@@ -60,6 +60,7 @@ async function redirectFor(
 export const errorRedirect = (app: AppContext, q: Tx, realm: RealmRow, t: SigninTx, now: Date) =>
   redirectFor(app, q, realm, t, { error: 'access_denied' }, now);
 
+/** `t.organizationId` is the organization signed in to (organization-rules.ts withOrganization). */
 export async function completeTransaction(
   app: AppContext,
   q: Tx,
@@ -113,6 +114,7 @@ export async function completeTransaction(
       amr: session.amr,
       acr: session.acr,
       transactionId: t.id,
+      orgId: t.organizationId,
       expiresAt: new Date(now.getTime() + app.config.tokens.authorizationCodeTtlMs),
     },
     now,
@@ -126,10 +128,17 @@ export async function completeTransaction(
       t.userAgent,
     ]);
   }
-  // The user's grant to the client: what the tokens of this sign-in are checked against.
+  // The user's grant to the client (in the organization): what this sign-in's tokens are checked against.
   await upsertGrant(
     q,
-    { realmId: realm.id, userId: t.userId, clientId: t.clientId, scopes: granted, resources: t.resources },
+    {
+      realmId: realm.id,
+      userId: t.userId,
+      clientId: t.clientId,
+      orgId: t.organizationId,
+      scopes: granted,
+      resources: t.resources,
+    },
     now,
   );
   await q.query('update users set last_login_at = $3, updated_at = $3 where realm_id = $1 and id = $2', [
@@ -147,6 +156,7 @@ export async function completeTransaction(
       actor: { type: 'user', id: t.userId },
       subject: { type: 'user', id: t.userId },
       correlationId,
+      ...(t.organizationId ? { orgId: t.organizationId } : {}),
       data: {
         session_id: session.id,
         client_id: t.clientId,
@@ -157,11 +167,13 @@ export async function completeTransaction(
     },
     now,
   );
+  // Doc 2 event catalog: org_id on the envelope when an organization was selected.
   await addEvent(q, {
     realmId: realm.id,
     type: 'user.signed_in',
     occurredAt: now,
     correlationId,
+    ...(t.organizationId ? { orgId: t.organizationId } : {}),
     data: { user_id: t.userId, session_id: session.id, client_id: t.clientId },
   });
   app.metrics.authentications.inc({ outcome: 'success' });

@@ -55,6 +55,7 @@ export async function createTransaction(
     uiLocales: p.uiLocales,
     userAgent: p.userAgent,
     organization: p.organization,
+    organizationId: null,
     identifier: null,
     userId: seed?.userId ?? null,
     completedFactors: seed?.factors ?? [],

@@ -6,6 +6,7 @@ import type { Queryable } from '../platform/db/db.ts';
 import type { RealmPolicy } from '../realms/policy.repo.ts';
 import { policyValue } from '../realms/policy.repo.ts';
 import type { Facts, UserFacts } from './next-actions.ts';
+import { loadOrganizationFacts } from './organization-facts.ts';
 import type { SigninTx } from './transaction.ts';
 
 const PRIVILEGED_ROLES = Object.values(BUILTIN_ROLES)
@@ -79,5 +80,6 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     adminAudienceRequested:
       t.resources.includes(input.adminAudience) || t.resources.includes('builtin:admin'),
     consentCovers,
+    organization: await loadOrganizationFacts(q, t),
   };
 }

@@ -1,8 +1,14 @@
 // Which actions a pending transaction offers next (spec doc 1, "The evaluation order of actions
 // inside a pending transaction"). Each stage is a pure function of the transaction and the facts
 // loaded for it; the first stage that is not satisfied decides. Stages that need capabilities not
-// built yet (account selection, email verification, flow rules, organizations, enterprise SSO)
-// join this list as those capabilities arrive.
+// built yet (email verification, flow rules) join this list as those capabilities arrive.
+import type { OrganizationFacts } from './organization-facts.ts';
+import {
+  enterpriseSsoStage,
+  organizationRequiresMfa,
+  organizationStage,
+  ssoOnlyPrimary,
+} from './organization-rules.ts';
 import {
   type BlockingReason,
   type Factor,
@@ -19,6 +25,7 @@ export type ActionType =
   | 'recovery_code'
   | 'enroll_totp'
   | 'update_password'
+  | 'select_organization'
   | 'consent';
 
 export interface NextAction {
@@ -47,6 +54,7 @@ export interface Facts {
   mfaRequirement: 'optional' | 'required';
   adminAudienceRequested: boolean;
   consentCovers: boolean;
+  organization: OrganizationFacts;
 }
 
 export type Evaluation =
@@ -78,7 +86,8 @@ export function mfaRequired(t: SigninTx, f: Facts): boolean {
     (f.user?.protected ?? false) ||
     f.client.requireMfa ||
     t.acrValues.some((v) => v === 'mfa' || v === 'phishing_resistant') ||
-    f.adminAudienceRequested
+    f.adminAudienceRequested ||
+    organizationRequiresMfa(t, f)
   );
 }
 
@@ -88,8 +97,10 @@ const selectAccount: Stage = (t) =>
     ? { kind: 'actions', actions: [action('select_account', ['continue'])] }
     : 'satisfied';
 
-const primary: Stage = (t) => {
+const primary: Stage = (t, f) => {
   if (hasPrimary(t)) return 'satisfied';
+  const ssoOnly = ssoOnlyPrimary(t, f);
+  if (ssoOnly !== 'satisfied') return ssoOnly;
   if (t.userId === null && t.identifier === null) {
     return {
       kind: 'actions',
@@ -140,7 +151,16 @@ const consent: Stage = (t, f) => {
   return { kind: 'actions', actions: [action('consent', ['approve', 'scopes'], { scopes: t.scopes })] };
 };
 
-export const STAGES: readonly Stage[] = [selectAccount, primary, accountState, mfa, requiredActions, consent];
+export const STAGES: readonly Stage[] = [
+  selectAccount,
+  primary,
+  accountState,
+  mfa,
+  requiredActions,
+  organizationStage,
+  enterpriseSsoStage,
+  consent,
+];
 
 export function evaluate(t: SigninTx, f: Facts): Evaluation {
   for (const stage of STAGES) {

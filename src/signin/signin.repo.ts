@@ -25,6 +25,7 @@ interface TxRow {
   ui_locales: string | null;
   user_agent: string | null;
   organization: string | null;
+  organization_id: string | null;
   identifier: string | null;
   user_id: string | null;
   completed_factors: SigninTx['completedFactors'];
@@ -71,6 +72,7 @@ const fromRow = (r: TxRow): StoredTx => ({
     uiLocales: r.ui_locales,
     userAgent: r.user_agent,
     organization: r.organization,
+    organizationId: r.organization_id,
     identifier: r.identifier,
     userId: r.user_id,
     completedFactors: r.completed_factors,
@@ -147,7 +149,7 @@ export async function saveTransaction(q: Tx, t: SigninTx, now: Date): Promise<vo
     `update signin_transactions set status = $3, identifier = $4, user_id = $5, completed_factors = $6,
        failures = $7, error = $8, remember_me = $9, transient = $10, consent_scopes = $11,
        pending_totp_sealed = $12, redirect_to = $13, completed_at = $14, updated_at = $15,
-       session_id = $16, account_confirmed = $17
+       session_id = $16, account_confirmed = $17, organization_id = $18
      where realm_id = $1 and id = $2`,
     [
       t.realmId,
@@ -167,6 +169,7 @@ export async function saveTransaction(q: Tx, t: SigninTx, now: Date): Promise<vo
       now,
       t.sessionId,
       t.accountConfirmed,
+      t.organizationId,
     ],
   );
 }

@@ -67,7 +67,10 @@ export interface SigninTx {
   loginHint: string | null;
   uiLocales: string | null;
   userAgent: string | null;
+  /** The start parameter `organization` as given (an organization id or slug). */
   organization: string | null;
+  /** The organization chosen in the select_organization step, or the one completion signed in to. */
+  organizationId: string | null;
   identifier: string | null;
   userId: string | null;
   completedFactors: Factor[];

@@ -7,6 +7,7 @@ import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
 import { digestToken } from '../../signin/binding.ts';
 import { findLiveGrant } from '../grants.repo.ts';
 import { oauthError } from '../oauth-error.ts';
+import { userMayActIn } from '../org-context.ts';
 import { isCodeVerifier, verifyS256 } from '../pkce.ts';
 import { revokeFamily } from '../refresh-tokens.repo.ts';
 import { isLiveUserState } from '../tokens/token-liveness.ts';
@@ -32,6 +33,7 @@ interface CodeRow {
   auth_time: Date;
   amr: string[];
   acr: string;
+  org_id: string | null;
   expires_at: Date;
   consumed_at: Date | null;
   issued: Issued | null;
@@ -87,12 +89,15 @@ export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResp
     );
     if (!session?.live || !isLiveUserState(session.user_state))
       return { error: 'the sign-in has ended' } as const;
-    const grant = await findLiveGrant(tx, g.realm.id, row.user_id, row.client_id);
+    const grant = await findLiveGrant(tx, g.realm.id, row.user_id, row.client_id, row.org_id);
     if (!grant) return { error: 'the grant was revoked' } as const;
+    if (row.org_id !== null && !(await userMayActIn(tx, g.realm.id, row.org_id, row.user_id)))
+      return { error: 'the organization membership is not active' } as const;
 
     const user: UserGrant = {
       userId: row.user_id,
       grantId: grant.id,
+      orgId: row.org_id,
       authentication: {
         sessionId: row.session_id,
         authTime: new Date(row.auth_time),

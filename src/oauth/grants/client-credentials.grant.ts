@@ -2,7 +2,9 @@
 // principal, whose id is the token's subject; the grant must name subject type
 // service_principal (spec doc 1, GrantSpec). The hot path costs one SQL statement: the client
 // with its secrets, its principal, the named resource, the grant and the realm's active key are
-// read together while the client authenticates (prefetchServiceToken).
+// read together while the client authenticates (prefetchServiceToken). The `organization`
+// parameter (an organization id or slug) makes the principal act in that organization: the token
+// carries its org_id, which a resource with requires_organization needs.
 import { type ClientAuthRow, clientAuthRowFrom, clientForAuthJson } from '../../clients/client-auth.repo.ts';
 import type { AppContext } from '../../main/context.ts';
 import { maybeOne, one } from '../../platform/db/db.ts';
@@ -16,11 +18,19 @@ import {
   resourceFromRow,
 } from '../../resources/resources.repo.ts';
 import { oauthError } from '../oauth-error.ts';
-import { resolveTarget, strictScopes, type Target, targetOf } from '../resource-target.ts';
+import { serviceOrganization } from '../org-context.ts';
+import {
+  requireOrganization,
+  resolveTarget,
+  strictScopes,
+  type Target,
+  targetOf,
+} from '../resource-target.ts';
 import { issueAccessToken } from '../token-issuer.ts';
 import {
   accessTokenResponse,
   type GrantContext,
+  param,
   resourceParam,
   scopeParam,
   type TokenResponse,
@@ -142,6 +152,8 @@ export async function clientCredentialsGrant(g: GrantContext): Promise<TokenResp
       'service_principal',
     );
   }
+  const orgId = await organizationParam(g, principal.id);
+  requireOrganization(target, orgId);
   const scopes = strictScopes(target, requestedScopes);
   const access = await issueAccessToken(
     g.app.db,
@@ -154,10 +166,23 @@ export async function clientCredentialsGrant(g: GrantContext): Promise<TokenResp
       target,
       scopes,
       authentication: null,
+      orgId,
     },
     g.now,
   );
   return accessTokenResponse(access, scopes);
+}
+
+/**
+ * The organization the principal acts in, from the `organization` parameter; it must be active
+ * and allowed by the principal's allowed_organization_ids (null: any). Refused alike otherwise.
+ */
+async function organizationParam(g: GrantContext, principalId: string): Promise<string | null> {
+  const named = param(g, 'organization');
+  if (named === null) return null;
+  const orgId = await serviceOrganization(g.app.db, g.realm.id, principalId, named);
+  if (orgId === null) throw oauthError.invalidTarget('the client may not act in this organization');
+  return orgId;
 }
 
 const findPrincipal = (g: GrantContext) =>

@@ -6,6 +6,7 @@ import { addEvent } from '../../events/outbox.repo.ts';
 import { maybeOne, type Tx } from '../../platform/db/db.ts';
 import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
 import { oauthError } from '../oauth-error.ts';
+import { userMayActIn } from '../org-context.ts';
 import {
   addToken,
   isRefreshTokenShape,
@@ -75,6 +76,9 @@ export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse>
     }
     if (family.session_id !== null && live.session_live !== true)
       return { error: 'the session has ended' } as const;
+    // Doc 2, Revocation exposure: the rotation re-checks the organization and the membership.
+    if (family.org_id !== null && !(await userMayActIn(tx, g.realm.id, family.org_id, family.user_id)))
+      return { error: 'the organization membership is not active' } as const;
     if (requestedScopes !== null && !requestedScopes.every((s) => family.scopes.includes(s))) {
       return { scopeError: 'a scope beyond the original grant was requested' } as const;
     }
@@ -82,6 +86,7 @@ export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse>
     const user: UserGrant = {
       userId: family.user_id,
       grantId: family.grant_id,
+      orgId: family.org_id,
       authentication: {
         sessionId: family.session_id,
         authTime: new Date(family.auth_time),
@@ -125,6 +130,7 @@ async function revokeStolen(g: GrantContext, tx: Tx, family: RefreshFamilyRow, w
       correlationId: g.correlationId,
       signal: 'refresh_reuse',
       reason: why,
+      ...(family.org_id ? { orgId: family.org_id } : {}),
       data: { family_id: family.id, client_id: family.client_id },
     },
     g.now,
@@ -134,6 +140,8 @@ async function revokeStolen(g: GrantContext, tx: Tx, family: RefreshFamilyRow, w
     type: 'security.refresh_reuse_detected',
     occurredAt: g.now,
     correlationId: g.correlationId,
+    // Doc 2 event catalog: org_id when the grant is organization-bound.
+    ...(family.org_id ? { orgId: family.org_id } : {}),
     data: { subject_id: family.user_id, family_id: family.id },
   });
 }

@@ -8,7 +8,7 @@ import { issuerOf } from '../../resources/builtin-resources.ts';
 import { findResourceByAudience, findResourceGrant } from '../../resources/resources.repo.ts';
 import { oauthError } from '../oauth-error.ts';
 import { findLiveOpaqueToken } from '../opaque-tokens.repo.ts';
-import { allowedScopes } from '../resource-target.ts';
+import { allowedScopes, requireOrganization } from '../resource-target.ts';
 import { issueAccessToken } from '../token-issuer.ts';
 import { type AccessTokenClaims, type Actor, isOpaqueAccessToken } from '../tokens/access-token.ts';
 import { checkLiveness } from '../tokens/token-liveness.ts';
@@ -70,10 +70,9 @@ export async function tokenExchangeGrant(g: GrantContext): Promise<TokenResponse
   if (!policy.acceptFromAudiences.includes(subject.audience)) {
     throw oauthError.invalidGrant('the subject token audience is not accepted for this resource');
   }
-  if (resource.requiresOrganization && subject.orgId === null) {
-    throw oauthError.invalidTarget('this resource requires an organization');
-  }
   const target = { resource, grant };
+  // The exchange keeps the subject token's organization (doc 1, Authentication 10); it never adds one.
+  requireOrganization(target, subject.orgId);
   const permitted = new Set([...allowedScopes(target)].filter((s) => policy.maxScopes.includes(s)));
   let scopes: string[];
   if (requestedScopes !== null) {
@@ -169,6 +168,7 @@ async function readSubjectToken(g: GrantContext, token: string): Promise<Subject
       audience: s.audience,
       resourceId: resource.id,
       exchanged: s.act !== null,
+      orgId: s.orgId,
     },
     g.now,
   );

@@ -1,11 +1,12 @@
 // The token response for a user: an access token for one authorized resource, an ID token when
 // openid was granted, and a refresh token when the client may refresh (spec doc 1, Limits:
-// offline grants 7 d idle and 30 d absolute; transient sessions never get one).
+// offline grants 7 d idle and 30 d absolute; transient sessions never get one). Every token of a
+// grant in an organization carries its org_id, whatever the resource.
 import type { Tx } from '../../platform/db/db.ts';
 import { userinfoAudience } from '../../resources/builtin-resources.ts';
 import { oauthError } from '../oauth-error.ts';
 import { addToken, startFamily } from '../refresh-tokens.repo.ts';
-import { narrowScopes, resolveTarget } from '../resource-target.ts';
+import { narrowScopes, requireOrganization, resolveTarget } from '../resource-target.ts';
 import { type Authentication, issueAccessToken, issueIdToken } from '../token-issuer.ts';
 import { accessTokenResponse, type GrantContext, type TokenResponse } from './grant-context.ts';
 
@@ -16,6 +17,8 @@ export const OFFLINE_ABSOLUTE_MS = 30 * DAY;
 export interface UserGrant {
   userId: string;
   grantId: string;
+  /** The organization of the grant (the sign-in's); null for a grant outside any. */
+  orgId: string | null;
   authentication: Authentication;
   /** Everything the user granted the client (OpenID and resource scopes). */
   scopes: readonly string[];
@@ -45,6 +48,7 @@ export async function userTokens(
   opts: { withIdToken: boolean },
 ): Promise<{ response: Omit<TokenResponse, 'refresh_token'>; jti: string; exp: number }> {
   const target = await resolveTarget(tx, g.realm, g.settings.publicOrigin, g.caller.client, audience, 'user');
+  requireOrganization(target, u.orgId);
   const scopes = narrowScopes(target, u.scopes);
   const access = await issueAccessToken(
     tx,
@@ -57,6 +61,7 @@ export async function userTokens(
       target,
       scopes,
       authentication: u.authentication,
+      orgId: u.orgId,
     },
     g.now,
   );
@@ -71,6 +76,7 @@ export async function userTokens(
         userId: u.userId,
         authentication: u.authentication,
         nonce: u.nonce,
+        orgId: u.orgId,
         accessToken: access.token,
       },
       g.now,
@@ -104,6 +110,7 @@ export async function startRefreshFamily(
       grantId: u.grantId,
       userId: u.userId,
       clientId: g.caller.client.client_id,
+      orgId: u.orgId,
       sessionId: offline ? null : u.authentication.sessionId,
       offline,
       scopes: [...u.scopes],

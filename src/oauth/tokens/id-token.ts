@@ -18,6 +18,8 @@ export interface IdTokenInput {
   acr?: string | null;
   amr?: readonly string[] | null;
   sessionId?: string | null;
+  /** The organization the user signed in to. */
+  orgId?: string | null;
   /** The access token issued in the same response, bound through at_hash. */
   accessToken?: string | null;
 }
@@ -35,6 +37,7 @@ export interface IdTokenClaims {
   acr?: string;
   amr?: string[];
   sid?: string;
+  org_id?: string;
   at_hash?: string;
 }
 
@@ -72,6 +75,7 @@ export function idTokenClaims(input: IdTokenInput, alg: SigningAlgorithm, now: D
   if (input.acr) claims.acr = input.acr;
   if (input.amr && input.amr.length > 0) claims.amr = [...input.amr];
   if (input.sessionId) claims.sid = input.sessionId;
+  if (input.orgId) claims.org_id = input.orgId;
   if (input.accessToken) claims.at_hash = accessTokenHash(input.accessToken, alg);
   return claims;
 }

@@ -2,6 +2,7 @@
 import { accountStep } from './account.ts';
 import { consentStep } from './consent.ts';
 import { identifyStep } from './identify.ts';
+import { organizationStep } from './organization.ts';
 import { passwordStep } from './password.ts';
 import { recoveryCodeStep } from './recovery-code.ts';
 import { cancelStep, rememberMeStep, resumeStep, transientStep } from './session-options.ts';
@@ -19,6 +20,7 @@ export const STEPS: readonly AnyStep[] = [
   totpEnrollStep,
   totpActivateStep,
   updatePasswordStep,
+  organizationStep,
   consentStep,
   cancelStep,
   resumeStep,

@@ -242,7 +242,7 @@ test('client_credentials needs a grant naming the service_principal subject type
   assert.equal(r.body.error, 'invalid_target');
 });
 
-test('a resource that requires an organization gets no token yet', async (t) => {
+test('a resource that requires an organization gets no token without one', async (t) => {
   const { h, realm } = await setup(t);
   const svc = await seedServiceClient(h, realm, 'billing');
   const res = await seedResource(h, realm, {
