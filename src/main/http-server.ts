@@ -1,6 +1,7 @@
 // The public and internal listeners of one server process, and their graceful shutdown.
 import type { FastifyInstance } from 'fastify';
 import { registerClientRoutes } from '../clients/clients.routes.ts';
+import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
 import { registerAuthorize } from '../oauth/authorize.routes.ts';
 import { registerCors } from '../oauth/cors.ts';
@@ -13,9 +14,14 @@ import { registerUserinfo } from '../oauth/userinfo.routes.ts';
 import { registerOpsGauges } from '../ops/gauges.ts';
 import { registerPublicHealth } from '../ops/health.routes.ts';
 import { registerInternalRoutes } from '../ops/internal.routes.ts';
+import { registerOrganizationRoutes } from '../organizations/organizations.routes.ts';
 import { parseListen } from '../platform/config/load.ts';
 import { buildEdge } from '../platform/http/app.ts';
+import { registerProjectRoutes } from '../projects/projects.routes.ts';
 import { registerResourceRoutes } from '../resources/resources.routes.ts';
+import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
+import { registerRoleRoutes } from '../roles/roles.routes.ts';
+import { registerServicePrincipalRoutes } from '../service-principals/principals.routes.ts';
 import { registerMeSessionRoutes } from '../sessions/sessions.routes.ts';
 import { registerSigninRoutes } from '../signin/signin.routes.ts';
 import { registerUserRoutes } from '../users/users.routes.ts';
@@ -76,6 +82,12 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerLogout(app, ctx);
   registerDiscovery(app, ctx);
   registerUserRoutes(app, ctx);
+  registerRoleRoutes(app, ctx);
+  registerAssignmentRoutes(app, ctx);
+  registerGroupRoutes(app, ctx);
+  registerProjectRoutes(app, ctx);
+  registerServicePrincipalRoutes(app, ctx);
+  registerOrganizationRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);
   return app;
 }

@@ -2,6 +2,7 @@
 import { cleanupOutbox, dispatchOutbox } from '../events/outbox-dispatch.task.ts';
 import { type KeyLifecycleDeps, runKeyLifecycle } from '../keys/key-lifecycle.task.ts';
 import { cleanupTokens } from '../oauth/token-cleanup.task.ts';
+import { sweepMemberships } from '../organizations/membership-expiry.task.ts';
 import { cleanupSignin } from '../signin/signin-cleanup.task.ts';
 import type { Task } from './scheduler.ts';
 
@@ -13,4 +14,5 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'outbox.cleanup', intervalMs: 3_600_000, run: cleanupOutbox },
   { name: 'signin.cleanup', intervalMs: 600_000, run: cleanupSignin },
   { name: 'tokens.cleanup', intervalMs: 600_000, run: cleanupTokens },
+  { name: 'organizations.memberships', intervalMs: 60_000, run: sweepMemberships },
 ];

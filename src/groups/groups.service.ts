@@ -1,0 +1,194 @@
+// Groups (docs/api-roles.md, Groups): realm-wide groups and groups of one organization, nested
+// up to 8 levels. Each change keeps the tree within what effective-roles.ts walks, and writes the
+// row, audit record and authorization revision in one transaction.
+import { recordAudit } from '../audit/audit.repo.ts';
+import type { AuditType } from '../audit/audit.types.ts';
+import { authorizationChanged } from '../authz/authz-revision.ts';
+import type { Db, Queryable, Tx } from '../platform/db/db.ts';
+import { isUniqueViolation } from '../platform/db/pg-errors.ts';
+import { problem } from '../platform/http/problem.ts';
+import { type AdminChange, invalid, invalidAll } from '../roles/admin-call.ts';
+import { deleteAssignmentsOfSubject } from '../roles/assignments.repo.ts';
+import { lockAuthorization } from '../roles/roles.repo.ts';
+import { announceRemoved } from '../roles/roles.service.ts';
+import { moveProblem, parentProblem, type TreeNode } from './group-tree.ts';
+import type { CreateGroupInput, UpdateGroupInput } from './groups.decode.ts';
+import {
+  deleteAllMembers,
+  deleteGroupRow,
+  descendantsOf,
+  findGroup,
+  type GroupRow,
+  hasChildren,
+  insertGroup,
+  lockGroup,
+  membersOf,
+  shiftDepth,
+  updateGroup,
+} from './groups.repo.ts';
+
+/** Realm routes see every group of the realm; an organization's routes only its own groups. */
+export type GroupRoute = { kind: 'realm' } | { kind: 'organization'; orgId: string };
+
+const visible = (route: GroupRoute, g: Pick<GroupRow, 'organization_id'>): boolean =>
+  route.kind === 'realm' || g.organization_id === route.orgId;
+
+export async function getGroup(
+  q: Queryable,
+  realmId: string,
+  route: GroupRoute,
+  id: string,
+): Promise<GroupRow> {
+  const g = await findGroup(q, realmId, id);
+  if (!g || !visible(route, g)) throw problem.notFound('no such group');
+  return g;
+}
+
+const nodeOf = (g: GroupRow | null): TreeNode | null =>
+  g && { id: g.id, organizationId: g.organization_id, depth: g.depth };
+
+const nameTaken = () => problem.conflict('a group with this name exists under the same parent');
+
+async function audit(
+  tx: Tx,
+  c: AdminChange,
+  type: AuditType,
+  g: Pick<GroupRow, 'id' | 'organization_id'>,
+  data: Record<string, unknown>,
+) {
+  await recordAudit(
+    tx,
+    {
+      realmId: c.realmId,
+      type,
+      category: 'configuration',
+      actor: c.actor,
+      target: { type: 'group', id: g.id },
+      ...(g.organization_id ? { orgId: g.organization_id } : {}),
+      correlationId: c.correlationId,
+      data,
+    },
+    c.now,
+  );
+}
+
+export async function createGroup(
+  db: Db,
+  c: AdminChange,
+  route: GroupRoute,
+  input: CreateGroupInput,
+): Promise<GroupRow> {
+  return db.tx(async (tx) => {
+    await lockAuthorization(tx, c.realmId);
+    const organizationId = route.kind === 'organization' ? route.orgId : null;
+    let depth = 1;
+    if (input.parentId !== undefined) {
+      const parent = nodeOf(await findGroup(tx, c.realmId, input.parentId));
+      const wrong = parentProblem({ organizationId }, parent);
+      if (wrong) throw invalidAll([wrong]);
+      depth = (parent as TreeNode).depth + 1;
+    }
+    let id: string;
+    try {
+      id = await insertGroup(
+        tx,
+        c.realmId,
+        {
+          organizationId,
+          parentId: input.parentId ?? null,
+          depth,
+          name: input.name,
+          description: input.description ?? null,
+          metadata: input.metadata ?? {},
+          externalId: input.externalId ?? null,
+        },
+        c.now,
+      );
+    } catch (e) {
+      if (isUniqueViolation(e)) throw nameTaken();
+      throw e;
+    }
+    await audit(
+      tx,
+      c,
+      'group.created',
+      { id, organization_id: organizationId },
+      { parent_id: input.parentId ?? null, depth },
+    );
+    await authorizationChanged(tx, c.realmId);
+    return (await findGroup(tx, c.realmId, id)) as GroupRow;
+  });
+}
+
+export async function changeGroup(
+  db: Db,
+  c: AdminChange,
+  route: GroupRoute,
+  id: string,
+  input: UpdateGroupInput,
+): Promise<GroupRow> {
+  return db.tx(async (tx) => {
+    await lockAuthorization(tx, c.realmId);
+    const g = await lockGroup(tx, c.realmId, id);
+    if (!g || !visible(route, g)) throw problem.notFound('no such group');
+    const parentId = input.parentId === undefined ? g.parent_id : input.parentId;
+    const moved = parentId !== g.parent_id;
+    let subtree: string[] = [];
+    if (moved) {
+      const below = await descendantsOf(tx, c.realmId, g.id);
+      const height = below.reduce((h, d) => Math.max(h, d.depth - g.depth), 0);
+      const parent = parentId === null ? null : nodeOf(await findGroup(tx, c.realmId, parentId));
+      if (parentId !== null && parent === null) throw invalid('parent_id', 'unknown_group', 'no such group');
+      const wrong = moveProblem(nodeOf(g) as TreeNode, parent, new Set(below.map((d) => d.id)), height);
+      if (wrong) throw invalidAll([wrong]);
+      subtree = [g.id, ...below.map((d) => d.id)];
+      await shiftDepth(tx, c.realmId, subtree, (parent ? parent.depth + 1 : 1) - g.depth);
+    }
+    try {
+      await updateGroup(
+        tx,
+        c.realmId,
+        id,
+        {
+          parentId,
+          name: input.name ?? g.name,
+          description: input.description === undefined ? g.description : input.description,
+          metadata: input.metadata === undefined ? g.metadata : (input.metadata ?? {}),
+          externalId: input.externalId === undefined ? g.external_id : input.externalId,
+        },
+        c.now,
+      );
+    } catch (e) {
+      if (isUniqueViolation(e)) throw nameTaken();
+      throw e;
+    }
+    await audit(tx, c, 'group.updated', g, {
+      changed: Object.keys(input),
+      ...(moved ? { from_parent_id: g.parent_id, parent_id: parentId } : {}),
+    });
+    // Members of a moved subtree inherit from other ancestors now.
+    await authorizationChanged(tx, c.realmId, moved ? await membersOf(tx, c.realmId, subtree) : []);
+    return (await findGroup(tx, c.realmId, id)) as GroupRow;
+  });
+}
+
+/** Deletes a group without children, with its members and its role assignments. */
+export async function deleteGroup(db: Db, c: AdminChange, route: GroupRoute, id: string): Promise<void> {
+  await db.tx(async (tx) => {
+    await lockAuthorization(tx, c.realmId);
+    const g = await lockGroup(tx, c.realmId, id);
+    if (!g || !visible(route, g)) throw problem.notFound('no such group');
+    if (await hasChildren(tx, c.realmId, id))
+      throw problem.conflict('the group has child groups; delete or move them first');
+    const members = await deleteAllMembers(tx, c.realmId, id);
+    const removed = await deleteAssignmentsOfSubject(tx, c.realmId, 'group', id);
+    await announceRemoved(tx, c, removed);
+    await deleteGroupRow(tx, c.realmId, id);
+    await audit(tx, c, 'group.deleted', g, {
+      name: g.name,
+      members_removed: members.length,
+      assignments_removed: removed.length,
+    });
+    await authorizationChanged(tx, c.realmId, members);
+  });
+}

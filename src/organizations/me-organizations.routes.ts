@@ -1,0 +1,98 @@
+// The signed-in user's side of invitations and join requests, under /api/v1/realms/{realm}/me
+// (account audience; docs/api-organizations.md). Another user's request is not found.
+import type { FastifyInstance } from 'fastify';
+import type { ApiCaller } from '../authz/api-auth.ts';
+import { apiRoute } from '../authz/api-route.ts';
+import type { AppContext } from '../main/context.ts';
+import { problem } from '../platform/http/problem.ts';
+import { acceptInvitation, declineInvitation, listMyInvitations } from './invitations.service.ts';
+import { fileJoinRequest, listMyJoinRequests, withdrawJoinRequest } from './join-requests.service.ts';
+import { orgCall } from './org-http.ts';
+import { decodeEmpty, decodeJoinRequest, invitationParam, joinRequestParam } from './organizations.decode.ts';
+import { presentInvitation, presentJoinRequest, presentMembership } from './organizations.present.ts';
+import type { RequestRow } from './organizations.types.ts';
+
+const account = { audience: 'account' } as const;
+type IdParams = { id: string };
+
+function userOf(caller: ApiCaller): string {
+  if (caller.kind !== 'user') throw problem.forbidden('only a user has invitations and join requests');
+  return caller.id;
+}
+
+/** A request listed to its user names the organization it is about. */
+const withOrganization =
+  <T>(present: (r: RequestRow, now: Date) => T, now: Date) =>
+  (r: RequestRow & { org_slug: string; org_display_name: string }) => ({
+    ...present(r, now),
+    organization: { id: r.organization_id, slug: r.org_slug, display_name: r.org_display_name },
+  });
+
+export function registerMyOrganizationRoutes(app: FastifyInstance, ctx: AppContext): void {
+  apiRoute(app, ctx, 'GET', '/me/invitations', account, async ({ realm, caller }) => {
+    const now = ctx.clock.now();
+    const rows = await listMyInvitations(ctx.db, realm.id, userOf(caller), now);
+    return { items: rows.map(withOrganization(presentInvitation, now)) };
+  });
+
+  apiRoute<IdParams>(
+    app,
+    ctx,
+    'POST',
+    '/me/invitations/:id/accept',
+    account,
+    async ({ req, realm, caller }) => {
+      userOf(caller);
+      const id = invitationParam(req.params.id);
+      decodeEmpty(req.body);
+      return presentMembership(await acceptInvitation(ctx.db, orgCall(ctx, req, realm, caller), id));
+    },
+  );
+
+  apiRoute<IdParams>(
+    app,
+    ctx,
+    'POST',
+    '/me/invitations/:id/decline',
+    account,
+    async ({ req, realm, caller }) => {
+      userOf(caller);
+      decodeEmpty(req.body);
+      const call = orgCall(ctx, req, realm, caller);
+      return presentInvitation(
+        await declineInvitation(ctx.db, call, invitationParam(req.params.id)),
+        call.now,
+      );
+    },
+  );
+
+  apiRoute(app, ctx, 'GET', '/me/join-requests', account, async ({ realm, caller }) => {
+    const now = ctx.clock.now();
+    const rows = await listMyJoinRequests(ctx.db, realm.id, userOf(caller), now);
+    return { items: rows.map(withOrganization(presentJoinRequest, now)) };
+  });
+
+  apiRoute(app, ctx, 'POST', '/me/join-requests', account, async ({ req, reply, realm, caller }) => {
+    userOf(caller);
+    const orgId = decodeJoinRequest(req.body);
+    const call = orgCall(ctx, req, realm, caller);
+    return reply.code(201).send(presentJoinRequest(await fileJoinRequest(ctx.db, call, orgId), call.now));
+  });
+
+  apiRoute<IdParams>(
+    app,
+    ctx,
+    'POST',
+    '/me/join-requests/:id/withdraw',
+    account,
+    async ({ req, realm, caller }) => {
+      userOf(caller);
+      decodeEmpty(req.body);
+      const call = orgCall(ctx, req, realm, caller);
+      return presentJoinRequest(
+        await withdrawJoinRequest(ctx.db, call, joinRequestParam(req.params.id)),
+        call.now,
+      );
+    },
+  );
+}

@@ -1,0 +1,225 @@
+// SQL of memberships and the role assignments held through them. A removed or expired
+// membership is history: a later membership of the same user is a new row.
+import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
+import { newId } from '../platform/ids.ts';
+import type { MembershipRoleRow, MembershipRow, MembershipState } from './organizations.types.ts';
+
+export interface NewMembership {
+  orgId: string;
+  userId: string;
+  state: MembershipState;
+  source: string;
+  externalId?: string | null;
+  metadata?: Record<string, unknown>;
+  expiresAt?: Date | null;
+}
+
+export async function insertMembership(
+  tx: Tx,
+  realmId: string,
+  m: NewMembership,
+  now: Date,
+): Promise<MembershipRow> {
+  const r = await tx.query<MembershipRow>(
+    `insert into memberships (realm_id, id, organization_id, user_id, state, source, external_id, metadata,
+       joined_at, expires_at, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, case when $5 = 'active' then $10::timestamptz end, $9, $10, $10)
+     returning *`,
+    [
+      realmId,
+      newId('mem', now.getTime()),
+      m.orgId,
+      m.userId,
+      m.state,
+      m.source,
+      m.externalId ?? null,
+      JSON.stringify(m.metadata ?? {}),
+      m.expiresAt ?? null,
+      now,
+    ],
+  );
+  return r.rows[0] as MembershipRow;
+}
+
+/** The user's membership of the organization that is not removed or expired, if any. */
+export const findLiveMembership = (q: Queryable, realmId: string, orgId: string, userId: string) =>
+  maybeOne<MembershipRow>(
+    q,
+    `select * from memberships where realm_id = $1 and organization_id = $2 and user_id = $3
+        and state not in ('removed', 'expired')`,
+    [realmId, orgId, userId],
+  );
+
+export const lockMembership = (tx: Tx, realmId: string, orgId: string, membershipId: string) =>
+  maybeOne<MembershipRow>(
+    tx,
+    'select * from memberships where realm_id = $1 and organization_id = $2 and id = $3 for update',
+    [realmId, orgId, membershipId],
+  );
+
+export const findMembership = (q: Queryable, realmId: string, orgId: string, membershipId: string) =>
+  maybeOne<MembershipRow>(
+    q,
+    'select * from memberships where realm_id = $1 and organization_id = $2 and id = $3',
+    [realmId, orgId, membershipId],
+  );
+
+export const listMemberships = (
+  q: Queryable,
+  realmId: string,
+  orgId: string,
+  page: { after: string | null; limit: number; state: string | null },
+) =>
+  many<MembershipRow>(
+    q,
+    `select * from memberships
+      where realm_id = $1 and organization_id = $2 and ($3::text is null or id > $3)
+        and ($5::text is null or state = $5)
+      order by id limit $4`,
+    [realmId, orgId, page.after, page.limit, page.state],
+  );
+
+/** Moves the state; authorization_revision counts every change (doc 2, Catalog). */
+export async function setMembershipState(
+  tx: Tx,
+  realmId: string,
+  membershipId: string,
+  change: { state: MembershipState; endedReason?: string; joined?: boolean },
+  now: Date,
+): Promise<MembershipRow> {
+  const r = await tx.query<MembershipRow>(
+    `update memberships set state = $3, authorization_revision = authorization_revision + 1,
+       ended_reason = coalesce($4, ended_reason),
+       joined_at = case when $5 then $6 else joined_at end, updated_at = $6
+      where realm_id = $1 and id = $2 returning *`,
+    [realmId, membershipId, change.state, change.endedReason ?? null, change.joined === true, now],
+  );
+  return r.rows[0] as MembershipRow;
+}
+
+// ---- roles held through memberships ------------------------------------------------------------
+
+export const membershipRoles = (q: Queryable, realmId: string, membershipIds: readonly string[]) =>
+  many<MembershipRoleRow>(
+    q,
+    `select ra.membership_id, ra.id as assignment_id, ra.role_id, r.name
+       from role_assignments ra join roles r on r.realm_id = ra.realm_id and r.id = ra.role_id
+      where ra.realm_id = $1 and ra.membership_id = any ($2::text[]) order by r.name, ra.id`,
+    [realmId, membershipIds],
+  );
+
+export interface OrgRoleRow {
+  id: string;
+  name: string;
+  builtin: boolean;
+  permissions: string[];
+}
+
+/** Roles assignable inside the organization: realm-wide organization roles and its own ones. */
+export const findAssignableRoles = (
+  q: Queryable,
+  realmId: string,
+  orgId: string,
+  roleIds: readonly string[],
+) =>
+  many<OrgRoleRow>(
+    q,
+    `select id, name, builtin, permissions from roles
+      where realm_id = $1 and id = any ($3::text[]) and scope = 'organization' and project_id is null
+        and (organization_id is null or organization_id = $2)`,
+    [realmId, orgId, roleIds],
+  );
+
+/** The built-in owner role of the realm. */
+export async function ownerRoleId(q: Queryable, realmId: string): Promise<string> {
+  const row = await maybeOne<{ id: string }>(
+    q,
+    `select id from roles where realm_id = $1 and builtin and scope = 'organization'
+        and organization_id is null and project_id is null and name = 'owner'`,
+    [realmId],
+  );
+  if (!row) throw new Error(`realm ${realmId} has no built-in owner role`);
+  return row.id;
+}
+
+/** An assignment of this role to the user inside the organization, however it is held. */
+export const findOrgAssignment = (
+  q: Queryable,
+  realmId: string,
+  orgId: string,
+  userId: string,
+  roleId: string,
+) =>
+  maybeOne<{ id: string; membership_id: string | null }>(
+    q,
+    `select id, membership_id from role_assignments
+      where realm_id = $1 and role_id = $4 and subject_type = 'user' and subject_id = $3
+        and scope_type = 'organization' and scope_id = $2`,
+    [realmId, orgId, userId, roleId],
+  );
+
+export async function insertMembershipAssignment(
+  tx: Tx,
+  realmId: string,
+  a: {
+    orgId: string;
+    membershipId: string;
+    userId: string;
+    roleId: string;
+    source: string;
+    reason?: string | null;
+  },
+  now: Date,
+): Promise<string> {
+  const id = newId('ras', now.getTime());
+  await tx.query(
+    `insert into role_assignments (realm_id, id, role_id, subject_type, subject_id, scope_type, scope_id, source,
+       reason, membership_id, created_at)
+     values ($1, $2, $3, 'user', $4, 'organization', $5, $6, $7, $8, $9)`,
+    [realmId, id, a.roleId, a.userId, a.orgId, a.source, a.reason ?? null, a.membershipId, now],
+  );
+  return id;
+}
+
+export async function deleteMembershipAssignments(
+  tx: Tx,
+  realmId: string,
+  membershipId: string,
+): Promise<{ id: string; role_id: string }[]> {
+  const r = await tx.query<{ id: string; role_id: string }>(
+    'delete from role_assignments where realm_id = $1 and membership_id = $2 returning id, role_id',
+    [realmId, membershipId],
+  );
+  return r.rows;
+}
+
+/**
+ * Users with an active membership who hold the owner role in the organization, other than the
+ * given membership's user.
+ */
+export async function countOtherActiveOwners(
+  q: Queryable,
+  realmId: string,
+  orgId: string,
+  ownerRole: string,
+  exceptMembershipId: string,
+): Promise<number> {
+  const r = await q.query<{ n: number }>(
+    `select count(*)::int as n from memberships m
+      where m.realm_id = $1 and m.organization_id = $2 and m.state = 'active' and m.id <> $4
+        and exists (select 1 from role_assignments ra where ra.realm_id = m.realm_id and ra.role_id = $3
+                      and ra.subject_type = 'user' and ra.subject_id = m.user_id
+                      and ra.scope_type = 'organization' and ra.scope_id = m.organization_id)`,
+    [realmId, orgId, ownerRole, exceptMembershipId],
+  );
+  return Number(r.rows[0]?.n ?? 0);
+}
+
+/** Users with an active membership, whose permissions change with the organization's state. */
+export async function activeMemberIds(q: Queryable, realmId: string, orgId: string): Promise<string[]> {
+  const r = await q.query<{ user_id: string }>(
+    `select user_id from memberships where realm_id = $1 and organization_id = $2 and state = 'active'`,
+    [realmId, orgId],
+  );
+  return r.rows.map((x) => x.user_id);
+}

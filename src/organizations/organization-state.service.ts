@@ -1,0 +1,158 @@
+// Organization state (spec doc 2, Catalog: organization.suspended/.reactivated/.archived/.deleted;
+// Organization deletion).
+//
+//   active    --suspend-->    suspended        grants bound to the organization are revoked
+//   suspended --reactivate--> active
+//   archived  --reactivate--> active
+//   active | suspended --archive--> archived   grants bound to the organization are revoked
+//   active | suspended | archived --DELETE--> deleting (202, a queued organization.delete job)
+//   deleting  --DELETE--> deleting again, only when no deletion job is queued or running
+//
+// Anything else is a conflict. Tokens naming a non-active organization are already inactive at
+// introspection; revoking the grants also stops refresh.
+import type { AuditType } from '../audit/audit.types.ts';
+import { authorizationChanged } from '../authz/authz-revision.ts';
+import { addEvent } from '../events/outbox.repo.ts';
+import type { Db, Tx } from '../platform/db/db.ts';
+import { problem } from '../platform/http/problem.ts';
+import { eraseJobResults, findLiveDeletionJob, queueDeletionJob } from './deletion-jobs.repo.ts';
+import { decideRequest, lockPendingRequestsOfOrg } from './membership-requests.repo.ts';
+import { requireOrganization } from './membership-rules.ts';
+import { activeMemberIds, setMembershipState } from './memberships.repo.ts';
+import { auditOrg, orgEvent } from './org-records.ts';
+import { revokeOrganizationGrants } from './organization-revocation.ts';
+import type { OrganizationView } from './organizations.present.ts';
+import {
+  disableOwnedServicePrincipals,
+  setOrganizationState,
+  suspendOwnedProjects,
+} from './organizations.repo.ts';
+import { viewOf } from './organizations.service.ts';
+import type { OrganizationState, OrgCall } from './organizations.types.ts';
+
+export type OrganizationStateChange = 'suspend' | 'reactivate' | 'archive';
+
+const TRANSITIONS: Record<
+  OrganizationStateChange,
+  { from: readonly OrganizationState[]; to: 'active' | 'suspended' | 'archived'; audit: AuditType }
+> = {
+  suspend: { from: ['active'], to: 'suspended', audit: 'organization.suspended' },
+  reactivate: { from: ['suspended', 'archived'], to: 'active', audit: 'organization.reactivated' },
+  archive: { from: ['active', 'suspended'], to: 'archived', audit: 'organization.archived' },
+};
+
+/** Members' permissions inside the organization follow its state. */
+async function membersChanged(tx: Tx, call: OrgCall, orgId: string): Promise<void> {
+  const users = await activeMemberIds(tx, call.realmId, orgId);
+  await authorizationChanged(
+    tx,
+    call.realmId,
+    users.map((id) => ({ type: 'user' as const, id })),
+  );
+}
+
+export async function changeOrganizationState(
+  db: Db,
+  call: OrgCall,
+  orgId: string,
+  change: OrganizationStateChange,
+  reason: string | null,
+): Promise<OrganizationView> {
+  const rule = TRANSITIONS[change];
+  return db.tx(async (tx) => {
+    const org = await requireOrganization(tx, call, orgId);
+    if (!rule.from.includes(org.state))
+      throw problem.conflict(`cannot ${change} an organization that is ${org.state}`);
+    const updated = await setOrganizationState(tx, call.realmId, org.id, rule.to, call.now);
+    const revoked =
+      rule.to === 'active'
+        ? null
+        : await revokeOrganizationGrants(tx, call.realmId, org.id, `organization_${rule.to}`, call.now);
+    await membersChanged(tx, call, org.id);
+    await auditOrg(tx, call, rule.audit, org.id, {
+      reason,
+      data: { from: org.state, state: rule.to, ...(revoked ? { grants_revoked: revoked.grants } : {}) },
+    });
+    const data = { organization_id: org.id, state: rule.to };
+    if (change === 'suspend') await orgEvent(tx, call, org.id, 'organization.suspended', data);
+    else if (change === 'reactivate') await orgEvent(tx, call, org.id, 'organization.reactivated', data);
+    else await orgEvent(tx, call, org.id, 'organization.archived', data);
+    return viewOf(tx, call.realmId, updated);
+  });
+}
+
+/**
+ * The request transaction of doc 2, Organization deletion: the organization becomes deleting, its
+ * grants end, pending invitations and join requests end, its service principals are disabled and
+ * its projects suspended, job results are erased and an organization.delete job is queued.
+ */
+export async function deleteOrganization(
+  db: Db,
+  call: OrgCall,
+  orgId: string,
+): Promise<{ state: 'deleting'; job_id: string }> {
+  return db.tx(async (tx) => {
+    const org = await requireOrganization(tx, call, orgId);
+    if (org.state === 'deleting' && (await findLiveDeletionJob(tx, call.realmId, org.id)))
+      throw problem.conflict('a deletion job for the organization is queued or running');
+    const jobId = await queueDeletionJob(tx, call.realmId, org.id, call.actor, call.now);
+    await setOrganizationState(tx, call.realmId, org.id, 'deleting', call.now, jobId);
+    const revoked = await revokeOrganizationGrants(
+      tx,
+      call.realmId,
+      org.id,
+      'organization_deleted',
+      call.now,
+    );
+    let requestsEnded = 0;
+    for (const r of await lockPendingRequestsOfOrg(tx, call.realmId, org.id)) {
+      await decideRequest(
+        tx,
+        call.realmId,
+        r.id,
+        r.kind === 'invitation' ? 'revoked' : 'denied',
+        null,
+        call.now,
+      );
+      await setMembershipState(
+        tx,
+        call.realmId,
+        r.membership_id,
+        { state: 'removed', endedReason: 'organization_deleted' },
+        call.now,
+      );
+      requestsEnded++;
+    }
+    const principals = await disableOwnedServicePrincipals(tx, call.realmId, org.id, call.now);
+    for (const id of principals) {
+      await addEvent(tx, {
+        realmId: call.realmId,
+        type: 'service_principal.state_changed',
+        occurredAt: call.now,
+        orgId: org.id,
+        ...(call.correlationId === null ? {} : { correlationId: call.correlationId }),
+        data: { service_principal_id: id, state: 'disabled' },
+      });
+    }
+    const projects = await suspendOwnedProjects(tx, call.realmId, org.id, call.now);
+    await eraseJobResults(tx, call.realmId, org.id, call.now);
+    await membersChanged(tx, call, org.id);
+    await authorizationChanged(
+      tx,
+      call.realmId,
+      principals.map((id) => ({ type: 'service_principal' as const, id })),
+    );
+    await auditOrg(tx, call, 'organization.deleted', org.id, {
+      data: {
+        from: org.state,
+        job_id: jobId,
+        grants_revoked: revoked.grants,
+        requests_ended: requestsEnded,
+        service_principals_disabled: principals.length,
+        projects_suspended: projects,
+      },
+    });
+    await orgEvent(tx, call, org.id, 'organization.deleted', { organization_id: org.id });
+    return { state: 'deleting', job_id: jobId };
+  });
+}

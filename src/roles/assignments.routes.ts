@@ -1,0 +1,159 @@
+// HTTP edge of role assignments (docs/api-roles.md): /role-assignments for the realm, and
+// /organizations/{org}/role-assignments for organization administrators.
+import type { FastifyInstance } from 'fastify';
+import { apiRoute } from '../authz/api-route.ts';
+import type { AppContext } from '../main/context.ts';
+import { problem } from '../platform/http/problem.ts';
+import { adminChange } from './admin-call.ts';
+import { listAssignments } from './assignments.repo.ts';
+import { assignRole, getAssignment, unassignRole } from './assignments.service.ts';
+import { decodePageQuery, pageOf } from './list-query.ts';
+import {
+  decodeAssignment,
+  decodeOrgAssignment,
+  idParam,
+  ROLE_SCOPES,
+  SUBJECT_TYPES,
+} from './roles.decode.ts';
+import { presentAssignment } from './roles.present.ts';
+import { liveOrgParam } from './roles.routes.ts';
+
+const FILTERS = ['subject_type', 'subject_id', 'role_id', 'scope_type', 'scope_id'] as const;
+const ORG_FILTERS = ['subject_type', 'subject_id', 'role_id'] as const;
+
+function checkEnum(name: string, value: string | undefined, allowed: readonly string[]): void {
+  if (value !== undefined && !allowed.includes(value))
+    throw problem.invalidRequest(`${name} must be one of ${allowed.join(', ')}`);
+}
+
+export function registerAssignmentRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const pages = ctx.config.limits;
+  const read = { audience: 'admin', permissions: ['realm.roles.read'] } as const;
+  // realm.roles.write, or org.roles.assign inside the assignment's organization: checked by the service.
+  const assign = { audience: 'admin', permissions: [] } as const;
+  const orgRead = { audience: 'admin', permissions: ['org.roles.read'], organizationParam: 'org' } as const;
+  const orgAssign = {
+    audience: 'admin',
+    permissions: ['org.roles.assign'],
+    organizationParam: 'org',
+  } as const;
+
+  apiRoute(app, ctx, 'GET', '/role-assignments', read, async ({ req, realm }) => {
+    const q = decodePageQuery(req.query, pages, `${realm.id}:GET /role-assignments`, FILTERS);
+    const f = q.filters;
+    checkEnum('subject_type', f.subject_type, SUBJECT_TYPES);
+    checkEnum('scope_type', f.scope_type, ROLE_SCOPES);
+    const rows = await listAssignments(
+      ctx.db,
+      realm.id,
+      {
+        ...(f.subject_type ? { subjectType: f.subject_type } : {}),
+        ...(f.subject_id ? { subjectId: f.subject_id } : {}),
+        ...(f.role_id ? { roleId: f.role_id } : {}),
+        ...(f.scope_type ? { scopeType: f.scope_type } : {}),
+        ...(f.scope_id ? { scopeId: f.scope_id } : {}),
+      },
+      q,
+    );
+    return pageOf(rows, q, presentAssignment);
+  });
+
+  apiRoute(app, ctx, 'POST', '/role-assignments', assign, async ({ req, reply, realm, caller }) => {
+    const change = adminChange(ctx, req, realm.id, caller);
+    const input = decodeAssignment(req.body, change.now);
+    const row = await assignRole(ctx.db, change, { kind: 'realm' }, input);
+    return reply.code(201).send(presentAssignment(row));
+  });
+
+  apiRoute<{ id: string }>(app, ctx, 'GET', '/role-assignments/:id', read, async ({ req, realm }) => {
+    const id = idParam('ras', req.params.id, 'role assignment');
+    return presentAssignment(await getAssignment(ctx.db, realm.id, { kind: 'realm' }, id));
+  });
+
+  apiRoute<{ id: string }>(
+    app,
+    ctx,
+    'DELETE',
+    '/role-assignments/:id',
+    assign,
+    async ({ req, reply, realm, caller }) => {
+      const id = idParam('ras', req.params.id, 'role assignment');
+      await unassignRole(ctx.db, adminChange(ctx, req, realm.id, caller), { kind: 'realm' }, id);
+      return reply.code(204).send();
+    },
+  );
+
+  type OrgP = { org: string };
+  apiRoute<OrgP>(app, ctx, 'GET', '/organizations/:org/role-assignments', orgRead, async ({ req, realm }) => {
+    const orgId = await liveOrgParam(ctx.db, realm.id, req.params.org);
+    const q = decodePageQuery(
+      req.query,
+      pages,
+      `${realm.id}:GET /organizations/${orgId}/role-assignments`,
+      ORG_FILTERS,
+    );
+    const f = q.filters;
+    checkEnum('subject_type', f.subject_type, SUBJECT_TYPES);
+    const rows = await listAssignments(
+      ctx.db,
+      realm.id,
+      {
+        ...(f.subject_type ? { subjectType: f.subject_type } : {}),
+        ...(f.subject_id ? { subjectId: f.subject_id } : {}),
+        ...(f.role_id ? { roleId: f.role_id } : {}),
+        scopeType: 'organization',
+        scopeId: orgId,
+      },
+      q,
+    );
+    return pageOf(rows, q, presentAssignment);
+  });
+
+  apiRoute<OrgP>(
+    app,
+    ctx,
+    'POST',
+    '/organizations/:org/role-assignments',
+    orgAssign,
+    async ({ req, reply, realm, caller }) => {
+      const orgId = await liveOrgParam(ctx.db, realm.id, req.params.org);
+      const change = adminChange(ctx, req, realm.id, caller);
+      const input = decodeOrgAssignment(req.body, orgId, change.now);
+      const row = await assignRole(ctx.db, change, { kind: 'organization', orgId }, input);
+      return reply.code(201).send(presentAssignment(row));
+    },
+  );
+
+  type OrgItem = { org: string; id: string };
+  apiRoute<OrgItem>(
+    app,
+    ctx,
+    'GET',
+    '/organizations/:org/role-assignments/:id',
+    orgRead,
+    async ({ req, realm }) => {
+      const orgId = await liveOrgParam(ctx.db, realm.id, req.params.org);
+      const id = idParam('ras', req.params.id, 'role assignment');
+      return presentAssignment(await getAssignment(ctx.db, realm.id, { kind: 'organization', orgId }, id));
+    },
+  );
+
+  apiRoute<OrgItem>(
+    app,
+    ctx,
+    'DELETE',
+    '/organizations/:org/role-assignments/:id',
+    orgAssign,
+    async ({ req, reply, realm, caller }) => {
+      const orgId = await liveOrgParam(ctx.db, realm.id, req.params.org);
+      const id = idParam('ras', req.params.id, 'role assignment');
+      await unassignRole(
+        ctx.db,
+        adminChange(ctx, req, realm.id, caller),
+        { kind: 'organization', orgId },
+        id,
+      );
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,247 @@
+// Role assignments (docs/api-roles.md): who holds which role where, for how long and under which
+// conditions. Each change checks the scope rules, the subject, the delegation ceiling and the
+// incompatible roles, then writes the row, audit, outbox event and authorization revision in one
+// transaction.
+import { recordAudit } from '../audit/audit.repo.ts';
+import type { ApiCaller } from '../authz/api-auth.ts';
+import { type AffectedSubject, authorizationChanged } from '../authz/authz-revision.ts';
+import { BUILTIN_ROLES } from '../authz/permissions.ts';
+import { addEvent } from '../events/outbox.repo.ts';
+import type { Db, Queryable, Tx } from '../platform/db/db.ts';
+import { problem } from '../platform/http/problem.ts';
+import { type AdminChange, invalid, roleProblem } from './admin-call.ts';
+import {
+  type AssignmentRow,
+  deleteAssignment,
+  findAssignment,
+  heldRoleIds,
+  insertAssignment,
+} from './assignments.repo.ts';
+import { type AuthzContext, callerAuthority, ensureWithinCeiling } from './delegation.ts';
+import {
+  findCurrentMembership,
+  findGroupRef,
+  findLiveOrganization,
+  findLivePrincipal,
+  findLiveUser,
+  findProjectRef,
+  principalAllowedIn,
+} from './references.repo.ts';
+import { expand, incompatiblePair, permissionsOfSet } from './role-graph.ts';
+import type { AssignmentInput } from './roles.decode.ts';
+import { findRole, loadRoleGraph, lockAuthorization, type RoleRow } from './roles.repo.ts';
+import { announceRemoved, type RoleRoute } from './roles.service.ts';
+
+const contextOf = (scopeType: string, scopeId: string): AuthzContext =>
+  scopeType === 'organization'
+    ? { orgId: scopeId, projectId: null }
+    : scopeType === 'project'
+      ? { orgId: null, projectId: scopeId }
+      : { orgId: null, projectId: null };
+
+/**
+ * realm.roles.write, or org.roles.assign held inside the organization of an organization-scope
+ * assignment. Organization routes were authorized by their route options already.
+ */
+async function ensureMayAssign(
+  q: Queryable,
+  c: AdminChange,
+  route: RoleRoute,
+  scope: { type: string; id: string },
+): Promise<void> {
+  if (route.kind === 'organization' || c.caller.permissions.has('realm.roles.write')) return;
+  if (scope.type === 'organization') {
+    const there = await callerAuthority(q, c.realmId, c.caller, contextOf(scope.type, scope.id), c.now);
+    if (there.everything || there.permissions.has('org.roles.assign')) return;
+  }
+  throw problem.forbidden('permission realm.roles.write is missing');
+}
+
+/** The scope object must exist: a live organization or a project. */
+async function ensureScopeExists(q: Queryable, realmId: string, type: string, id: string): Promise<void> {
+  if (type === 'organization' && !(await findLiveOrganization(q, realmId, id)))
+    throw problem.notFound('no such organization');
+  if (type === 'project' && !(await findProjectRef(q, realmId, id)))
+    throw problem.notFound('no such project');
+}
+
+/** A role is assignable only in its own scope and boundary. */
+function ensureRoleFits(route: RoleRoute, role: RoleRow, a: AssignmentInput): void {
+  // Another organization's role stays invisible on an organization's own routes.
+  if (route.kind === 'organization' && role.organization_id !== null && role.organization_id !== route.orgId)
+    throw problem.notFound('no such role');
+  if (role.scope !== a.scopeType)
+    throw invalid(
+      'role_id',
+      'scope_mismatch',
+      `a ${role.scope} role cannot be assigned at ${a.scopeType} scope`,
+    );
+  if (role.organization_id !== null && role.organization_id !== a.scopeId)
+    throw invalid('role_id', 'scope_mismatch', 'a role of one organization is assignable only inside it');
+  if (role.scope === 'project' && role.project_id !== a.scopeId)
+    throw invalid('role_id', 'scope_mismatch', 'a project role is assignable only in its project');
+}
+
+/** The subject must exist, and inside an organization it must belong there. */
+async function ensureSubjectFits(tx: Tx, realmId: string, a: AssignmentInput): Promise<void> {
+  const inOrg = a.scopeType === 'organization' ? a.scopeId : null;
+  if (a.subjectType === 'user') {
+    if (!(await findLiveUser(tx, realmId, a.subjectId))) throw problem.notFound('no such user');
+    if (inOrg && !(await findCurrentMembership(tx, realmId, inOrg, a.subjectId)))
+      throw problem.conflict('the user is not a member of the organization');
+  } else if (a.subjectType === 'service_principal') {
+    const p = await findLivePrincipal(tx, realmId, a.subjectId);
+    if (!p) throw problem.notFound('no such service principal');
+    if (inOrg && !principalAllowedIn(p, inOrg))
+      throw problem.conflict('the service principal may not act in the organization');
+  } else {
+    const g = await findGroupRef(tx, realmId, a.subjectId);
+    if (!g) throw problem.notFound('no such group');
+    if (g.organization_id !== null && g.organization_id !== inOrg)
+      throw invalid('subject_id', 'scope_mismatch', "an organization's group is assignable only inside it");
+  }
+}
+
+export const affectedBy = (subjectType: string, subjectId: string): AffectedSubject[] =>
+  subjectType === 'user' || subjectType === 'service_principal' ? [{ type: subjectType, id: subjectId }] : [];
+
+export async function assignRole(
+  db: Db,
+  c: AdminChange,
+  route: RoleRoute,
+  a: AssignmentInput,
+): Promise<AssignmentRow> {
+  return db.tx(async (tx) => {
+    await ensureMayAssign(tx, c, route, { type: a.scopeType, id: a.scopeId });
+    await lockAuthorization(tx, c.realmId);
+    await ensureScopeExists(tx, c.realmId, a.scopeType, a.scopeId);
+    const role = await findRole(tx, c.realmId, a.roleId);
+    if (!role) throw problem.notFound('no such role');
+    ensureRoleFits(route, role, a);
+    await ensureSubjectFits(tx, c.realmId, a);
+
+    const graph = await loadRoleGraph(tx, c.realmId);
+    const granted = expand(graph, [role.id]);
+    const authority = await callerAuthority(
+      tx,
+      c.realmId,
+      c.caller,
+      contextOf(a.scopeType, a.scopeId),
+      c.now,
+    );
+    ensureWithinCeiling(authority, permissionsOfSet(graph, granted));
+    const subject = { type: a.subjectType, id: a.subjectId };
+    const held = expand(
+      graph,
+      await heldRoleIds(tx, c.realmId, subject, { type: a.scopeType, id: a.scopeId }, c.now),
+    );
+    const pair = incompatiblePair(graph, granted, held);
+    if (pair) {
+      const name = (id: string) => graph.get(id)?.name ?? id;
+      throw roleProblem.incompatible(
+        `${name(pair[0])} and ${name(pair[1])} cannot be held together in this scope`,
+      );
+    }
+
+    const id = await insertAssignment(tx, c.realmId, a, c.now);
+    if (id === null) throw problem.conflict('the subject already holds this role in this scope');
+    const privileged = [...granted].some(
+      (r) => graph.get(r)?.builtin && graph.get(r)?.name === BUILTIN_ROLES.realmAdmin.name,
+    );
+    const orgId = a.scopeType === 'organization' ? { orgId: a.scopeId } : {};
+    await recordAudit(
+      tx,
+      {
+        realmId: c.realmId,
+        type: 'role.assigned',
+        category: 'security',
+        actor: c.actor,
+        subject: subject,
+        target: { type: 'role', id: role.id },
+        ...orgId,
+        correlationId: c.correlationId,
+        ...(privileged ? { signal: 'privileged_grant' as const } : {}),
+        ...(a.reason ? { reason: a.reason } : {}),
+        data: { assignment_id: id, role_id: role.id, scope_type: a.scopeType, scope_id: a.scopeId || null },
+      },
+      c.now,
+    );
+    await addEvent(tx, {
+      realmId: c.realmId,
+      type: 'authorization.role.assigned',
+      occurredAt: c.now,
+      correlationId: c.correlationId,
+      ...orgId,
+      data: { subject_id: a.subjectId, role_id: role.id, assignment_id: id },
+    });
+    await authorizationChanged(tx, c.realmId, affectedBy(a.subjectType, a.subjectId));
+    const row = await findAssignment(tx, c.realmId, id);
+    if (!row) throw new Error('assignment vanished inside its own transaction');
+    return row;
+  });
+}
+
+/** An assignment as the route may see it: organization routes see only their organization's. */
+export async function getAssignment(
+  q: Queryable,
+  realmId: string,
+  route: RoleRoute,
+  id: string,
+): Promise<AssignmentRow> {
+  const a = await findAssignment(q, realmId, id);
+  if (
+    !a ||
+    (route.kind === 'organization' && !(a.scope_type === 'organization' && a.scope_id === route.orgId))
+  )
+    throw problem.notFound('no such role assignment');
+  return a;
+}
+
+async function mayUnassign(
+  q: Queryable,
+  c: AdminChange,
+  caller: ApiCaller,
+  a: AssignmentRow | null,
+): Promise<boolean> {
+  if (caller.permissions.has('realm.roles.write')) return true;
+  if (a?.scope_type !== 'organization') return false;
+  const there = await callerAuthority(q, c.realmId, caller, contextOf(a.scope_type, a.scope_id), c.now);
+  return there.everything || there.permissions.has('org.roles.assign');
+}
+
+export async function unassignRole(db: Db, c: AdminChange, route: RoleRoute, id: string): Promise<void> {
+  await db.tx(async (tx) => {
+    await lockAuthorization(tx, c.realmId);
+    if (
+      route.kind === 'realm' &&
+      !(await mayUnassign(tx, c, c.caller, await findAssignment(tx, c.realmId, id)))
+    )
+      throw problem.forbidden('permission realm.roles.write is missing');
+    const a = await getAssignment(tx, c.realmId, route, id);
+    if (a.membership_id !== null)
+      throw problem.conflict('this assignment comes with a membership; change the membership instead');
+    const removed = await deleteAssignment(tx, c.realmId, id);
+    await announceRemoved(tx, c, removed);
+    await recordAudit(
+      tx,
+      {
+        realmId: c.realmId,
+        type: 'role.unassigned',
+        category: 'security',
+        actor: c.actor,
+        subject: { type: a.subject_type, id: a.subject_id },
+        target: { type: 'role', id: a.role_id },
+        ...(a.scope_type === 'organization' ? { orgId: a.scope_id } : {}),
+        correlationId: c.correlationId,
+        data: {
+          assignment_id: a.id,
+          role_id: a.role_id,
+          scope_type: a.scope_type,
+          scope_id: a.scope_id || null,
+        },
+      },
+      c.now,
+    );
+    await authorizationChanged(tx, c.realmId, affectedBy(a.subject_type, a.subject_id));
+  });
+}

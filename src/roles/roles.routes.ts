@@ -1,0 +1,166 @@
+// HTTP edge of application permissions and roles (docs/api-roles.md): realm-wide under
+// /permissions and /roles, one organization's roles under /organizations/{org}/roles.
+import type { FastifyInstance } from 'fastify';
+import { apiRoute } from '../authz/api-route.ts';
+import { ORGANIZATION_PERMISSIONS, REALM_PERMISSIONS, SUPPORT_PERMISSIONS } from '../authz/permissions.ts';
+import type { AppContext } from '../main/context.ts';
+import type { Queryable } from '../platform/db/db.ts';
+import { problem } from '../platform/http/problem.ts';
+import { adminChange, etagOf } from './admin-call.ts';
+import { decodePageQuery, pageOf } from './list-query.ts';
+import { createPermission, removePermission } from './permissions.service.ts';
+import { findLiveOrganization, findProjectRef } from './references.repo.ts';
+import { decodePermission, decodeRole, idParam } from './roles.decode.ts';
+import { presentBuiltinPermission, presentPermission, presentRole } from './roles.present.ts';
+import { listPermissions, listRoles, type RoleBoundary, type RoleRow } from './roles.repo.ts';
+import { createRole, getRole, type RoleRoute, removeRole, replaceRoleDefinition } from './roles.service.ts';
+
+const BUILTIN_NAMES = [...REALM_PERMISSIONS, ...ORGANIZATION_PERMISSIONS, ...SUPPORT_PERMISSIONS];
+
+/** The organization of an /organizations/{org}/... path; 404 when it does not exist (any more). */
+export async function liveOrgParam(q: Queryable, realmId: string, raw: string): Promise<string> {
+  const orgId = idParam('org', raw, 'organization');
+  if (!(await findLiveOrganization(q, realmId, orgId))) throw problem.notFound('no such organization');
+  return orgId;
+}
+
+export function registerRoleRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const read = { audience: 'admin', permissions: ['realm.roles.read'] } as const;
+  const write = { audience: 'admin', permissions: ['realm.roles.write'] } as const;
+  const orgRead = { audience: 'admin', permissions: ['org.roles.read'], organizationParam: 'org' } as const;
+  const orgWrite = { audience: 'admin', permissions: ['org.roles.write'], organizationParam: 'org' } as const;
+  const pages = ctx.config.limits;
+
+  // ---- permissions ----
+
+  apiRoute(app, ctx, 'GET', '/permissions', read, async ({ req, realm }) => {
+    const q = decodePageQuery(req.query, pages, `${realm.id}:GET /permissions`, ['builtin'] as const);
+    const builtin = q.filters.builtin;
+    if (builtin !== undefined && builtin !== 'true' && builtin !== 'false')
+      throw problem.invalidRequest('builtin must be true or false');
+    if (builtin === 'true') return { items: BUILTIN_NAMES.map(presentBuiltinPermission), next_cursor: null };
+    const rows = await listPermissions(ctx.db, realm.id, q);
+    // Permission rows have no id; their name is the key of the page.
+    return pageOf(
+      rows.map((r) => ({ ...r, id: r.name })),
+      q,
+      presentPermission,
+    );
+  });
+
+  apiRoute(app, ctx, 'POST', '/permissions', write, async ({ req, reply, realm, caller }) => {
+    const input = decodePermission(req.body);
+    const row = await createPermission(ctx.db, adminChange(ctx, req, realm.id, caller), input);
+    return reply.code(201).send(presentPermission(row));
+  });
+
+  apiRoute<{ name: string }>(
+    app,
+    ctx,
+    'DELETE',
+    '/permissions/:name',
+    write,
+    async ({ req, reply, realm, caller }) => {
+      await removePermission(ctx.db, adminChange(ctx, req, realm.id, caller), req.params.name);
+      return reply.code(204).send();
+    },
+  );
+
+  // ---- roles ----
+
+  const listRoute = async (realmId: string, rawQuery: unknown, boundary: RoleBoundary, route: string) => {
+    const q = decodePageQuery(rawQuery, pages, `${realmId}:${route}`, ['project_id'] as const);
+    let b = boundary;
+    if (q.filters.project_id !== undefined) {
+      if (boundary.kind !== 'realm') throw problem.invalidRequest('unknown query parameter project_id');
+      if (!(await findProjectRef(ctx.db, realmId, q.filters.project_id)))
+        throw problem.notFound('no such project');
+      b = { kind: 'project', id: q.filters.project_id };
+    }
+    return pageOf(await listRoles(ctx.db, realmId, b, q), q, presentRole);
+  };
+  const withEtag = (role: RoleRow) => ({ etag: etagOf(role.version), body: presentRole(role) });
+
+  const itemRoutes = (
+    prefix: string,
+    auth: { r: typeof read | typeof orgRead; w: typeof write | typeof orgWrite },
+  ) => {
+    type P = { role: string; org?: string };
+    const routeOf = async (realmId: string, params: P): Promise<RoleRoute> =>
+      params.org === undefined
+        ? { kind: 'realm' }
+        : { kind: 'organization', orgId: await liveOrgParam(ctx.db, realmId, params.org) };
+
+    apiRoute<P>(app, ctx, 'GET', `${prefix}/:role`, auth.r, async ({ req, reply, realm }) => {
+      const route = await routeOf(realm.id, req.params);
+      const role = await getRole(ctx.db, realm.id, route, idParam('rol', req.params.role, 'role'));
+      const out = withEtag(role);
+      return reply.header('etag', out.etag).send(out.body);
+    });
+
+    apiRoute<P>(app, ctx, 'PUT', `${prefix}/:role`, auth.w, async ({ req, reply, realm, caller }) => {
+      const route = await routeOf(realm.id, req.params);
+      const id = idParam('rol', req.params.role, 'role');
+      const input = decodeRole(req.body);
+      const change = adminChange(ctx, req, realm.id, caller);
+      const role = await replaceRoleDefinition(ctx.db, change, route, id, input, req.headers['if-match']);
+      const out = withEtag(role);
+      return reply.header('etag', out.etag).send(out.body);
+    });
+
+    apiRoute<P>(app, ctx, 'DELETE', `${prefix}/:role`, auth.w, async ({ req, reply, realm, caller }) => {
+      const route = await routeOf(realm.id, req.params);
+      const id = idParam('rol', req.params.role, 'role');
+      await removeRole(ctx.db, adminChange(ctx, req, realm.id, caller), route, id);
+      return reply.code(204).send();
+    });
+  };
+
+  apiRoute(app, ctx, 'GET', '/roles', read, async ({ req, realm }) =>
+    listRoute(realm.id, req.query, { kind: 'realm' }, 'GET /roles'),
+  );
+
+  apiRoute(app, ctx, 'POST', '/roles', write, async ({ req, reply, realm, caller }) => {
+    const input = decodeRole(req.body);
+    const role = await createRole(ctx.db, adminChange(ctx, req, realm.id, caller), { kind: 'realm' }, input);
+    return reply
+      .code(201)
+      .header('etag', etagOf(role.version))
+      .header('location', `/api/v1/realms/${realm.name}/roles/${role.id}`)
+      .send(presentRole(role));
+  });
+
+  itemRoutes('/roles', { r: read, w: write });
+
+  type OrgP = { org: string };
+  apiRoute<OrgP>(app, ctx, 'GET', '/organizations/:org/roles', orgRead, async ({ req, realm }) => {
+    const orgId = await liveOrgParam(ctx.db, realm.id, req.params.org);
+    return listRoute(
+      realm.id,
+      req.query,
+      { kind: 'organization', id: orgId },
+      `GET /organizations/${orgId}/roles`,
+    );
+  });
+
+  apiRoute<OrgP>(
+    app,
+    ctx,
+    'POST',
+    '/organizations/:org/roles',
+    orgWrite,
+    async ({ req, reply, realm, caller }) => {
+      const orgId = await liveOrgParam(ctx.db, realm.id, req.params.org);
+      const input = decodeRole(req.body);
+      const change = adminChange(ctx, req, realm.id, caller);
+      const role = await createRole(ctx.db, change, { kind: 'organization', orgId }, input);
+      return reply
+        .code(201)
+        .header('etag', etagOf(role.version))
+        .header('location', `/api/v1/realms/${realm.name}/organizations/${orgId}/roles/${role.id}`)
+        .send(presentRole(role));
+    },
+  );
+
+  itemRoutes('/organizations/:org/roles', { r: orgRead, w: orgWrite });
+}

@@ -1,0 +1,146 @@
+// Service principals (docs/api-roles.md, Service principals): machine identities, behind a
+// service client or on their own. Each change writes the row, audit record, outbox event and
+// authorization revision in one transaction.
+import { recordAudit } from '../audit/audit.repo.ts';
+import type { AuditType } from '../audit/audit.types.ts';
+import { authorizationChanged } from '../authz/authz-revision.ts';
+import { addEvent } from '../events/outbox.repo.ts';
+import type { Db, Queryable, Tx } from '../platform/db/db.ts';
+import type { FieldError } from '../platform/http/problem.ts';
+import { problem } from '../platform/http/problem.ts';
+import { type AdminChange, invalid, invalidAll } from '../roles/admin-call.ts';
+import { deleteAssignmentsOfSubject } from '../roles/assignments.repo.ts';
+import { findLiveOrganization, findLiveUser, liveOrganizationIds } from '../roles/references.repo.ts';
+import { lockAuthorization } from '../roles/roles.repo.ts';
+import { announceRemoved } from '../roles/roles.service.ts';
+import { nextPrincipalState, type PrincipalAction } from './principal.states.ts';
+import type { CreatePrincipalInput, UpdatePrincipalInput } from './principals.decode.ts';
+import {
+  findPrincipal,
+  insertStandalonePrincipal,
+  leaveAllGroups,
+  lockPrincipal,
+  type PrincipalRow,
+  setPrincipalState,
+  updatePrincipal,
+} from './principals.repo.ts';
+
+export async function getPrincipal(q: Queryable, realmId: string, id: string): Promise<PrincipalRow> {
+  const p = await findPrincipal(q, realmId, id);
+  if (!p) throw problem.notFound('no such service principal');
+  return p;
+}
+
+/** Every listed organization must exist. */
+async function ensureOrganizations(q: Queryable, realmId: string, ids: readonly string[] | null | undefined) {
+  if (!ids || ids.length === 0) return;
+  const live = await liveOrganizationIds(q, realmId, ids);
+  const errors: FieldError[] = [];
+  ids.forEach((id, i) => {
+    if (!live.has(id))
+      errors.push({
+        field: `allowed_organization_ids[${i}]`,
+        code: 'unknown_organization',
+        detail: 'no such organization',
+      });
+  });
+  if (errors.length > 0) throw invalidAll(errors);
+}
+
+async function audit(tx: Tx, c: AdminChange, type: AuditType, id: string, data: Record<string, unknown>) {
+  await recordAudit(
+    tx,
+    {
+      realmId: c.realmId,
+      type,
+      category: 'configuration',
+      actor: c.actor,
+      target: { type: 'service_principal', id },
+      correlationId: c.correlationId,
+      data,
+    },
+    c.now,
+  );
+}
+
+export async function createPrincipal(
+  db: Db,
+  c: AdminChange,
+  input: CreatePrincipalInput,
+): Promise<PrincipalRow> {
+  return db.tx(async (tx) => {
+    if (input.ownerUserId && !(await findLiveUser(tx, c.realmId, input.ownerUserId)))
+      throw invalid('owner_user_id', 'unknown_user', 'no such user');
+    if (input.ownerOrganizationId && !(await findLiveOrganization(tx, c.realmId, input.ownerOrganizationId)))
+      throw invalid('owner_organization_id', 'unknown_organization', 'no such organization');
+    await ensureOrganizations(tx, c.realmId, input.allowedOrganizationIds);
+    const id = await insertStandalonePrincipal(
+      tx,
+      c.realmId,
+      {
+        name: input.name,
+        description: input.description ?? null,
+        ownerUserId: input.ownerUserId ?? null,
+        ownerOrganizationId: input.ownerOrganizationId ?? null,
+        allowedOrganizationIds: input.allowedOrganizationIds ?? null,
+        isAgent: input.isAgent ?? false,
+      },
+      c.now,
+    );
+    await audit(tx, c, 'service_principal.created', id, { is_agent: input.isAgent ?? false });
+    return getPrincipal(tx, c.realmId, id);
+  });
+}
+
+export async function changePrincipal(db: Db, c: AdminChange, id: string, input: UpdatePrincipalInput) {
+  return db.tx(async (tx) => {
+    const p = await lockPrincipal(tx, c.realmId, id);
+    if (!p) throw problem.notFound('no such service principal');
+    await ensureOrganizations(tx, c.realmId, input.allowedOrganizationIds);
+    await updatePrincipal(
+      tx,
+      c.realmId,
+      id,
+      {
+        name: input.name ?? p.name ?? '',
+        description: input.description === undefined ? p.description : input.description,
+        allowedOrganizationIds:
+          input.allowedOrganizationIds === undefined
+            ? p.allowed_organization_ids
+            : input.allowedOrganizationIds,
+        isAgent: input.isAgent ?? p.is_agent,
+      },
+      c.now,
+    );
+    await audit(tx, c, 'service_principal.updated', id, { changed: Object.keys(input) });
+    // Where it may act decides which organization-scope roles count.
+    if (input.allowedOrganizationIds !== undefined)
+      await authorizationChanged(tx, c.realmId, [{ type: 'service_principal', id }]);
+    return getPrincipal(tx, c.realmId, id);
+  });
+}
+
+export async function changePrincipalState(db: Db, c: AdminChange, id: string, action: PrincipalAction) {
+  return db.tx(async (tx) => {
+    if (action === 'delete') await lockAuthorization(tx, c.realmId);
+    const p = await lockPrincipal(tx, c.realmId, id);
+    if (!p) throw problem.notFound('no such service principal');
+    const state = nextPrincipalState(p, action);
+    await setPrincipalState(tx, c.realmId, id, state, c.now);
+    if (state === 'deleted') {
+      // A deleted principal holds nothing; its assignments and group places go with it.
+      await announceRemoved(tx, c, await deleteAssignmentsOfSubject(tx, c.realmId, 'service_principal', id));
+      await leaveAllGroups(tx, c.realmId, id);
+    }
+    await audit(tx, c, 'service_principal.state_changed', id, { from: p.state, state });
+    await addEvent(tx, {
+      realmId: c.realmId,
+      type: 'service_principal.state_changed',
+      occurredAt: c.now,
+      correlationId: c.correlationId,
+      data: { service_principal_id: id, state },
+    });
+    await authorizationChanged(tx, c.realmId, [{ type: 'service_principal', id }]);
+    return { ...p, state, updated_at: c.now };
+  });
+}
