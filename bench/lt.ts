@@ -42,8 +42,12 @@ export interface Spec {
   path?: string;
   /** form, codeflow: JSON file {auths?: string[], bodies?: string[]} (argv is too small for tokens). */
   formFile?: string;
-  /** form: what a 2xx body must hold (token endpoint: an access token; introspection: active). */
-  expect?: 'access_token' | 'active';
+  /** form: what a 2xx body must hold (token endpoint: an access token; introspection: active; decisions: a decision_id). */
+  expect?: 'access_token' | 'active' | 'decision';
+  /** form: the body's content type (default application/x-www-form-urlencoded). */
+  contentType?: string;
+  /** Fixed arrival rate over all connections (requests/s), for latency at a share of peak. */
+  rate?: number;
   c: number;
   d: number;
   serverPids: number[];
@@ -75,6 +79,10 @@ export interface LtResult {
   /** form with expect=active: answers active / inactive (the sample of bodies BENCH.md asks for). */
   active?: number;
   inactive?: number;
+  /** form with expect=decision: decisions allowed / denied, and the latency's p95 (client-measured). */
+  allowed?: number;
+  denied?: number;
+  lat_p95_ms?: number;
   status_codes: Record<string, number>;
   unexpected_samples: string[];
   server_cores: number;
@@ -192,7 +200,17 @@ const formInput = (): { auths: string[]; bodies: string[] } => {
   return { auths: f.auths ?? [], bodies: f.bodies ?? [] };
 };
 
-const form = { ok: 0, unexpected: 0, active: 0, inactive: 0, next: 0 };
+const form = {
+  ok: 0,
+  unexpected: 0,
+  active: 0,
+  inactive: 0,
+  allowed: 0,
+  denied: 0,
+  next: 0,
+  lat: [] as number[],
+};
+const countOf = (body: string, needle: string): number => body.split(needle).length - 1;
 
 function formRequests(): Request[] {
   const { auths, bodies } = formInput();
@@ -201,13 +219,17 @@ function formRequests(): Request[] {
   return [
     {
       method: 'POST',
-      setupRequest: (req) => {
+      setupRequest: (req, ctx) => {
         const i = form.next++;
-        const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+        ctx.t0 = performance.now();
+        const headers: Record<string, string> = {
+          'content-type': spec.contentType ?? 'application/x-www-form-urlencoded',
+        };
         if (auths.length > 0) headers.authorization = auths[i % auths.length] as string;
         return { ...req, path, headers, body: bodies[i % bodies.length] as string };
       },
-      onResponse: (status, body) => {
+      onResponse: (status, body, ctx) => {
+        if (spec.expect === 'decision') form.lat.push(performance.now() - (ctx.t0 as number));
         if (status < 200 || status >= 300) {
           sample(`${status} ${body}`);
           return;
@@ -219,6 +241,10 @@ function formRequests(): Request[] {
           good = /^\{\s*"active"\s*:\s*true/.test(body);
           if (good) form.active++;
           else form.inactive++;
+        } else if (spec.expect === 'decision') {
+          good = body.includes('"decision_id":"dec_') && !body.includes('EVALUATION_ERROR');
+          form.allowed += countOf(body, '"allowed":true');
+          form.denied += countOf(body, '"allowed":false');
         } else {
           good = body.includes('"access_token":"');
         }
@@ -325,6 +351,7 @@ const r = await autocannon({
   connections: spec.c,
   duration: spec.d,
   timeout: 30,
+  ...(spec.rate ? { overallRate: spec.rate } : {}),
   ...(requests ? { requests } : {}),
 });
 
@@ -400,6 +427,19 @@ const result: LtResult = {
           : 0,
   ...(spec.kind === 'form' && spec.expect === 'active'
     ? { active: form.active, inactive: form.inactive }
+    : {}),
+  ...(spec.kind === 'form' && spec.expect === 'decision'
+    ? {
+        allowed: form.allowed,
+        denied: form.denied,
+        lat_p95_ms: round(
+          percentile(
+            form.lat.sort((a, b) => a - b),
+            95,
+          ),
+          2,
+        ),
+      }
     : {}),
   status_codes: statusCodes,
   unexpected_samples: samples,

@@ -32,6 +32,7 @@ import {
   WORK_DIR,
   waitQuiet,
 } from './common.ts';
+import { BATCH_SIZE, type DecisionInputs, seedDecisions } from './decisions.ts';
 import type { LtResult, Spec } from './lt.ts';
 import { topSelfTime } from './profile-top.ts';
 import { type Cluster, type SeedSummary, seedDatabase, startCluster, writeRootKey } from './seed.ts';
@@ -46,7 +47,17 @@ const WANT_PEER = process.env.PEER !== '0';
 const SERVER_CPU = '0';
 const LOAD_CPU = '1';
 const FOREIGN_LIMIT = 0.15;
-const ALL_SCENARIOS = ['jwks', 'cc-es256', 'cc-rs256', 'introspect', 'health', 'login', 'codeflow'];
+const ALL_SCENARIOS = [
+  'jwks',
+  'cc-es256',
+  'cc-rs256',
+  'introspect',
+  'decision',
+  'decision-batch',
+  'health',
+  'login',
+  'codeflow',
+];
 const SCENARIOS = new Set(
   (process.env.SCENARIOS ?? ALL_SCENARIOS.join(','))
     .split(',')
@@ -572,6 +583,7 @@ async function main(): Promise<void> {
         unit: 'token response',
       });
     }
+    let introspectionTokens: string[] | null = null;
     if (SCENARIOS.has('introspect')) {
       const t0 = Date.now();
       const tokens = await mintIntrospectionTokens({
@@ -580,6 +592,7 @@ async function main(): Promise<void> {
         port,
         count: INTROSPECT_TOKENS,
       });
+      introspectionTokens = tokens;
       out(
         `\nminted ${tokens.length} distinct RS256 user access tokens (live session and grant each) for introspection in ${Date.now() - t0} ms`,
       );
@@ -616,6 +629,51 @@ async function main(): Promise<void> {
       });
     }
 
+    let decisionInputs: DecisionInputs | null = null;
+    if (SCENARIOS.has('decision') || SCENARIOS.has('decision-batch')) {
+      const t0 = Date.now();
+      const subjectTokens =
+        introspectionTokens ??
+        (await mintIntrospectionTokens({
+          databaseUrl: cluster.url,
+          rootKeyFile,
+          port,
+          count: INTROSPECT_TOKENS,
+        }));
+      decisionInputs = await seedDecisions({ databaseUrl: cluster.url, rootKeyFile, port, subjectTokens });
+      out(
+        `\ndecision model: ${decisionInputs.organizations} organizations, ${decisionInputs.tuples} relationship tuples, composite roles; ${decisionInputs.single.length} single and ${decisionInputs.batch.length} batch bodies in ${Date.now() - t0} ms`,
+      );
+      for (const [key, bodies, target] of [
+        ['decision', decisionInputs.single, 2_800],
+        ['decision-batch', decisionInputs.batch, 20_000 / BATCH_SIZE],
+      ] as const) {
+        if (!SCENARIOS.has(key)) continue;
+        const file = writeForm(`form-${key}.json`, { auths: [decisionInputs.auth], bodies: [...bodies] });
+        paired.push({
+          key,
+          title:
+            key === 'decision' ? 'decision check (RBAC)' : `decision check-batch (${BATCH_SIZE} RBAC checks)`,
+          oursLabel:
+            key === 'decision'
+              ? 'proudauth POST /authorization/check'
+              : 'proudauth POST /authorization/check-batch',
+          peerLabel: '-',
+          ours: {
+            kind: 'form',
+            path: `/api/v1/realms/${REALM}/authorization/${key === 'decision' ? 'check' : 'check-batch'}`,
+            formFile: file,
+            expect: 'decision',
+            contentType: 'application/json',
+          },
+          peer: null,
+          target,
+          ratioTarget: null,
+          unit: key === 'decision' ? 'decision' : 'batch of 100',
+        });
+      }
+    }
+
     const pairRuns = new Map<string, PairRun[]>();
     for (const sc of paired) {
       out(`\n${sc.title}: warm-up`);
@@ -632,6 +690,26 @@ async function main(): Promise<void> {
       }
       pairRuns.set(sc.key, runs);
     }
+    // BENCH.md: decision latency at a fixed rate of 50% of peak (the c=32 median).
+    const decisionLatency: string[] = [];
+    for (const sc of paired.filter((x) => x.key.startsWith('decision'))) {
+      const at32 = (pairRuns.get(sc.key) ?? []).filter((j) => j.c === 32).map((j) => j.ours.r.req_s);
+      const peak = median(at32);
+      if (!(peak > 0)) continue;
+      for (const share of [0.5, 0.75]) {
+        const rate = Math.max(1, Math.round(peak * share));
+        const row = await load(ours, `${sc.oursLabel} at ${share * 100}% of peak (${rate}/s)`, {
+          ...sc.ours,
+          c: 32,
+          d: D,
+          rate,
+        });
+        decisionLatency.push(
+          `${sc.title} at ${share * 100}% of peak (${rate} req/s${sc.key === 'decision-batch' ? `, ${rate * BATCH_SIZE} checks/s` : ''}): p50 ${f1(row.r.lat_p50_ms)} ms, p95 ${f2(row.r.lat_p95_ms)} ms, p99 ${f1(row.r.lat_p99_ms)} ms (loopback client-side, which bounds the server side from above; target p95 <= 5 ms at 50%${sc.key === 'decision' ? '' : ' applies to single checks'})`,
+        );
+      }
+    }
+
     if (peer) {
       const last = rows.filter((r) => r.server === 'oidc-provider').pop();
       await stopChild(peer.child);
@@ -767,6 +845,14 @@ async function main(): Promise<void> {
           `introspection answers (all runs): ours ${share(runs.map((j) => j.ours))}${peerRows.length ? `; peer ${share(runs.map((j) => j.peer).filter((p): p is Row => p !== null))}` : ''} (every token introspected is live, so 100% is the correct share)`,
         );
       }
+      if (sc.key.startsWith('decision')) {
+        const all = runs.map((j) => j.ours.r);
+        const allowed = all.reduce((n, r) => n + (r.allowed ?? 0), 0);
+        const denied = all.reduce((n, r) => n + (r.denied ?? 0), 0);
+        summary.push(
+          `${sc.title}: ${f1((100 * allowed) / Math.max(1, allowed + denied))}% allowed of ${allowed + denied} decisions${sc.key === 'decision-batch' ? `; ${f0(oursPerCore * BATCH_SIZE)} checks/s per server core at c=32 (target >= 20,000: ${verdict(oursPerCore * BATCH_SIZE >= 20_000)})` : ''}; SpiceDB anchor p95 5.76 ms`,
+        );
+      }
       if (sc.key !== 'jwks') pushSql(mid, sc.unit, `${mid.r.http_total} HTTP answers`);
     }
 
@@ -857,6 +943,7 @@ async function main(): Promise<void> {
       ...lines,
       '',
       ...summary.map((x) => `- ${x}`),
+      ...decisionLatency.map((x) => `- ${x}`),
       ...sqlDetail,
       ...profile,
       ...(warnings.length ? ['', 'warnings:', ...warnings.map((w) => `- ${w}`)] : []),

@@ -4,6 +4,7 @@
 // counts only while the organization is active and the user's membership in it is active (or the
 // service principal is allowed in it); a project-scope one only while the project is active.
 // Everything is one scalar subquery, so a caller folds it into the statement it already runs.
+import { liveMembershipSql } from './live-membership.ts';
 import { BUILTIN_ROLES, type RoleScope } from './permissions.ts';
 
 /** Limits of doc 2, Limits: group depth 8, role expansion 64. */
@@ -64,7 +65,7 @@ export function effectiveRolesSql(c: RoleContextSql): string {
               select 1 from organizations o where o.realm_id = ${R} and o.id = ra.scope_id and o.state = 'active'
                 and (case when ${ST} = 'user'
                   then exists (select 1 from memberships m where m.realm_id = ${R} and m.organization_id = o.id
-                                and m.user_id = ${SID} and m.state = 'active')
+                                and m.user_id = ${SID} and ${liveMembershipSql('m', NOW)})
                   else exists (select 1 from service_principals sp where sp.realm_id = ${R} and sp.id = ${SID}
                                 and (sp.allowed_organization_ids is null or o.id = any (sp.allowed_organization_ids)))
                   end)))

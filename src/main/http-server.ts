@@ -1,6 +1,7 @@
 // The public and internal listeners of one server process, and their graceful shutdown.
 import type { FastifyInstance } from 'fastify';
 import { registerClientRoutes } from '../clients/clients.routes.ts';
+import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
 import { registerAuthorize } from '../oauth/authorize.routes.ts';
@@ -18,6 +19,7 @@ import { registerOrganizationRoutes } from '../organizations/organizations.route
 import { parseListen } from '../platform/config/load.ts';
 import { buildEdge } from '../platform/http/app.ts';
 import { registerProjectRoutes } from '../projects/projects.routes.ts';
+import { registerRelationshipRoutes } from '../relationships/relationships.routes.ts';
 import { registerResourceRoutes } from '../resources/resources.routes.ts';
 import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
 import { registerRoleRoutes } from '../roles/roles.routes.ts';
@@ -89,6 +91,8 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerServicePrincipalRoutes(app, ctx);
   registerOrganizationRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);
+  registerDecisionRoutes(app, ctx);
+  registerRelationshipRoutes(app, ctx);
   return app;
 }
 

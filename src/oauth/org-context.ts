@@ -2,16 +2,17 @@
 // doc 2, Organization membership: only active memberships get tokens in an organization's
 // context). Users act in an organization through an active membership; service principals
 // through allowed_organization_ids (null: any organization).
+import { liveMembershipSql } from '../authz/live-membership.ts';
 import { maybeOne, type Queryable } from '../platform/db/db.ts';
 
 /** The organization is active and the user's membership in it too. */
-export async function userMayActIn(q: Queryable, realmId: string, orgId: string, userId: string) {
+export async function userMayActIn(q: Queryable, realmId: string, orgId: string, userId: string, now: Date) {
   const r = await maybeOne<{ live: boolean }>(
     q,
     `select o.state = 'active' and exists (select 1 from memberships m where m.realm_id = o.realm_id
-              and m.organization_id = o.id and m.user_id = $3 and m.state = 'active') as live
+              and m.organization_id = o.id and m.user_id = $3 and ${liveMembershipSql('m', '$4')}) as live
        from organizations o where o.realm_id = $1 and o.id = $2`,
-    [realmId, orgId, userId],
+    [realmId, orgId, userId, now],
   );
   return r?.live === true;
 }

@@ -73,7 +73,12 @@ export async function loadAll(
   const client = known?.client ?? (await findClient(q, realm.id, t.clientId));
   if (!client) throw problem.notFound('the transaction client no longer exists');
   const policy = known?.policy ?? (await currentPolicy(q, realm.id));
-  const facts = await loadFacts(q, t, { client, policy, adminAudience: adminAudienceOf(app, realm) });
+  const facts = await loadFacts(q, t, {
+    client,
+    policy,
+    adminAudience: adminAudienceOf(app, realm),
+    now: app.clock.now(),
+  });
   return { client, policy, facts, evaluation: evaluate(t, facts) };
 }
 

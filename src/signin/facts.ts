@@ -17,6 +17,7 @@ export interface FactsInput {
   client: ClientRow;
   policy: RealmPolicy;
   adminAudience: string;
+  now: Date;
 }
 
 async function loadUser(q: Queryable, realmId: string, userId: string): Promise<UserFacts | null> {
@@ -80,6 +81,6 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     adminAudienceRequested:
       t.resources.includes(input.adminAudience) || t.resources.includes('builtin:admin'),
     consentCovers,
-    organization: await loadOrganizationFacts(q, t),
+    organization: await loadOrganizationFacts(q, t, input.now),
   };
 }

@@ -1,6 +1,7 @@
 // What the organization stages of a sign-in need to know (spec doc 1, evaluation order steps 2, 7
 // and 8; doc 2, Organization membership), read in one statement: whether a requested resource
 // requires an organization, the organization the transaction names, and the account's choices.
+import { liveMembershipSql } from '../authz/live-membership.ts';
 import { one, type Queryable } from '../platform/db/db.ts';
 import type { SigninTx } from './transaction.ts';
 
@@ -43,7 +44,7 @@ const ORG_JSON = (alias: string, member: string) =>
   `json_build_object('id', ${alias}.id, 'slug', ${alias}.slug, 'display_name', ${alias}.display_name,
      'state', ${alias}.state, 'policy', ${alias}.policy, 'member', ${member})`;
 
-// $1 realm, $2 requested audiences, $3 chosen organization id, $4 start parameter, $5 user id.
+// $1 realm, $2 requested audiences, $3 chosen organization id, $4 start parameter, $5 user id, $6 now.
 // The start parameter matches an id before a slug, so a slug that looks like another
 // organization's id cannot take its place.
 const SQL = `
@@ -53,7 +54,7 @@ select
   (select ${ORG_JSON(
     'o',
     `($5::text is not null and exists (select 1 from memberships m where m.realm_id = o.realm_id
-       and m.organization_id = o.id and m.user_id = $5 and m.state = 'active'))`,
+       and m.organization_id = o.id and m.user_id = $5 and ${liveMembershipSql('m', '$6')}))`,
   )}
      from organizations o
     where o.realm_id = $1 and o.state <> 'deleted'
@@ -61,7 +62,7 @@ select
     order by (o.id = coalesce($3::text, $4::text)) desc limit 1) as named,
   (select coalesce(json_agg(${ORG_JSON('o', 'true')} order by lower(o.display_name), o.id), '[]')
      from memberships m join organizations o on o.realm_id = m.realm_id and o.id = m.organization_id
-    where $5::text is not null and m.realm_id = $1 and m.user_id = $5 and m.state = 'active'
+    where $5::text is not null and m.realm_id = $1 and m.user_id = $5 and ${liveMembershipSql('m', '$6')}
       and o.state = 'active') as choices`;
 
 const parsed = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
@@ -76,7 +77,11 @@ const fromJson = (o: OrgJson): OrgFacts => ({
   requireSso: o.policy?.require_sso === true,
 });
 
-export async function loadOrganizationFacts(q: Queryable, t: SigninTx): Promise<OrganizationFacts> {
+export async function loadOrganizationFacts(
+  q: Queryable,
+  t: SigninTx,
+  now: Date,
+): Promise<OrganizationFacts> {
   // Most sign-ins neither name an organization nor ask for a resource: no statement at all.
   if (t.resources.length === 0 && t.organization === null && t.organizationId === null) {
     return NO_ORGANIZATION_FACTS;
@@ -87,6 +92,7 @@ export async function loadOrganizationFacts(q: Queryable, t: SigninTx): Promise<
     t.organizationId,
     t.organization,
     t.userId,
+    now,
   ]);
   const named = r.named === null ? null : parsed<OrgJson>(r.named);
   return {

@@ -91,6 +91,7 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: AppContext): voi
             client: started.params.client,
             policy,
             adminAudience: adminAudienceOf(ctx, realm),
+            now: ctx.clock.now(),
           });
           return { created, clientName: started.params.client.name, evaluation: evaluate(created.tx, facts) };
         });

@@ -91,7 +91,7 @@ export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResp
       return { error: 'the sign-in has ended' } as const;
     const grant = await findLiveGrant(tx, g.realm.id, row.user_id, row.client_id, row.org_id);
     if (!grant) return { error: 'the grant was revoked' } as const;
-    if (row.org_id !== null && !(await userMayActIn(tx, g.realm.id, row.org_id, row.user_id)))
+    if (row.org_id !== null && !(await userMayActIn(tx, g.realm.id, row.org_id, row.user_id, g.now)))
       return { error: 'the organization membership is not active' } as const;
 
     const user: UserGrant = {

@@ -77,7 +77,7 @@ export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse>
     if (family.session_id !== null && live.session_live !== true)
       return { error: 'the session has ended' } as const;
     // Doc 2, Revocation exposure: the rotation re-checks the organization and the membership.
-    if (family.org_id !== null && !(await userMayActIn(tx, g.realm.id, family.org_id, family.user_id)))
+    if (family.org_id !== null && !(await userMayActIn(tx, g.realm.id, family.org_id, family.user_id, g.now)))
       return { error: 'the organization membership is not active' } as const;
     if (requestedScopes !== null && !requestedScopes.every((s) => family.scopes.includes(s))) {
       return { scopeError: 'a scope beyond the original grant was requested' } as const;

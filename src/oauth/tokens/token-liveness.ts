@@ -1,8 +1,10 @@
-// The live checks behind every online use of an access token: the service's own APIs, UserInfo
-// and introspection (spec doc 2, Revocation exposure). One SQL statement answers all of them, so
-// an introspection costs one database round trip; nothing here is cached.
+// The live checks behind every online use of an access token: the service's own APIs, UserInfo,
+// introspection and authorization decisions (spec doc 2, Revocation exposure). One SQL statement
+// answers all of them, with whatever else a decision needs (roles, revisions, scopes), so an
+// introspection or a decision costs one database round trip; nothing here is cached.
 
-import { effectiveRolesSql, type RoleHolding } from '../../authz/effective-roles.ts';
+import { effectiveRolesSql, MAX_GROUP_DEPTH, type RoleHolding } from '../../authz/effective-roles.ts';
+import { liveMembershipSql } from '../../authz/live-membership.ts';
 import { type ClientAuthRow, clientAuthJsonOf, clientAuthRowFrom } from '../../clients/client-auth.repo.ts';
 import { one, type Queryable } from '../../platform/db/db.ts';
 
@@ -31,6 +33,13 @@ export interface TokenFacts {
   /** With withRoles: also the roles held inside this project; its row comes back as `project`. */
   rolesProjectId?: string | null;
   /**
+   * With withRoles: also the roles held inside each of these organizations and projects (a
+   * decision batch asks about several at once); the holdings say their scope, the projects' rows
+   * come back as `projects`.
+   */
+  rolesOrgIds?: readonly string[];
+  rolesProjectIds?: readonly string[];
+  /**
    * The token's org_id claim: the organization must be active and the user's membership in it
    * (or the service principal's permission to act in it) too.
    */
@@ -43,6 +52,22 @@ export interface TokenFacts {
    * when introspectorRowId is not given.
    */
   callerClientId?: string | null;
+  /** Authorization decisions: the facts they need besides liveness (DecisionFacts). */
+  decision?: DecisionQuery | null;
+}
+
+/**
+ * What a decision asks of the statement. With it, the realm's revisions and policy_engine member,
+ * the token resource's scopes and the sensitivity of `actions` come back. `resourceTypes` that are
+ * relationship types come back as `definedTypes`; when there is one, the subject's organization
+ * memberships and groups come too, and every type of the realm unless the realm's authorization
+ * revision is still `knownTypesRevision` (the caller's cache). Roles (withRoles) are computed
+ * only when some resource type is not a relationship type.
+ */
+export interface DecisionQuery {
+  actions: readonly string[];
+  resourceTypes: readonly string[];
+  knownTypesRevision: number | null;
 }
 
 export type Inactivity =
@@ -73,6 +98,29 @@ export interface Liveness {
   caller: ClientAuthRow | null;
   /** The project named by rolesProjectId, when it exists. */
   project: { id: string; state: string; owner_organization_id: string | null } | null;
+  /** The projects named by rolesProjectIds that exist. */
+  projects: { id: string; state: string; owner_organization_id: string | null }[];
+  /** With decision: what it asked for (DecisionQuery). */
+  decision: DecisionFacts | null;
+}
+
+export interface DecisionFacts {
+  policyRevision: number;
+  authzRevision: number;
+  /** The realm policy's policy_engine member as stored. */
+  policyEngine: unknown;
+  /** The token resource's scopes as stored (ResourceScope[]). */
+  resourceScopes: unknown;
+  /** Sensitivity by permission name, for the asked names that are registered. */
+  sensitivities: Record<string, string>;
+  /** The asked resource types that are relationship types. */
+  definedTypes: string[];
+  /** Every relationship type of the realm by name ({relations, permissions}); null: unchanged. */
+  types: Record<string, { relations: unknown; permissions: unknown }> | null;
+  /** Organizations the user is an active member of (active organizations). */
+  memberOrgIds: string[];
+  /** Groups the subject belongs to, ancestors included. */
+  groupIds: string[];
 }
 
 interface LivenessRow {
@@ -96,6 +144,14 @@ interface LivenessRow {
   org_state: string | null;
   org_member: boolean | null;
   project: { id: string; state: string; owner_organization_id: string | null } | null;
+  projects: unknown;
+  realm_facts: { policy_revision: number; authz_revision: number; policy_engine: unknown } | string | null;
+  resource_scopes: unknown;
+  sensitivities: unknown;
+  defined_types: string[] | null;
+  authz_types: unknown;
+  member_org_ids: string[] | null;
+  group_ids: string[] | null;
 }
 
 // Users in these states hold no live tokens (doc 1, Account states).
@@ -123,25 +179,58 @@ select c.state as client_state, c.id as client_row_id,
   org.state as org_state,
   case when org.id is not null then (case when u.id is not null
     then exists (select 1 from memberships m where m.realm_id = $1 and m.organization_id = org.id
-                  and m.user_id = $2 and m.state = 'active')
+                  and m.user_id = $2 and ${liveMembershipSql('m', '$8')})
     else (p.allowed_organization_ids is null or org.id = any (p.allowed_organization_ids)) end)
   end as org_member,
   case when $15::text is not null then (select json_build_object('id', pr.id, 'state', pr.state,
       'owner_organization_id', pr.owner_organization_id)
     from projects pr where pr.realm_id = $1 and pr.id = $15) end as project,
+  case when cardinality($21::text[]) > 0 then (select json_agg(json_build_object('id', pr.id, 'state', pr.state,
+      'owner_organization_id', pr.owner_organization_id))
+    from projects pr where pr.realm_id = $1 and pr.id = any ($21::text[])) end as projects,
   case when coalesce($10, cc.id) is not null then exists (select 1 from resource_introspectors i
      where i.realm_id = $1 and i.resource_id = coalesce($7, res.id) and i.client_row_id = coalesce($10, cc.id))
   end as introspector_allowed,
   case when cc.id is not null then ${clientAuthJsonOf('cc', 8)} end as caller,
-  case when $9::boolean then ${effectiveRolesSql({
-    realmId: '$1',
-    subjectType: "(case when u.id is not null then 'user' else 'service_principal' end)",
-    subjectId: '$2',
-    now: '$8',
-    orgId: '$13::text',
-    projectId: '$15::text',
-  })}
-  end as roles
+  case when $9::boolean and (not $16::boolean or exists (select 1 from unnest($18::text[]) as q(n)
+      where not exists (select 1 from authz_types t where t.realm_id = $1 and t.name = q.n)))
+    then ${effectiveRolesSql({
+      realmId: '$1',
+      subjectType: "(case when u.id is not null then 'user' else 'service_principal' end)",
+      subjectId: '$2',
+      now: '$8',
+      // One organization (administration API) and any number more (decisions).
+      orgId: 'any (array_append($20::text[], $13::text))',
+      projectId: 'any (array_append($21::text[], $15::text))',
+    })}
+  end as roles,
+  case when $16::boolean then (select json_build_object('policy_revision', rl.policy_revision,
+      'authz_revision', rl.authz_revision, 'policy_engine', pv.policy -> 'policy_engine')
+    from realms rl join realm_policy_revisions pv on pv.realm_id = rl.id and pv.revision = rl.policy_revision
+    where rl.id = $1) end as realm_facts,
+  case when $16::boolean then res.scopes end as resource_scopes,
+  case when $16::boolean and cardinality($17::text[]) > 0 then (select json_object_agg(pm.name, pm.sensitivity)
+    from permissions pm where pm.realm_id = $1 and pm.name = any ($17::text[])) end as sensitivities,
+  case when $16::boolean then array(select t.name from authz_types t
+    where t.realm_id = $1 and t.name = any ($18::text[])) end as defined_types,
+  case when $16::boolean and exists (select 1 from authz_types t where t.realm_id = $1 and t.name = any ($18::text[]))
+      and (select rl.authz_revision from realms rl where rl.id = $1) is distinct from $19::bigint
+    then (select json_object_agg(t.name, json_build_object('relations', t.relations, 'permissions', t.permissions))
+      from authz_types t where t.realm_id = $1) end as authz_types,
+  case when $16::boolean and u.id is not null
+      and exists (select 1 from authz_types t where t.realm_id = $1 and t.name = any ($18::text[]))
+    then array(select m.organization_id from memberships m
+      join organizations mo on mo.realm_id = $1 and mo.id = m.organization_id and mo.state = 'active'
+     where m.realm_id = $1 and m.user_id = $2 and ${liveMembershipSql('m', '$8')}) end as member_org_ids,
+  case when $16::boolean and exists (select 1 from authz_types t where t.realm_id = $1 and t.name = any ($18::text[]))
+    then array(with recursive sg(group_id, depth) as (
+      select gm.group_id, 1 from group_members gm
+       where gm.realm_id = $1 and gm.subject_id = $2
+         and gm.subject_type = (case when u.id is not null then 'user' else 'service_principal' end)
+      union
+      select g.parent_id, sg.depth + 1 from sg join groups g on g.realm_id = $1 and g.id = sg.group_id
+       where g.parent_id is not null and sg.depth < ${MAX_GROUP_DEPTH})
+    select distinct group_id from sg) end as group_ids
 from (select 1) one
 left join clients c on c.realm_id = $1 and c.client_id = $3
 left join users u on u.realm_id = $1 and u.id = $2
@@ -152,8 +241,10 @@ left join resources res on res.realm_id = $1 and res.audience = $6
 left join clients cc on cc.realm_id = $1 and cc.client_id = $11
 left join organizations org on org.realm_id = $1 and org.id = $14`;
 
-export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Promise<Liveness> {
-  const r = await one<LivenessRow>(q, SQL, [
+const PARAMS_PER_CHECK = 21;
+
+function paramsOf(f: TokenFacts, now: Date): unknown[] {
+  return [
     f.realmId,
     f.subject,
     f.clientId,
@@ -169,7 +260,79 @@ export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Pro
     f.rolesOrgId ?? null,
     f.orgId ?? null,
     f.rolesProjectId ?? null,
-  ]);
+    f.decision !== undefined && f.decision !== null,
+    f.decision?.actions ?? [],
+    f.decision?.resourceTypes ?? [],
+    f.decision?.knownTypesRevision ?? null,
+    f.rolesOrgIds ?? [],
+    f.rolesProjectIds ?? [],
+  ];
+}
+
+export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Promise<Liveness> {
+  return judgeLiveness(f, await one<LivenessRow>(q, SQL, paramsOf(f, now)));
+}
+
+// The same statement once per token, joined with union all and the parameters renumbered, so a
+// decision batch checks all its subject tokens in one round trip.
+const manySql = new Map<number, string>();
+function sqlForMany(n: number): string {
+  let text = manySql.get(n);
+  if (text === undefined) {
+    const parts: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const offset = i * PARAMS_PER_CHECK;
+      const renumbered = SQL.replace(/\$(\d+)/g, (_, d: string) => `$${Number(d) + offset}`);
+      parts.push(renumbered.replace(/^\s*select /, `select ${i}::int as ord, `));
+    }
+    text = `select * from (${parts.map((p) => `(${p})`).join(' union all ')}) x order by ord`;
+    if (manySql.size < 128) manySql.set(n, text);
+  }
+  return text;
+}
+
+/** checkLiveness for several tokens in one statement; answers in the order given. */
+export async function checkLivenessMany(
+  q: Queryable,
+  facts: readonly TokenFacts[],
+  now: Date,
+): Promise<Liveness[]> {
+  if (facts.length === 0) return [];
+  if (facts.length === 1) return [await checkLiveness(q, facts[0] as TokenFacts, now)];
+  const rows = (
+    await q.query<LivenessRow>(
+      sqlForMany(facts.length),
+      facts.flatMap((f) => paramsOf(f, now)),
+    )
+  ).rows;
+  if (rows.length !== facts.length) throw new Error(`expected ${facts.length} rows, got ${rows.length}`);
+  return facts.map((f, i) => judgeLiveness(f, rows[i] as LivenessRow));
+}
+
+// pg and PGlite hand json columns over parsed; text is tolerated all the same.
+const parsed = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
+
+function decisionFactsOf(r: LivenessRow): DecisionFacts | null {
+  const realm = parsed(r.realm_facts) as {
+    policy_revision: number;
+    authz_revision: number;
+    policy_engine: unknown;
+  } | null;
+  if (!realm) return null;
+  return {
+    policyRevision: Number(realm.policy_revision),
+    authzRevision: Number(realm.authz_revision),
+    policyEngine: realm.policy_engine ?? null,
+    resourceScopes: parsed(r.resource_scopes) ?? null,
+    sensitivities: (parsed(r.sensitivities) as Record<string, string> | null) ?? {},
+    definedTypes: r.defined_types ?? [],
+    types: (parsed(r.authz_types) as DecisionFacts['types']) ?? null,
+    memberOrgIds: r.member_org_ids ?? [],
+    groupIds: r.group_ids ?? [],
+  };
+}
+
+function judgeLiveness(f: TokenFacts, r: LivenessRow): Liveness {
   const subjectType =
     r.user_state !== null ? 'user' : r.principal_state !== null ? 'service_principal' : null;
   const result = (reason: Inactivity | null): Liveness => ({
@@ -184,6 +347,8 @@ export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Pro
     introspectorAllowed: r.introspector_allowed === true,
     caller: clientAuthRowFrom(r.caller),
     project: r.project,
+    projects: (parsed(r.projects) as Liveness['projects'] | null) ?? [],
+    decision: decisionFactsOf(r),
   });
   if (r.client_state !== 'active') return result('client_inactive');
   const registered = f.resourceId === null || f.resourceId.startsWith('res_');

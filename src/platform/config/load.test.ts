@@ -96,6 +96,7 @@ const DEFAULTS: Config = {
   },
   workers: { tenantBatchShare: 25, maxJobsPerOrganization: 2, metricsListen: null },
   webauthn: { relatedOrigins: false },
+  authorization: { policyEngines: null, policyEngineTimeoutMs: 500 },
 };
 
 describe('loadConfig › defaults', () => {

@@ -81,6 +81,7 @@ export interface Config {
   };
   workers: { tenantBatchShare: number; maxJobsPerOrganization: number; metricsListen: string | null };
   webauthn: { relatedOrigins: boolean };
+  authorization: { policyEngines: string | null; policyEngineTimeoutMs: number };
 }
 
 interface Base {
@@ -206,6 +207,9 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'workers.metrics_listen', kind: 'listen', default: null, nullable: true, description: 'Worker listener for internal paths; unset serves none' },
 
   bool('webauthn.related_origins', false, 'Allow realms to publish related origins for passkeys'),
+
+  { name: 'authorization.policy_engines', kind: 'string', default: null, nullable: true, description: 'External policy engines realms may name in policy_engine: comma-separated name=url pairs, each an Open Policy Agent data API URL' },
+  dur('authorization.policy_engine_timeout', '500ms', '10ms', '30s', 'Time limit of one policy engine request'),
 ];
 
 /** `database.url` -> `PROUDAUTH_DATABASE_URL` (SPEC-DECISIONS 15). */

@@ -22,5 +22,6 @@ export function isConnectionError(e: unknown): boolean {
   return code.startsWith('08') || code === '57P01' || code === '57P03' || code === 'ECONNREFUSED';
 }
 
-/** Text PostgreSQL cannot store (a NUL character) or a malformed value for a typed column. */
-export const isInvalidText = (e: unknown): boolean => asPg(e).code === '22021' || asPg(e).code === '22P02';
+/** Text PostgreSQL cannot store (a NUL character, also inside jsonb) or a malformed value for a typed column. */
+export const isInvalidText = (e: unknown): boolean =>
+  asPg(e).code === '22021' || asPg(e).code === '22P02' || asPg(e).code === '22P05';

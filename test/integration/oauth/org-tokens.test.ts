@@ -322,3 +322,17 @@ test('token exchange keeps org_id; a target that requires an organization needs 
   await setMembership(h, realm, membership, 'suspended');
   assert.equal((await exchange(tokens.body.access_token)).body.error, 'invalid_grant');
 });
+
+test('a membership past its expires_at ends refresh and introspection before the sweep runs', async (t) => {
+  const { h, realm, membership, introspect, refresh, signInTo } = await setup(t);
+  const tokens = await signInTo(ORDERS, 'orders:read');
+  assert.equal((await introspect(tokens.body.access_token)).body.active, true);
+  // The sweep has not recorded the expiry yet: the state still says active.
+  await h.ctx.db.query(`update memberships set expires_at = $3 where realm_id = $1 and id = $2`, [
+    realm.id,
+    membership,
+    new Date(h.ctx.clock.now().getTime() - 1000),
+  ]);
+  inactive(await introspect(tokens.body.access_token), 'membership expired');
+  assert.equal((await refresh(tokens.body.refresh_token)).body.error, 'invalid_grant');
+});

@@ -84,6 +84,12 @@ describe('sign-in › organization selection', () => {
     await s.org('paused', 'suspended');
     await s.org('closed', 'active', { state: 'suspended' });
     await s.org('gone', 'removed');
+    // Active on paper but past its expires_at (the sweep has not run yet).
+    const lapsed = await s.org('lapsed', 'active');
+    await s.h.ctx.db.query(
+      'update memberships set expires_at = $3 where realm_id = $1 and organization_id = $2',
+      [s.realm.id, lapsed, new Date(s.clock.now().getTime() - 1000)],
+    );
     const still = await s.signIn();
     assertBlocked(still.state.body, 'no_organization');
     assertBlocked((await still.tx.get()).body, 'no_organization');

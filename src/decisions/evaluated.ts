@@ -1,0 +1,44 @@
+// What one valid check is known to be once the decision's statement has answered, and the
+// assurance step (docs/authorization.md, evaluation step 5) that the local rules and the
+// external policy engine both end with.
+import type { AppContext } from '../main/context.ts';
+import type { Liveness } from '../oauth/tokens/token-liveness.ts';
+import type { RealmRow } from '../realms/realm.repo.ts';
+import { type SubjectAssurance, scopeStepUp, sensitivityStepUp, storedScopes } from './assurance.ts';
+import type { Obligation } from './decision.ts';
+import type { CheckRequest } from './decisions.decode.ts';
+import type { EngineTable } from './policy-engine.ts';
+import type { SubjectToken } from './subject-token.ts';
+
+export interface DecisionDeps {
+  app: AppContext;
+  realm: RealmRow;
+  engines: EngineTable;
+}
+
+/** Everything known about one valid check once the statement has answered. */
+export interface Evaluated {
+  request: CheckRequest;
+  token: SubjectToken;
+  live: Liveness;
+  assurance: SubjectAssurance;
+}
+
+/** Step 5: the token's scope rules and the action's registered sensitivity. */
+export function assuranceStepUp(e: Evaluated, recentWindowSeconds: number): Obligation | null {
+  const scopes = storedScopes(e.live.decision?.resourceScopes);
+  const fromScope = scopeStepUp(
+    scopes,
+    new Set(e.token.scopes),
+    e.request.action,
+    e.assurance,
+    recentWindowSeconds,
+  );
+  if (fromScope) return fromScope;
+  const sensitivity = e.live.decision?.sensitivities[e.request.action];
+  return sensitivityStepUp(sensitivity, e.assurance, recentWindowSeconds);
+}
+
+/** The realm's policy_engine member, as the statement read it. */
+export const policyEngineOf = (lives: readonly (Evaluated | null)[]): unknown =>
+  lives.find((e) => e?.live.decision)?.live.decision?.policyEngine ?? null;

@@ -1,0 +1,134 @@
+// External policy engines (spec doc 1, Policy: policy_engine; docs/authorization.md, "External
+// policy engine"). The operator names engines in authorization.policy_engines; a realm's policy
+// picks one by name with a mode and an error rule. An engine speaks Open Policy Agent's data API:
+// POST {"input": ...} to its URL, answer {"result": true|false} or {"result": {"allow": ...}}.
+import type { Logger } from '../platform/log.ts';
+
+export interface EngineEndpoint {
+  name: string;
+  url: string;
+}
+
+/** The engines an operator configured, by name. */
+export type EngineTable = ReadonlyMap<string, EngineEndpoint>;
+
+const ENGINE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Parses `name=url[,name=url...]`; throws on anything else, so a bad setting stops startup. */
+export function parseEngineTable(setting: string | null): EngineTable {
+  const table = new Map<string, EngineEndpoint>();
+  if (setting === null || setting.trim() === '') return table;
+  for (const entry of setting.split(',')) {
+    const at = entry.indexOf('=');
+    const name = entry.slice(0, at).trim();
+    const url = entry.slice(at + 1).trim();
+    if (at < 1 || !ENGINE_NAME.test(name))
+      throw new Error(
+        `authorization.policy_engines: "${name}" is not an engine name (letters, digits, _ . -)`,
+      );
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new Error(`authorization.policy_engines: engine ${name} needs an http(s) URL`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      throw new Error(`authorization.policy_engines: engine ${name} needs an http(s) URL`);
+    if (table.has(name)) throw new Error(`authorization.policy_engines: engine ${name} is named twice`);
+    table.set(name, { name, url: parsed.href });
+  }
+  return table;
+}
+
+export type EngineMode = 'restrict' | 'decide';
+export type EngineErrorRule = 'deny' | 'local';
+
+export interface RealmEngine {
+  endpoint: EngineEndpoint;
+  mode: EngineMode;
+  onError: EngineErrorRule;
+}
+
+/**
+ * The realm's engine: null when its policy names none; 'misconfigured' when it names one the
+ * operator did not configure or gives values outside the spec's.
+ */
+export function realmEngine(policyEngine: unknown, table: EngineTable): RealmEngine | null | 'misconfigured' {
+  if (policyEngine === null || policyEngine === undefined) return null;
+  if (typeof policyEngine !== 'object' || Array.isArray(policyEngine)) return 'misconfigured';
+  const p = policyEngine as { name?: unknown; mode?: unknown; on_error?: unknown };
+  const mode = p.mode ?? 'restrict';
+  const onError = p.on_error ?? 'deny';
+  if (typeof p.name !== 'string') return 'misconfigured';
+  if (mode !== 'restrict' && mode !== 'decide') return 'misconfigured';
+  if (onError !== 'deny' && onError !== 'local') return 'misconfigured';
+  const endpoint = table.get(p.name);
+  return endpoint ? { endpoint, mode, onError } : 'misconfigured';
+}
+
+export type EngineAnswer = boolean | 'unavailable';
+
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+function allowOf(body: unknown): boolean | null {
+  const result = (body as { result?: unknown } | null)?.result;
+  if (typeof result === 'boolean') return result;
+  const allow = (result as { allow?: unknown } | null | undefined)?.allow;
+  return typeof allow === 'boolean' ? allow : null;
+}
+
+/** Asks the engine; a timeout, network error, non-2xx or unreadable answer is 'unavailable'. */
+export async function askEngine(
+  endpoint: EngineEndpoint,
+  input: unknown,
+  timeoutMs: number,
+  log: Logger,
+): Promise<EngineAnswer> {
+  let why: string;
+  try {
+    const res = await fetch(endpoint.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ input }),
+      signal: AbortSignal.timeout(timeoutMs),
+      redirect: 'error',
+    });
+    const text = await res.text();
+    if (!res.ok) why = `status ${res.status}`;
+    else if (text.length > MAX_ANSWER_BYTES) why = 'answer too large';
+    else {
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = null;
+      }
+      const allow = allowOf(body);
+      if (allow !== null) return allow;
+      why = 'answer has no boolean result';
+    }
+  } catch (e) {
+    why = (e as Error).name === 'TimeoutError' ? 'timeout' : 'network error';
+  }
+  // The URL may carry credentials: only the engine's name is logged.
+  log.warn({ engine: endpoint.name, reason: why }, 'policy engine unavailable');
+  return 'unavailable';
+}
+
+/** Runs fn over items with at most `limit` at a time, answers in order. */
+export async function mapLimited<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}

@@ -1,0 +1,113 @@
+// The subject token of a decision (docs/authorization.md, evaluation step 1): one of this realm's
+// own access tokens for a registered resource, a JWT verified offline (signatures are cached by
+// the verifier) or an opaque pa_at_ token found by its digest. Built-in audiences (admin, account,
+// userinfo) are never subjects: a resource server never receives them. Sender-constrained tokens
+// are refused, as introspection refuses them: the decision API cannot see the proof.
+import type { AppContext } from '../main/context.ts';
+import { findLiveOpaqueToken } from '../oauth/opaque-tokens.repo.ts';
+import { isOpaqueAccessToken } from '../oauth/tokens/access-token.ts';
+import type { TokenFacts } from '../oauth/tokens/token-liveness.ts';
+import { builtinResources, issuerOf } from '../resources/builtin-resources.ts';
+
+export interface SubjectToken {
+  subject: string;
+  clientId: string;
+  tokenId: string;
+  issuedAt: number;
+  expiresAt: number;
+  sessionId: string | null;
+  audience: string;
+  /** res_… for opaque tokens (stored); null: resolved from the audience by the live check. */
+  resourceId: string | null;
+  exchanged: boolean;
+  scopes: string[];
+  acr: string | null;
+  amr: string[];
+  authTime: number | null;
+  orgId: string | null;
+}
+
+interface RealmRef {
+  id: string;
+  name: string;
+}
+
+const isBuiltinAudience = (app: AppContext, realm: RealmRef, aud: string): boolean =>
+  builtinResources(app.config.server.publicOrigin, realm.name).some((r) => r.audience === aud);
+
+/** The verified token, or null when it is not one of ours for a registered resource. */
+export async function resolveSubjectToken(
+  app: AppContext,
+  realm: RealmRef,
+  token: string,
+  now: Date,
+): Promise<SubjectToken | null> {
+  if (isOpaqueAccessToken(token)) return opaque(app, realm, token, now);
+  const v = await app.tokenVerifier.verifyOwnAudience(token, {
+    realmName: realm.name,
+    issuer: issuerOf(app.config.server.publicOrigin, realm.name),
+  });
+  if (!v.ok) return null;
+  const t = v.token;
+  const aud = t.audiences[0];
+  if (aud === undefined || isBuiltinAudience(app, realm, aud)) return null;
+  return {
+    subject: t.subject,
+    clientId: t.clientId,
+    tokenId: t.tokenId,
+    issuedAt: t.issuedAt,
+    expiresAt: t.expiresAt,
+    sessionId: t.sessionId,
+    audience: aud,
+    resourceId: null,
+    exchanged: t.act !== null,
+    scopes: t.scopes,
+    acr: t.acr,
+    amr: t.amr,
+    authTime: t.authTime,
+    orgId: t.orgId,
+  };
+}
+
+async function opaque(
+  app: AppContext,
+  realm: RealmRef,
+  token: string,
+  now: Date,
+): Promise<SubjectToken | null> {
+  const stored = await findLiveOpaqueToken(app.db, realm.id, token, now, app.config.tokens.clockSkewMs);
+  if (!stored) return null;
+  const c = stored.claims;
+  if (c.iss !== issuerOf(app.config.server.publicOrigin, realm.name) || c.cnf !== undefined) return null;
+  if (isBuiltinAudience(app, realm, c.aud)) return null;
+  return {
+    subject: c.sub,
+    clientId: c.client_id,
+    tokenId: c.jti,
+    issuedAt: c.iat,
+    expiresAt: c.exp,
+    sessionId: c.sid ?? null,
+    audience: c.aud,
+    resourceId: stored.resourceId,
+    exchanged: c.act !== undefined,
+    scopes: c.scope ? c.scope.split(' ') : [],
+    acr: c.acr ?? null,
+    amr: c.amr ?? [],
+    authTime: c.auth_time ?? null,
+    orgId: c.org_id ?? null,
+  };
+}
+
+/** The live-check facts of a subject token, without what a decision adds. */
+export const livenessFactsOf = (realmId: string, t: SubjectToken): TokenFacts => ({
+  realmId,
+  subject: t.subject,
+  clientId: t.clientId,
+  tokenId: t.tokenId,
+  issuedAt: t.issuedAt,
+  sessionId: t.sessionId,
+  audience: t.audience,
+  resourceId: t.resourceId,
+  exchanged: t.exchanged,
+  orgId: t.orgId,
+});

@@ -1,0 +1,137 @@
+// Strict decoders of the relationship model API (docs/authorization.md, "Relationship model
+// API"; doc 2, Limits: Relationships). Shapes and sizes are checked here (400); whether a tuple
+// fits its type is the service's rule (422).
+import { createHash } from 'node:crypto';
+import { array, type Decoded, object, optional, record, string } from '../platform/http/decode.ts';
+import { problem } from '../platform/http/problem.ts';
+import { MAX_EXPRESSION_CHARS, NAME } from './expression.ts';
+import { MAX_PERMISSIONS, MAX_RELATIONS, MAX_SUBJECT_TYPES } from './model.ts';
+import type { TupleCursor, TupleFilter } from './relationships.repo.ts';
+
+/** doc 2, Limits: 1..100 tuple writes per request (writes and deletes together). */
+export const MAX_TUPLE_OPERATIONS = 100;
+/** doc 2, Limits: 1000 tuples per object. */
+export const MAX_TUPLES_PER_OBJECT = 1000;
+
+const name = () => string({ minLength: 1, maxLength: 63, pattern: NAME });
+/** Object and subject ids: no whitespace, control characters or `#` (it separates a subject set). */
+export const OBJECT_ID = /[^\s#\p{Cc}]+/u;
+const objectId = () => string({ minBytes: 1, maxBytes: 256, pattern: OBJECT_ID });
+
+export const decodeTypeBody = object({
+  // Sizes past the limits are the 422 of compileType, so a client sees every problem at once;
+  // the decoder only keeps hostile sizes out.
+  relations: record(array(string({ minLength: 1, maxLength: 128 }), { maxItems: MAX_SUBJECT_TYPES * 2 }), {
+    maxEntries: MAX_RELATIONS * 4,
+  }),
+  permissions: record(string({ minLength: 1, maxLength: MAX_EXPRESSION_CHARS }), {
+    maxEntries: MAX_PERMISSIONS * 4,
+  }),
+});
+export type TypeBody = Decoded<typeof decodeTypeBody>;
+
+const tupleDecoder = object({
+  object_type: name(),
+  object_id: objectId(),
+  relation: name(),
+  subject_type: name(),
+  subject_id: objectId(),
+  subject_relation: optional(name()),
+  org_id: optional(string({ minLength: 1, maxLength: 128 })),
+});
+export type TupleInput = Decoded<typeof tupleDecoder>;
+
+const tupleOps = object({
+  writes: optional(array(tupleDecoder, { maxItems: MAX_TUPLE_OPERATIONS + 1 }), []),
+  deletes: optional(array(tupleDecoder, { maxItems: MAX_TUPLE_OPERATIONS + 1 }), []),
+});
+
+export function decodeTupleOps(body: unknown): { writes: TupleInput[]; deletes: TupleInput[] } {
+  const ops = tupleOps(body);
+  const n = ops.writes.length + ops.deletes.length;
+  if (n < 1 || n > MAX_TUPLE_OPERATIONS) {
+    throw problem.invalidRequest(
+      `writes and deletes together must hold 1 to ${MAX_TUPLE_OPERATIONS} operations (got ${n})`,
+    );
+  }
+  return ops;
+}
+
+export const typeNameParam = (raw: string): string => {
+  if (!NAME.test(raw)) throw problem.notFound('no such relationship type');
+  return raw;
+};
+
+// ---- GET /authorization/tuples ----------------------------------------------------------------
+
+const FILTERS = ['object_type', 'object_id', 'relation', 'subject_type', 'subject_id'] as const;
+const QUERY_PARAMS = new Set<string>([...FILTERS, 'limit', 'cursor']);
+
+export interface TupleQuery {
+  filter: TupleFilter;
+  limit: number;
+  after: TupleCursor | null;
+  binding: string;
+}
+
+function single(query: Record<string, unknown>, key: string): string | null {
+  const v = query[key];
+  if (v === undefined) return null;
+  if (typeof v !== 'string') throw problem.invalidRequest(`give ${key} once`);
+  return v;
+}
+
+export function decodeTupleQuery(
+  raw: unknown,
+  pages: { defaultPageSize: number; maxPageSize: number },
+  route: string,
+): TupleQuery {
+  const query = (raw ?? {}) as Record<string, unknown>;
+  for (const k of Object.keys(query))
+    if (!QUERY_PARAMS.has(k)) throw problem.invalidRequest(`unknown query parameter ${k.slice(0, 64)}`);
+  const values = FILTERS.map((k) => {
+    const v = single(query, k);
+    if (v !== null && (v.length === 0 || Buffer.byteLength(v) > 256))
+      throw problem.invalidRequest(`${k} must be 1 to 256 bytes`);
+    return v;
+  });
+  const [objectType = null, objectId = null, relation = null, subjectType = null, subjectId = null] = values;
+  const limitText = single(query, 'limit');
+  let limit = pages.defaultPageSize;
+  if (limitText !== null) {
+    if (!/^[0-9]{1,12}$/.test(limitText) || Number(limitText) < 1)
+      throw problem.invalidRequest('limit must be a positive integer');
+    // doc 2 Limits: larger page sizes are reduced, not refused.
+    limit = Math.min(Number(limitText), pages.maxPageSize);
+  }
+  const binding = createHash('sha256')
+    .update(JSON.stringify([route, values]))
+    .digest('base64url')
+    .slice(0, 22);
+  const cursor = single(query, 'cursor');
+  return {
+    filter: { objectType, objectId, relation, subjectType, subjectId },
+    limit,
+    after: cursor === null ? null : openCursor(cursor, binding),
+    binding,
+  };
+}
+
+export const makeTupleCursor = (last: TupleCursor, binding: string): string =>
+  Buffer.from(JSON.stringify({ a: last, b: binding })).toString('base64url');
+
+function openCursor(cursor: string, binding: string): TupleCursor {
+  const invalid = () => problem.invalidRequest('invalid cursor');
+  if (cursor.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  const c = parsed as { a?: unknown; b?: unknown } | null;
+  if (!c || typeof c !== 'object' || c.b !== binding || !Array.isArray(c.a) || c.a.length !== 6)
+    throw invalid();
+  if (!c.a.every((x) => typeof x === 'string')) throw invalid();
+  return c.a as TupleCursor;
+}
