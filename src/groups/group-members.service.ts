@@ -1,11 +1,10 @@
 // Group members (docs/api-roles.md, Groups): users and service principals. Members of an
 // organization's group must belong to that organization. Adding and removing are idempotent.
-import { recordAudit } from '../audit/audit.repo.ts';
 import type { AuditType } from '../audit/audit.types.ts';
 import { authorizationChanged } from '../authz/authz-revision.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
-import type { AdminChange } from '../roles/admin-call.ts';
+import { type AdminChange, auditChange } from '../roles/admin-call.ts';
 import {
   findCurrentMembership,
   findLivePrincipal,
@@ -36,53 +35,46 @@ async function ensureMayJoin(tx: Tx, realmId: string, g: GroupRow, m: MemberRef)
     throw problem.conflict('the service principal may not act in the organization');
 }
 
-async function audit(tx: Tx, c: AdminChange, type: AuditType, g: GroupRow, m: MemberRef) {
-  await recordAudit(
-    tx,
-    {
-      realmId: c.realmId,
+/**
+ * One idempotent member change under the authorization lock: when `apply` reports that nothing
+ * changed, nothing is audited and no revision is taken.
+ */
+async function changeMembers(
+  db: Db,
+  c: AdminChange,
+  route: GroupRoute,
+  groupId: string,
+  m: MemberRef,
+  type: AuditType,
+  apply: (tx: Tx, g: GroupRow) => Promise<boolean>,
+): Promise<void> {
+  await db.tx(async (tx) => {
+    await lockAuthorization(tx, c.realmId);
+    const g = await getGroup(tx, c.realmId, route, groupId);
+    if (!(await apply(tx, g))) return;
+    await auditChange(
+      tx,
+      c,
       type,
-      category: 'security',
-      actor: c.actor,
-      subject: { type: m.type, id: m.id },
-      target: { type: 'group', id: g.id },
-      ...(g.organization_id ? { orgId: g.organization_id } : {}),
-      correlationId: c.correlationId,
-      data: { group_id: g.id },
-    },
-    c.now,
-  );
+      {
+        category: 'security',
+        subject: { type: m.type, id: m.id },
+        target: { type: 'group', id: g.id },
+        orgId: g.organization_id,
+      },
+      { group_id: g.id },
+    );
+    await authorizationChanged(tx, c.realmId, [m]);
+  });
 }
 
-export async function addMember(
-  db: Db,
-  c: AdminChange,
-  route: GroupRoute,
-  groupId: string,
-  m: MemberRef,
-): Promise<void> {
-  await db.tx(async (tx) => {
-    await lockAuthorization(tx, c.realmId);
-    const g = await getGroup(tx, c.realmId, route, groupId);
+export const addMember = (db: Db, c: AdminChange, route: GroupRoute, groupId: string, m: MemberRef) =>
+  changeMembers(db, c, route, groupId, m, 'group.member.added', async (tx, g) => {
     await ensureMayJoin(tx, c.realmId, g, m);
-    if (!(await insertMember(tx, c.realmId, g.id, m, c.now))) return;
-    await audit(tx, c, 'group.member.added', g, m);
-    await authorizationChanged(tx, c.realmId, [m]);
+    return insertMember(tx, c.realmId, g.id, m, c.now);
   });
-}
 
-export async function removeMember(
-  db: Db,
-  c: AdminChange,
-  route: GroupRoute,
-  groupId: string,
-  m: MemberRef,
-): Promise<void> {
-  await db.tx(async (tx) => {
-    await lockAuthorization(tx, c.realmId);
-    const g = await getGroup(tx, c.realmId, route, groupId);
-    if (!(await deleteMember(tx, c.realmId, g.id, m))) return;
-    await audit(tx, c, 'group.member.removed', g, m);
-    await authorizationChanged(tx, c.realmId, [m]);
-  });
-}
+export const removeMember = (db: Db, c: AdminChange, route: GroupRoute, groupId: string, m: MemberRef) =>
+  changeMembers(db, c, route, groupId, m, 'group.member.removed', (tx, g) =>
+    deleteMember(tx, c.realmId, g.id, m),
+  );

@@ -1,13 +1,12 @@
 // Groups (docs/api-roles.md, Groups): realm-wide groups and groups of one organization, nested
 // up to 8 levels. Each change keeps the tree within what effective-roles.ts walks, and writes the
 // row, audit record and authorization revision in one transaction.
-import { recordAudit } from '../audit/audit.repo.ts';
 import type { AuditType } from '../audit/audit.types.ts';
 import { authorizationChanged } from '../authz/authz-revision.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { problem } from '../platform/http/problem.ts';
-import { type AdminChange, invalid, invalidAll } from '../roles/admin-call.ts';
+import { type AdminChange, auditChange, invalid, invalidAll } from '../roles/admin-call.ts';
 import { deleteAssignmentsOfSubject } from '../roles/assignments.repo.ts';
 import { lockAuthorization } from '../roles/roles.repo.ts';
 import { announceRemoved } from '../roles/roles.service.ts';
@@ -49,28 +48,13 @@ const nodeOf = (g: GroupRow | null): TreeNode | null =>
 
 const nameTaken = () => problem.conflict('a group with this name exists under the same parent');
 
-async function audit(
+const audit = (
   tx: Tx,
   c: AdminChange,
   type: AuditType,
   g: Pick<GroupRow, 'id' | 'organization_id'>,
   data: Record<string, unknown>,
-) {
-  await recordAudit(
-    tx,
-    {
-      realmId: c.realmId,
-      type,
-      category: 'configuration',
-      actor: c.actor,
-      target: { type: 'group', id: g.id },
-      ...(g.organization_id ? { orgId: g.organization_id } : {}),
-      correlationId: c.correlationId,
-      data,
-    },
-    c.now,
-  );
-}
+) => auditChange(tx, c, type, { target: { type: 'group', id: g.id }, orgId: g.organization_id }, data);
 
 export async function createGroup(
   db: Db,

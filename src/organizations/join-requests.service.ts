@@ -6,19 +6,19 @@
 //   pending --deny-->     denied;    membership removed
 //   pending --withdraw--> withdrawn; membership removed
 //   pending --sweep-->    expired;   membership removed (membership-expiry.task.ts)
-import { authorizationChanged } from '../authz/authz-revision.ts';
-import type { Db, Tx } from '../platform/db/db.ts';
+import type { Db } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
-import { closeRequest, requireOpen } from './invitations.service.ts';
-import { decideRequest, insertRequest, listPendingForUser, lockRequest } from './membership-requests.repo.ts';
+import { listPendingForUser } from './membership-requests.repo.ts';
 import {
-  assignThroughMembership,
-  checkAssignableRoles,
-  requireActive,
-  requireOrganization,
-} from './membership-rules.ts';
-import { findLiveMembership, insertMembership, setMembershipState } from './memberships.repo.ts';
-import { membershipView } from './memberships.service.ts';
+  acceptRequest,
+  endOpenRequest,
+  lockOrgRequest,
+  lockOwnRequest,
+  openRequest,
+  requireOpen,
+} from './membership-requests.ts';
+import { checkAssignableRoles, requireActive, requireOrganization } from './membership-rules.ts';
+import { findLiveMembership } from './memberships.repo.ts';
 import { auditOrg, orgEvent } from './org-records.ts';
 import type { MembershipView } from './organizations.present.ts';
 import { findOrganization } from './organizations.repo.ts';
@@ -36,27 +36,15 @@ export async function fileJoinRequest(db: Db, call: OrgCall, orgId: string): Pro
     requireActive(locked);
     if (await findLiveMembership(tx, call.realmId, org.id, userId))
       throw problem.conflict('you already have a membership of this organization');
-    const m = await insertMembership(
-      tx,
-      call.realmId,
-      { orgId: org.id, userId, state: 'pending_approval', source: 'join_request' },
-      call.now,
-    );
-    const r = await insertRequest(
-      tx,
-      call.realmId,
-      {
-        kind: 'join_request',
-        membershipId: m.id,
-        orgId: org.id,
-        userId,
-        roleIds: [],
-        requestedBy: userId,
-        message: null,
-        expiresAt: new Date(call.now.getTime() + JOIN_REQUEST_TTL_MS),
-      },
-      call.now,
-    );
+    const { m, r } = await openRequest(tx, call, {
+      kind: 'join_request',
+      orgId: org.id,
+      userId,
+      roleIds: [],
+      requestedBy: userId,
+      message: null,
+      ttlMs: JOIN_REQUEST_TTL_MS,
+    });
     await orgEvent(tx, call, org.id, 'organization.join_request.created', { join_request_id: r.id });
     await auditOrg(tx, call, 'organization.join_request.created', org.id, {
       subject: { type: 'user', id: userId },
@@ -71,23 +59,13 @@ export const listMyJoinRequests = (db: Db, realmId: string, userId: string, now:
 
 export async function withdrawJoinRequest(db: Db, call: OrgCall, id: string): Promise<RequestRow> {
   return db.tx(async (tx) => {
-    const r = await lockRequest(tx, call.realmId, 'join_request', id);
-    if (!r || r.user_id !== call.actor.id) throw problem.notFound('no such join request');
-    requireOpen(r, call.now, 'join request');
-    const closed = await closeRequest(tx, call, r, 'withdrawn', r.user_id);
-    await auditOrg(tx, call, 'organization.join_request.withdrawn', r.organization_id, {
-      subject: { type: 'user', id: r.user_id },
-      data: { join_request_id: r.id, membership_id: r.membership_id },
+    const r = await lockOwnRequest(tx, call, 'join_request', id);
+    return endOpenRequest(tx, call, r, {
+      outcome: 'withdrawn',
+      decidedBy: r.user_id,
+      audit: 'organization.join_request.withdrawn',
     });
-    return closed;
   });
-}
-
-async function lockOrgJoinRequest(tx: Tx, call: OrgCall, orgId: string, id: string) {
-  const org = await requireOrganization(tx, call, orgId);
-  const r = await lockRequest(tx, call.realmId, 'join_request', id);
-  if (!r || r.organization_id !== org.id) throw problem.notFound('no such join request');
-  return { org, r };
 }
 
 export async function approveJoinRequest(
@@ -98,25 +76,16 @@ export async function approveJoinRequest(
   roleIds: readonly string[],
 ): Promise<MembershipView> {
   return db.tx(async (tx) => {
-    const { org, r } = await lockOrgJoinRequest(tx, call, orgId, id);
+    const { org, r } = await lockOrgRequest(tx, call, orgId, 'join_request', id);
     requireActive(org);
-    requireOpen(r, call.now, 'join request');
+    requireOpen(r, call.now);
     await checkAssignableRoles(tx, call, org.id, roleIds);
-    await decideRequest(tx, call.realmId, r.id, 'approved', call.actor.id, call.now);
-    const m = await setMembershipState(
-      tx,
-      call.realmId,
-      r.membership_id,
-      { state: 'active', joined: true },
-      call.now,
-    );
-    await assignThroughMembership(tx, call, m, roleIds, 'join_request');
-    await authorizationChanged(tx, call.realmId, [{ type: 'user', id: m.user_id }]);
-    await auditOrg(tx, call, 'organization.join_request.approved', org.id, {
-      subject: { type: 'user', id: m.user_id },
-      data: { join_request_id: r.id, membership_id: m.id, role_ids: roleIds },
+    return acceptRequest(tx, call, r, {
+      outcome: 'approved',
+      decidedBy: call.actor.id,
+      audit: 'organization.join_request.approved',
+      roleIds,
     });
-    return membershipView(tx, call.realmId, m);
   });
 }
 
@@ -128,14 +97,12 @@ export async function denyJoinRequest(
   reason: string | null,
 ): Promise<RequestRow> {
   return db.tx(async (tx) => {
-    const { org, r } = await lockOrgJoinRequest(tx, call, orgId, id);
-    requireOpen(r, call.now, 'join request');
-    const closed = await closeRequest(tx, call, r, 'denied', call.actor.id);
-    await auditOrg(tx, call, 'organization.join_request.denied', org.id, {
-      subject: { type: 'user', id: r.user_id },
+    const { r } = await lockOrgRequest(tx, call, orgId, 'join_request', id);
+    return endOpenRequest(tx, call, r, {
+      outcome: 'denied',
+      decidedBy: call.actor.id,
+      audit: 'organization.join_request.denied',
       reason,
-      data: { join_request_id: r.id, membership_id: r.membership_id },
     });
-    return closed;
   });
 }

@@ -1,7 +1,12 @@
 // Query of the organizations context's list endpoints: limit, a keyset cursor bound to the realm,
-// the route and the filters (doc 2, Limits: page size), and named filters. Unknown parameters are
-// refused, so a misspelt filter never silently lists everything.
-import { createHash } from 'node:crypto';
+// the route and the filters (doc 2, Limits: page size), and named filters checked against rules.
+import {
+  cursorBinding,
+  openCursor,
+  type PageSizes,
+  pageLimit,
+  queryParams,
+} from '../platform/http/keyset.ts';
 import { problem } from '../platform/http/problem.ts';
 
 export interface ListQuery<F extends string> {
@@ -9,7 +14,7 @@ export interface ListQuery<F extends string> {
   /** The last id of the previous page. */
   after: string | null;
   filters: Record<F, string | null>;
-  /** Give it to makeCursor for the next page. */
+  /** Give it to pageBody for the next page. */
   binding: string;
 }
 
@@ -20,38 +25,18 @@ export interface FilterRule {
   check?: (v: string) => boolean;
 }
 
-const MAX_CURSOR_CHARS = 512;
-
-function single(query: Record<string, unknown>, name: string): string | null {
-  const v = query[name];
-  if (v === undefined) return null;
-  if (typeof v !== 'string') throw problem.invalidRequest(`give ${name} once`);
-  return v;
-}
-
 export function decodeListQuery<F extends string>(
   rawQuery: unknown,
-  pages: { defaultPageSize: number; maxPageSize: number },
+  pages: PageSizes,
   route: string,
   idPattern: RegExp,
   rules: Record<F, FilterRule>,
 ): ListQuery<F> {
-  const query = (rawQuery ?? {}) as Record<string, unknown>;
-  for (const name of Object.keys(query)) {
-    if (name !== 'limit' && name !== 'cursor' && !(name in rules))
-      throw problem.invalidRequest(`unknown query parameter ${name.slice(0, 64)}`);
-  }
-  const limitText = single(query, 'limit');
-  let limit = pages.defaultPageSize;
-  if (limitText !== null) {
-    if (!/^[0-9]{1,12}$/.test(limitText) || Number(limitText) < 1)
-      throw problem.invalidRequest('limit must be a positive integer');
-    // doc 2, Limits: larger values are reduced, not refused.
-    limit = Math.min(Number(limitText), pages.maxPageSize);
-  }
+  const param = queryParams(rawQuery, Object.keys(rules));
+  const limit = pageLimit(param('limit'), pages);
   const filters = {} as Record<F, string | null>;
   for (const name of Object.keys(rules) as F[]) {
-    const value = single(query, name);
+    const value = param(name);
     const rule = rules[name];
     if (value !== null) {
       const ok = rule.values ? rule.values.includes(value) : (rule.check?.(value) ?? true);
@@ -59,43 +44,7 @@ export function decodeListQuery<F extends string>(
     }
     filters[name] = value;
   }
-  const binding = createHash('sha256')
-    .update(JSON.stringify([route, filters]))
-    .digest('base64url')
-    .slice(0, 22);
-  const cursor = single(query, 'cursor');
-  const after = cursor === null ? null : openCursor(cursor, binding, idPattern);
+  const binding = cursorBinding([route, filters]);
+  const after = openCursor(param('cursor'), binding, (id) => idPattern.test(id));
   return { limit, after, filters, binding };
-}
-
-export function makeCursor(lastId: string, binding: string): string {
-  return Buffer.from(JSON.stringify({ a: lastId, b: binding })).toString('base64url');
-}
-
-function openCursor(cursor: string, binding: string, idPattern: RegExp): string {
-  const invalid = () => problem.invalidRequest('invalid cursor');
-  if (cursor.length === 0 || cursor.length > MAX_CURSOR_CHARS || !/^[A-Za-z0-9_-]+$/.test(cursor))
-    throw invalid();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid();
-  }
-  const c = parsed as { a?: unknown; b?: unknown } | null;
-  if (!c || typeof c !== 'object' || c.b !== binding || typeof c.a !== 'string' || !idPattern.test(c.a))
-    throw invalid();
-  return c.a;
-}
-
-/** One page of a list answer. */
-export function pageBody<T, V>(
-  page: { items: T[]; nextAfter: string | null },
-  present: (item: T) => V,
-  binding: string,
-) {
-  return {
-    items: page.items.map(present),
-    next_cursor: page.nextAfter === null ? null : makeCursor(page.nextAfter, binding),
-  };
 }

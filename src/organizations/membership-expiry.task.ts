@@ -5,7 +5,7 @@
 import { SYSTEM_ACTOR } from '../audit/audit.types.ts';
 import type { Db } from '../platform/db/db.ts';
 import type { TaskReport } from '../worker/scheduler.ts';
-import { closeRequest } from './invitations.service.ts';
+import { closeRequest, requestRef } from './membership-requests.ts';
 import { endMembership } from './membership-rules.ts';
 import { auditOrg } from './org-records.ts';
 import type { MembershipRow, OrgCall, RequestRow } from './organizations.types.ts';
@@ -59,7 +59,7 @@ async function expireRequests(db: Db, now: Date): Promise<{ invitations: number;
         r.organization_id,
         {
           subject: { type: 'user', id: r.user_id },
-          data: { [invitation ? 'invitation_id' : 'join_request_id']: r.id, membership_id: r.membership_id },
+          data: { ...requestRef(r), membership_id: r.membership_id },
         },
       );
     }

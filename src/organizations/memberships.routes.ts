@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { apiRoute } from '../authz/api-route.ts';
 import type { AppContext } from '../main/context.ts';
+import { pageBody } from '../platform/http/keyset.ts';
 import {
   createInvitation,
   listInvitationPage,
@@ -11,7 +12,7 @@ import {
   revokeInvitation,
 } from './invitations.service.ts';
 import { approveJoinRequest, denyJoinRequest } from './join-requests.service.ts';
-import { decodeListQuery, pageBody } from './list-query.ts';
+import { decodeListQuery } from './list-query.ts';
 import {
   addMember,
   changeMember,

@@ -10,6 +10,7 @@
 // the worker sweep moves active to expired (membership-expiry.task.ts).
 import { authorizationChanged } from '../authz/authz-revision.ts';
 import type { Db, Queryable } from '../platform/db/db.ts';
+import { cutPage } from '../platform/http/keyset.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
 import { decideRequest, lockPendingRequestOf } from './membership-requests.repo.ts';
@@ -75,13 +76,8 @@ export async function listMemberPage(
   q: { after: string | null; limit: number; state: string | null },
 ): Promise<Page<MembershipView>> {
   if (!(await findOrganization(db, realmId, orgId))) throw problem.notFound('no such organization');
-  const rows = await listMemberships(db, realmId, orgId, { ...q, limit: q.limit + 1 });
-  const page = rows.slice(0, q.limit);
-  const last = page.at(-1);
-  return {
-    items: await membershipViews(db, realmId, page),
-    nextAfter: rows.length > q.limit && last ? last.id : null,
-  };
+  const page = cutPage(await listMemberships(db, realmId, orgId, { ...q, limit: q.limit + 1 }), q.limit);
+  return { items: await membershipViews(db, realmId, page.items), nextAfter: page.nextAfter };
 }
 
 export async function readMember(

@@ -12,22 +12,12 @@ import {
   record,
   refine,
   string,
-  tryDecode,
   unknownJson,
 } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
+import { decodeOrValidate } from '../platform/http/validate-body.ts';
 import { isValidIdentifier } from '../users/identifiers.ts';
 import type { OrganizationPolicy } from './organizations.types.ts';
-
-const SHAPE_CODES = new Set(['unknown_member', 'duplicate', 'type']);
-
-export function decodeOrValidate<T>(decoder: Decoder<T>, body: unknown): T {
-  const r = tryDecode(decoder, body);
-  if (r.ok) return r.value;
-  if (r.errors.some((e) => SHAPE_CODES.has(e.code)))
-    throw problem.invalidRequest('request body has invalid members', r.errors);
-  throw problem.validation(r.errors);
-}
 
 // ---- value rules ------------------------------------------------------------------------------
 

@@ -72,32 +72,28 @@ export function presentMembership({ membership: m, roles }: MembershipView) {
 const effectiveState = (r: RequestRow, now: Date) =>
   r.state === 'pending' && new Date(r.expires_at).getTime() <= now.getTime() ? 'expired' : r.state;
 
-export function presentInvitation(r: RequestRow, now: Date) {
+/** Both kinds share one shape; an invitation adds what it offers and how often it was sent. */
+function presentRequest(r: RequestRow, now: Date, invitation: boolean) {
   return {
     id: r.id,
     organization_id: r.organization_id,
     user_id: r.user_id,
     membership_id: r.membership_id,
     state: effectiveState(r, now),
-    role_ids: r.role_ids,
-    message: r.message,
-    resend_count: r.resend_count,
-    last_sent_at: iso(r.last_sent_at),
+    ...(invitation
+      ? {
+          role_ids: r.role_ids,
+          message: r.message,
+          resend_count: r.resend_count,
+          last_sent_at: iso(r.last_sent_at),
+        }
+      : {}),
     expires_at: iso(r.expires_at),
     decided_at: iso(r.decided_at),
     created_at: iso(r.created_at),
   };
 }
 
-export function presentJoinRequest(r: RequestRow, now: Date) {
-  return {
-    id: r.id,
-    organization_id: r.organization_id,
-    user_id: r.user_id,
-    membership_id: r.membership_id,
-    state: effectiveState(r, now),
-    expires_at: iso(r.expires_at),
-    decided_at: iso(r.decided_at),
-    created_at: iso(r.created_at),
-  };
-}
+export const presentInvitation = (r: RequestRow, now: Date) => presentRequest(r, now, true);
+
+export const presentJoinRequest = (r: RequestRow, now: Date) => presentRequest(r, now, false);

@@ -8,9 +8,7 @@ import type {
   OrganizationState,
 } from './organizations.types.ts';
 
-export interface NewOrganization {
-  id: string;
-  slug: string;
+export interface OrganizationSettings {
   displayName: string;
   locale: string | null;
   timeZone: string | null;
@@ -19,6 +17,22 @@ export interface NewOrganization {
   externalId: string | null;
   policy: OrganizationPolicy;
 }
+
+export interface NewOrganization extends OrganizationSettings {
+  id: string;
+  slug: string;
+}
+
+/** Parameters of display_name, locale, time_zone, metadata, contact, external_id and policy, in that order. */
+const settingsParams = (s: OrganizationSettings) => [
+  s.displayName,
+  s.locale,
+  s.timeZone,
+  JSON.stringify(s.metadata),
+  s.contact === null ? null : JSON.stringify(s.contact),
+  s.externalId,
+  JSON.stringify(s.policy),
+];
 
 export async function insertOrganization(
   tx: Tx,
@@ -30,19 +44,7 @@ export async function insertOrganization(
     `insert into organizations (realm_id, id, slug, display_name, state, locale, time_zone, metadata, contact,
        external_id, policy, created_at, updated_at)
      values ($1, $2, $3, $4, 'active', $5, $6, $7, $8, $9, $10, $11, $11) returning *`,
-    [
-      realmId,
-      o.id,
-      o.slug,
-      o.displayName,
-      o.locale,
-      o.timeZone,
-      JSON.stringify(o.metadata),
-      o.contact === null ? null : JSON.stringify(o.contact),
-      o.externalId,
-      JSON.stringify(o.policy),
-      now,
-    ],
+    [realmId, o.id, o.slug, ...settingsParams(o), now],
   );
   return r.rows[0] as OrganizationRow;
 }
@@ -91,16 +93,6 @@ export const listOrganizations = (
     [realmId, page.after, page.limit, page.state, page.slug],
   );
 
-export interface OrganizationSettings {
-  displayName: string;
-  locale: string | null;
-  timeZone: string | null;
-  metadata: Record<string, unknown>;
-  contact: Contact | null;
-  externalId: string | null;
-  policy: OrganizationPolicy;
-}
-
 /** Replaces the settings and bumps the version (the ETag). */
 export async function updateOrganizationSettings(
   tx: Tx,
@@ -113,18 +105,7 @@ export async function updateOrganizationSettings(
     `update organizations set display_name = $3, locale = $4, time_zone = $5, metadata = $6, contact = $7,
        external_id = $8, policy = $9, version = version + 1, updated_at = $10
       where realm_id = $1 and id = $2 returning *`,
-    [
-      realmId,
-      orgId,
-      s.displayName,
-      s.locale,
-      s.timeZone,
-      JSON.stringify(s.metadata),
-      s.contact === null ? null : JSON.stringify(s.contact),
-      s.externalId,
-      JSON.stringify(s.policy),
-      now,
-    ],
+    [realmId, orgId, ...settingsParams(s), now],
   );
   return r.rows[0] as OrganizationRow;
 }

@@ -5,7 +5,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { apiRoute } from '../authz/api-route.ts';
 import type { AppContext } from '../main/context.ts';
-import { decodeListQuery, pageBody } from './list-query.ts';
+import { pageBody } from '../platform/http/keyset.ts';
+import { decodeListQuery } from './list-query.ts';
 import { registerMyOrganizationRoutes } from './me-organizations.routes.ts';
 import { registerMembershipRoutes } from './memberships.routes.ts';
 import { inOrg, type OrgParams, orgCall } from './org-http.ts';

@@ -4,6 +4,7 @@
 import { authorizationChanged } from '../authz/authz-revision.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
+import { cutPage } from '../platform/http/keyset.ts';
 import { problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
 import {
@@ -147,14 +148,8 @@ export async function listOrganizationPage(
   realmId: string,
   q: { after: string | null; limit: number; state: string | null; slug: string | null },
 ): Promise<Page<OrganizationView>> {
-  // One row more than asked tells whether another page exists.
-  const rows = await listOrganizations(db, realmId, { ...q, limit: q.limit + 1 });
-  const page = rows.slice(0, q.limit);
-  const last = page.at(-1);
-  return {
-    items: await viewsOf(db, realmId, page),
-    nextAfter: rows.length > q.limit && last ? last.id : null,
-  };
+  const page = cutPage(await listOrganizations(db, realmId, { ...q, limit: q.limit + 1 }), q.limit);
+  return { items: await viewsOf(db, realmId, page.items), nextAfter: page.nextAfter };
 }
 
 /** If-Match with strong comparison (RFC 9110 section 13.1.1); `*` matches any current version. */

@@ -134,8 +134,4 @@ export interface OrgCall {
   permissions: ReadonlySet<string>;
 }
 
-/** One keyset page: the rows and the id to continue after, when more may follow. */
-export interface Page<T> {
-  items: T[];
-  nextAfter: string | null;
-}
+export type { Page } from '../platform/http/keyset.ts';

@@ -1,6 +1,7 @@
 // Strict input of the projects API (docs/api-roles.md, Projects).
 import { enumOf, nullable, object, optional } from '../platform/http/decode.ts';
-import { decodeOrValidate, idText, invalid, plainText } from '../roles/admin-call.ts';
+import { decodeOrValidate } from '../platform/http/validate-body.ts';
+import { idText, invalid, plainText } from '../roles/admin-call.ts';
 
 export const ENVIRONMENTS = ['development', 'staging', 'production'] as const;
 

@@ -1,12 +1,11 @@
 // Projects (docs/api-roles.md, Projects): named per owner organization (or realm-wide without
 // one), with roles of their own and project-scope assignments that count while active.
-import { recordAudit } from '../audit/audit.repo.ts';
 import type { AuditType } from '../audit/audit.types.ts';
 import { authorizationChanged } from '../authz/authz-revision.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { problem } from '../platform/http/problem.ts';
-import { type AdminChange, invalid } from '../roles/admin-call.ts';
+import { type AdminChange, auditChange, invalid } from '../roles/admin-call.ts';
 import { findLiveOrganization, findLiveUser } from '../roles/references.repo.ts';
 import { nextProjectState, type ProjectAction } from './project.states.ts';
 import type { CreateProjectInput, UpdateProjectInput } from './projects.decode.ts';
@@ -40,22 +39,8 @@ async function ensureOwnerUser(
     throw invalid('owner_user_id', 'unknown_user', 'no such user');
 }
 
-async function audit(tx: Tx, c: AdminChange, type: AuditType, p: ProjectRow, data: Record<string, unknown>) {
-  await recordAudit(
-    tx,
-    {
-      realmId: c.realmId,
-      type,
-      category: 'configuration',
-      actor: c.actor,
-      target: { type: 'project', id: p.id },
-      ...(p.owner_organization_id ? { orgId: p.owner_organization_id } : {}),
-      correlationId: c.correlationId,
-      data,
-    },
-    c.now,
-  );
-}
+const audit = (tx: Tx, c: AdminChange, type: AuditType, p: ProjectRow, data: Record<string, unknown>) =>
+  auditChange(tx, c, type, { target: { type: 'project', id: p.id }, orgId: p.owner_organization_id }, data);
 
 export async function createProject(db: Db, c: AdminChange, route: ProjectRoute, input: CreateProjectInput) {
   return db.tx(async (tx) => {

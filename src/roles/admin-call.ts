@@ -1,10 +1,13 @@
 // What every change of the roles, groups, projects and service-principal APIs carries (realm,
-// actor, correlation id, clock reading), the input rules they share, and the problems they add.
+// actor, correlation id, clock reading), the audit record it leaves, the input rules they share,
+// and the problems they add.
 import type { FastifyRequest } from 'fastify';
-import type { Actor } from '../audit/audit.types.ts';
+import { recordAudit } from '../audit/audit.repo.ts';
+import type { Actor, AuditCategory, AuditType } from '../audit/audit.types.ts';
 import type { ApiCaller } from '../authz/api-auth.ts';
 import type { AppContext } from '../main/context.ts';
-import { type Decoder, refine, string, tryDecode } from '../platform/http/decode.ts';
+import type { Tx } from '../platform/db/db.ts';
+import { refine, string } from '../platform/http/decode.ts';
 import { type FieldError, Problem, problem } from '../platform/http/problem.ts';
 
 export interface AdminChange {
@@ -30,15 +33,37 @@ export function adminChange(
   };
 }
 
-/** Errors about the body's shape are a bad request (SPEC-DECISIONS 10); the rest are 422. */
-const SHAPE_CODES = new Set(['unknown_member', 'duplicate', 'type']);
+export interface AuditAbout {
+  target: { type: string; id: string };
+  /** The owning organization; realm-wide objects have none. */
+  orgId?: string | null;
+  subject?: { type: string; id: string };
+  category?: AuditCategory;
+}
 
-export function decodeOrValidate<T>(decoder: Decoder<T>, body: unknown): T {
-  const r = tryDecode(decoder, body);
-  if (r.ok) return r.value;
-  if (r.errors.some((e) => SHAPE_CODES.has(e.code)))
-    throw problem.invalidRequest('request body has invalid members', r.errors);
-  throw problem.validation(r.errors);
+/** The audit record of a change, written in the change's transaction. */
+export async function auditChange(
+  tx: Tx,
+  c: AdminChange,
+  type: AuditType,
+  about: AuditAbout,
+  data: Record<string, unknown>,
+): Promise<void> {
+  await recordAudit(
+    tx,
+    {
+      realmId: c.realmId,
+      type,
+      category: about.category ?? 'configuration',
+      actor: c.actor,
+      ...(about.subject ? { subject: about.subject } : {}),
+      target: about.target,
+      ...(about.orgId ? { orgId: about.orgId } : {}),
+      correlationId: c.correlationId,
+      data,
+    },
+    c.now,
+  );
 }
 
 const CONTROL = /\p{Cc}/u;

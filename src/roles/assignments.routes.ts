@@ -26,8 +26,38 @@ function checkEnum(name: string, value: string | undefined, allowed: readonly st
     throw problem.invalidRequest(`${name} must be one of ${allowed.join(', ')}`);
 }
 
+/** One page of assignments; an organization's routes list only its organization's scope. */
+async function assignmentPage(ctx: AppContext, realmId: string, rawQuery: unknown, orgId: string | null) {
+  const route = orgId === null ? '/role-assignments' : `/organizations/${orgId}/role-assignments`;
+  const q = decodePageQuery(
+    rawQuery,
+    ctx.config.limits,
+    `${realmId}:GET ${route}`,
+    orgId === null ? FILTERS : ORG_FILTERS,
+  );
+  const f: Partial<Record<(typeof FILTERS)[number], string>> = q.filters;
+  checkEnum('subject_type', f.subject_type, SUBJECT_TYPES);
+  checkEnum('scope_type', f.scope_type, ROLE_SCOPES);
+  const rows = await listAssignments(
+    ctx.db,
+    realmId,
+    {
+      ...(f.subject_type ? { subjectType: f.subject_type } : {}),
+      ...(f.subject_id ? { subjectId: f.subject_id } : {}),
+      ...(f.role_id ? { roleId: f.role_id } : {}),
+      ...(orgId === null
+        ? {
+            ...(f.scope_type ? { scopeType: f.scope_type } : {}),
+            ...(f.scope_id ? { scopeId: f.scope_id } : {}),
+          }
+        : { scopeType: 'organization', scopeId: orgId }),
+    },
+    q,
+  );
+  return pageOf(rows, q, presentAssignment);
+}
+
 export function registerAssignmentRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const pages = ctx.config.limits;
   const read = { audience: 'admin', permissions: ['realm.roles.read'] } as const;
   // realm.roles.write, or org.roles.assign inside the assignment's organization: checked by the service.
   const assign = { audience: 'admin', permissions: [] } as const;
@@ -38,25 +68,9 @@ export function registerAssignmentRoutes(app: FastifyInstance, ctx: AppContext):
     organizationParam: 'org',
   } as const;
 
-  apiRoute(app, ctx, 'GET', '/role-assignments', read, async ({ req, realm }) => {
-    const q = decodePageQuery(req.query, pages, `${realm.id}:GET /role-assignments`, FILTERS);
-    const f = q.filters;
-    checkEnum('subject_type', f.subject_type, SUBJECT_TYPES);
-    checkEnum('scope_type', f.scope_type, ROLE_SCOPES);
-    const rows = await listAssignments(
-      ctx.db,
-      realm.id,
-      {
-        ...(f.subject_type ? { subjectType: f.subject_type } : {}),
-        ...(f.subject_id ? { subjectId: f.subject_id } : {}),
-        ...(f.role_id ? { roleId: f.role_id } : {}),
-        ...(f.scope_type ? { scopeType: f.scope_type } : {}),
-        ...(f.scope_id ? { scopeId: f.scope_id } : {}),
-      },
-      q,
-    );
-    return pageOf(rows, q, presentAssignment);
-  });
+  apiRoute(app, ctx, 'GET', '/role-assignments', read, async ({ req, realm }) =>
+    assignmentPage(ctx, realm.id, req.query, null),
+  );
 
   apiRoute(app, ctx, 'POST', '/role-assignments', assign, async ({ req, reply, realm, caller }) => {
     const change = adminChange(ctx, req, realm.id, caller);
@@ -86,27 +100,7 @@ export function registerAssignmentRoutes(app: FastifyInstance, ctx: AppContext):
   type OrgP = { org: string };
   apiRoute<OrgP>(app, ctx, 'GET', '/organizations/:org/role-assignments', orgRead, async ({ req, realm }) => {
     const orgId = await liveOrgParam(ctx.db, realm.id, req.params.org);
-    const q = decodePageQuery(
-      req.query,
-      pages,
-      `${realm.id}:GET /organizations/${orgId}/role-assignments`,
-      ORG_FILTERS,
-    );
-    const f = q.filters;
-    checkEnum('subject_type', f.subject_type, SUBJECT_TYPES);
-    const rows = await listAssignments(
-      ctx.db,
-      realm.id,
-      {
-        ...(f.subject_type ? { subjectType: f.subject_type } : {}),
-        ...(f.subject_id ? { subjectId: f.subject_id } : {}),
-        ...(f.role_id ? { roleId: f.role_id } : {}),
-        scopeType: 'organization',
-        scopeId: orgId,
-      },
-      q,
-    );
-    return pageOf(rows, q, presentAssignment);
+    return assignmentPage(ctx, realm.id, req.query, orgId);
   });
 
   apiRoute<OrgP>(

@@ -9,7 +9,7 @@ import { BUILTIN_ROLES } from '../authz/permissions.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
-import { type AdminChange, invalid, roleProblem } from './admin-call.ts';
+import { type AdminChange, auditChange, invalid, roleProblem } from './admin-call.ts';
 import {
   type AssignmentRow,
   deleteAssignment,
@@ -222,25 +222,17 @@ export async function unassignRole(db: Db, c: AdminChange, route: RoleRoute, id:
       throw problem.conflict('this assignment comes with a membership; change the membership instead');
     const removed = await deleteAssignment(tx, c.realmId, id);
     await announceRemoved(tx, c, removed);
-    await recordAudit(
+    await auditChange(
       tx,
+      c,
+      'role.unassigned',
       {
-        realmId: c.realmId,
-        type: 'role.unassigned',
         category: 'security',
-        actor: c.actor,
         subject: { type: a.subject_type, id: a.subject_id },
         target: { type: 'role', id: a.role_id },
-        ...(a.scope_type === 'organization' ? { orgId: a.scope_id } : {}),
-        correlationId: c.correlationId,
-        data: {
-          assignment_id: a.id,
-          role_id: a.role_id,
-          scope_type: a.scope_type,
-          scope_id: a.scope_id || null,
-        },
+        orgId: a.scope_type === 'organization' ? a.scope_id : null,
       },
-      c.now,
+      { assignment_id: a.id, role_id: a.role_id, scope_type: a.scope_type, scope_id: a.scope_id || null },
     );
     await authorizationChanged(tx, c.realmId, affectedBy(a.subject_type, a.subject_id));
   });

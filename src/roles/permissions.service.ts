@@ -1,9 +1,8 @@
 // Application permissions (docs/api-roles.md): names an application defines and roles carry.
 // Built-in names live in code (src/authz/permissions.ts) and are never stored.
-import { recordAudit } from '../audit/audit.repo.ts';
 import type { Db } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
-import type { AdminChange } from './admin-call.ts';
+import { type AdminChange, auditChange } from './admin-call.ts';
 import type { PermissionInput } from './roles.decode.ts';
 import {
   deletePermission,
@@ -22,18 +21,12 @@ export async function createPermission(
   return db.tx(async (tx) => {
     const row = await insertPermission(tx, c.realmId, input, c.now);
     if (!row) throw problem.conflict('a permission with this name exists (names ignore case)');
-    await recordAudit(
+    await auditChange(
       tx,
-      {
-        realmId: c.realmId,
-        type: 'permission.created',
-        category: 'configuration',
-        actor: c.actor,
-        target: { type: 'permission', id: row.name },
-        correlationId: c.correlationId,
-        data: { name: row.name, sensitivity: row.sensitivity },
-      },
-      c.now,
+      c,
+      'permission.created',
+      { target: { type: 'permission', id: row.name } },
+      { name: row.name, sensitivity: row.sensitivity },
     );
     return row;
   });
@@ -52,18 +45,12 @@ export async function removePermission(db: Db, c: AdminChange, name: string): Pr
       );
     }
     await deletePermission(tx, c.realmId, row.name);
-    await recordAudit(
+    await auditChange(
       tx,
-      {
-        realmId: c.realmId,
-        type: 'permission.deleted',
-        category: 'configuration',
-        actor: c.actor,
-        target: { type: 'permission', id: row.name },
-        correlationId: c.correlationId,
-        data: { name: row.name },
-      },
-      c.now,
+      c,
+      'permission.deleted',
+      { target: { type: 'permission', id: row.name } },
+      { name: row.name },
     );
   });
 }

@@ -15,7 +15,8 @@ import {
   string,
 } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
-import { decodeOrValidate, idText, invalid, plainText } from './admin-call.ts';
+import { decodeOrValidate } from '../platform/http/validate-body.ts';
+import { idText, invalid, plainText } from './admin-call.ts';
 
 export const ROLE_SCOPES = ['realm', 'organization', 'project'] as const;
 export const SUBJECT_TYPES = ['user', 'service_principal', 'group'] as const;

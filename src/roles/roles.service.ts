@@ -1,14 +1,20 @@
 // Role definitions (docs/api-roles.md): realm-wide roles, roles of one organization and roles of
 // one project. Each change validates the role graph, applies the delegation ceiling, and writes
 // the row, its audit record and the authorization revision in one transaction.
-import { recordAudit } from '../audit/audit.repo.ts';
 import type { AuditType } from '../audit/audit.types.ts';
 import { authorizationChanged } from '../authz/authz-revision.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { problem } from '../platform/http/problem.ts';
-import { type AdminChange, ifMatchSatisfied, invalid, invalidAll, roleProblem } from './admin-call.ts';
+import {
+  type AdminChange,
+  auditChange,
+  ifMatchSatisfied,
+  invalid,
+  invalidAll,
+  roleProblem,
+} from './admin-call.ts';
 import { deleteAssignmentsOfRole, directHolders, type RemovedAssignment } from './assignments.repo.ts';
 import { type AuthzContext, callerAuthority, ensureWithinCeiling, REALM_CONTEXT } from './delegation.ts';
 import { findProjectRef } from './references.repo.ts';
@@ -122,28 +128,14 @@ async function validated(
 
 const nameTaken = () => problem.conflict('a role with this name exists in this boundary');
 
-async function audit(
-  tx: Tx,
-  c: AdminChange,
-  type: AuditType,
-  role: RoleRow,
-  data: Record<string, unknown> = {},
-) {
-  await recordAudit(
+const audit = (tx: Tx, c: AdminChange, type: AuditType, role: RoleRow, data: Record<string, unknown> = {}) =>
+  auditChange(
     tx,
-    {
-      realmId: c.realmId,
-      type,
-      category: 'configuration',
-      actor: c.actor,
-      target: { type: 'role', id: role.id },
-      ...(role.organization_id ? { orgId: role.organization_id } : {}),
-      correlationId: c.correlationId,
-      data: { name: role.name, scope: role.scope, version: role.version, ...data },
-    },
-    c.now,
+    c,
+    type,
+    { target: { type: 'role', id: role.id }, orgId: role.organization_id },
+    { name: role.name, scope: role.scope, version: role.version, ...data },
   );
-}
 
 export async function createRole(
   db: Db,

@@ -1,6 +1,7 @@
 // Strict input of the service principals API (docs/api-roles.md, Service principals).
 import { array, boolean, nullable, object, optional } from '../platform/http/decode.ts';
-import { decodeOrValidate, idText, invalid, plainText } from '../roles/admin-call.ts';
+import { decodeOrValidate } from '../platform/http/validate-body.ts';
+import { idText, invalid, plainText } from '../roles/admin-call.ts';
 
 // null: any organization; []: none.
 const organizations = () => nullable(array(idText(), { maxItems: 1000, unique: true }));

@@ -1,14 +1,13 @@
 // Service principals (docs/api-roles.md, Service principals): machine identities, behind a
 // service client or on their own. Each change writes the row, audit record, outbox event and
 // authorization revision in one transaction.
-import { recordAudit } from '../audit/audit.repo.ts';
 import type { AuditType } from '../audit/audit.types.ts';
 import { authorizationChanged } from '../authz/authz-revision.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import type { FieldError } from '../platform/http/problem.ts';
 import { problem } from '../platform/http/problem.ts';
-import { type AdminChange, invalid, invalidAll } from '../roles/admin-call.ts';
+import { type AdminChange, auditChange, invalid, invalidAll } from '../roles/admin-call.ts';
 import { deleteAssignmentsOfSubject } from '../roles/assignments.repo.ts';
 import { findLiveOrganization, findLiveUser, liveOrganizationIds } from '../roles/references.repo.ts';
 import { lockAuthorization } from '../roles/roles.repo.ts';
@@ -47,21 +46,8 @@ async function ensureOrganizations(q: Queryable, realmId: string, ids: readonly 
   if (errors.length > 0) throw invalidAll(errors);
 }
 
-async function audit(tx: Tx, c: AdminChange, type: AuditType, id: string, data: Record<string, unknown>) {
-  await recordAudit(
-    tx,
-    {
-      realmId: c.realmId,
-      type,
-      category: 'configuration',
-      actor: c.actor,
-      target: { type: 'service_principal', id },
-      correlationId: c.correlationId,
-      data,
-    },
-    c.now,
-  );
-}
+const audit = (tx: Tx, c: AdminChange, type: AuditType, id: string, data: Record<string, unknown>) =>
+  auditChange(tx, c, type, { target: { type: 'service_principal', id } }, data);
 
 export async function createPrincipal(
   db: Db,

@@ -1,19 +1,16 @@
 // Strict input of the users administration API (spec doc 1, "Recovery and account
 // administration"; doc 2, Limits: page size and keyset cursors). Shape errors (unknown members,
 // wrong JSON types) answer 400 invalid_request; values that break a rule answer 422.
-import { createHash } from 'node:crypto';
+import { array, boolean, enumOf, object, optional, refine, string } from '../platform/http/decode.ts';
 import {
-  array,
-  boolean,
-  type Decoder,
-  enumOf,
-  object,
-  optional,
-  refine,
-  string,
-  tryDecode,
-} from '../platform/http/decode.ts';
+  cursorBinding,
+  openCursor,
+  type PageSizes,
+  pageLimit,
+  queryParams,
+} from '../platform/http/keyset.ts';
 import { problem } from '../platform/http/problem.ts';
+import { decodeOrValidate } from '../platform/http/validate-body.ts';
 import { MIN_PASSWORD_LENGTH } from '../signin/steps/update-password.ts';
 import { isValidIdentifier } from './identifiers.ts';
 
@@ -45,17 +42,6 @@ const setPasswordShape = object({ password: password(), temporary: optional(bool
 
 const reasonShape = object({ reason: string({ minLength: 1, maxLength: 500 }) });
 const optionalReasonShape = object({ reason: optional(string({ minLength: 1, maxLength: 500 })) });
-
-/** Errors about the body's shape are a bad request; every other one is a validation failure. */
-const SHAPE_CODES = new Set(['unknown_member', 'duplicate', 'type']);
-
-function decodeOrValidate<T>(decoder: Decoder<T>, body: unknown): T {
-  const r = tryDecode(decoder, body);
-  if (r.ok) return r.value;
-  if (r.errors.some((e) => SHAPE_CODES.has(e.code)))
-    throw problem.invalidRequest('request body has invalid members', r.errors);
-  throw problem.validation(r.errors);
-}
 
 export type CreateUserInput = ReturnType<typeof decodeCreateUser>;
 
@@ -105,75 +91,19 @@ export interface ListQuery {
   /** The last id of the previous page. */
   after: string | null;
   identifier: string | null;
-  /** Give it to makeCursor for the next page. */
+  /** Give it to pageBody for the next page. */
   binding: string;
 }
 
-const LIST_PARAMS = new Set(['limit', 'cursor', 'identifier']);
-const MAX_CURSOR_CHARS = 512;
-
-function single(query: Record<string, unknown>, name: string): string | null {
-  const v = query[name];
-  if (v === undefined) return null;
-  if (typeof v !== 'string') throw problem.invalidRequest(`give ${name} once`);
-  return v;
-}
-
-/**
- * limit, cursor and the identifier filter of GET /users. Unknown parameters are refused, so a
- * misspelt filter never silently lists every account.
- */
-export function decodeListQuery(
-  rawQuery: unknown,
-  pages: { defaultPageSize: number; maxPageSize: number },
-  binding: string,
-): ListQuery {
-  const query = (rawQuery ?? {}) as Record<string, unknown>;
-  for (const name of Object.keys(query)) {
-    if (!LIST_PARAMS.has(name)) throw problem.invalidRequest(`unknown query parameter ${name.slice(0, 64)}`);
-  }
-  const limitText = single(query, 'limit');
-  let limit = pages.defaultPageSize;
-  if (limitText !== null) {
-    if (!/^[0-9]{1,12}$/.test(limitText) || Number(limitText) < 1)
-      throw problem.invalidRequest('limit must be a positive integer');
-    // doc 2 Limits: larger values are reduced, not refused.
-    limit = Math.min(Number(limitText), pages.maxPageSize);
-  }
-  const identifier = single(query, 'identifier');
+/** limit, cursor and the identifier filter of GET /users. */
+export function decodeListQuery(rawQuery: unknown, pages: PageSizes, binding: string): ListQuery {
+  const param = queryParams(rawQuery, ['identifier']);
+  const limit = pageLimit(param('limit'), pages);
+  const identifier = param('identifier');
   if (identifier !== null && (identifier.length === 0 || Buffer.byteLength(identifier) > 254)) {
     throw problem.invalidRequest('identifier must be 1 to 254 bytes');
   }
-  const bound = cursorBinding(binding, identifier);
-  const cursor = single(query, 'cursor');
-  const after = cursor === null ? null : openCursor(cursor, bound);
+  const bound = cursorBinding([binding, identifier]);
+  const after = openCursor(param('cursor'), bound, (id) => USER_ID.test(id));
   return { limit, after, identifier, binding: bound };
-}
-
-/** What a cursor is bound to: the realm, the route and the filters (doc 2, Limits). */
-function cursorBinding(binding: string, identifier: string | null): string {
-  return createHash('sha256')
-    .update(JSON.stringify([binding, identifier]))
-    .digest('base64url')
-    .slice(0, 22);
-}
-
-export function makeCursor(lastId: string, binding: string): string {
-  return Buffer.from(JSON.stringify({ a: lastId, b: binding })).toString('base64url');
-}
-
-function openCursor(cursor: string, binding: string): string {
-  const invalid = () => problem.invalidRequest('invalid cursor');
-  if (cursor.length === 0 || cursor.length > MAX_CURSOR_CHARS || !/^[A-Za-z0-9_-]+$/.test(cursor))
-    throw invalid();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid();
-  }
-  const c = parsed as { a?: unknown; b?: unknown } | null;
-  if (!c || typeof c !== 'object' || c.b !== binding || typeof c.a !== 'string' || !USER_ID.test(c.a))
-    throw invalid();
-  return c.a;
 }

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiCaller } from '../authz/api-auth.ts';
 import { apiRoute } from '../authz/api-route.ts';
 import type { AppContext } from '../main/context.ts';
+import { pageBody } from '../platform/http/keyset.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import {
   changeAccountState,
@@ -20,7 +21,6 @@ import {
   decodeOptionalReason,
   decodeReason,
   decodeSetPassword,
-  makeCursor,
   userIdParam,
 } from './users.decode.ts';
 import { type AdminCall, createAccount, listAccounts, readAccount, type UserView } from './users.service.ts';
@@ -75,10 +75,7 @@ export function registerUserRoutes(app: FastifyInstance, ctx: AppContext): void 
     const pages = ctx.config.limits;
     const query = decodeListQuery(req.query, pages, `${realm.id}:GET /users`);
     const page = await listAccounts(ctx.db, adminCall(ctx, req, realm, caller), query);
-    return {
-      items: page.items.map(presentUser),
-      next_cursor: page.nextAfter === null ? null : makeCursor(page.nextAfter, query.binding),
-    };
+    return pageBody(page, presentUser, query.binding);
   });
 
   apiRoute<UserParams>(app, ctx, 'GET', '/users/:user', read, async ({ req, realm, caller }) => {
