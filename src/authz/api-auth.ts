@@ -4,7 +4,7 @@
 // the live checks of doc 2, Revocation exposure, so a revocation counts from its commit.
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../main/context.ts';
-import { checkLiveness, type Liveness } from '../oauth/tokens/token-liveness.ts';
+import { checkLiveness, type Liveness, type TokenFacts } from '../oauth/tokens/token-liveness.ts';
 import type { VerifiedAccessToken } from '../oauth/tokens/verify-access-token.ts';
 import { bearerToken } from '../platform/http/bearer.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -130,28 +130,63 @@ function organizationOf(req: FastifyRequest, opts: ApiAuthOptions): string | nul
   return typeof value === 'string' && value.length > 0 ? value : null;
 }
 
-/** Authenticates and authorizes one API request; throws the problem the caller must see. */
-export async function authenticateApiCall(
+/** A caller whose token verified offline; its live check is still to run. */
+export interface PendingCaller {
+  token: VerifiedAccessToken;
+  facts: TokenFacts;
+  now: Date;
+}
+
+/**
+ * The offline half of authenticating an API request: the token verified for the route's
+ * audience, and the live-check facts to run (alone, or folded into a caller's own statement).
+ */
+export async function verifyApiCaller(
   app: AppContext,
   req: FastifyRequest,
   realm: RealmRow,
   opts: ApiAuthOptions,
-): Promise<ApiCaller> {
+): Promise<PendingCaller> {
   const token = presentedToken(app, req);
   const origin = app.config.server.publicOrigin;
   const audience =
     opts.audience === 'admin' ? adminAudience(origin, realm.name) : accountAudience(origin, realm.name);
-  const now = app.clock.now();
-  const own = await verifyOwnToken(app, realm, token, {
+  const verified = await app.tokenVerifier.verify(token, {
+    realmName: realm.name,
+    issuer: issuerOf(origin, realm.name),
     audience,
-    resourceId: opts.audience === 'admin' ? BUILTIN_ADMIN : BUILTIN_ACCOUNT,
-    withRoles: opts.audience === 'admin',
-    rolesOrgId: organizationOf(req, opts),
-    now,
   });
-  if (!own) throw invalidToken();
-  const { token: t, live } = own;
-  if (live.subjectType === null) throw invalidToken();
+  if (!verified.ok) throw invalidToken();
+  const t = verified.token;
+  return {
+    token: t,
+    now: app.clock.now(),
+    facts: {
+      realmId: realm.id,
+      subject: t.subject,
+      clientId: t.clientId,
+      tokenId: t.tokenId,
+      issuedAt: t.issuedAt,
+      sessionId: t.sessionId,
+      audience,
+      resourceId: opts.audience === 'admin' ? BUILTIN_ADMIN : BUILTIN_ACCOUNT,
+      exchanged: t.act !== null,
+      orgId: t.orgId,
+      withRoles: opts.audience === 'admin',
+      rolesOrgId: organizationOf(req, opts),
+    },
+  };
+}
+
+/** The live half: the caller the request acts for, or the problem it must see. */
+export function authorizeApiCaller(
+  app: AppContext,
+  pending: PendingCaller,
+  live: Liveness,
+  opts: ApiAuthOptions,
+): ApiCaller {
+  const { token: t, now } = pending;
+  if (!live.active || live.subjectType === null) throw invalidToken();
   const caller: ApiCaller = {
     kind: live.subjectType,
     id: t.subject,
@@ -169,6 +204,18 @@ export async function authenticateApiCall(
   };
   if (opts.audience === 'admin') authorizeAdmin(app, caller, opts, now);
   return caller;
+}
+
+/** Authenticates and authorizes one API request; throws the problem the caller must see. */
+export async function authenticateApiCall(
+  app: AppContext,
+  req: FastifyRequest,
+  realm: RealmRow,
+  opts: ApiAuthOptions,
+): Promise<ApiCaller> {
+  const pending = await verifyApiCaller(app, req, realm, opts);
+  const live = await checkLiveness(app.db, pending.facts, pending.now);
+  return authorizeApiCaller(app, pending, live, opts);
 }
 
 function authorizeAdmin(app: AppContext, caller: ApiCaller, opts: ApiAuthOptions, now: Date): void {

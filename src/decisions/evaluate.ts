@@ -4,6 +4,7 @@
 // organization, project) in the request, one statement per level of any relationship graph
 // walked, and one engine request per check when the realm uses an external policy engine.
 import { checkLivenessMany, type Liveness, type TokenFacts } from '../oauth/tokens/token-liveness.ts';
+import { Problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { evaluateChecks, type GraphCheck, type GraphOutcome } from '../relationships/graph.ts';
 import { tuplesOfObjects } from '../relationships/relationships.repo.ts';
@@ -31,11 +32,26 @@ const GRAPH_OUTCOME: Record<GraphOutcome, Outcome> = {
   reads_exceeded: outcome('EVALUATION_ERROR'),
 };
 
+type LiveChecks = (facts: readonly TokenFacts[]) => Promise<Liveness[]>;
+
 export async function decide(deps: DecisionDeps, items: readonly CheckItem[]): Promise<DecisionResponse[]> {
   const now = deps.app.clock.now();
+  // The caller's own live check may ride in this statement (apiRouteSharingLiveCheck); no
+  // answer leaves before it has passed.
+  let callerChecked = false;
+  const liveChecks: LiveChecks = async (facts) => {
+    const lives = deps.liveChecks
+      ? await deps.liveChecks(facts)
+      : await checkLivenessMany(deps.app.db, facts, now);
+    callerChecked = true;
+    return lives;
+  };
   try {
-    return await decideAll(deps, items, now);
+    return await decideAll(deps, items, now, liveChecks);
   } catch (e) {
+    // A refused caller sees its problem; one never checked is checked before any answer.
+    if (e instanceof Problem) throw e;
+    if (!callerChecked) await liveChecks([]);
     // Whatever failed, the caller gets a decision it must not cache, not a 500 (doc 1, reason codes).
     deps.app.log.error(
       { err: { name: (e as Error).name, message: (e as Error).message } },
@@ -51,6 +67,7 @@ async function decideAll(
   deps: DecisionDeps,
   items: readonly CheckItem[],
   now: Date,
+  liveChecks: LiveChecks,
 ): Promise<DecisionResponse[]> {
   const { app, realm } = deps;
   const tokens = await resolveTokens(deps, items, now);
@@ -92,11 +109,7 @@ async function decideAll(
       knownTypesRevision: known?.revision ?? null,
     };
   }
-  const lives = await checkLivenessMany(
-    app.db,
-    list.map((g) => g.facts),
-    now,
-  );
+  const lives = await liveChecks(list.map((g) => g.facts));
   const liveOf = new Map(list.map((g, i) => [g, lives[i] as Liveness]));
 
   const version = await versionOf(deps, lives);

@@ -2,7 +2,7 @@
 // assurance step (docs/authorization.md, evaluation step 5) that the local rules and the
 // external policy engine both end with.
 import type { AppContext } from '../main/context.ts';
-import type { Liveness } from '../oauth/tokens/token-liveness.ts';
+import type { Liveness, TokenFacts } from '../oauth/tokens/token-liveness.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { type SubjectAssurance, scopeStepUp, sensitivityStepUp, storedScopes } from './assurance.ts';
 import type { Obligation } from './decision.ts';
@@ -14,6 +14,11 @@ export interface DecisionDeps {
   app: AppContext;
   realm: RealmRow;
   engines: EngineTable;
+  /**
+   * Runs the subject tokens' live checks; the decision routes fold the caller's own check into
+   * the same statement. Default: the live checks alone.
+   */
+  liveChecks?: (facts: readonly TokenFacts[]) => Promise<Liveness[]>;
 }
 
 /** Everything known about one valid check once the statement has answered. */

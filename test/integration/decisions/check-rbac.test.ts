@@ -41,6 +41,29 @@ describe('decisions › roles', () => {
     assert.equal(r.status, 403);
   });
 
+  test('case=the caller is checked live in the decision statement: refused before any answer', async (t) => {
+    // Without the permission: refused on single and batch calls, also when every subject token is garbage.
+    const bare = await decisionKit(t, { callerRoles: [] });
+    assert.equal((await bare.check(checkBody('garbage', 'documents.read'))).status, 403);
+    const batch = await bare.post('/authorization/check-batch', { checks: [checkBody('garbage', 'x.y')] });
+    assert.equal(batch.status, 403);
+    // A caller whose session ended after its token was issued: 401, not a decision.
+    const k = await decisionKit(t);
+    const { token } = await k.subject();
+    assert.equal((await k.check(checkBody(token, 'documents.read'))).status, 200);
+    await k.h.ctx.db.query('update sessions set revoked_at = now() where realm_id = $1 and id = $2', [
+      k.realm.id,
+      k.caller.sessionId,
+    ]);
+    const ended = await k.check(checkBody(token, 'documents.read'));
+    assert.equal(ended.status, 401);
+    assert.equal(ended.body.allowed, undefined);
+    const endedBatch = await k.post('/authorization/check-batch', {
+      checks: [checkBody(token, 'documents.read')],
+    });
+    assert.equal(endedBatch.status, 401);
+  });
+
   test('case=roles through groups (with ancestors) and composite roles count', async (t) => {
     const k = await decisionKit(t);
     const db = k.h.ctx.db;
