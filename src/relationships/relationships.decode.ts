@@ -1,8 +1,8 @@
 // Strict decoders of the relationship model API (docs/authorization.md, "Relationship model
 // API"; doc 2, Limits: Relationships). Shapes and sizes are checked here (400); whether a tuple
 // fits its type is the service's rule (422).
-import { createHash } from 'node:crypto';
 import { array, type Decoded, object, optional, record, string } from '../platform/http/decode.ts';
+import { cursorBinding, makeCursor, openCursor, pageLimit, queryParams } from '../platform/http/keyset.ts';
 import { problem } from '../platform/http/problem.ts';
 import { MAX_EXPRESSION_CHARS, NAME } from './expression.ts';
 import { MAX_PERMISSIONS, MAX_RELATIONS, MAX_SUBJECT_TYPES } from './model.ts';
@@ -65,7 +65,6 @@ export const typeNameParam = (raw: string): string => {
 // ---- GET /authorization/tuples ----------------------------------------------------------------
 
 const FILTERS = ['object_type', 'object_id', 'relation', 'subject_type', 'subject_id'] as const;
-const QUERY_PARAMS = new Set<string>([...FILTERS, 'limit', 'cursor']);
 
 export interface TupleQuery {
   filter: TupleFilter;
@@ -74,64 +73,42 @@ export interface TupleQuery {
   binding: string;
 }
 
-function single(query: Record<string, unknown>, key: string): string | null {
-  const v = query[key];
-  if (v === undefined) return null;
-  if (typeof v !== 'string') throw problem.invalidRequest(`give ${key} once`);
-  return v;
-}
-
 export function decodeTupleQuery(
   raw: unknown,
   pages: { defaultPageSize: number; maxPageSize: number },
   route: string,
 ): TupleQuery {
-  const query = (raw ?? {}) as Record<string, unknown>;
-  for (const k of Object.keys(query))
-    if (!QUERY_PARAMS.has(k)) throw problem.invalidRequest(`unknown query parameter ${k.slice(0, 64)}`);
+  const param = queryParams(raw, FILTERS);
   const values = FILTERS.map((k) => {
-    const v = single(query, k);
+    const v = param(k);
     if (v !== null && (v.length === 0 || Buffer.byteLength(v) > 256))
       throw problem.invalidRequest(`${k} must be 1 to 256 bytes`);
     return v;
   });
   const [objectType = null, objectId = null, relation = null, subjectType = null, subjectId = null] = values;
-  const limitText = single(query, 'limit');
-  let limit = pages.defaultPageSize;
-  if (limitText !== null) {
-    if (!/^[0-9]{1,12}$/.test(limitText) || Number(limitText) < 1)
-      throw problem.invalidRequest('limit must be a positive integer');
-    // doc 2 Limits: larger page sizes are reduced, not refused.
-    limit = Math.min(Number(limitText), pages.maxPageSize);
-  }
-  const binding = createHash('sha256')
-    .update(JSON.stringify([route, values]))
-    .digest('base64url')
-    .slice(0, 22);
-  const cursor = single(query, 'cursor');
+  const limit = pageLimit(param('limit'), pages);
+  const binding = cursorBinding([route, values]);
+  const after = openCursor(param('cursor'), binding, isTupleKey, MAX_TUPLE_CURSOR_CHARS);
   return {
     filter: { objectType, objectId, relation, subjectType, subjectId },
     limit,
-    after: cursor === null ? null : openCursor(cursor, binding),
+    after: after === null ? null : (JSON.parse(after) as TupleCursor),
     binding,
   };
 }
 
-export const makeTupleCursor = (last: TupleCursor, binding: string): string =>
-  Buffer.from(JSON.stringify({ a: last, b: binding })).toString('base64url');
+// A tuple's key is six strings of at most 256 bytes each.
+const MAX_TUPLE_CURSOR_CHARS = 4096;
 
-function openCursor(cursor: string, binding: string): TupleCursor {
-  const invalid = () => problem.invalidRequest('invalid cursor');
-  if (cursor.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
-  let parsed: unknown;
+/** The page's last tuple key, carried as JSON text in the shared cursor form. */
+export const makeTupleCursor = (last: TupleCursor, binding: string): string =>
+  makeCursor(JSON.stringify(last), binding);
+
+function isTupleKey(text: string): boolean {
   try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    const v: unknown = JSON.parse(text);
+    return Array.isArray(v) && v.length === 6 && v.every((x) => typeof x === 'string');
   } catch {
-    throw invalid();
+    return false;
   }
-  const c = parsed as { a?: unknown; b?: unknown } | null;
-  if (!c || typeof c !== 'object' || c.b !== binding || !Array.isArray(c.a) || c.a.length !== 6)
-    throw invalid();
-  if (!c.a.every((x) => typeof x === 'string')) throw invalid();
-  return c.a as TupleCursor;
 }

@@ -62,11 +62,12 @@ export function openCursor(
   cursor: string | null,
   binding: string,
   isId: (id: string) => boolean,
+  /** Composite keys (relationship tuples) need longer cursors than ids. */
+  maxChars = MAX_CURSOR_CHARS,
 ): string | null {
   if (cursor === null) return null;
   const invalid = () => problem.invalidRequest('invalid cursor');
-  if (cursor.length === 0 || cursor.length > MAX_CURSOR_CHARS || !/^[A-Za-z0-9_-]+$/.test(cursor))
-    throw invalid();
+  if (cursor.length === 0 || cursor.length > maxChars || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
