@@ -4,7 +4,8 @@
 // -> doc-reader) that the seeded team roles expand into, an organization-scope doc-admin for one
 // user in ten, and a relationship model (folder, document) with 100,000 tuples. Then a caller (a
 // user holding resource-server, MFA session, admin-audience token) and the check bodies: RBAC
-// checks of the introspection scenario's live user tokens, about half allowed.
+// checks of the introspection scenario's live user tokens, about half allowed, and relationship
+// checks (view on a document: direct tuples, folder parents, organization members).
 import { CLI_CLIENT_ID } from '../src/clients/builtin-clients.ts';
 import { createContext } from '../src/main/context.ts';
 import { upsertGrant } from '../src/oauth/grants.repo.ts';
@@ -24,6 +25,8 @@ export interface DecisionInputs {
   auth: string;
   single: string[];
   batch: string[];
+  /** Single relationship checks: view on documents, through folders and organization membership. */
+  rebac: string[];
   tuples: number;
   organizations: number;
 }
@@ -201,10 +204,24 @@ export async function seedDecisions(o: {
         checks: Array.from({ length: BATCH_SIZE }, (_, k) => check(tok, i * BATCH_SIZE + k)),
       }),
     );
+    // Relationship checks: a document of a folder the user's organization views (allowed), or of
+    // one of the next organization (denied unless a direct viewer or editor tuple names the user).
+    const indexOf = new Map(users.map((u, i) => [u, i]));
+    const rebac = o.subjectTokens.map((tok, i) => {
+      const u = indexOf.get(subOf(tok)) ?? 0;
+      const doc = ((i % 2 === 0 ? u : u + 1) % ORGANIZATIONS) + ORGANIZATIONS * (i % 22);
+      return JSON.stringify({
+        subject_token: tok,
+        action: 'view',
+        resource: { type: 'document', id: `d${doc}` },
+        context: {},
+      });
+    });
     return {
       auth: `Bearer ${caller.token}`,
       single,
       batch,
+      rebac,
       tuples: t.ot.length,
       organizations: ORGANIZATIONS,
     };
