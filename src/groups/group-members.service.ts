@@ -2,6 +2,7 @@
 // organization's group must belong to that organization. Adding and removing are idempotent.
 import type { AuditType } from '../audit/audit.types.ts';
 import { authorizationChanged } from '../authz/authz-revision.ts';
+import { isLiveMembership } from '../organizations/membership-rules.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { type AdminChange, auditChange } from '../roles/admin-call.ts';
@@ -12,6 +13,7 @@ import {
   principalAllowedIn,
 } from '../roles/references.repo.ts';
 import { lockAuthorization } from '../roles/roles.repo.ts';
+import { ensureGroupWithinCeiling } from './group-ceiling.ts';
 import { deleteMember, type GroupRow, insertMember } from './groups.repo.ts';
 import { type GroupRoute, getGroup } from './groups.service.ts';
 
@@ -20,19 +22,32 @@ export interface MemberRef {
   id: string;
 }
 
-async function ensureMayJoin(tx: Tx, realmId: string, g: GroupRow, m: MemberRef): Promise<void> {
+async function ensureMayJoin(
+  tx: Tx,
+  realmId: string,
+  route: GroupRoute,
+  g: GroupRow,
+  m: MemberRef,
+  now: Date,
+): Promise<void> {
+  // On an organization's routes, who is not in the organization is not found there: a 409 would
+  // tell its administrators which ids exist elsewhere in the realm.
+  const hidden = route.kind === 'organization';
   if (m.type === 'user') {
     if (!(await findLiveUser(tx, realmId, m.id))) throw problem.notFound('no such user');
     if (g.organization_id === null) return;
     const membership = await findCurrentMembership(tx, realmId, g.organization_id, m.id);
-    if (membership?.state !== 'active')
+    if (!membership && hidden) throw problem.notFound('no such user');
+    if (!membership || !isLiveMembership(membership, now))
       throw problem.conflict('only active members of the organization can join its groups');
     return;
   }
   const p = await findLivePrincipal(tx, realmId, m.id);
   if (!p) throw problem.notFound('no such service principal');
-  if (g.organization_id !== null && !principalAllowedIn(p, g.organization_id))
+  if (g.organization_id !== null && !principalAllowedIn(p, g.organization_id)) {
+    if (hidden) throw problem.notFound('no such service principal');
     throw problem.conflict('the service principal may not act in the organization');
+  }
 }
 
 /**
@@ -70,7 +85,8 @@ async function changeMembers(
 
 export const addMember = (db: Db, c: AdminChange, route: GroupRoute, groupId: string, m: MemberRef) =>
   changeMembers(db, c, route, groupId, m, 'group.member.added', async (tx, g) => {
-    await ensureMayJoin(tx, c.realmId, g, m);
+    await ensureMayJoin(tx, c.realmId, route, g, m, c.now);
+    await ensureGroupWithinCeiling(tx, c, g.id);
     return insertMember(tx, c.realmId, g.id, m, c.now);
   });
 

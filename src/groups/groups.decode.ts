@@ -1,11 +1,13 @@
 // Strict input of the groups API (docs/api-roles.md, Groups): shape errors answer 400, values that
 // break a rule 422. Metadata is bounded by limits.metadata_bytes (doc 2, Limits).
-import { nullable, object, optional, record, unknownJson } from '../platform/http/decode.ts';
+
+import { metadataMap } from '../organizations/organizations.decode.ts';
+import { nullable, object, optional } from '../platform/http/decode.ts';
 import { decodeOrValidate } from '../platform/http/validate-body.ts';
 import { idText, invalid, plainText } from '../roles/admin-call.ts';
 
 export function groupDecoders(metadataBytes: number) {
-  const metadata = () => record(unknownJson(), { maxBytes: metadataBytes });
+  const metadata = () => metadataMap(metadataBytes);
   const create = object({
     name: plainText(100, 1),
     description: optional(plainText(500)),

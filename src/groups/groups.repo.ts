@@ -107,6 +107,32 @@ export const descendantsOf = (q: Queryable, realmId: string, id: string) =>
     [realmId, id],
   );
 
+/**
+ * Roles assigned to the group or one of its ancestors (and to `alsoGroup` itself), with where
+ * they apply. Expired assignments do not count; ones not yet valid do, as they will.
+ */
+export const rolesOfGroupChain = (
+  q: Queryable,
+  realmId: string,
+  groupId: string,
+  now: Date,
+  alsoGroup: string | null = null,
+) =>
+  many<{ role_id: string; scope_type: string; scope_id: string }>(
+    q,
+    `with recursive chain(id, depth) as (
+       select id, 1 from groups where realm_id = $1 and id = $2
+       union
+       select g.parent_id, chain.depth + 1 from chain join groups g on g.realm_id = $1 and g.id = chain.id
+        where g.parent_id is not null and chain.depth < 16
+     )
+     select distinct ra.role_id, ra.scope_type, ra.scope_id from role_assignments ra
+      where ra.realm_id = $1 and ra.subject_type = 'group'
+        and (ra.subject_id in (select id from chain) or ra.subject_id = $4::text)
+        and (ra.expires_at is null or ra.expires_at > $3)`,
+    [realmId, groupId, now, alsoGroup],
+  );
+
 /** Shifts the depth of the listed groups by delta. */
 export async function shiftDepth(
   tx: Tx,

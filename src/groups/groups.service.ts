@@ -10,6 +10,7 @@ import { type AdminChange, auditChange, invalid, invalidAll } from '../roles/adm
 import { deleteAssignmentsOfSubject } from '../roles/assignments.repo.ts';
 import { lockAuthorization } from '../roles/roles.repo.ts';
 import { announceRemoved } from '../roles/roles.service.ts';
+import { ensureGroupWithinCeiling } from './group-ceiling.ts';
 import { moveProblem, parentProblem, type TreeNode } from './group-tree.ts';
 import type { CreateGroupInput, UpdateGroupInput } from './groups.decode.ts';
 import {
@@ -46,6 +47,16 @@ export async function getGroup(
 const nodeOf = (g: GroupRow | null): TreeNode | null =>
   g && { id: g.id, organizationId: g.organization_id, depth: g.depth };
 
+/** Another organization's group is not found on an organization's routes (not 422: it would leak). */
+function hideForeign(route: GroupRoute, parent: TreeNode | null): void {
+  if (
+    route.kind === 'organization' &&
+    parent?.organizationId != null &&
+    parent.organizationId !== route.orgId
+  )
+    throw problem.notFound('no such group');
+}
+
 const nameTaken = () => problem.conflict('a group with this name exists under the same parent');
 
 const audit = (
@@ -68,9 +79,12 @@ export async function createGroup(
     let depth = 1;
     if (input.parentId !== undefined) {
       const parent = nodeOf(await findGroup(tx, c.realmId, input.parentId));
+      hideForeign(route, parent);
       const wrong = parentProblem({ organizationId }, parent);
       if (wrong) throw invalidAll([wrong]);
       depth = (parent as TreeNode).depth + 1;
+      // The new group's members will hold what the parent and its ancestors hold.
+      await ensureGroupWithinCeiling(tx, c, input.parentId);
     }
     let id: string;
     try {
@@ -123,8 +137,11 @@ export async function changeGroup(
       const height = below.reduce((h, d) => Math.max(h, d.depth - g.depth), 0);
       const parent = parentId === null ? null : nodeOf(await findGroup(tx, c.realmId, parentId));
       if (parentId !== null && parent === null) throw invalid('parent_id', 'unknown_group', 'no such group');
+      hideForeign(route, parent);
       const wrong = moveProblem(nodeOf(g) as TreeNode, parent, new Set(below.map((d) => d.id)), height);
       if (wrong) throw invalidAll([wrong]);
+      // Under its new parent the group's members hold what the group and its new ancestors hold.
+      if (parentId !== null) await ensureGroupWithinCeiling(tx, c, parentId, g.id);
       subtree = [g.id, ...below.map((d) => d.id)];
       await shiftDepth(tx, c.realmId, subtree, (parent ? parent.depth + 1 : 1) - g.depth);
     }

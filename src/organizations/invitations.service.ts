@@ -30,6 +30,12 @@ import type { MembershipView } from './organizations.present.ts';
 import { findOrganization } from './organizations.repo.ts';
 import type { OrganizationRow, OrgCall, Page, RequestRow } from './organizations.types.ts';
 
+/** The invitation's roles that still exist and are assignable in the organization. */
+async function stillAssignable(tx: Tx, call: OrgCall, orgId: string, roleIds: readonly string[]) {
+  const assignable = await findAssignableRoles(tx, call.realmId, orgId, roleIds);
+  return roleIds.filter((rid) => assignable.some((a) => a.id === rid));
+}
+
 export interface InvitationLimits {
   ttlMs: number;
   resends: number;
@@ -75,7 +81,7 @@ export async function createInvitation(
     const org = await requireOrganization(tx, call, orgId);
     requireActive(org);
     const roleIds = input.roleIds ?? [];
-    await checkAssignableRoles(tx, call, org.id, roleIds);
+    await checkAssignableRoles(tx, call, org.id, roleIds, { userId: input.userId, ceiling: true });
     return invite(tx, call, org, input.userId, roleIds, input.message ?? null, limits.ttlMs);
   });
 }
@@ -158,8 +164,11 @@ export async function reassignInvitation(
       throw problem.validation([
         { field: 'user_id', code: 'same_user', detail: 'the invitation is for this user already' },
       ]);
+    // Whoever reassigns becomes the inviter: the roles still assignable must be within their ceiling.
+    const roleIds = await stillAssignable(tx, call, org.id, r.role_ids);
+    await checkAssignableRoles(tx, call, org.id, roleIds, { userId, ceiling: true });
     await closeRequest(tx, call, r, 'reassigned', call.actor.id);
-    const next = await invite(tx, call, org, userId, r.role_ids, r.message, limits.ttlMs);
+    const next = await invite(tx, call, org, userId, roleIds, r.message, limits.ttlMs);
     await auditOrg(tx, call, 'organization.invitation.reassigned', org.id, {
       subject: { type: 'user', id: r.user_id },
       data: { invitation_id: r.id, new_invitation_id: next.id, new_user_id: userId },
@@ -175,13 +184,13 @@ export const listMyInvitations = (db: Db, realmId: string, userId: string, now: 
 
 export async function acceptInvitation(db: Db, call: OrgCall, id: string): Promise<MembershipView> {
   return db.tx(async (tx) => {
-    const r = await lockOwnRequest(tx, call, 'invitation', id);
-    const org = await requireOrganization(tx, call, r.organization_id);
+    const { org, r } = await lockOwnRequest(tx, call, 'invitation', id);
     requireOpen(r, call.now);
     requireActive(org);
-    // Roles removed or moved out of reach since the invitation was sent are skipped.
-    const assignable = await findAssignableRoles(tx, call.realmId, org.id, r.role_ids);
-    const roleIds = r.role_ids.filter((rid) => assignable.some((a) => a.id === rid));
+    // Roles removed or moved out of reach since the invitation was sent are skipped. The ceiling
+    // was the inviter's, checked when inviting; what the user holds now may still exclude a role.
+    const roleIds = await stillAssignable(tx, call, org.id, r.role_ids);
+    await checkAssignableRoles(tx, call, org.id, roleIds, { userId: r.user_id, ceiling: false });
     return acceptRequest(tx, call, r, {
       outcome: 'accepted',
       decidedBy: r.user_id,
@@ -193,7 +202,7 @@ export async function acceptInvitation(db: Db, call: OrgCall, id: string): Promi
 
 export async function declineInvitation(db: Db, call: OrgCall, id: string): Promise<RequestRow> {
   return db.tx(async (tx) => {
-    const r = await lockOwnRequest(tx, call, 'invitation', id);
+    const { r } = await lockOwnRequest(tx, call, 'invitation', id);
     return endOpenRequest(tx, call, r, {
       outcome: 'declined',
       decidedBy: r.user_id,

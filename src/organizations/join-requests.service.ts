@@ -59,7 +59,7 @@ export const listMyJoinRequests = (db: Db, realmId: string, userId: string, now:
 
 export async function withdrawJoinRequest(db: Db, call: OrgCall, id: string): Promise<RequestRow> {
   return db.tx(async (tx) => {
-    const r = await lockOwnRequest(tx, call, 'join_request', id);
+    const { r } = await lockOwnRequest(tx, call, 'join_request', id);
     return endOpenRequest(tx, call, r, {
       outcome: 'withdrawn',
       decidedBy: r.user_id,
@@ -79,7 +79,7 @@ export async function approveJoinRequest(
     const { org, r } = await lockOrgRequest(tx, call, orgId, 'join_request', id);
     requireActive(org);
     requireOpen(r, call.now);
-    await checkAssignableRoles(tx, call, org.id, roleIds);
+    await checkAssignableRoles(tx, call, org.id, roleIds, { userId: r.user_id, ceiling: true });
     return acceptRequest(tx, call, r, {
       outcome: 'approved',
       decidedBy: call.actor.id,

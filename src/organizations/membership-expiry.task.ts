@@ -18,6 +18,7 @@ const systemCall = (realmId: string, now: Date): OrgCall => ({
   correlationId: null,
   now,
   permissions: new Set(),
+  caller: null,
 });
 
 async function expireMemberships(db: Db, now: Date): Promise<number> {

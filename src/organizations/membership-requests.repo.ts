@@ -39,6 +39,13 @@ export async function insertRequest(tx: Tx, realmId: string, r: NewRequest, now:
   return res.rows[0] as RequestRow;
 }
 
+export const findRequest = (q: Queryable, realmId: string, kind: RequestKind, id: string) =>
+  maybeOne<RequestRow>(q, 'select * from membership_requests where realm_id = $1 and kind = $2 and id = $3', [
+    realmId,
+    kind,
+    id,
+  ]);
+
 export const lockRequest = (tx: Tx, realmId: string, kind: RequestKind, id: string) =>
   maybeOne<RequestRow>(
     tx,

@@ -5,12 +5,13 @@ import type { AuditType } from '../audit/audit.types.ts';
 import { authorizationChanged } from '../authz/authz-revision.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
-import { decideRequest, insertRequest, lockRequest } from './membership-requests.repo.ts';
-import { assignThroughMembership, requireOrganization } from './membership-rules.ts';
+import { decideRequest, findRequest, insertRequest, lockRequest } from './membership-requests.repo.ts';
+import { assignThroughMembership, dropOrgHoldings, requireOrganization } from './membership-rules.ts';
 import { insertMembership, setMembershipState } from './memberships.repo.ts';
 import { membershipView } from './memberships.service.ts';
 import { auditOrg, orgEvent } from './org-records.ts';
 import type { MembershipView } from './organizations.present.ts';
+import { lockOrganization } from './organizations.repo.ts';
 import type {
   MembershipRow,
   OrganizationRow,
@@ -47,16 +48,25 @@ export async function lockOrgRequest(
   return { org, r };
 }
 
-/** The caller's own request, locked; anyone else's is not found. */
+/**
+ * The caller's own request, locked; anyone else's is not found. Locks are taken in the order the
+ * administrator side takes them (organization, then request), so the two sides cannot deadlock:
+ * the request is read unlocked to learn its organization, then read again under the lock.
+ */
 export async function lockOwnRequest(
   tx: Tx,
   call: OrgCall,
   kind: RequestKind,
   id: string,
-): Promise<RequestRow> {
+): Promise<{ org: OrganizationRow; r: RequestRow }> {
+  const notFound = () => problem.notFound(`no such ${NAME[kind]}`);
+  const seen = await findRequest(tx, call.realmId, kind, id);
+  if (!seen || seen.user_id !== call.actor.id) throw notFound();
+  const org = await lockOrganization(tx, call.realmId, seen.organization_id);
+  if (!org) throw notFound();
   const r = await lockRequest(tx, call.realmId, kind, id);
-  if (!r || r.user_id !== call.actor.id) throw problem.notFound(`no such ${NAME[kind]}`);
-  return r;
+  if (!r || r.user_id !== call.actor.id || r.organization_id !== org.id) throw notFound();
+  return { org, r };
 }
 
 /** Inserts the waiting membership and the pending request behind it. */
@@ -102,7 +112,11 @@ export async function openRequest(
   return { m, r };
 }
 
-/** Ends the request and removes the membership behind it; no membership event (it never was active). */
+/**
+ * Ends the request and removes the membership behind it; no membership event (it never was
+ * active). Roles given to the user directly while the request was open go with it, announced
+ * unless the sweep ends it.
+ */
 export async function closeRequest(
   tx: Tx,
   call: OrgCall,
@@ -118,6 +132,8 @@ export async function closeRequest(
     { state: 'removed', endedReason: `request_${outcome}` },
     call.now,
   );
+  await dropOrgHoldings(tx, call, r.organization_id, r.user_id, outcome !== 'expired');
+  await authorizationChanged(tx, call.realmId, [{ type: 'user', id: r.user_id }]);
   return closed;
 }
 

@@ -2,14 +2,21 @@
 // roles may be named, the delegation ceiling, assigning roles through a membership and ending a
 // membership (doc 2, Organization membership: only active memberships count anywhere).
 import { authorizationChanged } from '../authz/authz-revision.ts';
-import { permissionsOfRole } from '../authz/effective-roles.ts';
+import { liveMembershipSql } from '../authz/live-membership.ts';
 import { maybeOne, type Tx } from '../platform/db/db.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
+import { roleProblem } from '../roles/admin-call.ts';
+import { heldRoleIds } from '../roles/assignments.repo.ts';
+import { type CallerAuthority, callerAuthority, ensureWithinCeiling } from '../roles/delegation.ts';
+import { expand, incompatiblePair, permissionsOfSet, type RoleGraph } from '../roles/role-graph.ts';
+import { loadRoleGraph } from '../roles/roles.repo.ts';
 import {
   countOtherActiveOwners,
-  deleteMembershipAssignments,
+  deleteOrgAssignmentsOfUser,
   findAssignableRoles,
   insertMembershipAssignment,
+  leaveOrgGroups,
+  orgRoleIdsOfUser,
   ownerRoleId,
   setMembershipState,
 } from './memberships.repo.ts';
@@ -24,6 +31,10 @@ export async function requireOrganization(tx: Tx, call: OrgCall, orgId: string):
   if (!org) throw problem.notFound('no such organization');
   return org;
 }
+
+/** Active and not past expires_at: the TypeScript twin of liveMembershipSql. */
+export const isLiveMembership = (m: { state: string; expires_at: Date | null }, now: Date): boolean =>
+  m.state === 'active' && (m.expires_at === null || new Date(m.expires_at).getTime() > now.getTime());
 
 /** An organization being deleted accepts no change (doc 2, Organization deletion). */
 export function requireChangeable(org: OrganizationRow): void {
@@ -54,19 +65,32 @@ export async function requireUser(
     throw problem.validation([{ field, code: 'user_not_active', detail: `the user is ${user.state}` }]);
 }
 
+/** What the caller holds inside the organization (realm scope included), read live. */
+export async function callerAuthorityIn(tx: Tx, call: OrgCall, orgId: string): Promise<CallerAuthority> {
+  if (call.caller === null) throw new Error('the delegation ceiling needs an authenticated caller');
+  return callerAuthority(tx, call.realmId, call.caller, { orgId, projectId: null }, call.now);
+}
+
+const roleNames = (graph: RoleGraph, pair: [string, string]) =>
+  pair.map((id) => graph.get(id)?.name ?? id).join(' and ');
+
 /**
- * Roles named for a membership: organization-scope roles of the realm or of this organization
- * (422 otherwise). Delegation ceiling: a caller cannot hand out an organization permission it
- * does not hold itself (403), so an organization admin cannot make someone an owner.
+ * Roles named for a membership of `userId`: organization-scope roles of the realm or of this
+ * organization (422 otherwise). Expanded through composites, they may not contain two roles that
+ * exclude each other, nor one excluded by what the user holds in the organization already
+ * (409 incompatible_roles, as on /role-assignments). With `ceiling`, the caller must hold every
+ * permission they grant, application permissions included (403; docs/api-roles.md, Delegation
+ * ceiling), so an organization admin cannot make anyone an owner, not even through a composite.
  */
 export async function checkAssignableRoles(
   tx: Tx,
   call: OrgCall,
   orgId: string,
   roleIds: readonly string[],
-  field = 'role_ids',
+  o: { userId: string; ceiling: boolean; field?: string },
 ): Promise<void> {
   if (roleIds.length === 0) return;
+  const field = o.field ?? 'role_ids';
   const found = await findAssignableRoles(tx, call.realmId, orgId, roleIds);
   const known = new Set(found.map((r) => r.id));
   const missing = roleIds.filter((id) => !known.has(id));
@@ -79,9 +103,34 @@ export async function checkAssignableRoles(
       })),
     );
   }
-  for (const role of found) {
-    const beyond = permissionsOfRole(role).filter((p) => p.startsWith('org.') && !call.permissions.has(p));
-    if (beyond.length > 0) throw problem.forbidden(`assigning role ${role.name} needs ${beyond.join(', ')}`);
+  const graph = await loadRoleGraph(tx, call.realmId);
+  const granted = expand(graph, roleIds);
+  if (o.ceiling)
+    ensureWithinCeiling(await callerAuthorityIn(tx, call, orgId), permissionsOfSet(graph, granted));
+  const scope = { type: 'organization', id: orgId };
+  const held = expand(
+    graph,
+    await heldRoleIds(tx, call.realmId, { type: 'user', id: o.userId }, scope, call.now),
+  );
+  const pair = incompatiblePair(graph, granted, granted) ?? incompatiblePair(graph, granted, held);
+  if (pair)
+    throw roleProblem.incompatible(`${roleNames(graph, pair)} cannot be held together in this organization`);
+}
+
+/**
+ * Acting on someone's membership (suspend, remove) needs the caller to hold everything the member
+ * holds in the organization, through the membership or directly (403), so an admin cannot act
+ * against an owner.
+ */
+export async function requireAboveMember(tx: Tx, call: OrgCall, m: MembershipRow): Promise<void> {
+  const roles = await orgRoleIdsOfUser(tx, call.realmId, m.organization_id, m.user_id, call.now);
+  if (roles.length === 0) return;
+  const graph = await loadRoleGraph(tx, call.realmId);
+  const authority = await callerAuthorityIn(tx, call, m.organization_id);
+  try {
+    ensureWithinCeiling(authority, permissionsOfSet(graph, expand(graph, roles)));
+  } catch {
+    throw problem.forbidden('the member holds permissions in the organization that you do not hold');
   }
 }
 
@@ -102,6 +151,8 @@ export async function assignThroughMembership(
       { orgId: m.organization_id, membershipId: m.id, userId: m.user_id, roleId, source, reason },
       call.now,
     );
+    // Held already: nothing is assigned, so nothing is announced.
+    if (assignmentId === null) continue;
     await orgEvent(tx, call, m.organization_id, 'authorization.role.assigned', {
       subject_id: m.user_id,
       role_id: roleId,
@@ -114,21 +165,62 @@ export async function assignThroughMembership(
 
 /**
  * Decision (docs/api-organizations.md): an organization keeps at least one active owner, so
- * suspending or removing the last active membership that holds `owner` is a conflict.
+ * taking `owner` from the last user who holds it with a live membership is a conflict, whether
+ * by suspending or removing the membership or by deleting the assignment.
  */
-export async function requireNotLastOwner(tx: Tx, call: OrgCall, m: MembershipRow): Promise<void> {
-  if (m.state !== 'active') return;
-  const owner = await ownerRoleId(tx, call.realmId);
+export async function requireOtherOwner(
+  tx: Tx,
+  realmId: string,
+  orgId: string,
+  userId: string,
+  now: Date,
+): Promise<void> {
+  const live = await maybeOne(
+    tx,
+    `select 1 from memberships m where m.realm_id = $1 and m.organization_id = $2 and m.user_id = $3
+        and ${liveMembershipSql('m', '$4::timestamptz')}`,
+    [realmId, orgId, userId, now],
+  );
+  if (!live) return;
+  const owner = await ownerRoleId(tx, realmId);
   const holds = await maybeOne(
     tx,
     `select 1 from role_assignments where realm_id = $1 and role_id = $2 and subject_type = 'user'
-        and subject_id = $3 and scope_type = 'organization' and scope_id = $4`,
-    [call.realmId, owner, m.user_id, m.organization_id],
+        and subject_id = $3 and scope_type = 'organization' and scope_id = $4
+        and (expires_at is null or expires_at > $5)`,
+    [realmId, owner, userId, orgId, now],
   );
   if (!holds) return;
-  if ((await countOtherActiveOwners(tx, call.realmId, m.organization_id, owner, m.id)) === 0) {
+  if ((await countOtherActiveOwners(tx, realmId, orgId, owner, userId, now)) === 0) {
     throw new Problem(409, 'last_owner', 'the organization would have no active owner left');
   }
+}
+
+export const requireNotLastOwner = (tx: Tx, call: OrgCall, m: MembershipRow): Promise<void> =>
+  requireOtherOwner(tx, call.realmId, m.organization_id, m.user_id, call.now);
+
+/**
+ * Deletes every organization-scope role assignment of the user in the organization and their
+ * places in its groups, so nothing comes back with a later membership. The caller moves the
+ * authorization revision.
+ */
+export async function dropOrgHoldings(
+  tx: Tx,
+  call: OrgCall,
+  orgId: string,
+  userId: string,
+  unassignEvents: boolean,
+): Promise<void> {
+  const removed = await deleteOrgAssignmentsOfUser(tx, call.realmId, orgId, userId);
+  if (unassignEvents) {
+    for (const a of removed) {
+      await orgEvent(tx, call, orgId, 'authorization.role.unassigned', {
+        subject_id: userId,
+        role_id: a.role_id,
+      });
+    }
+  }
+  await leaveOrgGroups(tx, call.realmId, orgId, userId);
 }
 
 export interface EndOptions {
@@ -140,7 +232,7 @@ export interface EndOptions {
 
 /**
  * Suspends, removes or expires a membership: its grants in the organization are revoked at once;
- * removal and expiry also delete the roles held through it. What the user may do changes.
+ * removal and expiry also drop what the user held in the organization. What the user may do changes.
  */
 export async function endMembership(
   tx: Tx,
@@ -155,17 +247,8 @@ export async function endMembership(
     { state: o.state, ...(o.state === 'suspended' ? {} : { endedReason: o.endedReason }) },
     call.now,
   );
-  if (o.state !== 'suspended') {
-    const removed = await deleteMembershipAssignments(tx, call.realmId, m.id);
-    if (o.unassignEvents) {
-      for (const a of removed) {
-        await orgEvent(tx, call, m.organization_id, 'authorization.role.unassigned', {
-          subject_id: m.user_id,
-          role_id: a.role_id,
-        });
-      }
-    }
-  }
+  if (o.state !== 'suspended')
+    await dropOrgHoldings(tx, call, m.organization_id, m.user_id, o.unassignEvents);
   await revokeOrganizationGrants(
     tx,
     call.realmId,

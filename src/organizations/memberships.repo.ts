@@ -1,5 +1,6 @@
 // SQL of memberships and the role assignments held through them. A removed or expired
 // membership is history: a later membership of the same user is a new row.
+import { liveMembershipSql } from '../authz/live-membership.ts';
 import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import type { MembershipRoleRow, MembershipRow, MembershipState } from './organizations.types.ts';
@@ -158,6 +159,10 @@ export const findOrgAssignment = (
     [realmId, orgId, userId, roleId],
   );
 
+/**
+ * Assigns the role through the membership; null when the user holds it in the organization
+ * already (a direct assignment made while invited, say), which then stays as it is.
+ */
 export async function insertMembershipAssignment(
   tx: Tx,
   realmId: string,
@@ -170,47 +175,97 @@ export async function insertMembershipAssignment(
     reason?: string | null;
   },
   now: Date,
-): Promise<string> {
-  const id = newId('ras', now.getTime());
-  await tx.query(
+): Promise<string | null> {
+  const r = await tx.query<{ id: string }>(
     `insert into role_assignments (realm_id, id, role_id, subject_type, subject_id, scope_type, scope_id, source,
        reason, membership_id, created_at)
-     values ($1, $2, $3, 'user', $4, 'organization', $5, $6, $7, $8, $9)`,
-    [realmId, id, a.roleId, a.userId, a.orgId, a.source, a.reason ?? null, a.membershipId, now],
+     values ($1, $2, $3, 'user', $4, 'organization', $5, $6, $7, $8, $9) on conflict do nothing returning id`,
+    [
+      realmId,
+      newId('ras', now.getTime()),
+      a.roleId,
+      a.userId,
+      a.orgId,
+      a.source,
+      a.reason ?? null,
+      a.membershipId,
+      now,
+    ],
   );
-  return id;
+  return r.rows[0]?.id ?? null;
 }
 
-export async function deleteMembershipAssignments(
+/**
+ * Every organization-scope assignment of the user in the organization, held through a membership
+ * or directly: none may outlive the membership, or it would count again on a later one.
+ */
+export async function deleteOrgAssignmentsOfUser(
   tx: Tx,
   realmId: string,
-  membershipId: string,
+  orgId: string,
+  userId: string,
 ): Promise<{ id: string; role_id: string }[]> {
   const r = await tx.query<{ id: string; role_id: string }>(
-    'delete from role_assignments where realm_id = $1 and membership_id = $2 returning id, role_id',
-    [realmId, membershipId],
+    `delete from role_assignments where realm_id = $1 and subject_type = 'user' and subject_id = $3
+        and scope_type = 'organization' and scope_id = $2 returning id, role_id`,
+    [realmId, orgId, userId],
   );
   return r.rows;
 }
 
+/** The user leaves every group of the organization (realm-wide groups are not the organization's). */
+export async function leaveOrgGroups(
+  tx: Tx,
+  realmId: string,
+  orgId: string,
+  userId: string,
+): Promise<number> {
+  const r = await tx.query(
+    `delete from group_members gm using groups g
+      where gm.realm_id = $1 and gm.subject_type = 'user' and gm.subject_id = $3
+        and g.realm_id = gm.realm_id and g.id = gm.group_id and g.organization_id = $2`,
+    [realmId, orgId, userId],
+  );
+  return r.rowCount;
+}
+
+/** Roles the user is assigned at the organization's scope, through the membership or directly. */
+export async function orgRoleIdsOfUser(
+  q: Queryable,
+  realmId: string,
+  orgId: string,
+  userId: string,
+  now: Date,
+): Promise<string[]> {
+  const r = await many<{ role_id: string }>(
+    q,
+    `select role_id from role_assignments where realm_id = $1 and subject_type = 'user' and subject_id = $3
+        and scope_type = 'organization' and scope_id = $2 and (expires_at is null or expires_at > $4)`,
+    [realmId, orgId, userId, now],
+  );
+  return r.map((x) => x.role_id);
+}
+
 /**
- * Users with an active membership who hold the owner role in the organization, other than the
- * given membership's user.
+ * Users with a live membership (active and not past expires_at) who hold the owner role in the
+ * organization, other than the given user.
  */
 export async function countOtherActiveOwners(
   q: Queryable,
   realmId: string,
   orgId: string,
   ownerRole: string,
-  exceptMembershipId: string,
+  exceptUserId: string,
+  now: Date,
 ): Promise<number> {
   const r = await q.query<{ n: number }>(
     `select count(*)::int as n from memberships m
-      where m.realm_id = $1 and m.organization_id = $2 and m.state = 'active' and m.id <> $4
+      where m.realm_id = $1 and m.organization_id = $2 and ${liveMembershipSql('m', '$5::timestamptz')} and m.user_id <> $4
         and exists (select 1 from role_assignments ra where ra.realm_id = m.realm_id and ra.role_id = $3
                       and ra.subject_type = 'user' and ra.subject_id = m.user_id
-                      and ra.scope_type = 'organization' and ra.scope_id = m.organization_id)`,
-    [realmId, orgId, ownerRole, exceptMembershipId],
+                      and ra.scope_type = 'organization' and ra.scope_id = m.organization_id
+                      and (ra.expires_at is null or ra.expires_at > $5))`,
+    [realmId, orgId, ownerRole, exceptUserId, now],
   );
   return Number(r.rows[0]?.n ?? 0);
 }

@@ -9,15 +9,20 @@
 // Invitations and join requests move invited and pending_approval (membership-requests.service.ts);
 // the worker sweep moves active to expired (membership-expiry.task.ts).
 import { authorizationChanged } from '../authz/authz-revision.ts';
-import type { Db, Queryable } from '../platform/db/db.ts';
+import { BUILTIN_ROLES } from '../authz/permissions.ts';
+import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { cutPage } from '../platform/http/keyset.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
+import { ensureWithinCeiling } from '../roles/delegation.ts';
 import { decideRequest, lockPendingRequestOf } from './membership-requests.repo.ts';
 import {
   assignThroughMembership,
+  callerAuthorityIn,
   checkAssignableRoles,
   endMembership,
+  isLiveMembership,
+  requireAboveMember,
   requireActive,
   requireChangeable,
   requireNotLastOwner,
@@ -106,7 +111,7 @@ export async function addMember(
         { field: 'expires_at', code: 'not_in_future', detail: 'must lie in the future' },
       ]);
     const roleIds = input.roleIds ?? [];
-    await checkAssignableRoles(tx, call, org.id, roleIds);
+    await checkAssignableRoles(tx, call, org.id, roleIds, { userId: input.userId, ceiling: true });
     if (await findLiveMembership(tx, call.realmId, org.id, input.userId))
       throw problem.conflict('the user already has a membership of this organization');
     const m = await insertMembership(
@@ -140,6 +145,21 @@ export async function addMember(
 
 export type MemberChange = 'suspend' | 'reactivate' | 'remove';
 
+const pastExpiry = (m: MembershipRow, now: Date): boolean =>
+  m.expires_at !== null && new Date(m.expires_at).getTime() <= now.getTime();
+
+/**
+ * Decision (docs/api-organizations.md): reactivating a suspended membership whose expires_at has
+ * passed records it as expired, as the sweep would have, and answers 409 membership_not_active.
+ */
+async function expireInstead(tx: Tx, call: OrgCall, m: MembershipRow): Promise<void> {
+  await endMembership(tx, call, m, { state: 'expired', endedReason: 'expired', unassignEvents: false });
+  await auditOrg(tx, call, 'organization.membership.expired', m.organization_id, {
+    subject: { type: 'user', id: m.user_id },
+    data: { membership_id: m.id, expires_at: new Date(m.expires_at as Date).toISOString() },
+  });
+}
+
 export async function changeMember(
   db: Db,
   call: OrgCall,
@@ -148,7 +168,7 @@ export async function changeMember(
   change: MemberChange,
   reason: string | null,
 ): Promise<MembershipView> {
-  return db.tx(async (tx) => {
+  const outcome = await db.tx(async (tx): Promise<MembershipView | 'expired'> => {
     const org = await requireOrganization(tx, call, orgId);
     requireChangeable(org);
     const m = await lockMembership(tx, call.realmId, org.id, membershipId);
@@ -160,7 +180,14 @@ export async function changeMember(
     };
     if (!allowed[change].includes(m.state))
       throw problem.conflict(`cannot ${change} a membership that is ${m.state}`);
-    if (change !== 'reactivate') await requireNotLastOwner(tx, call, m);
+    if (change === 'reactivate' && pastExpiry(m, call.now)) {
+      await expireInstead(tx, call, m);
+      return 'expired';
+    }
+    if (change !== 'reactivate') {
+      await requireAboveMember(tx, call, m);
+      await requireNotLastOwner(tx, call, m);
+    }
 
     let updated: MembershipRow;
     if (change === 'reactivate') {
@@ -202,6 +229,13 @@ export async function changeMember(
     });
     return membershipView(tx, call.realmId, updated);
   });
+  if (outcome === 'expired')
+    throw new Problem(
+      409,
+      'membership_not_active',
+      'the membership passed its expires_at and is now expired',
+    );
+  return outcome;
 }
 
 /**
@@ -218,13 +252,15 @@ export async function transferOwnership(
     const org = await requireOrganization(tx, call, orgId);
     requireActive(org);
     const m = await findLiveMembership(tx, call.realmId, org.id, input.userId);
-    if (m?.state !== 'active') {
+    if (!m || !isLiveMembership(m, call.now)) {
       throw new Problem(
         409,
         'membership_not_active',
         'the user has no active membership of this organization',
       );
     }
+    // The owner role is handed out like any other: within the caller's ceiling.
+    ensureWithinCeiling(await callerAuthorityIn(tx, call, org.id), BUILTIN_ROLES.orgOwner.permissions);
     const roleId = await ownerRoleId(tx, call.realmId);
     const body = { organization_id: org.id, user_id: m.user_id, role_id: roleId };
     const held = await findOrgAssignment(tx, call.realmId, org.id, m.user_id, roleId);

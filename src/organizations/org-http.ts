@@ -15,6 +15,7 @@ export function orgCall(ctx: AppContext, req: FastifyRequest, realm: RealmRow, c
     correlationId: String(req.id),
     now: ctx.clock.now(),
     permissions: caller.permissions,
+    caller,
   };
 }
 

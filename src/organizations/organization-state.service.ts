@@ -125,11 +125,11 @@ export async function deleteOrganization(
     }
     const principals = await disableOwnedServicePrincipals(tx, call.realmId, org.id, call.now);
     for (const id of principals) {
+      // doc 2, Catalog: this event is never organization-scoped, even when the organization caused it.
       await addEvent(tx, {
         realmId: call.realmId,
         type: 'service_principal.state_changed',
         occurredAt: call.now,
-        orgId: org.id,
         ...(call.correlationId === null ? {} : { correlationId: call.correlationId }),
         data: { service_principal_id: id, state: 'disabled' },
       });

@@ -79,7 +79,41 @@ const locale = () => clearable(string({ maxLength: 35 }), canonicalLocale, 'a BC
 const timeZone = () => clearable(string({ maxLength: 64 }), canonicalTimeZone, 'an IANA time zone name');
 const externalIdCreate = () => string({ minLength: 1, maxLength: 255 });
 const externalIdPatch = () => clearable(string({ maxLength: 255 }), identity, 'text');
-const metadata = (maxBytes: number) => record(unknownJson(), { maxBytes });
+/** Where a NUL character sits in a JSON value (jsonb cannot store one), or null when there is none. */
+export function nulPath(v: unknown, path = ''): string | null {
+  if (typeof v === 'string') return v.includes('\0') ? path : null;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const at = nulPath(v[i], `${path}[${i}]`);
+      if (at !== null) return at;
+    }
+    return null;
+  }
+  if (typeof v === 'object' && v !== null) {
+    for (const [k, x] of Object.entries(v)) {
+      const here = path === '' ? k : `${path}.${k}`;
+      if (k.includes('\0')) return here;
+      const at = nulPath(x, here);
+      if (at !== null) return at;
+    }
+  }
+  return null;
+}
+
+/**
+ * Free-form metadata (doc 2, Limits: metadata_bytes). A NUL in a key or value is a value rule
+ * broken (422), refused before it reaches jsonb.
+ */
+export const metadataMap = (maxBytes: number) =>
+  refine(
+    record(unknownJson(), { maxBytes }),
+    (v) => {
+      const at = nulPath(v);
+      return at === null ? null : `no NUL characters (at ${at.replaceAll('\0', '\\u0000')})`;
+    },
+    'pattern',
+  );
+const metadata = metadataMap;
 const contact = () =>
   object({
     email: optional(

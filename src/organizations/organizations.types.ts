@@ -1,6 +1,7 @@
 // Rows and call context of the organizations context (spec doc 1, "What the service does" 1;
 // doc 2, export records "organization" and "membership", Organization membership).
 import type { Actor } from '../audit/audit.types.ts';
+import type { ApiCaller } from '../authz/api-auth.ts';
 
 export type OrganizationState = 'active' | 'suspended' | 'archived' | 'deleting' | 'deleted';
 export const ORGANIZATION_STATES = ['active', 'suspended', 'archived', 'deleting', 'deleted'] as const;
@@ -130,8 +131,10 @@ export interface OrgCall {
   actor: Actor;
   correlationId: string | null;
   now: Date;
-  /** What the caller may do (for the delegation ceiling on role assignment). */
+  /** What the caller may do at realm scope and inside the route's organization. */
   permissions: ReadonlySet<string>;
+  /** The authenticated caller, whose live holdings set the delegation ceiling; null for the worker. */
+  caller: ApiCaller | null;
 }
 
 export type { Page } from '../platform/http/keyset.ts';

@@ -7,6 +7,8 @@ import type { ApiCaller } from '../authz/api-auth.ts';
 import { type AffectedSubject, authorizationChanged } from '../authz/authz-revision.ts';
 import { BUILTIN_ROLES } from '../authz/permissions.ts';
 import { addEvent } from '../events/outbox.repo.ts';
+import { requireOtherOwner } from '../organizations/membership-rules.ts';
+import { ownerRoleId } from '../organizations/memberships.repo.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { type AdminChange, auditChange, invalid, roleProblem } from './admin-call.ts';
@@ -31,6 +33,10 @@ import { expand, incompatiblePair, permissionsOfSet } from './role-graph.ts';
 import type { AssignmentInput } from './roles.decode.ts';
 import { findRole, loadRoleGraph, lockAuthorization, type RoleRow } from './roles.repo.ts';
 import { announceRemoved, type RoleRoute } from './roles.service.ts';
+
+/** The built-in owner role, whose last holder in an organization keeps it (docs/api-organizations.md). */
+const isOwnerRole = async (q: Queryable, realmId: string, roleId: string): Promise<boolean> =>
+  (await ownerRoleId(q, realmId)) === roleId;
 
 const contextOf = (scopeType: string, scopeId: string): AuthzContext =>
   scopeType === 'organization'
@@ -65,10 +71,16 @@ async function ensureScopeExists(q: Queryable, realmId: string, type: string, id
     throw problem.notFound('no such project');
 }
 
+/** Whether the caller sees every role of the realm, and so may learn why one does not fit. */
+const realmWide = (c: AdminChange): boolean =>
+  c.caller.permissions.has('realm.roles.write') || c.caller.permissions.has('realm.roles.read');
+
 /** A role is assignable only in its own scope and boundary. */
-function ensureRoleFits(route: RoleRoute, role: RoleRow, a: AssignmentInput): void {
-  // Another organization's role stays invisible on an organization's own routes.
-  if (route.kind === 'organization' && role.organization_id !== null && role.organization_id !== route.orgId)
+function ensureRoleFits(c: AdminChange, route: RoleRoute, role: RoleRow, a: AssignmentInput): void {
+  // Another organization's role stays invisible on an organization's own routes, and on the realm
+  // route to a caller whose standing is inside one organization only.
+  const boundary = route.kind === 'organization' ? route.orgId : realmWide(c) ? null : a.scopeId;
+  if (boundary !== null && role.organization_id !== null && role.organization_id !== boundary)
     throw problem.notFound('no such role');
   if (role.scope !== a.scopeType)
     throw invalid(
@@ -97,6 +109,9 @@ async function ensureSubjectFits(tx: Tx, realmId: string, a: AssignmentInput): P
   } else {
     const g = await findGroupRef(tx, realmId, a.subjectId);
     if (!g) throw problem.notFound('no such group');
+    // Another organization's group stays invisible to an assignment inside this one.
+    if (g.organization_id !== null && inOrg !== null && g.organization_id !== inOrg)
+      throw problem.notFound('no such group');
     if (g.organization_id !== null && g.organization_id !== inOrg)
       throw invalid('subject_id', 'scope_mismatch', "an organization's group is assignable only inside it");
   }
@@ -117,7 +132,7 @@ export async function assignRole(
     await ensureScopeExists(tx, c.realmId, a.scopeType, a.scopeId);
     const role = await findRole(tx, c.realmId, a.roleId);
     if (!role) throw problem.notFound('no such role');
-    ensureRoleFits(route, role, a);
+    ensureRoleFits(c, route, role, a);
     await ensureSubjectFits(tx, c.realmId, a);
 
     const graph = await loadRoleGraph(tx, c.realmId);
@@ -220,6 +235,12 @@ export async function unassignRole(db: Db, c: AdminChange, route: RoleRoute, id:
     const a = await getAssignment(tx, c.realmId, route, id);
     if (a.membership_id !== null)
       throw problem.conflict('this assignment comes with a membership; change the membership instead');
+    if (
+      a.subject_type === 'user' &&
+      a.scope_type === 'organization' &&
+      (await isOwnerRole(tx, c.realmId, a.role_id))
+    )
+      await requireOtherOwner(tx, c.realmId, a.scope_id, a.subject_id, c.now);
     const removed = await deleteAssignment(tx, c.realmId, id);
     await announceRemoved(tx, c, removed);
     await auditChange(

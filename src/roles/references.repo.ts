@@ -51,9 +51,9 @@ export const findGroupRef = (q: Queryable, realmId: string, id: string) =>
 
 /** The user's membership in the organization that is neither removed nor expired. */
 export const findCurrentMembership = (q: Queryable, realmId: string, orgId: string, userId: string) =>
-  maybeOne<{ id: string; state: string }>(
+  maybeOne<{ id: string; state: string; expires_at: Date | null }>(
     q,
-    `select id, state from memberships where realm_id = $1 and organization_id = $2 and user_id = $3
+    `select id, state, expires_at from memberships where realm_id = $1 and organization_id = $2 and user_id = $3
         and state not in ('removed', 'expired')`,
     [realmId, orgId, userId],
   );

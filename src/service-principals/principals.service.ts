@@ -46,6 +46,17 @@ async function ensureOrganizations(q: Queryable, realmId: string, ids: readonly 
   if (errors.length > 0) throw invalidAll(errors);
 }
 
+/**
+ * Decision (docs/api-roles.md): a principal an organization owns acts only there unless the body
+ * says otherwise; null (any organization) must be asked for explicitly.
+ */
+const defaultAllowed = (input: CreatePrincipalInput): string[] | null =>
+  input.allowedOrganizationIds !== undefined
+    ? input.allowedOrganizationIds
+    : input.ownerOrganizationId
+      ? [input.ownerOrganizationId]
+      : null;
+
 const audit = (tx: Tx, c: AdminChange, type: AuditType, id: string, data: Record<string, unknown>) =>
   auditChange(tx, c, type, { target: { type: 'service_principal', id } }, data);
 
@@ -68,7 +79,7 @@ export async function createPrincipal(
         description: input.description ?? null,
         ownerUserId: input.ownerUserId ?? null,
         ownerOrganizationId: input.ownerOrganizationId ?? null,
-        allowedOrganizationIds: input.allowedOrganizationIds ?? null,
+        allowedOrganizationIds: defaultAllowed(input),
         isAgent: input.isAgent ?? false,
       },
       c.now,
