@@ -38,13 +38,16 @@ describe('realms › creation', () => {
   test('case=a new realm has the built-in roles and the identity-cli native public client', async (t) => {
     const h = await startHarness(t);
     const realm = await h.createRealm();
-    const roles = await h.ctx.db.query<{ name: string; builtin: boolean }>(
-      'select name, builtin from roles where realm_id = $1 order by name',
+    const roles = await h.ctx.db.query<{ name: string; builtin: boolean; scope: string }>(
+      'select name, builtin, scope from roles where realm_id = $1 order by name',
       [realm.id],
     );
     assert.deepEqual(roles.rows, [
-      { name: 'realm-admin', builtin: true },
-      { name: 'resource-server', builtin: true },
+      { name: 'admin', builtin: true, scope: 'organization' },
+      { name: 'member', builtin: true, scope: 'organization' },
+      { name: 'owner', builtin: true, scope: 'organization' },
+      { name: 'realm-admin', builtin: true, scope: 'realm' },
+      { name: 'resource-server', builtin: true, scope: 'realm' },
     ]);
 
     const clients = await h.ctx.db.query<Record<string, unknown>>(
