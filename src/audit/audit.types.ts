@@ -94,7 +94,13 @@ export type AuditType =
   | 'service_principal.updated'
   | 'authorization.type.written'
   | 'authorization.type.deleted'
-  | 'authorization.tuples.written';
+  | 'authorization.tuples.written'
+  | 'support.grant.created'
+  | 'support.grant.denied'
+  | 'support.grant.revoked'
+  | 'support.grant.redeemed'
+  | 'support.handoff.replayed'
+  | 'support.access.preference_set';
 
 export type AuditCategory =
   | 'configuration'
@@ -117,7 +123,9 @@ export type SecuritySignal =
   | 'refresh_reuse'
   | 'emergency_action'
   | 'privileged_grant'
-  | 'factor_recovery';
+  | 'factor_recovery'
+  | 'impersonation_denied'
+  | 'impersonation_activity';
 
 export interface Actor {
   type: ActorType;

@@ -66,7 +66,7 @@ export const ORGANIZATION_PERMISSIONS = [
   'org.ownership.transfer',
 ] as const;
 
-export const SUPPORT_PERMISSIONS = ['support.recovery.assist'] as const;
+export const SUPPORT_PERMISSIONS = ['support.recovery.assist', 'support.impersonate'] as const;
 
 /** Prefixes of names the service defines; applications cannot register names under them. */
 export const BUILTIN_PERMISSION_PREFIXES = ['realm.', 'org.', 'support.', 'platform.'] as const;

@@ -12,7 +12,7 @@ export type ReasonCode =
   | 'SUBJECT_TOKEN_INACTIVE'
   | 'INVALID_REQUEST'
   | 'EVALUATION_ERROR'
-  // Arrive with impersonation (support tokens); nothing answers them yet.
+  // Support tokens only (src/decisions/support-access.ts).
   | 'SUPPORT_ACCESS_FORBIDDEN_ACTION'
   | 'SUPPORT_ACCESS_READ_ONLY'
   | 'SUPPORT_ACCESS_WRITE_NOT_ALLOWLISTED'

@@ -9,7 +9,7 @@ import type { RealmRow } from '../realms/realm.repo.ts';
 import { evaluateChecks, type GraphCheck, type GraphOutcome } from '../relationships/graph.ts';
 import { tuplesOfObjects } from '../relationships/relationships.repo.ts';
 import { type DecisionResponse, type Outcome, outcome, policyVersion, present } from './decision.ts';
-import type { CheckItem, CheckRequest } from './decisions.decode.ts';
+import type { CheckItem } from './decisions.decode.ts';
 import { applyEngine } from './engine-step.ts';
 import { assuranceStepUp, type DecisionDeps, type Evaluated } from './evaluated.ts';
 import { assuranceOf, effectiveOrg, type LocalStep, localStep } from './local-rules.ts';
@@ -153,7 +153,8 @@ async function decideAll(
   return finals.map((o, i) => {
     const item = items[i] as CheckItem;
     const t = item.ok ? tokens.get(item.request.subjectToken) : null;
-    return present(o, version, t ? t.expiresAt : null, now);
+    // Support answers are asked again every time (docs/support-access.md): no cache lifetime.
+    return present(o, version, t && t.supportGrantId === null ? t.expiresAt : null, now);
   });
 }
 

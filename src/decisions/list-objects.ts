@@ -9,11 +9,13 @@ import { problem } from '../platform/http/problem.ts';
 import { evaluateChecks, MAX_DEPTH } from '../relationships/graph.ts';
 import { definesName } from '../relationships/model.ts';
 import { tuplesOfObjects } from '../relationships/relationships.repo.ts';
+import { storedScopes } from './assurance.ts';
 import type { ReasonCode } from './decision.ts';
 import type { ListObjectsRequest } from './decisions.decode.ts';
 import type { DecisionDeps } from './evaluated.ts';
 import { subjectHolds } from './local-rules.ts';
 import { livenessFactsOf, resolveSubjectToken } from './subject-token.ts';
+import { supportAccessOutcome } from './support-access.ts';
 import { knownTypes, rememberTypes } from './type-cache.ts';
 
 export const MAX_CANDIDATES = 5000;
@@ -73,7 +75,12 @@ export async function listObjects(deps: DecisionDeps, r: ListObjectsRequest): Pr
     app.db,
     {
       ...livenessFactsOf(realm.id, token),
-      decision: { actions: [], resourceTypes: [r.resourceType], knownTypesRevision: known?.revision ?? null },
+      decision: {
+        // A support token's rules need the action's registered sensitivity.
+        actions: token.supportGrantId !== null ? [r.action] : [],
+        resourceTypes: [r.resourceType],
+        knownTypesRevision: known?.revision ?? null,
+      },
     },
     now,
   );
@@ -86,6 +93,16 @@ export async function listObjects(deps: DecisionDeps, r: ListObjectsRequest): Pr
   const type = types?.types.get(r.resourceType);
   if (!types || types.revision !== d.authzRevision || !type) return none('EVALUATION_ERROR');
   if (!definesName(type, r.action)) return none('INVALID_REQUEST');
+  if (token.supportGrantId !== null) {
+    if (!live.support) return none('SUBJECT_TOKEN_INACTIVE');
+    const refused = supportAccessOutcome(
+      live.support,
+      storedScopes(d.resourceScopes),
+      d.sensitivities,
+      r.action,
+    );
+    if (refused) return none(refused.code);
+  }
 
   const binding = cursorBinding(realm.id, token.subject, r, org);
   const after = r.cursor === undefined ? null : openCursor(r.cursor, binding);

@@ -5,10 +5,11 @@ import type { RoleHolding } from '../authz/effective-roles.ts';
 import type { Liveness } from '../oauth/tokens/token-liveness.ts';
 import type { GraphCheck } from '../relationships/graph.ts';
 import { definesName } from '../relationships/model.ts';
-import { rbacAnswer, type SubjectAssurance } from './assurance.ts';
+import { rbacAnswer, type SubjectAssurance, storedScopes } from './assurance.ts';
 import { type Outcome, outcome } from './decision.ts';
 import type { CheckRequest } from './decisions.decode.ts';
 import type { SubjectToken } from './subject-token.ts';
+import { supportAccessOutcome } from './support-access.ts';
 import type { TypeSet } from './type-cache.ts';
 
 // doc 1, Errors: accounts not active hold nothing. recovery_restricted is an active account whose
@@ -77,6 +78,17 @@ export function localStep(
     if (!project || project.state !== 'active') return final(outcome('UNKNOWN_PROJECT'));
     const owner = project.owner_organization_id;
     if (owner !== null && owner !== org) return final(outcome('PROJECT_ORGANIZATION_MISMATCH'));
+  }
+  // A support token's own rules come first; what they let through is judged as the customer.
+  if (t.supportGrantId !== null) {
+    if (!live.support || !live.decision) return final(outcome('SUBJECT_TOKEN_INACTIVE'));
+    const refused = supportAccessOutcome(
+      live.support,
+      storedScopes(live.decision.resourceScopes),
+      live.decision.sensitivities,
+      r.action,
+    );
+    if (refused) return final(refused);
   }
   const type = live.decision?.definedTypes.includes(r.resource.type)
     ? types?.types.get(r.resource.type)

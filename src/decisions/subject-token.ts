@@ -25,6 +25,8 @@ export interface SubjectToken {
   amr: string[];
   authTime: number | null;
   orgId: string | null;
+  /** A support token's grant (docs/support-access.md); its live check and rules depend on it. */
+  supportGrantId: string | null;
 }
 
 interface RealmRef {
@@ -66,6 +68,7 @@ export async function resolveSubjectToken(
     amr: t.amr,
     authTime: t.authTime,
     orgId: t.orgId,
+    supportGrantId: t.supportGrantId,
   };
 }
 
@@ -95,6 +98,7 @@ async function opaque(
     amr: c.amr ?? [],
     authTime: c.auth_time ?? null,
     orgId: c.org_id ?? null,
+    supportGrantId: c.support_grant_id ?? null,
   };
 }
 
@@ -110,4 +114,5 @@ export const livenessFactsOf = (realmId: string, t: SubjectToken): TokenFacts =>
   resourceId: t.resourceId,
   exchanged: t.exchanged,
   orgId: t.orgId,
+  supportGrantId: t.supportGrantId,
 });

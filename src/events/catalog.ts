@@ -48,6 +48,13 @@ export interface EventData {
     subject_type?: string;
     subject_id?: string;
   };
+  'support.impersonation.started': {
+    grant_id: string;
+    actor_user_id: string;
+    target_user_id: string;
+    expires_at: string;
+  };
+  'support.impersonation.ended': { grant_id: string; reason: string };
   'signing_key.rotated': {
     mode: 'planned' | 'emergency';
     new_kid: string;

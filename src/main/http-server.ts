@@ -26,6 +26,7 @@ import { registerRoleRoutes } from '../roles/roles.routes.ts';
 import { registerServicePrincipalRoutes } from '../service-principals/principals.routes.ts';
 import { registerMeSessionRoutes } from '../sessions/sessions.routes.ts';
 import { registerSigninRoutes } from '../signin/signin.routes.ts';
+import { registerSupportRoutes } from '../support/support-grants.routes.ts';
 import { registerUserRoutes } from '../users/users.routes.ts';
 import type { AppContext } from './context.ts';
 
@@ -93,6 +94,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerMeSessionRoutes(app, ctx);
   registerDecisionRoutes(app, ctx);
   registerRelationshipRoutes(app, ctx);
+  registerSupportRoutes(app, ctx);
   return app;
 }
 

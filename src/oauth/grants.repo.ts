@@ -2,6 +2,7 @@
 // account-wide revocation record (spec doc 2, Revocation exposure).
 import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
+import { endSupportGrants } from '../support/support-end.ts';
 
 export interface GrantRow {
   id: string;
@@ -84,12 +85,14 @@ export interface AccountRevocation {
   grants: number;
   refreshFamilies: number;
   opaqueTokens: number;
+  /** Support grants on the account that were still active. */
+  supportGrants: number;
 }
 
 /**
  * Logout everywhere and every other account-wide revocation: sessions, grants (offline ones
- * too), refresh families and opaque tokens end, and every token issued up to this second is
- * inactive at introspection through the user-level record.
+ * too), refresh families, opaque tokens and support grants on the account end, and every token
+ * issued up to this second is inactive at introspection through the user-level record.
  */
 export async function revokeAccount(
   tx: Tx,
@@ -118,6 +121,15 @@ export async function revokeAccount(
       where realm_id = $1 and user_id = $2 and revoked_at is null and expires_at > $3`,
     [realmId, userId, now],
   );
+  // doc 2, Revocation exposure: account-wide revocations end support grants too.
+  const support = await endSupportGrants(
+    tx,
+    realmId,
+    { targetUserId: userId },
+    'account_revoked',
+    { type: 'system', id: null },
+    now,
+  );
   await tx.query(
     `insert into user_revocations (realm_id, user_id, revoked_before) values ($1, $2, date_trunc('second', $3::timestamptz))
      on conflict (realm_id, user_id) do update set revoked_before = excluded.revoked_before`,
@@ -128,6 +140,7 @@ export async function revokeAccount(
     grants: grants.rowCount,
     refreshFamilies: families.rowCount,
     opaqueTokens: opaque.rowCount,
+    supportGrants: support.length,
   };
 }
 

@@ -28,6 +28,8 @@ export interface ActiveIntrospection {
   amr?: string[];
   org_id?: string;
   act?: AccessTokenClaims['act'];
+  /** Support access: the grant the token acts under; act.sub is the support user. */
+  support_grant_id?: string;
   /** The subject's authorization version now, not when the token was issued. */
   authz_version?: number;
 }
@@ -59,6 +61,8 @@ export function livenessFacts(realm: RealmRef, candidate: Candidate): TokenFacts
     exchanged: c.act !== undefined,
     // Doc 2, Revocation exposure: organization and membership active when org_id is present.
     orgId: c.org_id ?? null,
+    // A support token is live only with its grant (docs/support-access.md).
+    supportGrantId: c.support_grant_id ?? null,
   };
 }
 
@@ -136,6 +140,7 @@ async function jwtCandidate(app: AppContext, realm: RealmRef, token: string): Pr
   if (t.sessionId !== null) claims.sid = t.sessionId;
   if (t.orgId !== null) claims.org_id = t.orgId;
   if (t.act !== null) claims.act = t.act;
+  if (t.supportGrantId !== null) claims.support_grant_id = t.supportGrantId;
   return { claims, resourceId: null };
 }
 
@@ -176,6 +181,7 @@ function presentActive(c: Candidate['claims'], authzVersion: number | null): Act
   if (c.amr !== undefined) out.amr = c.amr;
   if (c.org_id !== undefined) out.org_id = c.org_id;
   if (c.act !== undefined) out.act = c.act;
+  if (c.support_grant_id !== undefined) out.support_grant_id = c.support_grant_id;
   if (authzVersion !== null) out.authz_version = authzVersion;
   return out;
 }

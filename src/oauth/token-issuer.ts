@@ -56,6 +56,8 @@ export interface AccessTokenRequest {
   orgId?: string | null;
   /** A token exchange never outlives the token it came from. */
   notAfterSeconds?: number;
+  /** Support access: the grant behind the token. */
+  supportGrantId?: string | null;
 }
 
 export interface IssuedAccessToken {
@@ -91,6 +93,7 @@ export async function issueAccessToken(
     sessionId: r.authentication?.sessionId ?? null,
     orgId: r.orgId ?? null,
     act: r.act ?? null,
+    supportGrantId: r.supportGrantId ?? null,
   };
   if (r.target.resource.tokenFormat === 'jwt') {
     const signed = await signing(() => signAccessToken(input, signer, now));

@@ -27,7 +27,8 @@ export type IdPrefix =
   | 'jrq'
   | 'grp'
   | 'prj'
-  | 'otr';
+  | 'otr'
+  | 'sgr';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -20,6 +20,7 @@ import {
   scopeParam,
   type TokenResponse,
 } from './grant-context.ts';
+import { SUPPORT_HANDOFF_TOKEN_TYPE, supportHandoffGrant } from './support-handoff.ts';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
@@ -45,7 +46,10 @@ export async function tokenExchangeGrant(g: GrantContext): Promise<TokenResponse
   if (g.caller.method === 'none')
     throw oauthError.unauthorizedClient('token exchange needs a confidential client');
   const subjectToken = requiredParam(g, 'subject_token');
-  if (requiredParam(g, 'subject_token_type') !== ACCESS_TOKEN_TYPE) {
+  const subjectTokenType = requiredParam(g, 'subject_token_type');
+  // A support handoff code is redeemed here too (RFC 8693 lets the type choose the meaning).
+  if (subjectTokenType === SUPPORT_HANDOFF_TOKEN_TYPE) return supportHandoffGrant(g, subjectToken);
+  if (subjectTokenType !== ACCESS_TOKEN_TYPE) {
     throw oauthError.invalidRequest(`subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
   }
   if (param(g, 'actor_token') !== null) throw oauthError.invalidRequest('actor_token is not supported');
@@ -129,14 +133,15 @@ async function readSubjectToken(g: GrantContext, token: string): Promise<Subject
       g.now,
       g.app.config.tokens.clockSkewMs,
     );
-    if (!stored) return null;
+    if (!stored || stored.claims.support_grant_id !== undefined) return null;
     s = fromClaims(stored.claims);
   } else {
     const v = await g.app.tokenVerifier.verifyOwnAudience(token, {
       realmName: g.realm.name,
       issuer: issuerOf(g.settings.publicOrigin, g.realm.name),
     });
-    if (!v.ok) return null;
+    // A support token is for its one resource only; it never buys another (docs/support-access.md).
+    if (!v.ok || v.token.supportGrantId !== null) return null;
     const t = v.token;
     s = {
       subject: t.subject,

@@ -42,6 +42,8 @@ export interface AccessTokenInput {
   orgId?: string | null;
   cnf?: Confirmation | null;
   act?: Actor | null;
+  /** Support access: the grant the token acts under (docs/support-access.md). */
+  supportGrantId?: string | null;
 }
 
 /** The claims set, snake_case as it appears in the JWT and in introspection responses. */
@@ -61,6 +63,7 @@ export interface AccessTokenClaims {
   org_id?: string;
   act?: Actor;
   cnf?: Confirmation;
+  support_grant_id?: string;
 }
 
 /**
@@ -111,6 +114,7 @@ export function accessTokenClaims(input: AccessTokenInput, now: Date): AccessTok
   if (input.sessionId) claims.sid = input.sessionId;
   if (input.orgId) claims.org_id = input.orgId;
   if (input.act) claims.act = input.act;
+  if (input.supportGrantId) claims.support_grant_id = input.supportGrantId;
   if (input.cnf) claims.cnf = confirmation(input.cnf);
   return claims;
 }

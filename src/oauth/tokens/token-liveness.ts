@@ -54,6 +54,12 @@ export interface TokenFacts {
   callerClientId?: string | null;
   /** Authorization decisions: the facts they need besides liveness (DecisionFacts). */
   decision?: DecisionQuery | null;
+  /**
+   * The token's support_grant_id claim: it is live only while that grant is active and unexpired
+   * for this subject, client, audience and organization, and the resource still accepts support
+   * access (docs/support-access.md). It replaces the user-grant and exchange-grant checks.
+   */
+  supportGrantId?: string | null;
 }
 
 /**
@@ -102,6 +108,17 @@ export interface Liveness {
   projects: { id: string; state: string; owner_organization_id: string | null }[];
   /** With decision: what it asked for (DecisionQuery). */
   decision: DecisionFacts | null;
+  /** With supportGrantId: the grant and its resource's support policy, live or not. */
+  support: SupportFacts | null;
+}
+
+export interface SupportFacts {
+  grantId: string;
+  actorUserId: string;
+  write: boolean;
+  impersonationEnabled: boolean;
+  /** The resource's impersonation_policy as stored (ImpersonationPolicy), or null. */
+  policy: unknown;
 }
 
 export interface DecisionFacts {
@@ -152,6 +169,7 @@ interface LivenessRow {
   authz_types: unknown;
   member_org_ids: string[] | null;
   group_ids: string[] | null;
+  support: unknown;
 }
 
 // Users in these states hold no live tokens (doc 1, Account states).
@@ -173,7 +191,7 @@ select c.state as client_state, c.id as client_row_id,
   case when u.id is not null and not $12::boolean then exists (select 1 from oauth_grants g
      where g.realm_id = $1 and g.user_id = $2 and g.client_id = $3 and g.revoked_at is null
        and g.org_id is not distinct from $14::text) end as user_grant,
-  case when $12::boolean then exists (select 1 from client_resource_grants x
+  case when $12::boolean and $22::text is null then exists (select 1 from client_resource_grants x
      where x.realm_id = $1 and x.client_row_id = c.id and x.resource_id = coalesce($7, res.id)) end as exchange_grant,
   res.state as resource_state,
   org.state as org_state,
@@ -230,7 +248,15 @@ select c.state as client_state, c.id as client_row_id,
       union
       select g.parent_id, sg.depth + 1 from sg join groups g on g.realm_id = $1 and g.id = sg.group_id
        where g.parent_id is not null and sg.depth < ${MAX_GROUP_DEPTH})
-    select distinct group_id from sg) end as group_ids
+    select distinct group_id from sg) end as group_ids,
+  case when $22::text is not null then (select json_build_object('live',
+      sx.state = 'active' and sx.expires_at > $8 and sx.target_user_id = $2 and sx.client_id = $3
+        and sx.organization_id is not distinct from $14::text and sr.audience = $6
+        and sr.impersonation_enabled and sr.verification_mode = 'strict_online',
+      'actor_user_id', sx.actor_user_id, 'write', sx.write,
+      'impersonation_enabled', sr.impersonation_enabled, 'policy', sr.impersonation_policy)
+    from support_grants sx join resources sr on sr.realm_id = sx.realm_id and sr.id = sx.resource_id
+    where sx.realm_id = $1 and sx.id = $22) end as support
 from (select 1) one
 left join clients c on c.realm_id = $1 and c.client_id = $3
 left join users u on u.realm_id = $1 and u.id = $2
@@ -241,7 +267,7 @@ left join resources res on res.realm_id = $1 and res.audience = $6
 left join clients cc on cc.realm_id = $1 and cc.client_id = $11
 left join organizations org on org.realm_id = $1 and org.id = $14`;
 
-const PARAMS_PER_CHECK = 21;
+const PARAMS_PER_CHECK = 22;
 
 function paramsOf(f: TokenFacts, now: Date): unknown[] {
   return [
@@ -266,6 +292,7 @@ function paramsOf(f: TokenFacts, now: Date): unknown[] {
     f.decision?.knownTypesRevision ?? null,
     f.rolesOrgIds ?? [],
     f.rolesProjectIds ?? [],
+    f.supportGrantId ?? null,
   ];
 }
 
@@ -332,7 +359,29 @@ function decisionFactsOf(r: LivenessRow): DecisionFacts | null {
   };
 }
 
+function supportFactsOf(f: TokenFacts, r: LivenessRow): { live: boolean; facts: SupportFacts } | null {
+  const v = parsed(r.support) as {
+    live: boolean | null;
+    actor_user_id: string;
+    write: boolean;
+    impersonation_enabled: boolean;
+    policy: unknown;
+  } | null;
+  if (!v || !f.supportGrantId) return null;
+  return {
+    live: v.live === true,
+    facts: {
+      grantId: f.supportGrantId,
+      actorUserId: v.actor_user_id,
+      write: v.write,
+      impersonationEnabled: v.impersonation_enabled,
+      policy: parsed(v.policy) ?? null,
+    },
+  };
+}
+
 function judgeLiveness(f: TokenFacts, r: LivenessRow): Liveness {
+  const support = supportFactsOf(f, r);
   const subjectType =
     r.user_state !== null ? 'user' : r.principal_state !== null ? 'service_principal' : null;
   const result = (reason: Inactivity | null): Liveness => ({
@@ -349,6 +398,7 @@ function judgeLiveness(f: TokenFacts, r: LivenessRow): Liveness {
     project: r.project,
     projects: (parsed(r.projects) as Liveness['projects'] | null) ?? [],
     decision: decisionFactsOf(r),
+    support: support?.facts ?? null,
   });
   if (r.client_state !== 'active') return result('client_inactive');
   const registered = f.resourceId === null || f.resourceId.startsWith('res_');
@@ -367,6 +417,8 @@ function judgeLiveness(f: TokenFacts, r: LivenessRow): Liveness {
   if (r.revoked_before !== null && f.issuedAt <= Math.floor(r.revoked_before))
     return result('account_revoked');
   if (f.sessionId !== null && r.session_live !== true) return result('session_inactive');
-  if (f.exchanged ? !r.exchange_grant : !r.user_grant) return result('grant_inactive');
+  if (f.supportGrantId) {
+    if (support?.live !== true) return result('grant_inactive');
+  } else if (f.exchanged ? !r.exchange_grant : !r.user_grant) return result('grant_inactive');
   return result(null);
 }

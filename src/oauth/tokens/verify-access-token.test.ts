@@ -153,6 +153,7 @@ describe('access token verification: round trips', () => {
         sessionId: 'ses_1',
         orgId: 'org_1',
         act: { sub: 'cli_svc' },
+        supportGrantId: null,
       });
     });
   }
@@ -461,6 +462,7 @@ describe('access token claim checks (pure)', () => {
     ['sid a number', { sid: 1 }, 'invalid_claims', 'sid'],
     ['org_id null', { org_id: null }, 'invalid_claims', 'org_id'],
     ['act without sub', { act: { act: { sub: 'x' } } }, 'invalid_claims', 'act'],
+    ['support_grant_id not a string', { support_grant_id: 7 }, 'invalid_claims', 'support_grant_id'],
     ['iss missing', { iss: undefined }, 'wrong_issuer'],
   ];
   for (const [name, over, reason, claim] of table) {

@@ -53,6 +53,8 @@ export interface VerifiedAccessToken {
   sessionId: string | null;
   orgId: string | null;
   act: Actor | null;
+  /** support_grant_id: the token acts under a support grant (docs/support-access.md). */
+  supportGrantId: string | null;
 }
 
 export type AccessTokenVerification =
@@ -336,6 +338,8 @@ export function checkAccessTokenClaims(
   if (orgId === undefined) return reject('invalid_claims', 'org_id');
   const act = payload.act === undefined ? null : actorOf(payload.act);
   if (payload.act !== undefined && !act) return reject('invalid_claims', 'act');
+  const supportGrantId = optional(payload.support_grant_id, isNonEmptyString);
+  if (supportGrantId === undefined) return reject('invalid_claims', 'support_grant_id');
 
   return {
     ok: true,
@@ -357,6 +361,7 @@ export function checkAccessTokenClaims(
       sessionId: sid,
       orgId,
       act,
+      supportGrantId,
     },
   };
 }

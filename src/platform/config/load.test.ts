@@ -97,6 +97,7 @@ const DEFAULTS: Config = {
   workers: { tenantBatchShare: 25, maxJobsPerOrganization: 2, metricsListen: null },
   webauthn: { relatedOrigins: false },
   authorization: { policyEngines: null, policyEngineTimeoutMs: 500 },
+  impersonation: { handoffTtlMs: 30_000 },
 };
 
 describe('loadConfig › defaults', () => {

@@ -82,6 +82,7 @@ export interface Config {
   workers: { tenantBatchShare: number; maxJobsPerOrganization: number; metricsListen: string | null };
   webauthn: { relatedOrigins: boolean };
   authorization: { policyEngines: string | null; policyEngineTimeoutMs: number };
+  impersonation: { handoffTtlMs: number };
 }
 
 interface Base {
@@ -210,6 +211,9 @@ export const SETTINGS: readonly Setting[] = [
 
   { name: 'authorization.policy_engines', kind: 'string', default: null, nullable: true, description: 'External policy engines realms may name in policy_engine: comma-separated name=url pairs, each an Open Policy Agent data API URL' },
   dur('authorization.policy_engine_timeout', '500ms', '10ms', '30s', 'Time limit of one policy engine request'),
+
+  // doc 2, Default lifetimes: a support handoff code lives at most 30 s.
+  dur('impersonation.handoff_ttl', '30s', '1s', '30s', 'Lifetime of a support handoff code (single use)'),
 ];
 
 /** `database.url` -> `PROUDAUTH_DATABASE_URL` (SPEC-DECISIONS 15). */

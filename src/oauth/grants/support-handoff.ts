@@ -1,0 +1,168 @@
+// The support handoff at the token endpoint (docs/support-access.md): the support tool named in a
+// support grant redeems the grant's one-time handoff code with an RFC 8693 token exchange and gets
+// one access token for the grant's resource, with the customer as sub, the support user as
+// act.sub and the grant named in support_grant_id. No refresh token, no ID token; the token never
+// outlives the grant. A replayed code ends the grant (like a replayed authorization code,
+// SPEC-DECISIONS 3).
+import { recordAudit } from '../../audit/audit.repo.ts';
+import { maybeOne, type Tx } from '../../platform/db/db.ts';
+import { findResourceByAudience } from '../../resources/resources.repo.ts';
+import { endSupportGrants } from '../../support/support-end.ts';
+import {
+  handoffDigest,
+  isHandoffCodeShape,
+  SUPPORT_HANDOFF_TOKEN_TYPE,
+  type SupportGrantRow,
+  stateOf,
+} from '../../support/support-grant.ts';
+import { lockGrantByHandoff, markHandoffUsed } from '../../support/support-grants.repo.ts';
+import { oauthError } from '../oauth-error.ts';
+import { userMayActIn } from '../org-context.ts';
+import { issueAccessToken } from '../token-issuer.ts';
+import {
+  accessTokenResponse,
+  type GrantContext,
+  param,
+  scopeParam,
+  type TokenResponse,
+} from './grant-context.ts';
+
+export { SUPPORT_HANDOFF_TOKEN_TYPE };
+
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+
+type Outcome = { error: string; target?: true; scope?: true } | { response: TokenResponse };
+
+export async function supportHandoffGrant(g: GrantContext, code: string): Promise<TokenResponse> {
+  if (param(g, 'actor_token') !== null) throw oauthError.invalidRequest('actor_token is not supported');
+  const tokenType = param(g, 'requested_token_type');
+  if (tokenType !== null && tokenType !== ACCESS_TOKEN_TYPE) {
+    throw oauthError.invalidRequest(`requested_token_type must be ${ACCESS_TOKEN_TYPE}`);
+  }
+  const resources = [...g.form.getAll('resource'), ...g.form.getAll('audience')].filter((v) => v !== '');
+  if (resources.length !== 1) throw oauthError.invalidTarget('name exactly one resource');
+  const audience = resources[0] as string;
+  const requestedScopes = scopeParam(g);
+  if (!isHandoffCodeShape(code)) throw oauthError.invalidGrant('unknown handoff code');
+
+  const outcome: Outcome = await g.app.db.tx(async (tx) => {
+    const grant = await lockGrantByHandoff(tx, g.realm.id, handoffDigest(code));
+    // Another client's code is not this client's to spend or to end.
+    if (!grant || grant.client_id !== g.caller.client.client_id) return { error: 'unknown handoff code' };
+    if (grant.handoff_used_at !== null) {
+      await replayed(g, tx, grant);
+      return { error: 'the handoff code was already used' };
+    }
+    if (new Date(grant.handoff_expires_at).getTime() <= g.now.getTime())
+      return { error: 'the handoff code has expired' };
+    if (stateOf(grant, g.now) !== 'active') return { error: 'the support grant has ended' };
+    if (audience !== grant.audience) return { error: 'the resource is not the grant’s', target: true };
+    if (requestedScopes?.some((s) => !grant.scopes.includes(s)))
+      return { error: 'scope outside the support grant', scope: true };
+
+    const resource = await findResourceByAudience(tx, g.realm, g.settings.publicOrigin, grant.audience);
+    const policy = resource?.impersonationPolicy;
+    if (
+      resource?.state !== 'active' ||
+      !resource.impersonationEnabled ||
+      resource.verificationMode !== 'strict_online' ||
+      !policy?.supportClientIds.includes(grant.client_id)
+    )
+      return { error: 'the resource no longer accepts this support access', target: true };
+    const people = await maybeOne<{ target: string | null; actor: string | null }>(
+      tx,
+      `select (select state from users where realm_id = $1 and id = $2) as target,
+              (select state from users where realm_id = $1 and id = $3) as actor`,
+      [g.realm.id, grant.target_user_id, grant.actor_user_id],
+    );
+    if (people?.target !== 'active' || people.actor !== 'active')
+      return { error: 'the support grant has ended' };
+    if (
+      grant.organization_id !== null &&
+      !(await userMayActIn(tx, g.realm.id, grant.organization_id, grant.target_user_id, g.now))
+    )
+      return { error: 'the organization membership is not active' };
+
+    const scopes = requestedScopes ?? grant.scopes;
+    await markHandoffUsed(tx, g.realm.id, grant.id, g.now);
+    const access = await issueAccessToken(
+      tx,
+      g.settings,
+      g.signer,
+      {
+        realm: g.realm,
+        clientId: grant.client_id,
+        subject: grant.target_user_id,
+        target: {
+          resource,
+          grant: {
+            clientRowId: g.caller.client.id,
+            resourceId: resource.id,
+            allowedScopes: grant.scopes,
+            subjectTypes: ['user'],
+            exchangePolicy: null,
+          },
+        },
+        scopes,
+        // The customer did not authenticate: the token carries no auth_time, acr or amr.
+        authentication: null,
+        act: { sub: grant.actor_user_id },
+        orgId: grant.organization_id,
+        notAfterSeconds: Math.floor(new Date(grant.expires_at).getTime() / 1000),
+        supportGrantId: grant.id,
+      },
+      g.now,
+    );
+    if (access.expiresIn < 1) return { error: 'the support grant is about to expire' };
+    await recordAudit(
+      tx,
+      {
+        realmId: g.realm.id,
+        type: 'support.grant.redeemed',
+        category: 'security',
+        actor: { type: 'user', id: grant.actor_user_id },
+        subject: { type: 'user', id: grant.target_user_id },
+        target: { type: 'support_grant', id: grant.id },
+        ...(grant.organization_id ? { orgId: grant.organization_id } : {}),
+        correlationId: g.correlationId,
+        data: { client_id: grant.client_id, jti: access.claims.jti, scopes },
+      },
+      g.now,
+    );
+    return { response: { ...accessTokenResponse(access, scopes), issued_token_type: ACCESS_TOKEN_TYPE } };
+  });
+  if ('response' in outcome) return outcome.response;
+  if (outcome.target) throw oauthError.invalidTarget(outcome.error);
+  if (outcome.scope) throw oauthError.invalidScope(outcome.error);
+  throw oauthError.invalidGrant(outcome.error);
+}
+
+/** A second redemption: someone else may hold the code, so the grant ends (and is audited). */
+async function replayed(g: GrantContext, tx: Tx, grant: SupportGrantRow): Promise<void> {
+  await endSupportGrants(
+    tx,
+    g.realm.id,
+    { id: grant.id },
+    'handoff_replayed',
+    { type: 'client', id: g.caller.client.client_id },
+    g.now,
+    g.correlationId,
+  );
+  await recordAudit(
+    tx,
+    {
+      realmId: g.realm.id,
+      type: 'support.handoff.replayed',
+      category: 'security',
+      outcome: 'failure',
+      actor: { type: 'client', id: g.caller.client.client_id },
+      subject: { type: 'user', id: grant.target_user_id },
+      target: { type: 'support_grant', id: grant.id },
+      ...(grant.organization_id ? { orgId: grant.organization_id } : {}),
+      correlationId: g.correlationId,
+      signal: 'impersonation_denied',
+      data: { actor_user_id: grant.actor_user_id },
+    },
+    g.now,
+  );
+}

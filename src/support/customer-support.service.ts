@@ -1,0 +1,95 @@
+// Support access from the customer's side (docs/support-access.md): ending a grant on one's own
+// account, and the opt-out the realm policy may allow (impersonation.allow_customer_opt_out).
+import { recordAudit } from '../audit/audit.repo.ts';
+import type { AppContext } from '../main/context.ts';
+import { problem } from '../platform/http/problem.ts';
+import { endSupportGrants } from './support-end.ts';
+import type { SupportGrantRow } from './support-grant.ts';
+import { findSupportGrant, lockSupportGrant, setPreference } from './support-grants.repo.ts';
+import { impersonationSettings } from './support-policy.ts';
+
+export interface CustomerCall {
+  realmId: string;
+  userId: string;
+  correlationId: string;
+  now: Date;
+}
+
+export async function revokeAsCustomer(
+  app: AppContext,
+  call: CustomerCall,
+  id: string,
+): Promise<SupportGrantRow> {
+  return app.db.tx(async (tx) => {
+    const g = await lockSupportGrant(tx, call.realmId, id);
+    // Grants on other accounts are as unknown as grants that do not exist.
+    if (!g || g.target_user_id !== call.userId) throw problem.notFound('no such support grant');
+    const actor = { type: 'user', id: call.userId } as const;
+    const ended = await endSupportGrants(
+      tx,
+      call.realmId,
+      { id },
+      'customer',
+      actor,
+      call.now,
+      call.correlationId,
+    );
+    if (ended.length === 0) throw problem.conflict('the support grant has already ended');
+    await recordAudit(
+      tx,
+      {
+        realmId: call.realmId,
+        type: 'support.grant.revoked',
+        category: 'security',
+        actor,
+        subject: actor,
+        target: { type: 'support_grant', id },
+        ...(g.organization_id ? { orgId: g.organization_id } : {}),
+        correlationId: call.correlationId,
+        reason: 'customer',
+      },
+      call.now,
+    );
+    return (await findSupportGrant(tx, call.realmId, id)) ?? g;
+  });
+}
+
+/** Stores the choice; opting out ends the account's live grants at once. */
+export async function setSupportAccess(
+  app: AppContext,
+  call: CustomerCall,
+  allowed: boolean,
+): Promise<{ allowed: boolean; grants_revoked: number }> {
+  return app.db.tx(async (tx) => {
+    const settings = await impersonationSettings(tx, call.realmId);
+    if (!settings.allowCustomerOptOut)
+      throw problem.conflict('the realm does not let account holders opt out of support access');
+    await setPreference(tx, call.realmId, call.userId, allowed, call.now);
+    const actor = { type: 'user', id: call.userId } as const;
+    const ended = allowed
+      ? []
+      : await endSupportGrants(
+          tx,
+          call.realmId,
+          { targetUserId: call.userId },
+          'customer_opt_out',
+          actor,
+          call.now,
+          call.correlationId,
+        );
+    await recordAudit(
+      tx,
+      {
+        realmId: call.realmId,
+        type: 'support.access.preference_set',
+        category: 'security',
+        actor,
+        subject: actor,
+        correlationId: call.correlationId,
+        data: { allowed, grants_revoked: ended.length },
+      },
+      call.now,
+    );
+    return { allowed, grants_revoked: ended.length };
+  });
+}
