@@ -11,6 +11,22 @@ import type { DecisionDeps } from './evaluated.ts';
 import { listObjects } from './list-objects.ts';
 import { parseEngineTable } from './policy-engine.ts';
 
+/**
+ * The decoded body; when it cannot be decoded, the caller is checked first, so only a caller
+ * allowed to ask learns what is wrong with the request (403 before 400).
+ */
+async function decodedForCaller<T>(
+  decode: () => T,
+  liveChecks: SharedLiveCheckCall<object>['liveChecks'],
+): Promise<T> {
+  try {
+    return decode();
+  } catch (e) {
+    await liveChecks([]);
+    throw e;
+  }
+}
+
 export function registerDecisionRoutes(app: FastifyInstance, ctx: AppContext): void {
   // A bad engine table stops the server at startup rather than failing decisions later.
   const engines = parseEngineTable(ctx.config.authorization.policyEngines);
@@ -31,7 +47,7 @@ export function registerDecisionRoutes(app: FastifyInstance, ctx: AppContext): v
     '/authorization/check',
     check,
     async ({ req, realm, liveChecks }) => {
-      const item = decodeCheck(req.body, maxTokenBytes);
+      const item = await decodedForCaller(() => decodeCheck(req.body, maxTokenBytes), liveChecks);
       const [answer] = await decide(depsOf(realm, liveChecks), [item]);
       return answer;
     },
@@ -44,7 +60,7 @@ export function registerDecisionRoutes(app: FastifyInstance, ctx: AppContext): v
     '/authorization/check-batch',
     check,
     async ({ req, realm, liveChecks }) => {
-      const items = decodeBatch(req.body, maxTokenBytes);
+      const items = await decodedForCaller(() => decodeBatch(req.body, maxTokenBytes), liveChecks);
       return { results: await decide(depsOf(realm, liveChecks), items) };
     },
   );

@@ -1,6 +1,7 @@
 // Answers decision requests, one or a batch (spec doc 1, Authorization decision; docs/
 // authorization.md, "Evaluation order"). Cost: one offline verification per distinct subject
-// token (signatures are cached), one statement for the live checks of every distinct (token,
+// token (signatures are cached), one statement for the stored claims of all opaque subject
+// tokens, one statement for the live checks of every distinct (token,
 // organization, project) in the request, one statement per level of any relationship graph
 // walked, and one engine request per check when the realm uses an external policy engine.
 import { checkLivenessMany, type Liveness, type TokenFacts } from '../oauth/tokens/token-liveness.ts';
@@ -13,7 +14,7 @@ import type { CheckItem } from './decisions.decode.ts';
 import { applyEngine } from './engine-step.ts';
 import { assuranceStepUp, type DecisionDeps, type Evaluated } from './evaluated.ts';
 import { assuranceOf, effectiveOrg, type LocalStep, localStep } from './local-rules.ts';
-import { livenessFactsOf, resolveSubjectToken, type SubjectToken } from './subject-token.ts';
+import { livenessFactsOf, resolveSubjectTokens, type SubjectToken } from './subject-token.ts';
 import { knownTypes, rememberTypes, type TypeSet } from './type-cache.ts';
 
 interface Group {
@@ -30,6 +31,7 @@ const GRAPH_OUTCOME: Record<GraphOutcome, Outcome> = {
   organization_mismatch: outcome('ORGANIZATION_MISMATCH'),
   depth_exceeded: outcome('EVALUATION_ERROR'),
   reads_exceeded: outcome('EVALUATION_ERROR'),
+  cycle: outcome('EVALUATION_ERROR'),
 };
 
 type LiveChecks = (facts: readonly TokenFacts[]) => Promise<Liveness[]>;
@@ -132,7 +134,9 @@ async function decideAll(
   const graphIndex = steps.map((s) => (s?.kind === 'graph' ? graphChecks.push(s.check) - 1 : -1));
   const graphAnswers =
     graphChecks.length > 0 && types
-      ? await evaluateChecks(types.types, graphChecks, (keys) => tuplesOfObjects(app.db, realm.id, keys))
+      ? await evaluateChecks(types.types, graphChecks, (keys, limit) =>
+          tuplesOfObjects(app.db, realm.id, keys, limit),
+        )
       : [];
 
   const recentWindow = Math.floor(app.config.security.recentAuthWindowMs / 1000);
@@ -160,7 +164,7 @@ async function decideAll(
 
 async function resolveTokens(deps: DecisionDeps, items: readonly CheckItem[], now: Date) {
   const distinct = [...new Set(items.flatMap((i) => (i.ok ? [i.request.subjectToken] : [])))];
-  const resolved = await Promise.all(distinct.map((t) => resolveSubjectToken(deps.app, deps.realm, t, now)));
+  const resolved = await resolveSubjectTokens(deps.app, deps.realm, distinct, now);
   const out = new Map<string, SubjectToken>();
   distinct.forEach((t, i) => {
     const r = resolved[i];

@@ -1,19 +1,20 @@
 // POST /authorization/list-objects (spec doc 1, Resources, grants and decisions; doc 2, Limits:
 // list-objects 500 per page, 5000 candidates, 1000 checks; docs/authorization.md, "Listing
 // objects"). Candidates are the objects of the type reachable upwards from the subject through
-// tuples; each is then checked like a decision, in id order, and a cursor continues the walk.
+// tuples, a reach of at most 5000 objects (beyond it the listing fails closed); each is then
+// checked like a decision, in id order, and a cursor continues the walk.
 import { createHash } from 'node:crypto';
 import { checkLiveness } from '../oauth/tokens/token-liveness.ts';
 import { many } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
-import { evaluateChecks, MAX_DEPTH } from '../relationships/graph.ts';
+import { evaluateChecks, MAX_DEPTH, type ObjectKey } from '../relationships/graph.ts';
 import { definesName } from '../relationships/model.ts';
 import { tuplesOfObjects } from '../relationships/relationships.repo.ts';
 import { storedScopes } from './assurance.ts';
 import type { ReasonCode } from './decision.ts';
 import type { ListObjectsRequest } from './decisions.decode.ts';
 import type { DecisionDeps } from './evaluated.ts';
-import { subjectHolds } from './local-rules.ts';
+import { graphSubject, subjectHolds } from './local-rules.ts';
 import { livenessFactsOf, resolveSubjectToken } from './subject-token.ts';
 import { supportAccessOutcome } from './support-access.ts';
 import { knownTypes, rememberTypes } from './type-cache.ts';
@@ -30,19 +31,54 @@ export interface ObjectList {
 
 const none = (reason: ReasonCode): ObjectList => ({ objects: [], next_cursor: null, reason_code: reason });
 
-// Upwards from the subject and the subject sets it is in: every object whose tuples name a node
-// reached so far, MAX_DEPTH levels at most, tuples of another organization skipped.
-const CANDIDATES_SQL = `
-with recursive reach(node_type, node_id, depth) as (
-  select * from unnest($2::text[], $3::text[], array_fill(0, array[cardinality($2::text[])]))
-  union
-  select t.object_type, t.object_id, r.depth + 1
-    from reach r join authz_tuples t on t.realm_id = $1 and t.subject_type = r.node_type and t.subject_id = r.node_id
-   where r.depth < ${MAX_DEPTH} and ($4::text is null or t.org_id is null or t.org_id = $4)
-)
-select distinct node_id as id from reach
- where node_type = $5 and depth > 0 and ($6::text is null or node_id > $6)
- order by node_id limit $7`;
+// One level of the upward reach: the objects whose tuples name a node of the frontier, not reached
+// before, tuples the subject's organizations do not admit skipped (the evaluator's rule, graph.ts
+// countsInOrganization), at most $8 rows.
+const LEVEL_SQL = `
+select distinct t.object_type, t.object_id
+  from authz_tuples t
+  join unnest($2::text[], $3::text[]) as f(node_type, node_id)
+    on t.subject_type = f.node_type and t.subject_id = f.node_id
+ where t.realm_id = $1
+   and not exists (select 1 from unnest($4::text[], $5::text[]) as s(object_type, object_id)
+                    where s.object_type = t.object_type and s.object_id = t.object_id)
+   and (t.org_id is null or (($6::text is null or t.org_id = $6)
+        and ($7::text[] is null or t.org_id = any ($7::text[]))
+        and exists (select 1 from organizations o where o.realm_id = $1 and o.id = t.org_id and o.state = 'active')))
+ limit $8`;
+
+/**
+ * Every object reachable upwards from the seeds in at most MAX_DEPTH levels (one statement per
+ * level), or null when more than MAX_CANDIDATES are: the listing then fails closed rather than
+ * answer from part of the reach.
+ */
+async function reachOf(
+  deps: DecisionDeps,
+  seeds: readonly ObjectKey[],
+  org: string | null,
+  tupleOrgIds: readonly string[] | null,
+): Promise<ObjectKey[] | null> {
+  const reached = new Map<string, ObjectKey>();
+  let frontier: readonly ObjectKey[] = seeds;
+  for (let depth = 0; depth < MAX_DEPTH && frontier.length > 0; depth++) {
+    const left = MAX_CANDIDATES - reached.size;
+    const seen = [...reached.values()];
+    const rows = await many<{ object_type: string; object_id: string }>(deps.app.db, LEVEL_SQL, [
+      deps.realm.id,
+      frontier.map((k) => k.type),
+      frontier.map((k) => k.id),
+      seen.map((k) => k.type),
+      seen.map((k) => k.id),
+      org,
+      tupleOrgIds,
+      left + 1,
+    ]);
+    if (rows.length > left) return null;
+    frontier = rows.map((r) => ({ type: r.object_type, id: r.object_id }));
+    for (const k of frontier) reached.set(JSON.stringify([k.type, k.id]), k);
+  }
+  return [...reached.values()];
+}
 
 function cursorBinding(realmId: string, subject: string, r: ListObjectsRequest, org: string | null): string {
   return createHash('sha256')
@@ -75,6 +111,8 @@ export async function listObjects(deps: DecisionDeps, r: ListObjectsRequest): Pr
     app.db,
     {
       ...livenessFactsOf(realm.id, token),
+      // Answers whether the subject is live in the organization (liveOrgIds).
+      rolesOrgIds: org === null ? [] : [org],
       decision: {
         // A support token's rules need the action's registered sensitivity.
         actions: token.supportGrantId !== null ? [r.action] : [],
@@ -100,35 +138,36 @@ export async function listObjects(deps: DecisionDeps, r: ListObjectsRequest): Pr
       storedScopes(d.resourceScopes),
       d.sensitivities,
       r.action,
+      token.scopes,
     );
     if (refused) return none(refused.code);
   }
 
+  // As for checks (local-rules.ts): nothing is listed in an organization the subject is not live in.
+  if (org !== null && !d.liveOrgIds.includes(org)) return none('NOT_PERMITTED');
+
   const binding = cursorBinding(realm.id, token.subject, r, org);
   const after = r.cursor === undefined ? null : openCursor(r.cursor, binding);
-  const subjectType = live.subjectType === 'service_principal' ? 'service_principal' : 'user';
-  const seeds: [string, string][] = [
-    [subjectType, token.subject],
-    ...d.memberOrgIds.map((id): [string, string] => ['organization', id]),
-    ...d.groupIds.map((id): [string, string] => ['group', id]),
+  const subject = graphSubject(live, token.subject);
+  const seeds: ObjectKey[] = [
+    { type: subject.type, id: token.subject },
+    ...d.memberOrgIds.map((id) => ({ type: 'organization', id })),
+    ...d.groupIds.map((id) => ({ type: 'group', id })),
   ];
-  // One more than can be checked tells whether a next page exists.
-  const candidates = await many<{ id: string }>(app.db, CANDIDATES_SQL, [
-    realm.id,
-    seeds.map((s) => s[0]),
-    seeds.map((s) => s[1]),
+  const reach = await reachOf(
+    deps,
+    seeds,
     org,
-    r.resourceType,
-    after,
-    Math.min(MAX_CANDIDATES, MAX_CHECKS + 1),
-  ]);
-  const examinable = candidates.slice(0, MAX_CHECKS).map((c) => c.id);
-  const subject = {
-    type: subjectType,
-    id: token.subject,
-    memberOrgIds: new Set(d.memberOrgIds),
-    groupIds: new Set(d.groupIds),
-  } as const;
+    subject.tupleOrgIds === 'any' ? null : [...subject.tupleOrgIds],
+  );
+  if (reach === null) return none('EVALUATION_ERROR');
+  // One more than can be checked tells whether a next page exists.
+  const candidates = reach
+    .filter((k) => k.type === r.resourceType && (after === null || k.id > after))
+    .map((k) => k.id)
+    .sort()
+    .slice(0, MAX_CHECKS + 1);
+  const examinable = candidates.slice(0, MAX_CHECKS);
   const objects: string[] = [];
   let examined = 0;
   let last: string | null = null;
@@ -138,7 +177,7 @@ export async function listObjects(deps: DecisionDeps, r: ListObjectsRequest): Pr
     const answers = await evaluateChecks(
       types.types,
       chunk.map((id) => ({ objectType: r.resourceType, objectId: id, name: r.action, orgId: org, subject })),
-      (keys) => tuplesOfObjects(app.db, realm.id, keys),
+      (keys, limit) => tuplesOfObjects(app.db, realm.id, keys, limit),
     );
     for (let i = 0; i < chunk.length && objects.length < r.pageSize; i++) {
       last = chunk[i] as string;

@@ -3,7 +3,7 @@
 // relationship type, the graph check to run. Pure: the facts come from the one statement.
 import type { RoleHolding } from '../authz/effective-roles.ts';
 import type { Liveness } from '../oauth/tokens/token-liveness.ts';
-import type { GraphCheck } from '../relationships/graph.ts';
+import type { GraphCheck, GraphSubject } from '../relationships/graph.ts';
 import { definesName } from '../relationships/model.ts';
 import { rbacAnswer, type SubjectAssurance, storedScopes } from './assurance.ts';
 import { type Outcome, outcome } from './decision.ts';
@@ -59,6 +59,23 @@ export function subjectHolds(live: Liveness): boolean {
   return live.subjectType === 'service_principal' || HOLDING_USER_STATES.has(live.userState ?? '');
 }
 
+/** The subject of a graph check, as the decision's statement found it. */
+export function graphSubject(live: Liveness, id: string): GraphSubject {
+  const d = live.decision;
+  if (live.subjectType === 'service_principal') {
+    const allowed = d?.principalOrgIds ?? null;
+    return {
+      type: 'service_principal',
+      id,
+      memberOrgIds: new Set(),
+      groupIds: new Set(d?.groupIds ?? []),
+      tupleOrgIds: allowed === null ? 'any' : new Set(allowed),
+    };
+  }
+  const memberOrgIds = new Set(d?.memberOrgIds ?? []);
+  return { type: 'user', id, memberOrgIds, groupIds: new Set(d?.groupIds ?? []), tupleOrgIds: memberOrgIds };
+}
+
 export function localStep(
   r: CheckRequest,
   t: SubjectToken,
@@ -87,6 +104,7 @@ export function localStep(
       storedScopes(live.decision.resourceScopes),
       live.decision.sensitivities,
       r.action,
+      t.scopes,
     );
     if (refused) return final(refused);
   }
@@ -95,7 +113,10 @@ export function localStep(
     : undefined;
   if (type) {
     if (!definesName(type, r.action) || r.resource.id === null) return final(outcome('INVALID_REQUEST'));
-    const subjectType = live.subjectType === 'service_principal' ? 'service_principal' : 'user';
+    // Relationships in an organization the subject is not live in grant nothing, realm-wide
+    // tuples included: the check is asked about that organization (the token's own organization
+    // was checked live already).
+    if (org !== null && !live.decision?.liveOrgIds.includes(org)) return final(outcome('NOT_PERMITTED'));
     return {
       kind: 'graph',
       check: {
@@ -103,12 +124,7 @@ export function localStep(
         objectId: r.resource.id,
         name: r.action,
         orgId: org,
-        subject: {
-          type: subjectType,
-          id: t.subject,
-          memberOrgIds: new Set(live.decision?.memberOrgIds ?? []),
-          groupIds: new Set(live.decision?.groupIds ?? []),
-        },
+        subject: graphSubject(live, t.subject),
       },
     };
   }

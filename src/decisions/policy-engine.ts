@@ -77,6 +77,34 @@ function allowOf(body: unknown): boolean | null {
   return typeof allow === 'boolean' ? allow : null;
 }
 
+/**
+ * The body as text, or null past `max` bytes: a declared length over it is refused unread, and
+ * the stream is cancelled as soon as the running count passes it, so an engine cannot make the
+ * server buffer (or wait for) more.
+ */
+async function boundedText(res: Response, max: number): Promise<string | null> {
+  const declared = Number(res.headers.get('content-length') ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > max) {
+    await res.body?.cancel().catch(() => undefined);
+    return null;
+  }
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** Asks the engine; a timeout, network error, non-2xx or unreadable answer is 'unavailable'. */
 export async function askEngine(
   endpoint: EngineEndpoint,
@@ -93,9 +121,11 @@ export async function askEngine(
       signal: AbortSignal.timeout(timeoutMs),
       redirect: 'error',
     });
-    const text = await res.text();
-    if (!res.ok) why = `status ${res.status}`;
-    else if (text.length > MAX_ANSWER_BYTES) why = 'answer too large';
+    const text = res.ok ? await boundedText(res, MAX_ANSWER_BYTES) : null;
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => undefined);
+      why = `status ${res.status}`;
+    } else if (text === null) why = 'answer too large';
     else {
       let body: unknown;
       try {

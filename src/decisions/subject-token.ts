@@ -4,9 +4,13 @@
 // userinfo) are never subjects: a resource server never receives them. Sender-constrained tokens
 // are refused, as introspection refuses them: the decision API cannot see the proof.
 import type { AppContext } from '../main/context.ts';
-import { findLiveOpaqueToken } from '../oauth/opaque-tokens.repo.ts';
-import { isOpaqueAccessToken } from '../oauth/tokens/access-token.ts';
+import {
+  type AccessTokenClaims,
+  isOpaqueAccessToken,
+  opaqueAccessTokenDigest,
+} from '../oauth/tokens/access-token.ts';
 import type { TokenFacts } from '../oauth/tokens/token-liveness.ts';
+import { many } from '../platform/db/db.ts';
 import { builtinResources, issuerOf } from '../resources/builtin-resources.ts';
 
 export interface SubjectToken {
@@ -44,7 +48,29 @@ export async function resolveSubjectToken(
   token: string,
   now: Date,
 ): Promise<SubjectToken | null> {
-  if (isOpaqueAccessToken(token)) return opaque(app, realm, token, now);
+  return (await resolveSubjectTokens(app, realm, [token], now))[0] ?? null;
+}
+
+/**
+ * resolveSubjectToken for several tokens, in order: the opaque ones' stored claims come in one
+ * statement, so a batch costs one lookup however many opaque tokens it holds.
+ */
+export async function resolveSubjectTokens(
+  app: AppContext,
+  realm: RealmRef,
+  tokens: readonly string[],
+  now: Date,
+): Promise<(SubjectToken | null)[]> {
+  const opaqueTokens = tokens.filter(isOpaqueAccessToken);
+  const stored = opaqueTokens.length > 0 ? await storedOpaqueTokens(app, realm.id, opaqueTokens, now) : null;
+  return Promise.all(
+    tokens.map((t) =>
+      isOpaqueAccessToken(t) ? opaque(app, realm, stored?.get(t) ?? null) : jwt(app, realm, t),
+    ),
+  );
+}
+
+async function jwt(app: AppContext, realm: RealmRef, token: string): Promise<SubjectToken | null> {
   const v = await app.tokenVerifier.verifyOwnAudience(token, {
     realmName: realm.name,
     issuer: issuerOf(app.config.server.publicOrigin, realm.name),
@@ -72,13 +98,44 @@ export async function resolveSubjectToken(
   };
 }
 
-async function opaque(
+/** The stored opaque tokens among these that are neither revoked nor expired, by token. */
+async function storedOpaqueTokens(
   app: AppContext,
-  realm: RealmRef,
-  token: string,
+  realmId: string,
+  tokens: readonly string[],
   now: Date,
-): Promise<SubjectToken | null> {
-  const stored = await findLiveOpaqueToken(app.db, realm.id, token, now, app.config.tokens.clockSkewMs);
+): Promise<Map<string, StoredOpaque>> {
+  const byDigest = new Map(tokens.map((t) => [opaqueAccessTokenDigest(t), t]));
+  const rows = await many<{
+    token_digest: string;
+    resource_id: string;
+    claims: AccessTokenClaims | string;
+    expires_at: Date;
+  }>(
+    app.db,
+    `select token_digest, resource_id, claims, expires_at from opaque_access_tokens
+      where realm_id = $1 and token_digest = any ($2::text[]) and revoked_at is null`,
+    [realmId, [...byDigest.keys()]],
+  );
+  const out = new Map<string, StoredOpaque>();
+  for (const row of rows) {
+    const token = byDigest.get(row.token_digest);
+    // Expiry is judged with the clock tolerance JWTs get, as findLiveOpaqueToken does.
+    if (!token || now.getTime() >= new Date(row.expires_at).getTime() + app.config.tokens.clockSkewMs)
+      continue;
+    const claims =
+      typeof row.claims === 'string' ? (JSON.parse(row.claims) as AccessTokenClaims) : row.claims;
+    out.set(token, { resourceId: row.resource_id, claims });
+  }
+  return out;
+}
+
+interface StoredOpaque {
+  resourceId: string;
+  claims: AccessTokenClaims;
+}
+
+function opaque(app: AppContext, realm: RealmRef, stored: StoredOpaque | null): SubjectToken | null {
   if (!stored) return null;
   const c = stored.claims;
   if (c.iss !== issuerOf(app.config.server.publicOrigin, realm.name) || c.cnf !== undefined) return null;

@@ -24,36 +24,50 @@ function policyOf(v: unknown): ImpersonationPolicy | null {
 }
 
 /**
- * A read is an action some read-only support scope (in allowed_scopes, not in write_scopes)
- * requires; everything else is a write, so an action no scope names is never taken for a read.
+ * The resource scopes that require the action, as support sees them: `read` are the read-only
+ * support scopes (in allowed_scopes, not in write_scopes), `write` the write scopes; with
+ * `carried`, only the scopes the token carries.
  */
-export function isSupportRead(
+function requiredBy(
   policy: ImpersonationPolicy,
   scopes: readonly ResourceScope[],
   action: string,
+  kind: 'read' | 'write',
+  carried?: readonly string[],
 ): boolean {
   return scopes.some(
     (s) =>
-      policy.allowedScopes.includes(s.name) &&
-      !policy.writeScopes.includes(s.name) &&
+      (carried === undefined || carried.includes(s.name)) &&
+      (kind === 'write'
+        ? policy.writeScopes.includes(s.name)
+        : policy.allowedScopes.includes(s.name) && !policy.writeScopes.includes(s.name)) &&
       (s.requiredPermissions ?? []).includes(action),
   );
 }
 
-/** The support rule that refuses the action, or null to evaluate it as usual. */
+/**
+ * The support rule that refuses the action, or null to evaluate it as usual. `carried` are the
+ * token's scopes: the grant reaches only what they require.
+ */
 export function supportAccessOutcome(
   support: SupportFacts,
   scopes: readonly ResourceScope[],
   sensitivities: Readonly<Record<string, string>>,
   action: string,
+  carried: readonly string[],
 ): Outcome | null {
   const policy = policyOf(support.policy);
   if (!support.impersonationEnabled || !policy) return outcome('SUPPORT_ACCESS_FORBIDDEN_ACTION');
   // The service's own permissions and privileged application permissions are never delegated.
   if (isBuiltinPermissionName(action) || sensitivities[action] === 'privileged')
     return outcome('SUPPORT_ACCESS_FORBIDDEN_ACTION');
-  if (isSupportRead(policy, scopes, action)) return null;
+  if (requiredBy(policy, scopes, action, 'read', carried)) return null;
+  // A read that only scopes the token lacks would cover: outside this grant, whatever its kind.
+  if (requiredBy(policy, scopes, action, 'read')) return outcome('SUPPORT_ACCESS_FORBIDDEN_ACTION');
+  // Everything else is a write, so an action no scope names is never taken for a read.
   if (!support.write) return outcome('SUPPORT_ACCESS_READ_ONLY');
   if (!policy.writeActions.includes(action)) return outcome('SUPPORT_ACCESS_WRITE_NOT_ALLOWLISTED');
+  if (!requiredBy(policy, scopes, action, 'write', carried))
+    return outcome('SUPPORT_ACCESS_FORBIDDEN_ACTION');
   return null;
 }

@@ -28,7 +28,11 @@ export function rememberTypes(
   }));
   const set: TypeSet = { revision, types: compileRows(rows) };
   const current = cache.get(realmId);
-  if (!current || current.revision < revision) {
+  if (current && current.revision > revision) {
+    // The database went back (a restore): the cached revision may be reached again with other
+    // types, and the statement would then not bring them. What this statement read replaces it.
+    cache.set(realmId, set);
+  } else if (!current || current.revision < revision) {
     if (cache.size >= MAX_REALMS) cache.clear();
     cache.set(realmId, set);
   }

@@ -85,14 +85,15 @@ export interface AccountRevocation {
   grants: number;
   refreshFamilies: number;
   opaqueTokens: number;
-  /** Support grants on the account that were still active. */
+  /** Support grants that were still active, on the account or held by it as the support user. */
   supportGrants: number;
 }
 
 /**
  * Logout everywhere and every other account-wide revocation: sessions, grants (offline ones
- * too), refresh families, opaque tokens and support grants on the account end, and every token
- * issued up to this second is inactive at introspection through the user-level record.
+ * too), refresh families, opaque tokens and support grants (on the account, or held by it as the
+ * support user) end, and every token issued up to this second is inactive at introspection
+ * through the user-level record.
  */
 export async function revokeAccount(
   tx: Tx,
@@ -100,6 +101,7 @@ export async function revokeAccount(
   userId: string,
   reason: string,
   now: Date,
+  correlationId?: string,
 ): Promise<AccountRevocation> {
   const sessions = await tx.query<{ id: string }>(
     `update sessions set revoked_at = $3, revoked_reason = $4
@@ -121,14 +123,26 @@ export async function revokeAccount(
       where realm_id = $1 and user_id = $2 and revoked_at is null and expires_at > $3`,
     [realmId, userId, now],
   );
-  // doc 2, Revocation exposure: account-wide revocations end support grants too.
-  const support = await endSupportGrants(
+  // doc 2, Revocation exposure: account-wide revocations end support grants too, those on the
+  // account and those the account holds as the support user (docs/support-access.md).
+  const system = { type: 'system', id: null } as const;
+  const onAccount = await endSupportGrants(
     tx,
     realmId,
     { targetUserId: userId },
     'account_revoked',
-    { type: 'system', id: null },
+    system,
     now,
+    correlationId,
+  );
+  const asActor = await endSupportGrants(
+    tx,
+    realmId,
+    { actorUserId: userId },
+    'actor_revoked',
+    system,
+    now,
+    correlationId,
   );
   await tx.query(
     `insert into user_revocations (realm_id, user_id, revoked_before) values ($1, $2, date_trunc('second', $3::timestamptz))
@@ -140,7 +154,7 @@ export async function revokeAccount(
     grants: grants.rowCount,
     refreshFamilies: families.rowCount,
     opaqueTokens: opaque.rowCount,
-    supportGrants: support.length,
+    supportGrants: onAccount.length + asActor.length,
   };
 }
 

@@ -69,14 +69,44 @@ export async function typeHasTuples(q: Queryable, realmId: string, type: string,
 
 const TUPLE_COLUMNS = 'object_type, object_id, relation, subject_type, subject_id, subject_relation, org_id';
 
-/** Every tuple of these objects (the graph walk's one statement per round). */
-export const tuplesOfObjects = (q: Queryable, realmId: string, keys: readonly ObjectKey[]) =>
+/**
+ * The tuples of these objects (the graph walk's one statement per round), at most `limit`, each
+ * with whether its organization is active (tuples of an organization count only while it is).
+ */
+export const tuplesOfObjects = (q: Queryable, realmId: string, keys: readonly ObjectKey[], limit: number) =>
   many<TupleRow>(
     q,
-    `select ${TUPLE_COLUMNS} from authz_tuples
-      where realm_id = $1 and (object_type, object_id) in (select * from unnest($2::text[], $3::text[]))`,
-    [realmId, keys.map((k) => k.type), keys.map((k) => k.id)],
+    `select a.object_type, a.object_id, a.relation, a.subject_type, a.subject_id, a.subject_relation, a.org_id,
+            case when a.org_id is not null then coalesce(o.state = 'active', false) end as org_active
+       from authz_tuples a
+       left join organizations o on a.org_id is not null and o.realm_id = a.realm_id and o.id = a.org_id
+      where a.realm_id = $1 and (a.object_type, a.object_id) in (select * from unnest($2::text[], $3::text[]))
+      limit $4`,
+    [realmId, keys.map((k) => k.type), keys.map((k) => k.id), limit],
   );
+
+/** Tuples of a relation of a type naming one of these subject types (`type` or `type#relation`). */
+export async function relationHasSubjectTypes(
+  q: Queryable,
+  realmId: string,
+  type: string,
+  relation: string,
+  subjectTypes: readonly string[],
+): Promise<boolean> {
+  const split = subjectTypes.map((s) => {
+    const at = s.indexOf('#');
+    return at < 0 ? [s, ''] : [s.slice(0, at), s.slice(at + 1)];
+  });
+  const r = await maybeOne<{ one: number }>(
+    q,
+    `select 1 as one from authz_tuples a
+      where a.realm_id = $1 and a.object_type = $2 and a.relation = $3
+        and (a.subject_type, a.subject_relation) in (select * from unnest($4::text[], $5::text[]))
+      limit 1`,
+    [realmId, type, relation, split.map((x) => x[0]), split.map((x) => x[1])],
+  );
+  return r !== null;
+}
 
 export interface TupleKey {
   objectType: string;

@@ -21,6 +21,7 @@ import {
   lockType,
   type NewTuple,
   objectsOverLimit,
+  relationHasSubjectTypes,
   type TypeRow,
   typeHasTuples,
   upsertType,
@@ -40,7 +41,10 @@ const audit = (call: RelationshipCall) => ({
   correlationId: call.correlationId,
 });
 
-/** Creates or replaces a type; 422 for an invalid definition, 409 when it drops relations in use. */
+/**
+ * Creates or replaces a type; 422 for an invalid definition, 409 when it drops relations, or
+ * subject types of a relation, that tuples still use.
+ */
 export async function putType(
   db: Db,
   call: RelationshipCall,
@@ -55,6 +59,20 @@ export async function putType(
       const dropped = Object.keys(current.relations).filter((r) => !(r in body.relations));
       if (dropped.length > 0 && (await typeHasTuples(tx, call.realmId, name, dropped))) {
         throw problem.conflict(`relations still holding tuples cannot be removed: ${dropped.join(', ')}`);
+      }
+      // A subject type taken away from a relation would leave grants the model no longer allows.
+      const narrowed: string[] = [];
+      for (const [relation, before] of Object.entries(current.relations)) {
+        const after = body.relations[relation];
+        if (!after) continue;
+        const removed = before.filter((s) => !after.includes(s));
+        if (removed.length > 0 && (await relationHasSubjectTypes(tx, call.realmId, name, relation, removed)))
+          narrowed.push(`${relation} (${removed.join(', ')})`);
+      }
+      if (narrowed.length > 0) {
+        throw problem.conflict(
+          `subject types still holding tuples cannot be removed from: ${narrowed.join('; ')}`,
+        );
       }
     }
     const row = await upsertType(tx, call.realmId, { name, ...body }, call.now);

@@ -110,7 +110,11 @@ export function registerMeSessionRoutes(app: FastifyInstance, ctx: AppContext): 
           subject: actor,
           correlationId,
           reason: 'logout_everywhere',
-          data: { sessions_revoked: r.sessions.length, grants_revoked: r.grants },
+          data: {
+            sessions_revoked: r.sessions.length,
+            grants_revoked: r.grants,
+            support_grants_revoked: r.supportGrants,
+          },
         },
         now,
       );

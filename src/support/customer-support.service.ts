@@ -64,6 +64,13 @@ export async function setSupportAccess(
     const settings = await impersonationSettings(tx, call.realmId);
     if (!settings.allowCustomerOptOut)
       throw problem.conflict('the realm does not let account holders opt out of support access');
+    // Grant creation locks the customer's row before it reads the preference; taking the same
+    // lock first means a grant is either refused as opted out or committed before the ending
+    // below looks for it, never created in between.
+    await tx.query('select 1 from users where realm_id = $1 and id = $2 for update', [
+      call.realmId,
+      call.userId,
+    ]);
     await setPreference(tx, call.realmId, call.userId, allowed, call.now);
     const actor = { type: 'user', id: call.userId } as const;
     const ended = allowed

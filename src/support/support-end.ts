@@ -3,12 +3,12 @@
 import { addEvent } from '../events/outbox.repo.ts';
 import type { Tx } from '../platform/db/db.ts';
 import type { EndReason } from './support-grant.ts';
-import { type EndedGrant, revokeSupportGrants } from './support-grants.repo.ts';
+import { type EndedGrant, type GrantSelector, revokeSupportGrants } from './support-grants.repo.ts';
 
 export async function endSupportGrants(
   tx: Tx,
   realmId: string,
-  which: { id: string } | { targetUserId: string },
+  which: GrantSelector,
   reason: EndReason,
   by: { type: string; id: string | null },
   now: Date,

@@ -80,4 +80,5 @@ export type EndReason =
   | 'customer'
   | 'customer_opt_out'
   | 'account_revoked'
+  | 'actor_revoked'
   | 'handoff_replayed';

@@ -24,6 +24,7 @@ const createShape = object({
   user_id: id(),
   client_id: id(),
   resource: string({ minLength: 1, maxLength: 2048 }),
+  // Required by every grant, but checked with the rules, so that its absence is a 422 naming it.
   organization_id: optional(id()),
   scopes: array(scope, { minItems: 1, maxItems: 50, unique: true }),
   write: optional(boolean(), false),

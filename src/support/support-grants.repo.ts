@@ -112,26 +112,36 @@ export interface EndedGrant {
   actor_user_id: string;
 }
 
+/** Which grants to end: one by id, every one on an account, or every one a support user holds. */
+export type GrantSelector = { id: string } | { targetUserId: string } | { actorUserId: string };
+
+const selectorOf = (w: GrantSelector): [column: string, value: string] =>
+  'id' in w
+    ? ['id', w.id]
+    : 'targetUserId' in w
+      ? ['target_user_id', w.targetUserId]
+      : ['actor_user_id', w.actorUserId];
+
 /**
- * Ends grants that are still active and unexpired: the one named, or every one on an account.
- * Expired grants are left as they are (expiry emits nothing, doc 2).
+ * Ends grants that are still active and unexpired, as the selector names them. Expired grants are
+ * left as they are (expiry emits nothing, doc 2).
  */
 export function revokeSupportGrants(
   tx: Tx,
   realmId: string,
-  which: { id: string } | { targetUserId: string },
+  which: GrantSelector,
   reason: EndReason,
   by: { type: string; id: string | null },
   now: Date,
 ): Promise<EndedGrant[]> {
-  const byId = 'id' in which;
+  const [column, value] = selectorOf(which);
   return many<EndedGrant>(
     tx,
     `update support_grants set state = 'revoked', revoked_at = $3, revoked_reason = $4, revoked_by_type = $5,
        revoked_by_id = $6
-      where realm_id = $1 and ${byId ? 'id' : 'target_user_id'} = $2 and state = 'active' and expires_at > $3
+      where realm_id = $1 and ${column} = $2 and state = 'active' and expires_at > $3
       returning id, organization_id, target_user_id, actor_user_id`,
-    [realmId, byId ? which.id : which.targetUserId, now, reason, by.type, by.id],
+    [realmId, value, now, reason, by.type, by.id],
   );
 }
 

@@ -201,10 +201,12 @@ export async function createSupportGrant(
       return { kind: 'denied', denial } as const;
     }
 
-    const orgId = input.organizationId ?? null;
-    if (orgId === null && resource.requiresOrganization)
-      throw invalid('organization_id', 'required', 'the resource requires an organization');
-    if (orgId !== null && !(await userMayActIn(tx, call.realmId, orgId, input.userId, call.now)))
+    // Every grant names the organization support acts in: without one, the customer's roles in
+    // each of their organizations would count, and doc 2's events could not carry org_id.
+    const orgId = input.organizationId;
+    if (orgId === undefined)
+      throw invalid('organization_id', 'required', 'support access names the customer’s organization');
+    if (!(await userMayActIn(tx, call.realmId, orgId, input.userId, call.now)))
       throw invalid(
         'organization_id',
         'membership_inactive',
@@ -242,7 +244,7 @@ export async function createSupportGrant(
         actor: call.actor,
         subject: { type: 'user', id: input.userId },
         target: { type: 'support_grant', id },
-        ...(orgId ? { orgId } : {}),
+        orgId,
         correlationId: call.correlationId,
         signal: 'impersonation_activity',
         reason: input.reason,
@@ -261,7 +263,7 @@ export async function createSupportGrant(
       realmId: call.realmId,
       type: 'support.impersonation.started',
       occurredAt: call.now,
-      ...(orgId ? { orgId } : {}),
+      orgId,
       correlationId: call.correlationId,
       data: {
         grant_id: id,

@@ -49,7 +49,7 @@ export async function endAccountSessions(
   now: Date,
   correlationId: string,
 ): Promise<AccountRevocation> {
-  const revoked = await revokeAccount(tx, realmId, userId, reason, now);
+  const revoked = await revokeAccount(tx, realmId, userId, reason, now, correlationId);
   for (const sessionId of revoked.sessions) {
     await addEvent(tx, {
       realmId,
@@ -65,6 +65,7 @@ export async function endAccountSessions(
 const revocationCounts = (r: AccountRevocation) => ({
   sessions_revoked: r.sessions.length,
   grants_revoked: r.grants,
+  support_grants_revoked: r.supportGrants,
 });
 
 // ---- credentials -----------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 // outlives the grant. A replayed code ends the grant (like a replayed authorization code,
 // SPEC-DECISIONS 3).
 import { recordAudit } from '../../audit/audit.repo.ts';
+import { effectiveRolesSql, permissionsOf, type RoleHolding } from '../../authz/effective-roles.ts';
 import { maybeOne, type Tx } from '../../platform/db/db.ts';
 import { findResourceByAudience } from '../../resources/resources.repo.ts';
 import { endSupportGrants } from '../../support/support-end.ts';
@@ -30,6 +31,13 @@ import {
 export { SUPPORT_HANDOFF_TOKEN_TYPE };
 
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+const IMPERSONATE = 'support.impersonate';
+/**
+ * The support user's realm roles are re-read at redemption, with no session to judge assignment
+ * conditions by: MFA holds (the grant was made from an administration session, which needs MFA),
+ * authentication age is unknown, so holdings limited by max_auth_age_seconds give nothing.
+ */
+const ACTOR_ASSURANCE = { mfa: true, authAgeSeconds: null } as const;
 
 type Outcome = { error: string; target?: true; scope?: true } | { response: TokenResponse };
 
@@ -69,19 +77,39 @@ export async function supportHandoffGrant(g: GrantContext, code: string): Promis
       !policy?.supportClientIds.includes(grant.client_id)
     )
       return { error: 'the resource no longer accepts this support access', target: true };
-    const people = await maybeOne<{ target: string | null; actor: string | null }>(
+    const people = await maybeOne<{
+      target: string | null;
+      actor: string | null;
+      actor_roles: RoleHolding[] | null;
+    }>(
       tx,
       `select (select state from users where realm_id = $1 and id = $2) as target,
-              (select state from users where realm_id = $1 and id = $3) as actor`,
-      [g.realm.id, grant.target_user_id, grant.actor_user_id],
+              (select state from users where realm_id = $1 and id = $3) as actor,
+              ${effectiveRolesSql({
+                realmId: '$1',
+                subjectType: "'user'",
+                subjectId: '$3',
+                now: '$4',
+                orgId: 'null::text',
+                projectId: 'null::text',
+              })} as actor_roles`,
+      [g.realm.id, grant.target_user_id, grant.actor_user_id, g.now],
     );
     if (people?.target !== 'active' || people.actor !== 'active')
       return { error: 'the support grant has ended' };
+    if (!permissionsOf(people.actor_roles ?? [], ACTOR_ASSURANCE).has(IMPERSONATE))
+      return { error: 'the support user no longer holds support.impersonate' };
+    // Grants made before the organization became mandatory have none: they are never redeemed.
     if (
-      grant.organization_id !== null &&
+      grant.organization_id === null ||
       !(await userMayActIn(tx, g.realm.id, grant.organization_id, grant.target_user_id, g.now))
     )
       return { error: 'the organization membership is not active' };
+    // A token needs at least one whole second of life before the grant ends; a grant redeemed in
+    // its last second has none to give, so nothing is spent or issued.
+    const notAfter = Math.floor(new Date(grant.expires_at).getTime() / 1000);
+    if (notAfter - Math.floor(g.now.getTime() / 1000) < 1)
+      return { error: 'the support grant is about to expire' };
 
     const scopes = requestedScopes ?? grant.scopes;
     await markHandoffUsed(tx, g.realm.id, grant.id, g.now);
@@ -108,12 +136,11 @@ export async function supportHandoffGrant(g: GrantContext, code: string): Promis
         authentication: null,
         act: { sub: grant.actor_user_id },
         orgId: grant.organization_id,
-        notAfterSeconds: Math.floor(new Date(grant.expires_at).getTime() / 1000),
+        notAfterSeconds: notAfter,
         supportGrantId: grant.id,
       },
       g.now,
     );
-    if (access.expiresIn < 1) return { error: 'the support grant is about to expire' };
     await recordAudit(
       tx,
       {

@@ -35,7 +35,8 @@ export interface TokenFacts {
   /**
    * With withRoles: also the roles held inside each of these organizations and projects (a
    * decision batch asks about several at once); the holdings say their scope, the projects' rows
-   * come back as `projects`.
+   * come back as `projects`. With decision (roles or not), the organizations of rolesOrgIds the
+   * subject is live in come back as `liveOrgIds`.
    */
   rolesOrgIds?: readonly string[];
   rolesProjectIds?: readonly string[];
@@ -56,8 +57,9 @@ export interface TokenFacts {
   decision?: DecisionQuery | null;
   /**
    * The token's support_grant_id claim: it is live only while that grant is active and unexpired
-   * for this subject, client, audience and organization, and the resource still accepts support
-   * access (docs/support-access.md). It replaces the user-grant and exchange-grant checks.
+   * for this subject, client, audience and organization (every grant names one), the support
+   * user's account is active, and the resource still accepts support access through this client
+   * (docs/support-access.md). It replaces the user-grant and exchange-grant checks.
    */
   supportGrantId?: string | null;
 }
@@ -138,6 +140,13 @@ export interface DecisionFacts {
   memberOrgIds: string[];
   /** Groups the subject belongs to, ancestors included. */
   groupIds: string[];
+  /**
+   * Of the organizations named by rolesOrgIds, those the subject is live in: active, and a live
+   * membership (user) or allowed (service principal).
+   */
+  liveOrgIds: string[];
+  /** A service principal's allowed_organization_ids (null: any); null for users. */
+  principalOrgIds: string[] | null;
 }
 
 interface LivenessRow {
@@ -169,6 +178,8 @@ interface LivenessRow {
   authz_types: unknown;
   member_org_ids: string[] | null;
   group_ids: string[] | null;
+  live_org_ids: string[] | null;
+  principal_orgs: unknown;
   support: unknown;
 }
 
@@ -249,13 +260,25 @@ select c.state as client_state, c.id as client_row_id,
       select g.parent_id, sg.depth + 1 from sg join groups g on g.realm_id = $1 and g.id = sg.group_id
        where g.parent_id is not null and sg.depth < ${MAX_GROUP_DEPTH})
     select distinct group_id from sg) end as group_ids,
+  case when $16::boolean and cardinality($20::text[]) > 0 then array(select lo.id from organizations lo
+     where lo.realm_id = $1 and lo.id = any ($20::text[]) and lo.state = 'active'
+       and (case when u.id is not null
+         then exists (select 1 from memberships m where m.realm_id = $1 and m.organization_id = lo.id
+                       and m.user_id = $2 and ${liveMembershipSql('m', '$8')})
+         else p.id is not null and (p.allowed_organization_ids is null or lo.id = any (p.allowed_organization_ids)) end))
+  end as live_org_ids,
+  case when $16::boolean and u.id is null and p.id is not null
+    then json_build_object('allowed', p.allowed_organization_ids) end as principal_orgs,
   case when $22::text is not null then (select json_build_object('live',
       sx.state = 'active' and sx.expires_at > $8 and sx.target_user_id = $2 and sx.client_id = $3
-        and sx.organization_id is not distinct from $14::text and sr.audience = $6
-        and sr.impersonation_enabled and sr.verification_mode = 'strict_online',
+        and sx.organization_id = $14::text and sr.audience = $6
+        and sr.impersonation_enabled and sr.verification_mode = 'strict_online'
+        and coalesce(sr.impersonation_policy -> 'supportClientIds', '[]'::jsonb) @> to_jsonb(sx.client_id)
+        and su.state = 'active',
       'actor_user_id', sx.actor_user_id, 'write', sx.write,
       'impersonation_enabled', sr.impersonation_enabled, 'policy', sr.impersonation_policy)
     from support_grants sx join resources sr on sr.realm_id = sx.realm_id and sr.id = sx.resource_id
+      join users su on su.realm_id = sx.realm_id and su.id = sx.actor_user_id
     where sx.realm_id = $1 and sx.id = $22) end as support
 from (select 1) one
 left join clients c on c.realm_id = $1 and c.client_id = $3
@@ -356,6 +379,8 @@ function decisionFactsOf(r: LivenessRow): DecisionFacts | null {
     types: (parsed(r.authz_types) as DecisionFacts['types']) ?? null,
     memberOrgIds: r.member_org_ids ?? [],
     groupIds: r.group_ids ?? [],
+    liveOrgIds: r.live_org_ids ?? [],
+    principalOrgIds: (parsed(r.principal_orgs) as { allowed: string[] | null } | null)?.allowed ?? null,
   };
 }
 

@@ -14,7 +14,7 @@ import { STANDARD } from '../../../src/sessions/session-lifetimes.ts';
 import { insertSession } from '../../../src/sessions/sessions.repo.ts';
 import { type ApiCallerKit, apiCaller } from '../../harness/api-kit.ts';
 import { type Harness, type HarnessOptions, startHarness } from '../../harness/harness.ts';
-import { seedResource } from '../../harness/token-kit.ts';
+import { seedResource, seedServiceClient } from '../../harness/token-kit.ts';
 
 export const AUDIENCE = 'https://api.example.test';
 
@@ -27,6 +27,8 @@ export interface DecisionKit {
   post(path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
   /** A user (new unless given) and an access token of theirs for the kit's resource. */
   subject(opts?: SubjectOptions): Promise<{ userId: string; token: string; sessionId: string }>;
+  /** A service principal (its own service client) and a client-credentials token of it. */
+  principal(opts?: { allowedOrgIds?: string[] | null }): Promise<{ principalId: string; token: string }>;
   /** Creates an application role with these permissions; returns its id. */
   role(name: string, permissions: string[], composites?: string[]): Promise<string>;
   /** Assigns a role at realm (default), organization or project scope. */
@@ -164,6 +166,29 @@ export async function decisionKit(
       if (!signer) throw new Error('no signer');
       const { token } = await signAccessToken(input, signer, now);
       return { userId, token, sessionId: session.id };
+    },
+    async principal(o = {}) {
+      const now = h.ctx.clock.now();
+      const { client, principalId } = await seedServiceClient(h, realm, `svc-${newId('cli').slice(-10)}`);
+      await db.query(
+        'update service_principals set allowed_organization_ids = $3 where realm_id = $1 and id = $2',
+        [realm.id, principalId, o.allowedOrgIds ?? null],
+      );
+      const signer = await h.ctx.keyStore.activeSigner(realm.id);
+      if (!signer) throw new Error('no signer');
+      const { token } = await signAccessToken(
+        {
+          issuer: issuerOf(h.ctx.config.server.publicOrigin, realm.name),
+          subject: principalId,
+          audience: AUDIENCE,
+          clientId: client.client_id,
+          scopes: [],
+          lifetimeSeconds: 300,
+        },
+        signer,
+        now,
+      );
+      return { principalId, token };
     },
     async role(name, permissions, composites = []) {
       const id = newId('rol');

@@ -6,7 +6,18 @@ import { describe, test } from 'node:test';
 import { parseEngineTable } from '../../../src/decisions/policy-engine.ts';
 import { checkBody, type DecisionKit, decisionKit } from './decision-kit.ts';
 
-type Behaviour = 'allow' | 'deny' | 'allow-object' | 'status-500' | 'slow' | 'garbage';
+type Behaviour =
+  | 'allow'
+  | 'deny'
+  | 'allow-object'
+  | 'status-500'
+  | 'slow'
+  | 'garbage'
+  | 'huge-streamed'
+  | 'huge-declared'
+  | 'multibyte';
+
+const MIB = 1024 * 1024;
 
 interface Engine {
   url: string;
@@ -41,6 +52,18 @@ async function startEngine(t: { after(fn: () => Promise<void>): void }): Promise
         case 'slow':
           setTimeout(() => send(200, '{"result": true}'), 1000);
           return;
+        // 1 MiB without a length, and the answer never ends: only a running count stops it.
+        case 'huge-streamed':
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.write(`{"result": true, "pad": "${'x'.repeat(MIB)}`);
+          return;
+        case 'huge-declared':
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(MIB) });
+          res.write('{"result": true, "pad": "');
+          return;
+        // Under 64 Ki characters, over 64 KiB: the cap is on bytes.
+        case 'multibyte':
+          return send(200, `{"result": true, "pad": "${'\u00e9'.repeat(40_000)}"}`);
       }
     });
   });
@@ -133,6 +156,26 @@ describe('decisions › external policy engine', () => {
       const r = await k.check(checkBody(token, action));
       assert.equal(r.body.reason_code, expected, `${mode}/${onError}/${behaviour}`);
       if (expected === 'EXTERNAL_POLICY_UNAVAILABLE') assert.equal(r.body.cache_ttl_seconds, 0);
+    }
+  });
+
+  test('case=an answer over 64 KiB is refused while it streams, not after', async (t) => {
+    const engine = await startEngine(t);
+    const k = await decisionKit(t, {
+      overrides: {
+        'authorization.policy_engines': `opa=${engine.url}`,
+        'authorization.policy_engine_timeout': '5s',
+      },
+    });
+    const role = await k.role('editor', ['documents.edit']);
+    const { userId, token } = await k.subject();
+    await k.assign(role, { type: 'user', id: userId });
+    await k.h.setPolicy(k.realm, { policy_engine: { name: 'opa' } });
+    for (const behaviour of ['huge-streamed', 'huge-declared', 'multibyte'] as const) {
+      engine.behaviour = behaviour;
+      const started = Date.now();
+      assert.equal(await codeOf(k, token, 'documents.edit'), 'EXTERNAL_POLICY_UNAVAILABLE', behaviour);
+      assert.ok(Date.now() - started < 2500, `${behaviour} waited for the timeout`);
     }
   });
 

@@ -95,3 +95,46 @@ describe('decisions › requests', () => {
     }
   });
 });
+
+describe('decisions › caller and cost', () => {
+  test('case=a caller without realm.authorization.check gets 403 even for a malformed body', async (t) => {
+    const k = await decisionKit(t, { callerRoles: [] });
+    const { token } = await k.subject();
+    const unknownMember = await k.check({ ...checkBody(token, 'a.b'), extra: 1 });
+    assert.equal(unknownMember.status, 403);
+    const badBatch = await k.post('/authorization/check-batch', { checks: [] });
+    assert.equal(badBatch.status, 403);
+    const fine = await k.check(checkBody(token, 'a.b'));
+    assert.equal(fine.status, 403);
+  });
+
+  test('case=a batch of opaque subject tokens reads their stored claims in one statement', async (t) => {
+    const k = await decisionKit(t);
+    const role = await k.role('editor', ['documents.edit']);
+    const tokens: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const s = await k.subject({ opaque: true });
+      await k.assign(role, { type: 'user', id: s.userId });
+      tokens.push(s.token);
+    }
+    const db = k.h.ctx.db;
+    const query = db.query.bind(db);
+    let opaqueLookups = 0;
+    (db as { query: typeof db.query }).query = (sql, params) => {
+      if (sql.includes('opaque_access_tokens')) opaqueLookups++;
+      return query(sql, params);
+    };
+    t.after(() => {
+      (db as { query: typeof db.query }).query = query;
+    });
+    const r = await k.post('/authorization/check-batch', {
+      checks: [
+        ...tokens.map((tk) => checkBody(tk, 'documents.edit')),
+        checkBody('pa_at_unknown', 'documents.edit'),
+      ],
+    });
+    const codes = (r.body.results as { reason_code: string }[]).map((x) => x.reason_code);
+    assert.deepEqual(codes, [...tokens.map(() => 'ALLOWED'), 'SUBJECT_TOKEN_INACTIVE']);
+    assert.equal(opaqueLookups, 1);
+  });
+});

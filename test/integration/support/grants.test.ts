@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { json } from '../../harness/signin-driver.ts';
-import { grantBody, supportKit, TICKETS, TOOL } from './support-kit.ts';
+import { TEST_DATABASE_URL } from '../../harness/test-db.ts';
+import { grantBody, type SupportKit, supportKit, TICKETS, TOOL } from './support-kit.ts';
 
 test('a grant is active at once; the answer shows the handoff code once; started event and audit', async (t) => {
   const k = await supportKit(t);
@@ -88,7 +89,7 @@ test('refusals: self, protected, privileged, not active, opted out; each audited
   assert.deepEqual(await k.events('support.impersonation.started'), []);
 });
 
-test('request rules: scopes within the policy, write scopes only with write, listed tool, organization when required', async (t) => {
+test('request rules: scopes within the policy, write scopes only with write, listed tool, a live organization always', async (t) => {
   const k = await supportKit(t);
   const customer = await k.customer();
   const code = async (over: Record<string, unknown>) => {
@@ -110,11 +111,21 @@ test('request rules: scopes within the policy, write scopes only with write, lis
     status: 422,
     codes: ['membership_inactive'],
   });
-  await k.h.ctx.db.query(
-    'update resources set requires_organization = true where realm_id = $1 and id = $2',
-    [k.realm.id, k.resourceId],
-  );
-  assert.deepEqual(await code({}), { status: 422, codes: ['required'] });
+  // Every grant names an organization, whether or not the resource requires one.
+  assert.deepEqual(await code({ organization_id: undefined }), { status: 422, codes: ['required'] });
+  const suspendedOrg = await k.organizationFor(customer);
+  await k.h.ctx.db.query("update organizations set state = 'suspended' where realm_id = $1 and id = $2", [
+    k.realm.id,
+    suspendedOrg,
+  ]);
+  assert.deepEqual(await code({ organization_id: suspendedOrg }), {
+    status: 422,
+    codes: ['membership_inactive'],
+  });
+  assert.deepEqual(await code({ organization_id: 'org_unknown' }), {
+    status: 422,
+    codes: ['membership_inactive'],
+  });
 });
 
 test('approval other than none is refused with 409 until approvals exist', async (t) => {
@@ -206,4 +217,61 @@ test('opt-out: stored, ends live grants, and is 409 where the realm does not all
     impersonation: { approval: 'none', notify_customer: true, allow_customer_opt_out: false },
   });
   assert.equal((await account.call('PUT', '/me/support-access', { allowed: false })).status, 409);
+});
+
+/** Until `n` statements of this database wait for a lock (at most 10 s). */
+async function lockWaiters(k: SupportKit, n: number): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const r = await k.h.ctx.db.query<{ n: number }>(
+      `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+    );
+    if ((r.rows[0]?.n ?? 0) >= n) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`fewer than ${n} statements wait for a lock`);
+}
+
+test('opting out while a grant is being created ends that grant', {
+  skip: TEST_DATABASE_URL ? false : 'PGlite runs one transaction at a time: nothing to race',
+}, async (t) => {
+  const k = await supportKit(t);
+  const customer = await k.customer();
+  const account = await k.accountOf(customer);
+  // A stored choice: updating it, unlike a first insert, takes no foreign-key lock on the customer.
+  assert.equal((await account.call('PUT', '/me/support-access', { allowed: true })).status, 200);
+  // Holding the support user's row stops the creation at its insert (the foreign key check),
+  // after it has locked the customer and found no opt-out.
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let taken = () => {};
+  const lockTaken = new Promise<void>((resolve) => {
+    taken = resolve;
+  });
+  const holder = k.h.ctx.db.tx(async (tx) => {
+    await tx.query('select 1 from users where realm_id = $1 and id = $2 for update', [
+      k.realm.id,
+      k.admin.userId,
+    ]);
+    taken();
+    await held;
+  });
+  await lockTaken;
+  const creating = k.grant(grantBody(customer));
+  await lockWaiters(k, 1);
+  const optingOut = account.call('PUT', '/me/support-access', { allowed: false }).then(json);
+  // The opt-out waits for the creation's lock on the customer (or, unfixed, ends at once).
+  await Promise.race([optingOut, lockWaiters(k, 2)]);
+  release();
+  await holder;
+  const created = await creating;
+  const out = await optingOut;
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  assert.deepEqual(out.body, { allowed: false, grants_revoked: 1 });
+  const row = await k.h.ctx.db.query<{ state: string; revoked_reason: string }>(
+    'select state, revoked_reason from support_grants where realm_id = $1 and id = $2',
+    [k.realm.id, created.body.id],
+  );
+  assert.deepEqual({ ...row.rows[0] }, { state: 'revoked', revoked_reason: 'customer_opt_out' });
 });

@@ -121,3 +121,23 @@ test('support tokens open neither the administration nor the account API, and ar
   );
   assert.equal(userinfo.status, 401);
 });
+
+test('a grant redeemed in its last second answers invalid_grant, not a server error, and spends nothing', async (t) => {
+  const k = await supportKit(t);
+  const customer = await k.customer();
+  // Half past a second: the grant (and its code) end at x+1.5 s; at x+1.499 s less than one whole
+  // second of token life is left.
+  k.clock.advance(1500 - (k.clock.now().getTime() % 1000));
+  const g = await k.grant(grantBody(customer, { ttl_seconds: 1 }));
+  assert.equal(g.status, 201, JSON.stringify(g.body));
+  k.clock.advance(999);
+  const r = await k.handoff(g.body.handoff_code);
+  assert.equal(r.status, 400, JSON.stringify(r.body));
+  assert.equal(r.body.error, 'invalid_grant');
+  const row = await k.h.ctx.db.query<{ handoff_used_at: Date | null }>(
+    'select handoff_used_at from support_grants where realm_id = $1 and id = $2',
+    [k.realm.id, g.body.id],
+  );
+  assert.equal(row.rows[0]?.handoff_used_at, null);
+  assert.deepEqual(await k.audits('support.grant.redeemed'), []);
+});

@@ -131,3 +131,17 @@ test('opaque support tokens carry the grant in their stored claims and follow it
     assert.equal((await account.call('POST', '/me/sessions/revoke-all', {})).status, 200);
   });
 });
+
+test('delisting the support tool from support_client_ids ends its live tokens', async (t) => {
+  const k = await supportKit(t);
+  const customer = await k.customer();
+  const { token } = await supportToken(k, customer);
+  await activeThenInactive(k, token, async () => {
+    await k.h.ctx.db.query(
+      `update resources set impersonation_policy = jsonb_set(impersonation_policy, '{supportClientIds}', '[]')
+        where realm_id = $1 and id = $2`,
+      [k.realm.id, k.resourceId],
+    );
+  });
+  assert.equal((await k.check(token, 'tickets.read')).body.reason_code, 'SUBJECT_TOKEN_INACTIVE');
+});

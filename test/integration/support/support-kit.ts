@@ -47,16 +47,23 @@ export interface SupportKit {
   admin: ApiCallerKit;
   tool: Creds;
   introspector: Creds;
-  /** A new active customer holding CUSTOMER_PERMISSIONS. */
-  customer(opts?: { orgId?: string }): Promise<string>;
+  /**
+   * A new active customer holding CUSTOMER_PERMISSIONS, an active member of an organization of
+   * their own, which grantBody names.
+   */
+  customer(): Promise<string>;
   /** The customer's own account API caller. */
   accountOf(userId: string): Promise<ApiCallerKit>;
   organizationFor(userId: string): Promise<string>;
   grant(body: Record<string, unknown>, as?: ApiCallerKit): Promise<JsonResponse>;
   handoff(code: string, extra?: Record<string, string>, as?: Creds): Promise<JsonResponse>;
   introspect(token: string): Promise<JsonResponse>;
-  check(token: string, action: string): Promise<JsonResponse>;
+  check(token: string, action: string, resource?: Record<string, unknown>): Promise<JsonResponse>;
   events(type: string): Promise<{ org_id: string | null; data: Record<string, unknown> }[]>;
+  /** The events with their correlation ids. */
+  eventRows(
+    type: string,
+  ): Promise<{ org_id: string | null; correlation_id: string | null; data: Record<string, unknown> }[]>;
   audits(
     type: string,
   ): Promise<{ signal: string | null; reason: string | null; outcome: string; subject_id: string | null }[]>;
@@ -95,6 +102,22 @@ export async function supportKit(t: TestContext): Promise<SupportKit> {
     );
   }
 
+  async function eventRows(type: string) {
+    const r = await db.query<{
+      org_id: string | null;
+      correlation_id: string | null;
+      data: Record<string, unknown> | string;
+    }>(
+      'select org_id, correlation_id, data from outbox where realm_id = $1 and event_type = $2 order by id',
+      [realm.id, type],
+    );
+    return r.rows.map((row) => ({
+      org_id: row.org_id,
+      correlation_id: row.correlation_id,
+      data: typeof row.data === 'string' ? (JSON.parse(row.data) as Record<string, unknown>) : row.data,
+    }));
+  }
+
   return {
     h,
     clock,
@@ -110,6 +133,9 @@ export async function supportKit(t: TestContext): Promise<SupportKit> {
          values ($1, $2, $3, 'user', $4, 'realm', '', 'test', now())`,
         [realm.id, newId('ras'), roleId, user.id],
       );
+      const orgId = await seedOrganization(h, realm);
+      await seedMembership(h, realm, orgId, user.id);
+      homeOrgs.set(user.id, orgId);
       return user.id;
     },
     accountOf: (userId) => apiCaller(h, realm, { audience: 'account', userId }),
@@ -134,24 +160,14 @@ export async function supportKit(t: TestContext): Promise<SupportKit> {
         as,
       ),
     introspect: (token) => oauthPost(h, realm, 'introspect', { token }, api.creds),
-    check: async (token, action) =>
+    check: async (token, action, resource = { type: 'ticket', id: 't1' }) =>
       json(
-        await resourceServer.call('POST', '/authorization/check', {
-          subject_token: token,
-          action,
-          resource: { type: 'ticket', id: 't1' },
-        }),
+        await resourceServer.call('POST', '/authorization/check', { subject_token: token, action, resource }),
       ),
     async events(type) {
-      const r = await db.query<{ org_id: string | null; data: Record<string, unknown> | string }>(
-        'select org_id, data from outbox where realm_id = $1 and event_type = $2 order by id',
-        [realm.id, type],
-      );
-      return r.rows.map((row) => ({
-        org_id: row.org_id,
-        data: typeof row.data === 'string' ? JSON.parse(row.data) : row.data,
-      }));
+      return (await eventRows(type)).map((e) => ({ org_id: e.org_id, data: e.data }));
     },
+    eventRows,
     async audits(type) {
       const r = await db.query<{
         signal: string | null;
@@ -167,11 +183,25 @@ export async function supportKit(t: TestContext): Promise<SupportKit> {
   };
 }
 
-/** A grant body for `userId` with the kit's tool and resource; members may be overridden. */
+/** The organization each customer of supportKit belongs to (user ids are unique). */
+const homeOrgs = new Map<string, string>();
+
+/** The organization `customer()` made for this customer. */
+export function homeOrgOf(userId: string): string {
+  const orgId = homeOrgs.get(userId);
+  if (orgId === undefined) throw new Error(`${userId} is no customer of the kit`);
+  return orgId;
+}
+
+/**
+ * A grant body for `userId` with the kit's tool and resource, in the customer's organization
+ * (none for users who are not customers of the kit); members may be overridden.
+ */
 export const grantBody = (userId: string, over: Record<string, unknown> = {}) => ({
   user_id: userId,
   client_id: TOOL,
   resource: TICKETS,
+  organization_id: homeOrgs.get(userId),
   scopes: ['tickets:read'],
   reason: 'ticket #4711: customer cannot see invoices',
   ...over,
@@ -182,8 +212,9 @@ export async function supportToken(
   k: SupportKit,
   userId: string,
   over: Record<string, unknown> = {},
+  as: ApiCallerKit = k.admin,
 ): Promise<{ grant: Record<string, unknown>; token: string }> {
-  const g = await k.grant(grantBody(userId, over));
+  const g = await k.grant(grantBody(userId, over), as);
   if (g.status !== 201) throw new Error(`grant: ${g.status} ${JSON.stringify(g.body)}`);
   const r = await k.handoff(g.body.handoff_code);
   if (r.status !== 200) throw new Error(`handoff: ${r.status} ${JSON.stringify(r.body)}`);
