@@ -21,6 +21,12 @@ export interface ApiCall<P> {
   caller: ApiCaller;
 }
 
+async function routeRealm(ctx: AppContext, req: FastifyRequest): Promise<RealmRow> {
+  const realm = await findRequestedRealm(ctx, (req.params as { realm: string }).realm);
+  if (!realm) throw problem.notFound('no such realm');
+  return realm;
+}
+
 export function apiRoute<P extends Record<string, string> = Record<never, never>>(
   app: FastifyInstance,
   ctx: AppContext,
@@ -34,8 +40,7 @@ export function apiRoute<P extends Record<string, string> = Record<never, never>
     method,
     url: `/api/v1/realms/:realm${path}`,
     handler: async (req, reply) => {
-      const realm = await findRequestedRealm(ctx, (req.params as { realm: string }).realm);
-      if (!realm) throw problem.notFound('no such realm');
+      const realm = await routeRealm(ctx, req);
       const caller = await authenticateApiCall(ctx, req, realm, auth);
       return handler({ req, reply, realm, caller });
     },
@@ -71,8 +76,7 @@ export function apiRouteSharingLiveCheck<P extends Record<string, string> = Reco
     method,
     url: `/api/v1/realms/:realm${path}`,
     handler: async (req, reply) => {
-      const realm = await findRequestedRealm(ctx, (req.params as { realm: string }).realm);
-      if (!realm) throw problem.notFound('no such realm');
+      const realm = await routeRealm(ctx, req);
       const pending = await verifyApiCaller(ctx, req, realm, auth);
       let checked = false;
       const liveChecks = async (others: readonly TokenFacts[]) => {

@@ -9,9 +9,10 @@ import {
   isOpaqueAccessToken,
   opaqueAccessTokenDigest,
 } from '../oauth/tokens/access-token.ts';
+import { isBuiltinAudience, verifyResourceToken } from '../oauth/tokens/resource-token.ts';
 import type { TokenFacts } from '../oauth/tokens/token-liveness.ts';
 import { many } from '../platform/db/db.ts';
-import { builtinResources, issuerOf } from '../resources/builtin-resources.ts';
+import { issuerOf } from '../resources/builtin-resources.ts';
 
 export interface SubjectToken {
   subject: string;
@@ -37,9 +38,6 @@ interface RealmRef {
   id: string;
   name: string;
 }
-
-const isBuiltinAudience = (app: AppContext, realm: RealmRef, aud: string): boolean =>
-  builtinResources(app.config.server.publicOrigin, realm.name).some((r) => r.audience === aud);
 
 /** The verified token, or null when it is not one of ours for a registered resource. */
 export async function resolveSubjectToken(
@@ -71,14 +69,9 @@ export async function resolveSubjectTokens(
 }
 
 async function jwt(app: AppContext, realm: RealmRef, token: string): Promise<SubjectToken | null> {
-  const v = await app.tokenVerifier.verifyOwnAudience(token, {
-    realmName: realm.name,
-    issuer: issuerOf(app.config.server.publicOrigin, realm.name),
-  });
-  if (!v.ok) return null;
-  const t = v.token;
-  const aud = t.audiences[0];
-  if (aud === undefined || isBuiltinAudience(app, realm, aud)) return null;
+  const v = await verifyResourceToken(app, realm, token);
+  if (!v) return null;
+  const { token: t, audience: aud } = v;
   return {
     subject: t.subject,
     clientId: t.clientId,

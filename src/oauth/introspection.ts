@@ -3,11 +3,12 @@
 // statement runs every live check together with the introspector check; an opaque token costs
 // one more statement (its stored claims). Whatever fails, the answer is the same {active: false}.
 import type { AppContext } from '../main/context.ts';
-import { builtinResources, issuerOf } from '../resources/builtin-resources.ts';
+import { issuerOf } from '../resources/builtin-resources.ts';
 import type { RealmRef } from '../resources/resources.repo.ts';
 import { findLiveOpaqueToken } from './opaque-tokens.repo.ts';
 import { isRefreshTokenShape } from './refresh-tokens.repo.ts';
 import { type AccessTokenClaims, isOpaqueAccessToken } from './tokens/access-token.ts';
+import { isBuiltinAudience, verifyResourceToken } from './tokens/resource-token.ts';
 import { checkLiveness, type Liveness, type TokenFacts } from './tokens/token-liveness.ts';
 
 export interface ActiveIntrospection {
@@ -110,18 +111,10 @@ export async function candidateFor(
 
 export const INACTIVE_ANSWER = INACTIVE;
 
-const isBuiltinAudience = (app: AppContext, realm: RealmRef, aud: string): boolean =>
-  builtinResources(app.config.server.publicOrigin, realm.name).some((r) => r.audience === aud);
-
 async function jwtCandidate(app: AppContext, realm: RealmRef, token: string): Promise<Candidate | null> {
-  const v = await app.tokenVerifier.verifyOwnAudience(token, {
-    realmName: realm.name,
-    issuer: issuerOf(app.config.server.publicOrigin, realm.name),
-  });
-  if (!v.ok) return null;
-  const t = v.token;
-  const aud = t.audiences[0];
-  if (aud === undefined || isBuiltinAudience(app, realm, aud)) return null;
+  const v = await verifyResourceToken(app, realm, token);
+  if (!v) return null;
+  const { token: t, audience: aud } = v;
   const claims: Candidate['claims'] = {
     iss: t.issuer,
     sub: t.subject,
