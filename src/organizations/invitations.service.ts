@@ -16,15 +16,16 @@ import { listOrgRequests, listPendingForUser, recordResend } from './membership-
 import {
   acceptRequest,
   closeRequest,
-  endOpenRequest,
-  lockOrgRequest,
+  endOrgRequest,
+  endOwnRequest,
+  lockOpenOrgRequest,
   lockOwnRequest,
   openRequest,
   requireOpen,
 } from './membership-requests.ts';
 import { checkAssignableRoles, requireActive, requireOrganization, requireUser } from './membership-rules.ts';
-import { findAssignableRoles, findLiveMembership } from './memberships.repo.ts';
-import { auditOrg, orgEvent } from './org-records.ts';
+import { findAssignableRoles } from './memberships.repo.ts';
+import { auditOrg } from './org-records.ts';
 import type { InvitationInput } from './organizations.decode.ts';
 import type { MembershipView } from './organizations.present.ts';
 import { findOrganization } from './organizations.repo.ts';
@@ -51,9 +52,7 @@ async function invite(
   ttlMs: number,
 ): Promise<RequestRow> {
   await requireUser(tx, call.realmId, userId, 'user_id');
-  if (await findLiveMembership(tx, call.realmId, org.id, userId))
-    throw problem.conflict('the user already has a membership of this organization');
-  const { m, r } = await openRequest(tx, call, {
+  return openRequest(tx, call, {
     kind: 'invitation',
     orgId: org.id,
     userId,
@@ -61,13 +60,8 @@ async function invite(
     requestedBy: call.actor.id,
     message,
     ttlMs,
+    alreadyMember: 'the user already has a membership of this organization',
   });
-  await orgEvent(tx, call, org.id, 'organization.invitation.created', { invitation_id: r.id });
-  await auditOrg(tx, call, 'organization.invitation.created', org.id, {
-    subject: { type: 'user', id: userId },
-    data: { invitation_id: r.id, membership_id: m.id, role_ids: roleIds },
-  });
-  return r;
 }
 
 export async function createInvitation(
@@ -105,9 +99,7 @@ export async function resendInvitation(
   limits: InvitationLimits,
 ): Promise<RequestRow> {
   return db.tx(async (tx) => {
-    const { org, r } = await lockOrgRequest(tx, call, orgId, 'invitation', id);
-    requireActive(org);
-    requireOpen(r, call.now);
+    const { org, r } = await lockOpenOrgRequest(tx, call, orgId, 'invitation', id);
     if (r.resend_count >= limits.resends) {
       throw new Problem(
         409,
@@ -137,14 +129,10 @@ export async function revokeInvitation(
   id: string,
   reason: string | null,
 ): Promise<RequestRow> {
-  return db.tx(async (tx) => {
-    const { r } = await lockOrgRequest(tx, call, orgId, 'invitation', id);
-    return endOpenRequest(tx, call, r, {
-      outcome: 'revoked',
-      decidedBy: call.actor.id,
-      audit: 'organization.invitation.revoked',
-      reason,
-    });
+  return endOrgRequest(db, call, orgId, 'invitation', id, {
+    outcome: 'revoked',
+    audit: 'organization.invitation.revoked',
+    reason,
   });
 }
 
@@ -157,9 +145,7 @@ export async function reassignInvitation(
   limits: InvitationLimits,
 ): Promise<RequestRow> {
   return db.tx(async (tx) => {
-    const { org, r } = await lockOrgRequest(tx, call, orgId, 'invitation', id);
-    requireActive(org);
-    requireOpen(r, call.now);
+    const { org, r } = await lockOpenOrgRequest(tx, call, orgId, 'invitation', id);
     if (userId === r.user_id)
       throw problem.validation([
         { field: 'user_id', code: 'same_user', detail: 'the invitation is for this user already' },
@@ -201,12 +187,8 @@ export async function acceptInvitation(db: Db, call: OrgCall, id: string): Promi
 }
 
 export async function declineInvitation(db: Db, call: OrgCall, id: string): Promise<RequestRow> {
-  return db.tx(async (tx) => {
-    const { r } = await lockOwnRequest(tx, call, 'invitation', id);
-    return endOpenRequest(tx, call, r, {
-      outcome: 'declined',
-      decidedBy: r.user_id,
-      audit: 'organization.invitation.declined',
-    });
+  return endOwnRequest(db, call, 'invitation', id, {
+    outcome: 'declined',
+    audit: 'organization.invitation.declined',
   });
 }

@@ -11,15 +11,12 @@ import { problem } from '../platform/http/problem.ts';
 import { listPendingForUser } from './membership-requests.repo.ts';
 import {
   acceptRequest,
-  endOpenRequest,
-  lockOrgRequest,
-  lockOwnRequest,
+  endOrgRequest,
+  endOwnRequest,
+  lockOpenOrgRequest,
   openRequest,
-  requireOpen,
 } from './membership-requests.ts';
 import { checkAssignableRoles, requireActive, requireOrganization } from './membership-rules.ts';
-import { findLiveMembership } from './memberships.repo.ts';
-import { auditOrg, orgEvent } from './org-records.ts';
 import type { MembershipView } from './organizations.present.ts';
 import { findOrganization } from './organizations.repo.ts';
 import type { OrgCall, RequestRow } from './organizations.types.ts';
@@ -34,9 +31,7 @@ export async function fileJoinRequest(db: Db, call: OrgCall, orgId: string): Pro
     if (!org || org.state === 'deleting') throw problem.notFound('no such organization');
     const locked = await requireOrganization(tx, call, org.id);
     requireActive(locked);
-    if (await findLiveMembership(tx, call.realmId, org.id, userId))
-      throw problem.conflict('you already have a membership of this organization');
-    const { m, r } = await openRequest(tx, call, {
+    return openRequest(tx, call, {
       kind: 'join_request',
       orgId: org.id,
       userId,
@@ -44,13 +39,8 @@ export async function fileJoinRequest(db: Db, call: OrgCall, orgId: string): Pro
       requestedBy: userId,
       message: null,
       ttlMs: JOIN_REQUEST_TTL_MS,
+      alreadyMember: 'you already have a membership of this organization',
     });
-    await orgEvent(tx, call, org.id, 'organization.join_request.created', { join_request_id: r.id });
-    await auditOrg(tx, call, 'organization.join_request.created', org.id, {
-      subject: { type: 'user', id: userId },
-      data: { join_request_id: r.id, membership_id: m.id },
-    });
-    return r;
   });
 }
 
@@ -58,13 +48,9 @@ export const listMyJoinRequests = (db: Db, realmId: string, userId: string, now:
   listPendingForUser(db, realmId, userId, 'join_request', now);
 
 export async function withdrawJoinRequest(db: Db, call: OrgCall, id: string): Promise<RequestRow> {
-  return db.tx(async (tx) => {
-    const { r } = await lockOwnRequest(tx, call, 'join_request', id);
-    return endOpenRequest(tx, call, r, {
-      outcome: 'withdrawn',
-      decidedBy: r.user_id,
-      audit: 'organization.join_request.withdrawn',
-    });
+  return endOwnRequest(db, call, 'join_request', id, {
+    outcome: 'withdrawn',
+    audit: 'organization.join_request.withdrawn',
   });
 }
 
@@ -76,9 +62,7 @@ export async function approveJoinRequest(
   roleIds: readonly string[],
 ): Promise<MembershipView> {
   return db.tx(async (tx) => {
-    const { org, r } = await lockOrgRequest(tx, call, orgId, 'join_request', id);
-    requireActive(org);
-    requireOpen(r, call.now);
+    const { org, r } = await lockOpenOrgRequest(tx, call, orgId, 'join_request', id);
     await checkAssignableRoles(tx, call, org.id, roleIds, { userId: r.user_id, ceiling: true });
     return acceptRequest(tx, call, r, {
       outcome: 'approved',
@@ -96,13 +80,9 @@ export async function denyJoinRequest(
   id: string,
   reason: string | null,
 ): Promise<RequestRow> {
-  return db.tx(async (tx) => {
-    const { r } = await lockOrgRequest(tx, call, orgId, 'join_request', id);
-    return endOpenRequest(tx, call, r, {
-      outcome: 'denied',
-      decidedBy: call.actor.id,
-      audit: 'organization.join_request.denied',
-      reason,
-    });
+  return endOrgRequest(db, call, orgId, 'join_request', id, {
+    outcome: 'denied',
+    audit: 'organization.join_request.denied',
+    reason,
   });
 }

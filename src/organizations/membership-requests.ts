@@ -3,24 +3,27 @@
 // any other way. The two kinds differ only in who may act and in what they announce.
 import type { AuditType } from '../audit/audit.types.ts';
 import { authorizationChanged } from '../authz/authz-revision.ts';
-import type { Tx } from '../platform/db/db.ts';
+import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { decideRequest, findRequest, insertRequest, lockRequest } from './membership-requests.repo.ts';
-import { assignThroughMembership, dropOrgHoldings, requireOrganization } from './membership-rules.ts';
-import { insertMembership, setMembershipState } from './memberships.repo.ts';
+import {
+  assignThroughMembership,
+  dropOrgHoldings,
+  requireActive,
+  requireOrganization,
+} from './membership-rules.ts';
+import { findLiveMembership, insertMembership, setMembershipState } from './memberships.repo.ts';
 import { membershipView } from './memberships.service.ts';
 import { auditOrg, orgEvent } from './org-records.ts';
 import type { MembershipView } from './organizations.present.ts';
 import { lockOrganization } from './organizations.repo.ts';
-import type {
-  MembershipRow,
-  OrganizationRow,
-  OrgCall,
-  RequestKind,
-  RequestRow,
-} from './organizations.types.ts';
+import type { OrganizationRow, OrgCall, RequestKind, RequestRow } from './organizations.types.ts';
 
 const NAME: Record<RequestKind, string> = { invitation: 'invitation', join_request: 'join request' };
+const CREATED: Record<RequestKind, AuditType> = {
+  invitation: 'organization.invitation.created',
+  join_request: 'organization.join_request.created',
+};
 
 /** The member of audit data that names the request. */
 export const requestRef = (r: Pick<RequestRow, 'kind' | 'id'>): Record<string, string> => ({
@@ -48,6 +51,20 @@ export async function lockOrgRequest(
   return { org, r };
 }
 
+/** The organization's request, locked, for a change that needs both still open. */
+export async function lockOpenOrgRequest(
+  tx: Tx,
+  call: OrgCall,
+  orgId: string,
+  kind: RequestKind,
+  id: string,
+): Promise<{ org: OrganizationRow; r: RequestRow }> {
+  const locked = await lockOrgRequest(tx, call, orgId, kind, id);
+  requireActive(locked.org);
+  requireOpen(locked.r, call.now);
+  return locked;
+}
+
 /**
  * The caller's own request, locked; anyone else's is not found. Locks are taken in the order the
  * administrator side takes them (organization, then request), so the two sides cannot deadlock:
@@ -69,7 +86,10 @@ export async function lockOwnRequest(
   return { org, r };
 }
 
-/** Inserts the waiting membership and the pending request behind it. */
+/**
+ * Inserts the waiting membership and the pending request behind it, announced and audited as
+ * created; a user with a live membership already gets `alreadyMember` as a conflict.
+ */
 export async function openRequest(
   tx: Tx,
   call: OrgCall,
@@ -81,8 +101,10 @@ export async function openRequest(
     requestedBy: string | null;
     message: string | null;
     ttlMs: number;
+    alreadyMember: string;
   },
-): Promise<{ m: MembershipRow; r: RequestRow }> {
+): Promise<RequestRow> {
+  if (await findLiveMembership(tx, call.realmId, o.orgId, o.userId)) throw problem.conflict(o.alreadyMember);
   const m = await insertMembership(
     tx,
     call.realmId,
@@ -109,7 +131,21 @@ export async function openRequest(
     },
     call.now,
   );
-  return { m, r };
+  if (r.kind === 'invitation') {
+    await orgEvent(tx, call, o.orgId, 'organization.invitation.created', { invitation_id: r.id });
+  } else {
+    await orgEvent(tx, call, o.orgId, 'organization.join_request.created', { join_request_id: r.id });
+  }
+  await auditOrg(tx, call, CREATED[o.kind], o.orgId, {
+    subject: { type: 'user', id: o.userId },
+    // Join requests carry no roles until approved, so their audit names none.
+    data: {
+      ...requestRef(r),
+      membership_id: m.id,
+      ...(o.kind === 'invitation' ? { role_ids: o.roleIds } : {}),
+    },
+  });
+  return r;
 }
 
 /**
@@ -198,3 +234,30 @@ export async function acceptRequest(
   });
   return membershipView(tx, call.realmId, m);
 }
+
+type EndOutcome = {
+  outcome: 'declined' | 'revoked' | 'denied' | 'withdrawn';
+  audit: AuditType;
+  reason?: string | null;
+};
+
+/** An administrator ends the organization's open request. */
+export const endOrgRequest = (
+  db: Db,
+  call: OrgCall,
+  orgId: string,
+  kind: RequestKind,
+  id: string,
+  end: EndOutcome,
+) =>
+  db.tx(async (tx) => {
+    const { r } = await lockOrgRequest(tx, call, orgId, kind, id);
+    return endOpenRequest(tx, call, r, { ...end, decidedBy: call.actor.id });
+  });
+
+/** The requested user ends their own open request. */
+export const endOwnRequest = (db: Db, call: OrgCall, kind: RequestKind, id: string, end: EndOutcome) =>
+  db.tx(async (tx) => {
+    const { r } = await lockOwnRequest(tx, call, kind, id);
+    return endOpenRequest(tx, call, r, { ...end, decidedBy: r.user_id });
+  });

@@ -5,8 +5,9 @@ import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { endSupportGrants } from './support-end.ts';
 import type { SupportGrantRow } from './support-grant.ts';
-import { findSupportGrant, lockSupportGrant, setPreference } from './support-grants.repo.ts';
+import { lockSupportGrant, setPreference } from './support-grants.repo.ts';
 import { impersonationSettings } from './support-policy.ts';
+import { revokeLockedGrant } from './support-revoke.ts';
 
 export interface CustomerCall {
   realmId: string;
@@ -25,32 +26,7 @@ export async function revokeAsCustomer(
     // Grants on other accounts are as unknown as grants that do not exist.
     if (!g || g.target_user_id !== call.userId) throw problem.notFound('no such support grant');
     const actor = { type: 'user', id: call.userId } as const;
-    const ended = await endSupportGrants(
-      tx,
-      call.realmId,
-      { id },
-      'customer',
-      actor,
-      call.now,
-      call.correlationId,
-    );
-    if (ended.length === 0) throw problem.conflict('the support grant has already ended');
-    await recordAudit(
-      tx,
-      {
-        realmId: call.realmId,
-        type: 'support.grant.revoked',
-        category: 'security',
-        actor,
-        subject: actor,
-        target: { type: 'support_grant', id },
-        ...(g.organization_id ? { orgId: g.organization_id } : {}),
-        correlationId: call.correlationId,
-        reason: 'customer',
-      },
-      call.now,
-    );
-    return (await findSupportGrant(tx, call.realmId, id)) ?? g;
+    return revokeLockedGrant(tx, call, g, { reason: 'customer', actor, subject: actor });
   });
 }
 

@@ -15,7 +15,6 @@ import { Problem, problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
 import type { ResourceDefinition } from '../resources/resource.ts';
 import { findResourceByAudience } from '../resources/resources.repo.ts';
-import { endSupportGrants } from './support-end.ts';
 import { newHandoffCode, type SupportGrantRow } from './support-grant.ts';
 import type { CreateGrantInput } from './support-grants.decode.ts';
 import {
@@ -25,6 +24,7 @@ import {
   lockSupportGrant,
 } from './support-grants.repo.ts';
 import { impersonationSettings } from './support-policy.ts';
+import { revokeLockedGrant } from './support-revoke.ts';
 
 /** Who acts, for whom the answer is shaped, and when. */
 export interface SupportCall {
@@ -299,34 +299,11 @@ export async function revokeAsSupport(
     const g = await lockSupportGrant(tx, call.realmId, id);
     if (!g || (!call.supportStaff && g.actor_user_id !== call.actor.id))
       throw problem.notFound('no such support grant');
-    const endReason = g.actor_user_id === call.actor.id ? 'actor' : 'administrator';
-    const ended = await endSupportGrants(
-      tx,
-      call.realmId,
-      { id },
-      endReason,
-      call.actor,
-      call.now,
-      call.correlationId,
-    );
-    if (ended.length === 0) throw problem.conflict('the support grant has already ended');
-    await recordAudit(
-      tx,
-      {
-        realmId: call.realmId,
-        type: 'support.grant.revoked',
-        category: 'security',
-        actor: call.actor,
-        subject: { type: 'user', id: g.target_user_id },
-        target: { type: 'support_grant', id },
-        ...(g.organization_id ? { orgId: g.organization_id } : {}),
-        correlationId: call.correlationId,
-        reason: endReason,
-        data: reason === undefined ? {} : { note: reason },
-      },
-      call.now,
-    );
-    const after = await findSupportGrant(tx, call.realmId, id);
-    return after ?? g;
+    return revokeLockedGrant(tx, call, g, {
+      reason: g.actor_user_id === call.actor.id ? 'actor' : 'administrator',
+      actor: call.actor,
+      subject: { type: 'user', id: g.target_user_id },
+      data: reason === undefined ? {} : { note: reason },
+    });
   });
 }

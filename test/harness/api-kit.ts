@@ -6,6 +6,7 @@ import { assignRealmRole, findRoleByName } from '../../src/authz/roles.repo.ts';
 import { CLI_CLIENT_ID } from '../../src/clients/builtin-clients.ts';
 import { upsertGrant } from '../../src/oauth/grants.repo.ts';
 import { signAccessToken } from '../../src/oauth/tokens/access-token.ts';
+import type { Tx } from '../../src/platform/db/db.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
 import { accountAudience, adminAudience, issuerOf } from '../../src/resources/builtin-resources.ts';
 import { STANDARD } from '../../src/sessions/session-lifetimes.ts';
@@ -30,6 +31,46 @@ export interface CallerOptions {
   email?: string;
   userId?: string;
   lifetimeSeconds?: number;
+}
+
+/**
+ * A grant to identity-cli and a session behind it, signed in `authTime`, as a sign-in through the
+ * CLI leaves them; tokens naming the session pass its live checks.
+ */
+export async function seedCliSession(
+  tx: Tx,
+  realmId: string,
+  userId: string,
+  o: { mfa: boolean; acr?: string; authTime: Date },
+  now: Date,
+) {
+  const grant = await upsertGrant(
+    tx,
+    { realmId, userId, clientId: CLI_CLIENT_ID, scopes: [], resources: [] },
+    now,
+  );
+  const session = await insertSession(
+    tx,
+    {
+      realmId,
+      userId,
+      cookieDigest: null,
+      amr: o.mfa ? ['pwd', 'otp'] : ['pwd'],
+      acr: o.acr ?? (o.mfa ? 'mfa' : 'basic'),
+      mfa: o.mfa,
+      recoveryRestricted: false,
+      rememberMe: false,
+      transient: false,
+      lifetimes: STANDARD,
+    },
+    now,
+  );
+  await tx.query('update sessions set auth_time = $3 where realm_id = $1 and id = $2', [
+    realmId,
+    session.id,
+    o.authTime,
+  ]);
+  return { grant, session };
 }
 
 export async function apiCaller(
@@ -58,33 +99,13 @@ export async function apiCaller(
         now,
       );
     }
-    await upsertGrant(
+    const { session: s } = await seedCliSession(
       tx,
-      { realmId: realm.id, userId, clientId: CLI_CLIENT_ID, scopes: [], resources: [] },
-      now,
-    );
-    const mfa = opts.mfa ?? true;
-    const s = await insertSession(
-      tx,
-      {
-        realmId: realm.id,
-        userId,
-        cookieDigest: null,
-        amr: mfa ? ['pwd', 'otp'] : ['pwd'],
-        acr: mfa ? 'mfa' : 'basic',
-        mfa,
-        recoveryRestricted: false,
-        rememberMe: false,
-        transient: false,
-        lifetimes: STANDARD,
-      },
-      now,
-    );
-    await tx.query('update sessions set auth_time = $3 where realm_id = $1 and id = $2', [
       realm.id,
-      s.id,
-      authTime,
-    ]);
+      userId,
+      { mfa: opts.mfa ?? true, authTime },
+      now,
+    );
     return s;
   });
   const signer = await h.ctx.keyStore.activeSigner(realm.id);

@@ -4,15 +4,12 @@
 import type { TestContext } from 'node:test';
 import { findRoleByName } from '../../../src/authz/roles.repo.ts';
 import { CLI_CLIENT_ID } from '../../../src/clients/builtin-clients.ts';
-import { upsertGrant } from '../../../src/oauth/grants.repo.ts';
 import { issueOpaqueAccessToken, signAccessToken } from '../../../src/oauth/tokens/access-token.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { issuerOf } from '../../../src/resources/builtin-resources.ts';
 import type { ResourceScope } from '../../../src/resources/resource.ts';
-import { STANDARD } from '../../../src/sessions/session-lifetimes.ts';
-import { insertSession } from '../../../src/sessions/sessions.repo.ts';
-import { type ApiCallerKit, apiCaller } from '../../harness/api-kit.ts';
+import { type ApiCallerKit, apiCaller, seedCliSession } from '../../harness/api-kit.ts';
 import { type Harness, type HarnessOptions, startHarness } from '../../harness/harness.ts';
 import { seedResource, seedServiceClient } from '../../harness/token-kit.ts';
 
@@ -94,39 +91,20 @@ export async function decisionKit(
       const mfa = o.mfa ?? false;
       const authTime = new Date(now.getTime() - (o.authAgeSeconds ?? 0) * 1000);
       const session = await db.tx(async (tx) => {
-        const g = await upsertGrant(
+        const { grant, session: s } = await seedCliSession(
           tx,
-          { realmId: realm.id, userId, clientId: CLI_CLIENT_ID, scopes: [], resources: [] },
+          realm.id,
+          userId,
+          { mfa, acr: o.acr, authTime },
           now,
         );
         if (o.orgId) {
           await tx.query('update oauth_grants set org_id = $3 where realm_id = $1 and id = $2', [
             realm.id,
-            g.id,
+            grant.id,
             o.orgId,
           ]);
         }
-        const s = await insertSession(
-          tx,
-          {
-            realmId: realm.id,
-            userId,
-            cookieDigest: null,
-            amr: mfa ? ['pwd', 'otp'] : ['pwd'],
-            acr: o.acr ?? (mfa ? 'mfa' : 'basic'),
-            mfa,
-            recoveryRestricted: false,
-            rememberMe: false,
-            transient: false,
-            lifetimes: STANDARD,
-          },
-          now,
-        );
-        await tx.query('update sessions set auth_time = $3 where realm_id = $1 and id = $2', [
-          realm.id,
-          s.id,
-          authTime,
-        ]);
         return s;
       });
       const input = {
@@ -231,3 +209,21 @@ export const checkBody = (
   resource: Record<string, unknown> = { type: 'document', id: 'doc-1' },
   context: Record<string, unknown> = {},
 ) => ({ subject_token: token, action, resource, context });
+
+export type Tuple = Record<string, string>;
+
+/** A relationship tuple from `type:id`, the relation, and `type:id` or `type:id#relation`. */
+export const tuple = (object: string, relation: string, subject: string, extra: Tuple = {}): Tuple => {
+  const [objectType = '', objectId = ''] = object.split(':');
+  const [subjectPart = '', subjectRelation] = subject.split('#');
+  const [subjectType = '', subjectId = ''] = subjectPart.split(':');
+  return {
+    object_type: objectType,
+    object_id: objectId,
+    relation,
+    subject_type: subjectType,
+    subject_id: subjectId,
+    ...(subjectRelation ? { subject_relation: subjectRelation } : {}),
+    ...extra,
+  };
+};

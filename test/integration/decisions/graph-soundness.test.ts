@@ -5,23 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { seedMembership, seedOrganization } from '../../harness/org-kit.ts';
-import { checkBody, type DecisionKit, decisionKit } from './decision-kit.ts';
-
-type Tuple = Record<string, string>;
-const tuple = (object: string, relation: string, subject: string, extra: Tuple = {}): Tuple => {
-  const [objectType = '', objectId = ''] = object.split(':');
-  const [subjectPart = '', subjectRelation] = subject.split('#');
-  const [subjectType = '', subjectId = ''] = subjectPart.split(':');
-  return {
-    object_type: objectType,
-    object_id: objectId,
-    relation,
-    subject_type: subjectType,
-    subject_id: subjectId,
-    ...(subjectRelation ? { subject_relation: subjectRelation } : {}),
-    ...extra,
-  };
-};
+import { checkBody, type DecisionKit, decisionKit, type Tuple, tuple } from './decision-kit.ts';
 
 async function put(k: DecisionKit, name: string, body: unknown, status = 201) {
   const r = await k.caller.call('PUT', `/authorization/types/${name}`, body);

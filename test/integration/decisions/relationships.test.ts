@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { seedMembership, seedOrganization } from '../../harness/org-kit.ts';
-import { checkBody, type DecisionKit, decisionKit } from './decision-kit.ts';
+import { checkBody, type DecisionKit, decisionKit, type Tuple, tuple } from './decision-kit.ts';
 
 const FOLDER = {
   relations: { parent: ['folder'], viewer: ['user', 'group#member', 'organization#member'], owner: ['user'] },
@@ -26,22 +26,6 @@ async function model(k: DecisionKit) {
     assert.equal(r.status, 201, await r.text());
   }
 }
-
-type Tuple = Record<string, string>;
-const tuple = (object: string, relation: string, subject: string, extra: Tuple = {}): Tuple => {
-  const [objectType = '', objectId = ''] = object.split(':');
-  const [subjectPart = '', subjectRelation] = subject.split('#');
-  const [subjectType = '', subjectId = ''] = subjectPart.split(':');
-  return {
-    object_type: objectType,
-    object_id: objectId,
-    relation,
-    subject_type: subjectType,
-    subject_id: subjectId,
-    ...(subjectRelation ? { subject_relation: subjectRelation } : {}),
-    ...extra,
-  };
-};
 
 const write = (k: DecisionKit, writes: Tuple[], deletes: Tuple[] = []) =>
   k.post('/authorization/tuples', { writes, deletes });

@@ -2,9 +2,9 @@
 // deletion and permissions.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { seedMembership, seedOrganization, seedOrgRole } from '../../harness/org-kit.ts';
+import { seedMembership, seedOrganization } from '../../harness/org-kit.ts';
 import { events } from '../../harness/signin-kit.ts';
-import { assign, type Body, bareCaller, createRole, send, setup } from './roles-kit.ts';
+import { assign, type Body, bareCaller, createRole, orgAdmin, send, setup } from './roles-kit.ts';
 
 type Api = Awaited<ReturnType<typeof setup>>['api'];
 
@@ -133,10 +133,7 @@ describe('groups › members and deletion', () => {
     const { h, realm, api } = await setup(t);
     const orgA = await seedOrganization(h, realm);
     const orgB = await seedOrganization(h, realm);
-    const alice = await bareCaller(h, realm);
-    await seedMembership(h, realm, orgA, alice.userId);
-    await seedOrgRole(h, realm, orgA, { type: 'user', id: alice.userId }, 'admin');
-    const as = (m: string, p: string, b?: unknown) => send(alice, m, p, b);
+    const { as } = await orgAdmin(h, realm, orgA);
 
     const team = await as('POST', `/organizations/${orgA}/groups`, { name: 'team' });
     assert.equal(team.status, 201);

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { findRoleByName } from '../../../src/authz/roles.repo.ts';
-import { seedMembership, seedOrganization, seedOrgRole } from '../../harness/org-kit.ts';
-import { assign, bareCaller, createRole, send, setup } from './roles-kit.ts';
+import { seedOrganization } from '../../harness/org-kit.ts';
+import { assign, bareCaller, createRole, orgAdmin, send, setup } from './roles-kit.ts';
 
 const builtinId = async (h: Awaited<ReturnType<typeof setup>>['h'], realmId: string, name: string) => {
   const r = await findRoleByName(h.ctx.db, realmId, name);
@@ -17,10 +17,7 @@ describe('roles hardening › delegation ceiling on groups', () => {
   test('case=an organization admin cannot join, nest under or move under a group holding owner', async (t) => {
     const { h, realm, api } = await setup(t);
     const org = await seedOrganization(h, realm);
-    const alice = await bareCaller(h, realm);
-    await seedMembership(h, realm, org, alice.userId);
-    await seedOrgRole(h, realm, org, { type: 'user', id: alice.userId }, 'admin');
-    const as = (m: string, p: string, b?: unknown) => send(alice, m, p, b);
+    const { caller: alice, as } = await orgAdmin(h, realm, org);
     const base = `/organizations/${org}/groups`;
 
     const owners = (await api('POST', base, { name: 'owners' })).body.id;
@@ -95,10 +92,7 @@ describe('roles hardening › another organization’s objects are not found', (
     const { h, realm, api } = await setup(t);
     const orgA = await seedOrganization(h, realm);
     const orgB = await seedOrganization(h, realm);
-    const alice = await bareCaller(h, realm);
-    await seedMembership(h, realm, orgA, alice.userId);
-    await seedOrgRole(h, realm, orgA, { type: 'user', id: alice.userId }, 'admin');
-    const as = (m: string, p: string, b?: unknown) => send(alice, m, p, b);
+    const { caller: alice, as } = await orgAdmin(h, realm, orgA);
     const bGroup = (await api('POST', `/organizations/${orgB}/groups`, { name: 'b-team' })).body.id;
     const bRole = (await api('POST', `/organizations/${orgB}/roles`, { name: 'b-only' })).body.id;
     const member = await builtinId(h, realm.id, 'member');

@@ -4,6 +4,7 @@ import type { Clock } from '../../../src/platform/clock.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { type ApiCallerKit, apiCaller } from '../../harness/api-kit.ts';
 import { type Harness, startHarness } from '../../harness/harness.ts';
+import { seedMembership, seedOrgRole } from '../../harness/org-kit.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked member by member
 export type Body = any;
@@ -49,6 +50,15 @@ export async function createRole(
 
 /** A caller without realm roles, holding only what the test assigns. */
 export const bareCaller = (h: Harness, realm: RealmRow) => apiCaller(h, realm, { roles: [] });
+
+/** A member of the organization holding its admin role and no realm roles, and a sender as them. */
+export async function orgAdmin(h: Harness, realm: RealmRow, orgId: string) {
+  const caller = await bareCaller(h, realm);
+  await seedMembership(h, realm, orgId, caller.userId);
+  await seedOrgRole(h, realm, orgId, { type: 'user', id: caller.userId }, 'admin');
+  const as = (m: string, p: string, b?: unknown) => send(caller, m, p, b);
+  return { caller, as };
+}
 
 /** Assigns a role at realm scope through the API. */
 export async function assign(
