@@ -206,18 +206,6 @@ export function authorizeApiCaller(
   return caller;
 }
 
-/** Authenticates and authorizes one API request; throws the problem the caller must see. */
-export async function authenticateApiCall(
-  app: AppContext,
-  req: FastifyRequest,
-  realm: RealmRow,
-  opts: ApiAuthOptions,
-): Promise<ApiCaller> {
-  const pending = await verifyApiCaller(app, req, realm, opts);
-  const live = await checkLiveness(app.db, pending.facts, pending.now);
-  return authorizeApiCaller(app, pending, live, opts);
-}
-
 function authorizeAdmin(app: AppContext, caller: ApiCaller, opts: ApiAuthOptions, now: Date): void {
   if (caller.kind === 'user') {
     // doc 1 Errors: administration needs an MFA session; a recovery-restricted one does not count.

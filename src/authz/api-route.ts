@@ -6,13 +6,7 @@ import { checkLivenessMany, type Liveness, type TokenFacts } from '../oauth/toke
 import { problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { findRequestedRealm } from '../signin/advance.ts';
-import {
-  type ApiAuthOptions,
-  type ApiCaller,
-  authenticateApiCall,
-  authorizeApiCaller,
-  verifyApiCaller,
-} from './api-auth.ts';
+import { type ApiAuthOptions, type ApiCaller, authorizeApiCaller, verifyApiCaller } from './api-auth.ts';
 
 export interface ApiCall<P> {
   req: FastifyRequest<{ Params: P & { realm: string } }>;
@@ -36,14 +30,10 @@ export function apiRoute<P extends Record<string, string> = Record<never, never>
   auth: ApiAuthOptions,
   handler: (call: ApiCall<P>) => Promise<unknown>,
 ): void {
-  app.route<{ Params: P & { realm: string } }>({
-    method,
-    url: `/api/v1/realms/:realm${path}`,
-    handler: async (req, reply) => {
-      const realm = await routeRealm(ctx, req);
-      const caller = await authenticateApiCall(ctx, req, realm, auth);
-      return handler({ req, reply, realm, caller });
-    },
+  // An ordinary route is one whose statement holds the caller's live check alone.
+  apiRouteSharingLiveCheck<P>(app, ctx, method, path, auth, async ({ req, reply, realm, liveChecks }) => {
+    const { caller } = await liveChecks([]);
+    return handler({ req, reply, realm, caller });
   });
 }
 
