@@ -50,6 +50,23 @@ export function scopeParam(g: GrantContext): string[] | null {
   return parsed.scopes;
 }
 
+export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+
+/**
+ * The parts of a token exchange request every subject token type shares (RFC 8693 section 2.1):
+ * no actor token, an access token asked for, exactly one target, and the optional scope.
+ */
+export function exchangeTarget(g: GrantContext): { audience: string; requestedScopes: string[] | null } {
+  if (param(g, 'actor_token') !== null) throw oauthError.invalidRequest('actor_token is not supported');
+  const tokenType = param(g, 'requested_token_type');
+  if (tokenType !== null && tokenType !== ACCESS_TOKEN_TYPE) {
+    throw oauthError.invalidRequest(`requested_token_type must be ${ACCESS_TOKEN_TYPE}`);
+  }
+  const resources = [...g.form.getAll('resource'), ...g.form.getAll('audience')].filter((v) => v !== '');
+  if (resources.length !== 1) throw oauthError.invalidTarget('name exactly one resource');
+  return { audience: resources[0] as string, requestedScopes: scopeParam(g) };
+}
+
 /** At most one resource per token request: our access tokens carry one audience. */
 export function resourceParam(g: GrantContext): string | null {
   const values = g.form.getAll('resource');

@@ -21,16 +21,15 @@ import { oauthError } from '../oauth-error.ts';
 import { userMayActIn } from '../org-context.ts';
 import { issueAccessToken } from '../token-issuer.ts';
 import {
+  ACCESS_TOKEN_TYPE,
   accessTokenResponse,
+  exchangeTarget,
   type GrantContext,
-  param,
-  scopeParam,
   type TokenResponse,
 } from './grant-context.ts';
 
 export { SUPPORT_HANDOFF_TOKEN_TYPE };
 
-const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const IMPERSONATE = 'support.impersonate';
 /**
  * The support user's realm roles are re-read at redemption, with no session to judge assignment
@@ -42,15 +41,7 @@ const ACTOR_ASSURANCE = { mfa: true, authAgeSeconds: null } as const;
 type Outcome = { error: string; target?: true; scope?: true } | { response: TokenResponse };
 
 export async function supportHandoffGrant(g: GrantContext, code: string): Promise<TokenResponse> {
-  if (param(g, 'actor_token') !== null) throw oauthError.invalidRequest('actor_token is not supported');
-  const tokenType = param(g, 'requested_token_type');
-  if (tokenType !== null && tokenType !== ACCESS_TOKEN_TYPE) {
-    throw oauthError.invalidRequest(`requested_token_type must be ${ACCESS_TOKEN_TYPE}`);
-  }
-  const resources = [...g.form.getAll('resource'), ...g.form.getAll('audience')].filter((v) => v !== '');
-  if (resources.length !== 1) throw oauthError.invalidTarget('name exactly one resource');
-  const audience = resources[0] as string;
-  const requestedScopes = scopeParam(g);
+  const { audience, requestedScopes } = exchangeTarget(g);
   if (!isHandoffCodeShape(code)) throw oauthError.invalidGrant('unknown handoff code');
 
   const outcome: Outcome = await g.app.db.tx(async (tx) => {

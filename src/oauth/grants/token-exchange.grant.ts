@@ -13,17 +13,16 @@ import { issueAccessToken } from '../token-issuer.ts';
 import { type AccessTokenClaims, type Actor, isOpaqueAccessToken } from '../tokens/access-token.ts';
 import { checkLiveness } from '../tokens/token-liveness.ts';
 import {
+  ACCESS_TOKEN_TYPE,
   accessTokenResponse,
+  exchangeTarget,
   type GrantContext,
-  param,
   requiredParam,
-  scopeParam,
   type TokenResponse,
 } from './grant-context.ts';
 import { SUPPORT_HANDOFF_TOKEN_TYPE, supportHandoffGrant } from './support-handoff.ts';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 interface SubjectToken {
   subject: string;
@@ -52,15 +51,7 @@ export async function tokenExchangeGrant(g: GrantContext): Promise<TokenResponse
   if (subjectTokenType !== ACCESS_TOKEN_TYPE) {
     throw oauthError.invalidRequest(`subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
   }
-  if (param(g, 'actor_token') !== null) throw oauthError.invalidRequest('actor_token is not supported');
-  const tokenType = param(g, 'requested_token_type');
-  if (tokenType !== null && tokenType !== ACCESS_TOKEN_TYPE) {
-    throw oauthError.invalidRequest(`requested_token_type must be ${ACCESS_TOKEN_TYPE}`);
-  }
-  const resources = [...g.form.getAll('resource'), ...g.form.getAll('audience')].filter((v) => v !== '');
-  if (resources.length !== 1) throw oauthError.invalidTarget('name exactly one resource');
-  const audience = resources[0] as string;
-  const requestedScopes = scopeParam(g);
+  const { audience, requestedScopes } = exchangeTarget(g);
 
   const subject = await readSubjectToken(g, subjectToken);
   if (!subject) throw oauthError.invalidGrant('the subject token is not active');
