@@ -8,8 +8,8 @@
 // checks (view on a document: direct tuples, folder parents, organization members).
 import { CLI_CLIENT_ID } from '../src/clients/builtin-clients.ts';
 import { createContext } from '../src/main/context.ts';
-import { upsertGrant } from '../src/oauth/grants.repo.ts';
-import { signAccessToken } from '../src/oauth/tokens/access-token.ts';
+import { upsertGrant } from '../src/sessions/grants.repo.ts';
+import { signAccessToken } from '../src/access/access-token.ts';
 import { openPostgres } from '../src/platform/db/pg.ts';
 import { newId } from '../src/platform/ids.ts';
 import { createLogger } from '../src/platform/log.ts';

@@ -24,7 +24,7 @@ import { loadMigrations, migrate } from '../src/platform/db/migrate.ts';
 import { openPostgres } from '../src/platform/db/pg.ts';
 import { newId } from '../src/platform/ids.ts';
 import { createLogger } from '../src/platform/log.ts';
-import { createRealm } from '../src/realms/realm.service.ts';
+import { createRealm } from '../src/setup/realm.service.ts';
 import {
   assertLoopback,
   audienceOf,

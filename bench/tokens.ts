@@ -7,7 +7,7 @@
 // through the endpoint would need one sign-in, i.e. one Argon2id hash, per token.
 import type { AppContext } from '../src/main/context.ts';
 import { createContext } from '../src/main/context.ts';
-import { signAccessToken } from '../src/oauth/tokens/access-token.ts';
+import { signAccessToken } from '../src/access/access-token.ts';
 import { openPostgres } from '../src/platform/db/pg.ts';
 import { createLogger } from '../src/platform/log.ts';
 import { issuerOf } from '../src/resources/builtin-resources.ts';

@@ -3,7 +3,7 @@
 // assertion id is recorded by client-auth.ts once everything else passed.
 import { createHash } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, jwtVerify } from 'jose';
-import { oauthError } from '../oauth/oauth-error.ts';
+import { oauthError } from '../kernel/oauth-error.ts';
 
 // The signature algorithms the service accepts anywhere (spec doc 1, Authentication 7); never HS* or none.
 const ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { OAuthError, oauthErrorBody } from '../oauth/oauth-error.ts';
+import { OAuthError, oauthErrorBody } from '../kernel/oauth-error.ts';
 import {
   JWT_BEARER_ASSERTION,
   type PresentedCredentials,

@@ -1,7 +1,7 @@
 // Which client credentials a token, introspection or revocation request presents (RFC 6749
 // section 2.3, RFC 7523 section 2.2). Pure: it reads the Authorization header and the form and
 // says which one method was used; client-auth.ts checks the credentials against the client.
-import { basicChallenge, oauthError } from '../oauth/oauth-error.ts';
+import { basicChallenge, oauthError } from '../kernel/oauth-error.ts';
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 

@@ -2,7 +2,7 @@
 // 2.3, RFC 7523). Nothing is cached: the client row and its active secrets are read in one query
 // per request, so a disable or a revocation counts from its commit. A secret costs one HMAC.
 
-import { basicChallenge, oauthError } from '../oauth/oauth-error.ts';
+import { basicChallenge, oauthError } from '../kernel/oauth-error.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { assertionSubject, verifyClientAssertion } from './client-assertion.ts';

@@ -3,8 +3,8 @@
 // Authentication 5 names no read permission for clients).
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Actor } from '../audit/audit.types.ts';
-import type { ApiCaller } from '../authz/api-auth.ts';
-import { apiRoute } from '../authz/api-route.ts';
+import type { ApiCaller } from '../api/api-auth.ts';
+import { apiRoute } from '../api/api-route.ts';
 import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { etagOf, setClientState, updateClient } from './client-changes.service.ts';

@@ -8,7 +8,7 @@ import {
   permissionsOfRole,
   type RoleHolding,
   type SessionAssurance,
-} from '../authz/effective-roles.ts';
+} from '../roles/effective-roles.ts';
 import type { ResourceScope } from '../resources/resource.ts';
 import type { Obligation } from './decision.ts';
 

@@ -2,7 +2,7 @@
 // decisions; docs/authorization.md): check, check-batch and list-objects, each for a caller
 // holding realm.authorization.check.
 import type { FastifyInstance } from 'fastify';
-import { apiRoute, apiRouteSharingLiveCheck, type SharedLiveCheckCall } from '../authz/api-route.ts';
+import { apiRoute, apiRouteSharingLiveCheck, type SharedLiveCheckCall } from '../api/api-route.ts';
 import type { AppContext } from '../main/context.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { decodeBatch, decodeCheck, decodeListObjects } from './decisions.decode.ts';

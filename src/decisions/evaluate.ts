@@ -4,7 +4,7 @@
 // tokens, one statement for the live checks of every distinct (token,
 // organization, project) in the request, one statement per level of any relationship graph
 // walked, and one engine request per check when the realm uses an external policy engine.
-import { checkLivenessMany, type Liveness, type TokenFacts } from '../oauth/tokens/token-liveness.ts';
+import { checkLivenessMany, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
 import { Problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { evaluateChecks, type GraphCheck, type GraphOutcome } from '../relationships/graph.ts';

@@ -2,7 +2,7 @@
 // assurance step (docs/authorization.md, evaluation step 5) that the local rules and the
 // external policy engine both end with.
 import type { AppContext } from '../main/context.ts';
-import type { Liveness, TokenFacts } from '../oauth/tokens/token-liveness.ts';
+import type { Liveness, TokenFacts } from '../access/token-liveness.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { type SubjectAssurance, scopeStepUp, sensitivityStepUp, storedScopes } from './assurance.ts';
 import type { Obligation } from './decision.ts';

@@ -4,7 +4,7 @@
 // tuples, a reach of at most 5000 objects (beyond it the listing fails closed); each is then
 // checked like a decision, in id order, and a cursor continues the walk.
 import { createHash } from 'node:crypto';
-import { checkLiveness } from '../oauth/tokens/token-liveness.ts';
+import { checkLiveness } from '../access/token-liveness.ts';
 import { many } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { evaluateChecks, MAX_DEPTH, type ObjectKey } from '../relationships/graph.ts';

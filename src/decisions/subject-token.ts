@@ -8,9 +8,9 @@ import {
   type AccessTokenClaims,
   isOpaqueAccessToken,
   opaqueAccessTokenDigest,
-} from '../oauth/tokens/access-token.ts';
-import { isBuiltinAudience, verifyResourceToken } from '../oauth/tokens/resource-token.ts';
-import type { TokenFacts } from '../oauth/tokens/token-liveness.ts';
+} from '../access/access-token.ts';
+import { isBuiltinAudience, verifyResourceToken } from '../access/resource-token.ts';
+import type { TokenFacts } from '../access/token-liveness.ts';
 import { many } from '../platform/db/db.ts';
 import { issuerOf } from '../resources/builtin-resources.ts';
 

@@ -1,7 +1,7 @@
 // Group members (docs/api-roles.md, Groups): users and service principals. Members of an
 // organization's group must belong to that organization. Adding and removing are idempotent.
 import type { AuditType } from '../audit/audit.types.ts';
-import { authorizationChanged } from '../authz/authz-revision.ts';
+import { authorizationChanged } from '../roles/authz-revision.ts';
 import { isLiveMembership } from '../organizations/membership-rules.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';

@@ -1,8 +1,8 @@
 // HTTP edge of groups (docs/api-roles.md, Groups): realm-wide groups under /groups, one
 // organization's groups under /organizations/{org}/groups, each with its members.
 import type { FastifyInstance } from 'fastify';
-import type { ApiAuthOptions } from '../authz/api-auth.ts';
-import { apiRoute } from '../authz/api-route.ts';
+import type { ApiAuthOptions } from '../api/api-auth.ts';
+import { apiRoute } from '../api/api-route.ts';
 import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange, iso } from '../roles/admin-call.ts';

@@ -2,7 +2,7 @@
 // up to 8 levels. Each change keeps the tree within what effective-roles.ts walks, and writes the
 // row, audit record and authorization revision in one transaction.
 import type { AuditType } from '../audit/audit.types.ts';
-import { authorizationChanged } from '../authz/authz-revision.ts';
+import { authorizationChanged } from '../roles/authz-revision.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { problem } from '../platform/http/problem.ts';

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { generateRootKey } from '../platform/crypto/keyring.ts';
 import { findRealmByName } from '../realms/realm.repo.ts';
-import { bootstrapAdministrator } from '../users/bootstrap.service.ts';
+import { bootstrapAdministrator } from '../setup/bootstrap.service.ts';
 import { countUsers } from '../users/users.repo.ts';
 import { type AppContext, requireKeyring } from './context.ts';
 

@@ -5,7 +5,7 @@ import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
 import { registerAuthorize } from '../oauth/authorize.routes.ts';
-import { registerCors } from '../oauth/cors.ts';
+import { registerCors } from '../api/protocol-cors.ts';
 import { registerDiscovery } from '../oauth/discovery.routes.ts';
 import { registerIntrospect } from '../oauth/introspect.routes.ts';
 import { registerLogout } from '../oauth/logout.routes.ts';

@@ -7,7 +7,7 @@ import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import { problem } from '../platform/http/problem.ts';
 import { findRequestedRealm } from '../signin/advance.ts';
 import { providerMetadata } from './discovery.ts';
-import { isSigningAlgorithm } from './tokens/jws.ts';
+import { isSigningAlgorithm } from '../keys/jws.ts';
 
 // As long as the key set's cache (keys/jwks.routes.ts): metadata changes only with the keys.
 const CACHE_CONTROL = 'public, max-age=300';

@@ -3,7 +3,7 @@
 // client that trusts it never meets a refusal for something listed here.
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import { issuerOf, OIDC_SCOPES } from '../resources/builtin-resources.ts';
-import { SIGNING_ALGORITHMS } from './tokens/jws.ts';
+import { SIGNING_ALGORITHMS } from '../keys/jws.ts';
 
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
 // Introspection needs a confidential client (spec doc 2, Authentication 7).

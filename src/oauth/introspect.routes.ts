@@ -5,10 +5,10 @@ import type { FastifyInstance } from 'fastify';
 import { singleParam } from '../clients/client-auth-request.ts';
 import type { AppContext } from '../main/context.ts';
 import { candidateFor, INACTIVE_ANSWER, introspectToken, judge, livenessFacts } from './introspection.ts';
-import { authenticateOAuthClient, oauthEndpoint } from './oauth-endpoint.ts';
-import { oauthError } from './oauth-error.ts';
-import { isOpaqueAccessToken } from './tokens/access-token.ts';
-import { checkLiveness, type Liveness } from './tokens/token-liveness.ts';
+import { authenticateOAuthClient, oauthEndpoint } from '../api/oauth-endpoint.ts';
+import { oauthError } from '../kernel/oauth-error.ts';
+import { isOpaqueAccessToken } from '../access/access-token.ts';
+import { checkLiveness, type Liveness } from '../access/token-liveness.ts';
 
 export function registerIntrospect(app: FastifyInstance, ctx: AppContext): void {
   oauthEndpoint(

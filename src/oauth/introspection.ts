@@ -5,11 +5,11 @@
 import type { AppContext } from '../main/context.ts';
 import { issuerOf } from '../resources/builtin-resources.ts';
 import type { RealmRef } from '../resources/resources.repo.ts';
-import { findLiveOpaqueToken } from './opaque-tokens.repo.ts';
-import { isRefreshTokenShape } from './refresh-tokens.repo.ts';
-import { type AccessTokenClaims, isOpaqueAccessToken } from './tokens/access-token.ts';
-import { isBuiltinAudience, verifyResourceToken } from './tokens/resource-token.ts';
-import { checkLiveness, type Liveness, type TokenFacts } from './tokens/token-liveness.ts';
+import { findLiveOpaqueToken } from '../access/opaque-tokens.repo.ts';
+import { isRefreshTokenShape } from '../sessions/refresh-tokens.repo.ts';
+import { type AccessTokenClaims, isOpaqueAccessToken } from '../access/access-token.ts';
+import { isBuiltinAudience, verifyResourceToken } from '../access/resource-token.ts';
+import { checkLiveness, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
 
 export interface ActiveIntrospection {
   active: true;

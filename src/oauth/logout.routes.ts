@@ -17,10 +17,10 @@ import { findLiveSessionByCookie, lockLiveSession, type SessionRow } from '../se
 import { findRequestedRealm } from '../signin/advance.ts';
 import { withParams } from '../signin/authorization-response.ts';
 import { digestToken, SESSION_COOKIE } from '../signin/binding.ts';
-import { revokeSession } from './grants.repo.ts';
-import { useFormBodies } from './oauth-endpoint.ts';
+import { revokeSession } from '../sessions/grants.repo.ts';
+import { useFormBodies } from '../api/oauth-endpoint.ts';
 import { ID_TOKEN_TYP } from './tokens/id-token.ts';
-import { SIGNING_ALGORITHMS } from './tokens/jws.ts';
+import { SIGNING_ALGORITHMS } from '../keys/jws.ts';
 
 const PARAMS = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'ui_locales'] as const;
 type Params = Partial<Record<(typeof PARAMS)[number], string>>;

@@ -12,7 +12,7 @@ import {
 } from '../resources/builtin-resources.ts';
 import type { ResourceDefinition, ResourceGrant } from '../resources/resource.ts';
 import { findResourceByAudience, findResourceGrant, type RealmRef } from '../resources/resources.repo.ts';
-import { oauthError } from './oauth-error.ts';
+import { oauthError } from '../kernel/oauth-error.ts';
 
 export type SubjectType = 'user' | 'service_principal';
 

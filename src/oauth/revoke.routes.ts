@@ -10,10 +10,10 @@ import type { AppContext } from '../main/context.ts';
 import type { Tx } from '../platform/db/db.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { issuerOf } from '../resources/builtin-resources.ts';
-import { authenticateOAuthClient, oauthEndpoint } from './oauth-endpoint.ts';
-import { oauthError } from './oauth-error.ts';
-import { findFamilyByToken, isRefreshTokenShape, revokeFamily } from './refresh-tokens.repo.ts';
-import { isOpaqueAccessToken, opaqueAccessTokenDigest } from './tokens/access-token.ts';
+import { authenticateOAuthClient, oauthEndpoint } from '../api/oauth-endpoint.ts';
+import { oauthError } from '../kernel/oauth-error.ts';
+import { findFamilyByToken, isRefreshTokenShape, revokeFamily } from '../sessions/refresh-tokens.repo.ts';
+import { isOpaqueAccessToken, opaqueAccessTokenDigest } from '../access/access-token.ts';
 
 const REASON = 'revoked_by_client';
 

@@ -12,7 +12,7 @@ import {
   accessTokenLifetimeSeconds,
   issueOpaqueAccessToken,
   signAccessToken,
-} from './tokens/access-token.ts';
+} from '../access/access-token.ts';
 import { signIdToken } from './tokens/id-token.ts';
 
 /** The active key failed to sign: an outage of the token service, not a bad request. */

@@ -9,8 +9,8 @@ import { clientCredentialsGrant, prefetchServiceToken } from './grants/client-cr
 import { type GrantContext, type TokenResponse, tokenSettings } from './grants/grant-context.ts';
 import { refreshTokenGrant } from './grants/refresh-token.grant.ts';
 import { TOKEN_EXCHANGE, tokenExchangeGrant } from './grants/token-exchange.grant.ts';
-import { authenticateOAuthClient, oauthEndpoint } from './oauth-endpoint.ts';
-import { oauthError } from './oauth-error.ts';
+import { authenticateOAuthClient, oauthEndpoint } from '../api/oauth-endpoint.ts';
+import { oauthError } from '../kernel/oauth-error.ts';
 import { SigningError } from './token-issuer.ts';
 
 const GRANTS: Record<string, { label: string; run: (g: GrantContext) => Promise<TokenResponse> }> = {

@@ -4,15 +4,15 @@
 // (spec doc 1, Authentication 7), and passes the live checks of doc 2, Revocation exposure.
 // Errors follow RFC 6750 section 3.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { verifyOwnToken } from '../authz/api-auth.ts';
+import { verifyOwnToken } from '../api/api-auth.ts';
 import type { AppContext } from '../main/context.ts';
 import { maybeOne, type Queryable } from '../platform/db/db.ts';
 import { bearerToken } from '../platform/http/bearer.ts';
 import { problem } from '../platform/http/problem.ts';
 import { BUILTIN_USERINFO, userinfoAudience } from '../resources/builtin-resources.ts';
 import { findRequestedRealm } from '../signin/advance.ts';
-import { useFormBodies, useOAuthErrors } from './oauth-endpoint.ts';
-import { OAuthError, type OAuthErrorCode } from './oauth-error.ts';
+import { useFormBodies, useOAuthErrors } from '../api/oauth-endpoint.ts';
+import { OAuthError, type OAuthErrorCode } from '../kernel/oauth-error.ts';
 
 type BearerErrorCode = Extract<OAuthErrorCode, 'invalid_request' | 'invalid_token' | 'insufficient_scope'>;
 

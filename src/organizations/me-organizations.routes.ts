@@ -1,13 +1,13 @@
 // The signed-in user's side of invitations and join requests, under /api/v1/realms/{realm}/me
 // (account audience; docs/api-organizations.md). Another user's request is not found.
 import type { FastifyInstance } from 'fastify';
-import type { ApiCaller } from '../authz/api-auth.ts';
-import { apiRoute } from '../authz/api-route.ts';
+import type { ApiCaller } from '../api/api-auth.ts';
+import { apiRoute } from '../api/api-route.ts';
 import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { acceptInvitation, declineInvitation, listMyInvitations } from './invitations.service.ts';
 import { fileJoinRequest, listMyJoinRequests, withdrawJoinRequest } from './join-requests.service.ts';
-import { orgCall } from './org-http.ts';
+import { orgCall } from '../api/org-call.ts';
 import { decodeEmpty, decodeJoinRequest, invitationParam, joinRequestParam } from './organizations.decode.ts';
 import { presentInvitation, presentJoinRequest, presentMembership } from './organizations.present.ts';
 import type { RequestRow } from './organizations.types.ts';

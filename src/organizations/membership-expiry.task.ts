@@ -4,7 +4,7 @@
 // event (doc 2, Catalog); each change is audited by the system actor.
 import { SYSTEM_ACTOR } from '../audit/audit.types.ts';
 import type { Db } from '../platform/db/db.ts';
-import type { TaskReport } from '../worker/scheduler.ts';
+import type { TaskReport } from '../main/worker/scheduler.ts';
 import { closeRequest, requestRef } from './membership-requests.ts';
 import { endMembership } from './membership-rules.ts';
 import { auditOrg } from './org-records.ts';

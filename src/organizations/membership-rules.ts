@@ -1,8 +1,8 @@
 // Rules every membership use case shares: which organizations accept changes, which users and
 // roles may be named, the delegation ceiling, assigning roles through a membership and ending a
 // membership (doc 2, Organization membership: only active memberships count anywhere).
-import { authorizationChanged } from '../authz/authz-revision.ts';
-import { liveMembershipSql } from '../authz/live-membership.ts';
+import { authorizationChanged } from '../roles/authz-revision.ts';
+import { liveMembershipSql } from '../roles/live-membership.ts';
 import { maybeOne, type Tx } from '../platform/db/db.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { roleProblem } from '../roles/admin-call.ts';

@@ -1,6 +1,6 @@
 // SQL of memberships and the role assignments held through them. A removed or expired
 // membership is history: a later membership of the same user is a new row.
-import { liveMembershipSql } from '../authz/live-membership.ts';
+import { liveMembershipSql } from '../roles/live-membership.ts';
 import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import type { MembershipRoleRow, MembershipRow, MembershipState } from './organizations.types.ts';

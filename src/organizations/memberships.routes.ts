@@ -1,7 +1,7 @@
 // Members, invitations, join requests and ownership transfer of one organization
 // (docs/api-organizations.md), administration side.
 import type { FastifyInstance } from 'fastify';
-import { apiRoute } from '../authz/api-route.ts';
+import { apiRoute } from '../api/api-route.ts';
 import type { AppContext } from '../main/context.ts';
 import { pageBody } from '../platform/http/keyset.ts';
 import {
@@ -21,7 +21,7 @@ import {
   readMember,
   transferOwnership,
 } from './memberships.service.ts';
-import { inOrg, type OrgParams, orgCall } from './org-http.ts';
+import { inOrg, type OrgParams, orgCall } from '../api/org-call.ts';
 import {
   decodeAddMember,
   decodeApprove,

@@ -8,8 +8,8 @@
 //
 // Invitations and join requests move invited and pending_approval (membership-requests.service.ts);
 // the worker sweep moves active to expired (membership-expiry.task.ts).
-import { authorizationChanged } from '../authz/authz-revision.ts';
-import { BUILTIN_ROLES } from '../authz/permissions.ts';
+import { authorizationChanged } from '../roles/authz-revision.ts';
+import { BUILTIN_ROLES } from '../roles/permissions.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { cutPage } from '../platform/http/keyset.ts';
 import { Problem, problem } from '../platform/http/problem.ts';

@@ -1,7 +1,7 @@
 // Creating, reading, listing and changing organizations and their domains (spec doc 1, "What the
 // service does" 1; doc 2, export record "organization"). Each change writes its row, its audit
 // record and its outbox event in one transaction.
-import { authorizationChanged } from '../authz/authz-revision.ts';
+import { authorizationChanged } from '../roles/authz-revision.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { cutPage } from '../platform/http/keyset.ts';

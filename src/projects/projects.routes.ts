@@ -1,8 +1,8 @@
 // HTTP edge of projects (docs/api-roles.md, Projects): /projects for the realm and
 // /organizations/{org}/projects for the projects an organization owns.
 import type { FastifyInstance } from 'fastify';
-import type { ApiAuthOptions } from '../authz/api-auth.ts';
-import { apiRoute } from '../authz/api-route.ts';
+import type { ApiAuthOptions } from '../api/api-auth.ts';
+import { apiRoute } from '../api/api-route.ts';
 import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange, iso } from '../roles/admin-call.ts';

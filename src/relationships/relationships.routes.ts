@@ -2,8 +2,8 @@
 // "Relationship model API"): types and tuples, realm.relationships.write for changes and
 // realm.relationships.read for reads.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ApiCaller } from '../authz/api-auth.ts';
-import { apiRoute } from '../authz/api-route.ts';
+import type { ApiCaller } from '../api/api-auth.ts';
+import { apiRoute } from '../api/api-route.ts';
 import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';

@@ -5,7 +5,7 @@
 // nothing goes to the outbox.
 import { recordAudit } from '../audit/audit.repo.ts';
 import type { Actor } from '../audit/audit.types.ts';
-import { type AffectedSubject, authorizationChanged } from '../authz/authz-revision.ts';
+import { type AffectedSubject, authorizationChanged } from '../roles/authz-revision.ts';
 import type { Db } from '../platform/db/db.ts';
 import { type FieldError, problem } from '../platform/http/problem.ts';
 import type { ObjectKey } from './graph.ts';

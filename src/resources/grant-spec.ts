@@ -2,7 +2,7 @@
 // and decisions: the resource-grants endpoint). Pure: decoders for both the API body and the
 // configuration document's GrantSpec, and the rules that need the resource's declared scopes and
 // the realm's audiences, handed in by the caller.
-import { isScopeName } from '../oauth/scope.ts';
+import { isScopeName } from '../kernel/scope.ts';
 import {
   array,
   type DecodeResult,

@@ -1,7 +1,7 @@
 // Request bodies of the resource, grant and introspector endpoints (spec doc 1, API resource
 // (audience) definition; Resources, grants and decisions), the audience format, the rules that
 // tie members of one definition together, and If-Match.
-import { isSigningAlgorithm, SIGNING_ALGORITHMS } from '../oauth/tokens/jws.ts';
+import { isSigningAlgorithm, SIGNING_ALGORITHMS } from '../keys/jws.ts';
 import {
   array,
   boolean,

@@ -2,8 +2,8 @@
 // grants and decisions). Decoding and presenting live here; rules live in resources.service.ts.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Actor } from '../audit/audit.types.ts';
-import type { ApiCaller } from '../authz/api-auth.ts';
-import { apiRoute } from '../authz/api-route.ts';
+import type { ApiCaller } from '../api/api-auth.ts';
+import { apiRoute } from '../api/api-route.ts';
 import type { AppContext } from '../main/context.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import type { ResourceScope } from './resource.ts';

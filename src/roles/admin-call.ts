@@ -4,7 +4,7 @@
 import type { FastifyRequest } from 'fastify';
 import { recordAudit } from '../audit/audit.repo.ts';
 import type { Actor, AuditCategory, AuditType } from '../audit/audit.types.ts';
-import type { ApiCaller } from '../authz/api-auth.ts';
+import type { ApiCaller } from '../api/api-auth.ts';
 import type { AppContext } from '../main/context.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { refine, string } from '../platform/http/decode.ts';

@@ -1,5 +1,5 @@
 // SQL for role assignments (migrations 0001 and 0007). scope_id is '' at realm scope.
-import type { AffectedSubject } from '../authz/authz-revision.ts';
+import type { AffectedSubject } from './authz-revision.ts';
 import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 

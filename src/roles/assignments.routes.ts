@@ -1,7 +1,7 @@
 // HTTP edge of role assignments (docs/api-roles.md): /role-assignments for the realm, and
 // /organizations/{org}/role-assignments for organization administrators.
 import type { FastifyInstance } from 'fastify';
-import { apiRoute } from '../authz/api-route.ts';
+import { apiRoute } from '../api/api-route.ts';
 import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange } from './admin-call.ts';

@@ -3,9 +3,9 @@
 // incompatible roles, then writes the row, audit, outbox event and authorization revision in one
 // transaction.
 import { recordAudit } from '../audit/audit.repo.ts';
-import type { ApiCaller } from '../authz/api-auth.ts';
-import { type AffectedSubject, authorizationChanged } from '../authz/authz-revision.ts';
-import { BUILTIN_ROLES } from '../authz/permissions.ts';
+import type { ApiCaller } from '../api/api-auth.ts';
+import { type AffectedSubject, authorizationChanged } from './authz-revision.ts';
+import { BUILTIN_ROLES } from './permissions.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import { requireOtherOwner } from '../organizations/membership-rules.ts';
 import { ownerRoleId } from '../organizations/memberships.repo.ts';

@@ -2,15 +2,15 @@
 // holds, in the context involved, every permission the role grants with its composites expanded.
 // Holders of the built-in realm-admin role at realm scope hold everything, application
 // permissions included. What the caller holds is read live, like api-auth.ts does.
-import type { ApiCaller } from '../authz/api-auth.ts';
+import type { ApiCaller } from '../api/api-auth.ts';
 import {
   conditionsMet,
   effectiveRolesSql,
   permissionsOf,
   type RoleHolding,
   type SessionAssurance,
-} from '../authz/effective-roles.ts';
-import { BUILTIN_ROLES } from '../authz/permissions.ts';
+} from './effective-roles.ts';
+import { BUILTIN_ROLES } from './permissions.ts';
 import { one, type Queryable } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 

@@ -2,8 +2,8 @@
 // Limits: role expansion 64): composites form no cycle, stay within one assignment scope and
 // boundary, and no role expands to more than 64 roles or to two roles incompatible with each other.
 // Pure functions over the realm's role graph, unit-tested in role-graph.test.ts.
-import { MAX_ROLE_EXPANSION, permissionsOfRole } from '../authz/effective-roles.ts';
-import type { RoleScope } from '../authz/permissions.ts';
+import { MAX_ROLE_EXPANSION, permissionsOfRole } from './effective-roles.ts';
+import type { RoleScope } from './permissions.ts';
 import type { FieldError } from '../platform/http/problem.ts';
 
 export interface GraphRole {

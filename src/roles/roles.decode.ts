@@ -1,7 +1,7 @@
 // Strict input of the permissions, roles and role-assignments API (docs/api-roles.md). Shape
 // errors answer 400; values that break a rule answer 422.
-import { MAX_ROLE_EXPANSION } from '../authz/effective-roles.ts';
-import { isBuiltinPermissionName } from '../authz/permissions.ts';
+import { MAX_ROLE_EXPANSION } from './effective-roles.ts';
+import { isBuiltinPermissionName } from './permissions.ts';
 import {
   array,
   boolean,

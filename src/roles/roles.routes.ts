@@ -1,8 +1,8 @@
 // HTTP edge of application permissions and roles (docs/api-roles.md): realm-wide under
 // /permissions and /roles, one organization's roles under /organizations/{org}/roles.
 import type { FastifyInstance } from 'fastify';
-import { apiRoute } from '../authz/api-route.ts';
-import { ORGANIZATION_PERMISSIONS, REALM_PERMISSIONS, SUPPORT_PERMISSIONS } from '../authz/permissions.ts';
+import { apiRoute } from '../api/api-route.ts';
+import { ORGANIZATION_PERMISSIONS, REALM_PERMISSIONS, SUPPORT_PERMISSIONS } from './permissions.ts';
 import type { AppContext } from '../main/context.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';

@@ -1,6 +1,6 @@
 // HTTP edge of service principals (docs/api-roles.md, Service principals).
 import type { FastifyInstance } from 'fastify';
-import { apiRoute } from '../authz/api-route.ts';
+import { apiRoute } from '../api/api-route.ts';
 import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange, iso } from '../roles/admin-call.ts';

@@ -2,7 +2,7 @@
 // service client or on their own. Each change writes the row, audit record, outbox event and
 // authorization revision in one transaction.
 import type { AuditType } from '../audit/audit.types.ts';
-import { authorizationChanged } from '../authz/authz-revision.ts';
+import { authorizationChanged } from '../roles/authz-revision.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import type { FieldError } from '../platform/http/problem.ts';

@@ -3,11 +3,11 @@
 // (doc 1, Errors case rule 1), which the account audience does not restrict anyway.
 import type { FastifyInstance } from 'fastify';
 import { recordAudit } from '../audit/audit.repo.ts';
-import type { ApiCaller } from '../authz/api-auth.ts';
-import { apiRoute } from '../authz/api-route.ts';
+import type { ApiCaller } from '../api/api-auth.ts';
+import { apiRoute } from '../api/api-route.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import type { AppContext } from '../main/context.ts';
-import { revokeSession } from '../oauth/grants.repo.ts';
+import { revokeSession } from './grants.repo.ts';
 import { decodeBody, object } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { endAccountSessions } from '../users/users.admin.ts';

@@ -18,7 +18,7 @@ import { withOrganization } from './organization-rules.ts';
 import { findTransaction, lockTransaction, saveTransaction } from './signin.repo.ts';
 import { presentState } from './state.ts';
 import type { AnyStep, OneTime } from './steps/step.ts';
-import { hasNul } from './text.ts';
+import { hasNul } from '../kernel/text.ts';
 import type { SigninTx } from './transaction.ts';
 import { ensurePending, expire, fail, isExpired } from './transitions.ts';
 

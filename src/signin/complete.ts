@@ -5,7 +5,7 @@
 import { recordAudit } from '../audit/audit.repo.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import type { AppContext } from '../main/context.ts';
-import { upsertGrant } from '../oauth/grants.repo.ts';
+import { upsertGrant } from '../sessions/grants.repo.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { randomToken } from '../platform/ids.ts';

@@ -2,7 +2,7 @@
 // deleted a day after they were created, once they are no longer pending or have expired, and
 // authorization codes once they expired or were used and the session retention has passed.
 import type { Db } from '../platform/db/db.ts';
-import type { TaskReport } from '../worker/scheduler.ts';
+import type { TaskReport } from '../main/worker/scheduler.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
 const BATCH = 1000;

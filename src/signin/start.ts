@@ -4,14 +4,14 @@
 import type { ClientRow } from '../clients/clients.repo.ts';
 import { findClient } from '../clients/clients.repo.ts';
 import { matchRedirectUri } from '../clients/redirect-uri.ts';
-import { OAuthError } from '../oauth/oauth-error.ts';
-import { isS256Challenge } from '../oauth/pkce.ts';
+import { OAuthError } from '../kernel/oauth-error.ts';
+import { isS256Challenge } from '../kernel/pkce.ts';
 import { resolveTarget } from '../oauth/resource-target.ts';
-import { parseScopeParam } from '../oauth/scope.ts';
+import { parseScopeParam } from '../kernel/scope.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { cutUtf8, utf8Length } from '../platform/utf8.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
-import { hasNul, withoutNul } from './text.ts';
+import { hasNul, withoutNul } from '../kernel/text.ts';
 import type { Intent, ResponseMode, SigninTx } from './transaction.ts';
 
 export const MAX_RESOURCES = 5;

@@ -3,9 +3,9 @@
 import { recordAudit } from '../audit/audit.repo.ts';
 import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
-import { endSupportGrants } from './support-end.ts';
-import type { SupportGrantRow } from './support-grant.ts';
-import { lockSupportGrant, setPreference } from './support-grants.repo.ts';
+import { endSupportGrants } from '../support-grants/support-end.ts';
+import type { SupportGrantRow } from '../support-grants/support-grant.ts';
+import { lockSupportGrant, setPreference } from '../support-grants/support-grants.repo.ts';
 import { impersonationSettings } from './support-policy.ts';
 import { revokeLockedGrant } from './support-revoke.ts';
 

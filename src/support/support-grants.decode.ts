@@ -1,10 +1,10 @@
 // Strict input of the support-access API (docs/support-access.md): shape errors are 400, values
 // that break a rule 422 (SPEC-DECISIONS 10).
-import { isScopeName } from '../oauth/scope.ts';
+import { isScopeName } from '../kernel/scope.ts';
 import { array, boolean, integer, object, optional, refine, string } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { decodeOrValidate } from '../platform/http/validate-body.ts';
-import { MAX_GRANT_TTL_SECONDS } from './support-grant.ts';
+import { MAX_GRANT_TTL_SECONDS } from '../support-grants/support-grant.ts';
 
 const CONTROL = /\p{Cc}/u;
 const text = (min: number, max: number) =>

@@ -2,8 +2,8 @@
 // side at /support-grants (admin audience) and the customer's side at /me/support-grants and
 // /me/support-access (account audience).
 import type { FastifyInstance } from 'fastify';
-import type { ApiCaller } from '../authz/api-auth.ts';
-import { apiRoute } from '../authz/api-route.ts';
+import type { ApiCaller } from '../api/api-auth.ts';
+import { apiRoute } from '../api/api-route.ts';
 import type { AppContext } from '../main/context.ts';
 import {
   cursorBinding,
@@ -16,9 +16,9 @@ import {
 import { problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { type CustomerCall, revokeAsCustomer, setSupportAccess } from './customer-support.service.ts';
-import { presentGrant } from './support-grant.ts';
+import { presentGrant } from '../support-grants/support-grant.ts';
 import { decodeCreateGrant, decodePreference, decodeRevoke, grantIdParam } from './support-grants.decode.ts';
-import { findPreference, listGrantsOnAccount, listSupportGrants } from './support-grants.repo.ts';
+import { findPreference, listGrantsOnAccount, listSupportGrants } from '../support-grants/support-grants.repo.ts';
 import {
   createSupportGrant,
   revokeAsSupport,

@@ -4,9 +4,9 @@ import { recordAudit } from '../audit/audit.repo.ts';
 import type { Actor } from '../audit/audit.types.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
-import { endSupportGrants } from './support-end.ts';
-import type { EndReason, SupportGrantRow } from './support-grant.ts';
-import { findSupportGrant } from './support-grants.repo.ts';
+import { endSupportGrants } from '../support-grants/support-end.ts';
+import type { EndReason, SupportGrantRow } from '../support-grants/support-grant.ts';
+import { findSupportGrant } from '../support-grants/support-grants.repo.ts';
 
 /** Revokes the locked grant `g`; returns it as it stands after ending. */
 export async function revokeLockedGrant(

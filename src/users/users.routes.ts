@@ -2,8 +2,8 @@
 // and "Recovery and account administration"; doc 2, Limits: page size). Routes decode and
 // authorize; users.admin.ts owns the transactions.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ApiCaller } from '../authz/api-auth.ts';
-import { apiRoute } from '../authz/api-route.ts';
+import type { ApiCaller } from '../api/api-auth.ts';
+import { apiRoute } from '../api/api-route.ts';
 import type { AppContext } from '../main/context.ts';
 import { pageBody } from '../platform/http/keyset.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';

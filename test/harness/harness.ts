@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/platform/config/load.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { currentPolicy } from '../../src/realms/policy.repo.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
-import { createRealm } from '../../src/realms/realm.service.ts';
+import { createRealm } from '../../src/setup/realm.service.ts';
 import type { UserRow } from '../../src/users/users.repo.ts';
 import { createUser, type NewUser } from '../../src/users/users.service.ts';
 import { fileDatabase } from './test-db.ts';

@@ -1,6 +1,6 @@
 // Drives sign-in transactions through the real HTTP API, headless or as a browser would.
 import { randomBytes } from 'node:crypto';
-import { s256Challenge } from '../../src/oauth/pkce.ts';
+import { s256Challenge } from '../../src/kernel/pkce.ts';
 import type { Harness } from './harness.ts';
 
 export interface JsonResponse {

@@ -5,12 +5,12 @@ import { recordAudit } from '../../audit/audit.repo.ts';
 import { maybeOne, type Tx } from '../../platform/db/db.ts';
 import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
 import { digestToken } from '../../signin/binding.ts';
-import { findLiveGrant } from '../grants.repo.ts';
-import { oauthError } from '../oauth-error.ts';
+import { findLiveGrant } from '../../sessions/grants.repo.ts';
+import { oauthError } from '../../kernel/oauth-error.ts';
 import { userMayActIn } from '../org-context.ts';
-import { isCodeVerifier, verifyS256 } from '../pkce.ts';
-import { revokeFamily } from '../refresh-tokens.repo.ts';
-import { isLiveUserState } from '../tokens/token-liveness.ts';
+import { isCodeVerifier, verifyS256 } from '../../kernel/pkce.ts';
+import { revokeFamily } from '../../sessions/refresh-tokens.repo.ts';
+import { isLiveUserState } from '../../access/token-liveness.ts';
 import {
   type GrantContext,
   param,

@@ -17,7 +17,7 @@ import {
   type ResourceRow,
   resourceFromRow,
 } from '../../resources/resources.repo.ts';
-import { oauthError } from '../oauth-error.ts';
+import { oauthError } from '../../kernel/oauth-error.ts';
 import { serviceOrganization } from '../org-context.ts';
 import {
   requireOrganization,

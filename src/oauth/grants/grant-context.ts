@@ -4,8 +4,8 @@ import { singleParam } from '../../clients/client-auth-request.ts';
 import type { Signer } from '../../keys/key-store.ts';
 import type { AppContext } from '../../main/context.ts';
 import type { RealmRow } from '../../realms/realm.repo.ts';
-import { oauthError } from '../oauth-error.ts';
-import { parseScopeParam } from '../scope.ts';
+import { oauthError } from '../../kernel/oauth-error.ts';
+import { parseScopeParam } from '../../kernel/scope.ts';
 import type { IssuerSettings } from '../token-issuer.ts';
 import type { ServicePrefetch } from './client-credentials.grant.ts';
 

@@ -5,7 +5,7 @@ import { recordAudit } from '../../audit/audit.repo.ts';
 import { addEvent } from '../../events/outbox.repo.ts';
 import { maybeOne, type Tx } from '../../platform/db/db.ts';
 import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
-import { oauthError } from '../oauth-error.ts';
+import { oauthError } from '../../kernel/oauth-error.ts';
 import { userMayActIn } from '../org-context.ts';
 import {
   addToken,
@@ -15,8 +15,8 @@ import {
   type RefreshFamilyRow,
   revokeFamily,
   touchFamily,
-} from '../refresh-tokens.repo.ts';
-import { isLiveUserState } from '../tokens/token-liveness.ts';
+} from '../../sessions/refresh-tokens.repo.ts';
+import { isLiveUserState } from '../../access/token-liveness.ts';
 import {
   type GrantContext,
   requiredParam,

@@ -6,12 +6,12 @@
 import { maybeOne } from '../../platform/db/db.ts';
 import { issuerOf } from '../../resources/builtin-resources.ts';
 import { findResourceByAudience, findResourceGrant } from '../../resources/resources.repo.ts';
-import { oauthError } from '../oauth-error.ts';
-import { findLiveOpaqueToken } from '../opaque-tokens.repo.ts';
+import { oauthError } from '../../kernel/oauth-error.ts';
+import { findLiveOpaqueToken } from '../../access/opaque-tokens.repo.ts';
 import { allowedScopes, requireOrganization } from '../resource-target.ts';
 import { issueAccessToken } from '../token-issuer.ts';
-import { type AccessTokenClaims, type Actor, isOpaqueAccessToken } from '../tokens/access-token.ts';
-import { checkLiveness } from '../tokens/token-liveness.ts';
+import { type AccessTokenClaims, type Actor, isOpaqueAccessToken } from '../../access/access-token.ts';
+import { checkLiveness } from '../../access/token-liveness.ts';
 import {
   ACCESS_TOKEN_TYPE,
   accessTokenResponse,

@@ -4,8 +4,8 @@
 // grant in an organization carries its org_id, whatever the resource.
 import type { Tx } from '../../platform/db/db.ts';
 import { userinfoAudience } from '../../resources/builtin-resources.ts';
-import { oauthError } from '../oauth-error.ts';
-import { addToken, startFamily } from '../refresh-tokens.repo.ts';
+import { oauthError } from '../../kernel/oauth-error.ts';
+import { addToken, startFamily } from '../../sessions/refresh-tokens.repo.ts';
 import { narrowScopes, requireOrganization, resolveTarget } from '../resource-target.ts';
 import { type Authentication, issueAccessToken, issueIdToken } from '../token-issuer.ts';
 import { accessTokenResponse, type GrantContext, type TokenResponse } from './grant-context.ts';

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { Signer } from '../../keys/key-store.ts';
 import type { SigningAlgorithm } from '../../platform/config/settings.ts';
-import { epochSeconds, isSigningAlgorithm, signJwt } from './jws.ts';
+import { epochSeconds, isSigningAlgorithm, signJwt } from '../../keys/jws.ts';
 
 export const ID_TOKEN_TYP = 'JWT';
 

@@ -2,7 +2,7 @@
 // way as a known one, so this step never tells whether an account exists.
 import { object, string } from '../../platform/http/decode.ts';
 import { findUserByIdentifier, identifierTypeOf } from '../../users/users.repo.ts';
-import { NO_NUL } from '../text.ts';
+import { NO_NUL } from '../../kernel/text.ts';
 import type { Step } from './step.ts';
 
 const decode = object({ identifier: string({ minLength: 1, maxBytes: 254, pattern: NO_NUL }) });

@@ -3,7 +3,7 @@
 // pads every answer to security.min_auth_response.
 import { object, optional, string } from '../../platform/http/decode.ts';
 import { findPasswordVerifier, findUserByIdentifier, identifierTypeOf } from '../../users/users.repo.ts';
-import { NO_NUL } from '../text.ts';
+import { NO_NUL } from '../../kernel/text.ts';
 import { withFactor } from '../transitions.ts';
 import { proofFailed } from './proof-failed.ts';
 import type { Step } from './step.ts';

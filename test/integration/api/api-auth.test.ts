@@ -2,8 +2,8 @@
 // MFA session, permissions through roles, recent authentication, and live revocation.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { apiRoute } from '../../../src/authz/api-route.ts';
-import { revokeAccount, revokeSession } from '../../../src/oauth/grants.repo.ts';
+import { apiRoute } from '../../../src/api/api-route.ts';
+import { revokeAccount, revokeSession } from '../../../src/sessions/grants.repo.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { startHarness } from '../../harness/harness.ts';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { verify } from '@node-rs/argon2';
-import { type BootstrapDeps, bootstrapAdministrator } from '../../../src/users/bootstrap.service.ts';
+import { type BootstrapDeps, bootstrapAdministrator } from '../../../src/setup/bootstrap.service.ts';
 import { type Harness, startHarness, uniqueRealmName } from '../../harness/harness.ts';
 
 const depsOf = (h: Harness): BootstrapDeps => ({

@@ -7,7 +7,7 @@ import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import { deleteExpiredAssertionJtis } from '../../../src/clients/client-auth.repo.ts';
 import { authenticateClient } from '../../../src/clients/client-auth.ts';
 import { JWT_BEARER_ASSERTION } from '../../../src/clients/client-auth-request.ts';
-import { OAuthError, oauthErrorBody } from '../../../src/oauth/oauth-error.ts';
+import { OAuthError, oauthErrorBody } from '../../../src/kernel/oauth-error.ts';
 import { startHarness } from '../../harness/harness.ts';
 
 type Key = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];

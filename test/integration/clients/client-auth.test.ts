@@ -11,7 +11,7 @@ import {
   revokeClientSecret,
 } from '../../../src/clients/client-secrets.ts';
 import type { ClientRow, NewClient } from '../../../src/clients/clients.repo.ts';
-import { OAuthError, oauthErrorBody } from '../../../src/oauth/oauth-error.ts';
+import { OAuthError, oauthErrorBody } from '../../../src/kernel/oauth-error.ts';
 import { RootKeyring } from '../../../src/platform/crypto/keyring.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { startHarness, TEST_ROOT_KEY } from '../../harness/harness.ts';

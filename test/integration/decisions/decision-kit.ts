@@ -2,9 +2,9 @@
 // resource, and subject tokens signed as the token endpoint would sign them, with the session and
 // grant their live checks need.
 import type { TestContext } from 'node:test';
-import { findRoleByName } from '../../../src/authz/roles.repo.ts';
+import { findRoleByName } from '../../../src/roles/builtin-roles.repo.ts';
 import { CLI_CLIENT_ID } from '../../../src/clients/builtin-clients.ts';
-import { issueOpaqueAccessToken, signAccessToken } from '../../../src/oauth/tokens/access-token.ts';
+import { issueOpaqueAccessToken, signAccessToken } from '../../../src/access/access-token.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { issuerOf } from '../../../src/resources/builtin-resources.ts';

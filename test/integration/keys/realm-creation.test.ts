@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import { exportJWK } from 'jose';
 import { OPERATOR_ACTOR } from '../../../src/audit/audit.types.ts';
 import { sealContext } from '../../../src/keys/signing-key-material.ts';
-import { createRealm } from '../../../src/realms/realm.service.ts';
+import { createRealm } from '../../../src/setup/realm.service.ts';
 import { startHarness } from '../../harness/harness.ts';
 import { keysIn } from './key-helpers.ts';
 

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, type TestContext, test } from 'node:test';
 import { OPERATOR_ACTOR } from '../../../src/audit/audit.types.ts';
 import { RootKeyring } from '../../../src/platform/crypto/keyring.ts';
-import { createRealm } from '../../../src/realms/realm.service.ts';
+import { createRealm } from '../../../src/setup/realm.service.ts';
 import { type Harness, startHarness, uniqueRealmName } from '../../harness/harness.ts';
 import { keysIn, removeRealm } from './key-helpers.ts';
 

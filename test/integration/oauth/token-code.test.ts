@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
-import { s256Challenge } from '../../../src/oauth/pkce.ts';
+import { s256Challenge } from '../../../src/kernel/pkce.ts';
 import { count, REDIRECT, rows, signinSetup } from '../../harness/signin-kit.ts';
 import { clientSecret, codeFlow, oauthPost, signInForCode } from '../../harness/token-kit.ts';
 

@@ -328,7 +328,7 @@ test('token exchange: sub stays the user, act.sub is the service, lifetime never
 
 test('a service principal with a builtin:admin grant and a role calls the administration API', async (t) => {
   const { h, realm } = await setup(t);
-  const { assignRealmRole, findRoleByName } = await import('../../../src/authz/roles.repo.ts');
+  const { assignRealmRole, findRoleByName } = await import('../../../src/roles/builtin-roles.repo.ts');
   const svc = await seedServiceClient(h, realm, 'automation');
   await seedGrant(h, realm, svc.client, 'builtin:admin', { scopes: [], subjectTypes: ['service_principal'] });
   const token = await oauthPost(h, realm, 'token', { grant_type: 'client_credentials' }, svc.creds);

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeJwt } from 'jose';
-import { revokeSession } from '../../../src/oauth/grants.repo.ts';
-import { signAccessToken } from '../../../src/oauth/tokens/access-token.ts';
+import { revokeSession } from '../../../src/sessions/grants.repo.ts';
+import { signAccessToken } from '../../../src/access/access-token.ts';
 import { issuerOf, userinfoAudience } from '../../../src/resources/builtin-resources.ts';
 import type { Harness } from '../../harness/harness.ts';
 import { json } from '../../harness/signin-driver.ts';

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { OPERATOR_ACTOR } from '../../../src/audit/audit.types.ts';
 import { type HttpServers, startHttpServers } from '../../../src/main/http-server.ts';
 import type { Db, QueryResult } from '../../../src/platform/db/db.ts';
-import { createRealm } from '../../../src/realms/realm.service.ts';
+import { createRealm } from '../../../src/setup/realm.service.ts';
 import { uniqueRealmName } from '../../harness/harness.ts';
 import { fileDatabase } from '../../harness/test-db.ts';
 import { type Answer, assertJson, eventually, Latch, send } from '../edge/http-client.ts';

@@ -3,7 +3,7 @@
 // NUL in group metadata, and where an organization's service principal may act by default.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { findRoleByName } from '../../../src/authz/roles.repo.ts';
+import { findRoleByName } from '../../../src/roles/builtin-roles.repo.ts';
 import { seedOrganization } from '../../harness/org-kit.ts';
 import { assign, bareCaller, createRole, orgAdmin, send, setup } from './roles-kit.ts';
 

@@ -3,7 +3,7 @@
 // and the delegation ceiling.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { REALM_PERMISSIONS } from '../../../src/authz/permissions.ts';
+import { REALM_PERMISSIONS } from '../../../src/roles/permissions.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { seedMembership, seedOrganization, seedOrgRole } from '../../harness/org-kit.ts';
 import { events } from '../../harness/signin-kit.ts';

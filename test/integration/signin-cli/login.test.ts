@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import { decodeBase32 } from '../../../src/mfa/base32.ts';
 import { totpAt, totpStep } from '../../../src/mfa/otp.ts';
-import { bootstrapAdministrator } from '../../../src/users/bootstrap.service.ts';
+import { bootstrapAdministrator } from '../../../src/setup/bootstrap.service.ts';
 import { startHarness, uniqueRealmName } from '../../harness/harness.ts';
 import { signinSetup } from '../../harness/signin-kit.ts';
 

@@ -92,7 +92,7 @@ describe('sign-in › authorize endpoint', () => {
     assert.deepEqual(row.prompt, ['login']);
     assert.equal(row.ui_locales, 'de-CH');
     assert.equal(row.response_mode, 'query');
-    const { s256Challenge } = await import('../../../src/oauth/pkce.ts');
+    const { s256Challenge } = await import('../../../src/kernel/pkce.ts');
     assert.equal(row.code_challenge, s256Challenge(verifier));
     await assertNothingIssued(s.h, s.realm);
   });

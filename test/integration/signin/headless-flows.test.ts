@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import { s256Challenge } from '../../../src/oauth/pkce.ts';
+import { s256Challenge } from '../../../src/kernel/pkce.ts';
 import { startHeadless } from '../../harness/signin-driver.ts';
 import {
   actionTypes,

@@ -5,7 +5,7 @@ import type { TestContext } from 'node:test';
 import { TOKEN_EXCHANGE } from '../../../src/oauth/grants/token-exchange.grant.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
-import { SUPPORT_HANDOFF_TOKEN_TYPE } from '../../../src/support/support-grant.ts';
+import { SUPPORT_HANDOFF_TOKEN_TYPE } from '../../../src/support-grants/support-grant.ts';
 import { type ApiCallerKit, apiCaller } from '../../harness/api-kit.ts';
 import { type Harness, startHarness } from '../../harness/harness.ts';
 import { seedMembership, seedOrganization } from '../../harness/org-kit.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { createLogger } from '../../../src/platform/log.ts';
-import { Scheduler, type Task, takeLease } from '../../../src/worker/scheduler.ts';
+import { Scheduler, type Task, takeLease } from '../../../src/main/worker/scheduler.ts';
 import { fileDatabase } from '../../harness/test-db.ts';
 import { MINUTE, SECOND, TestClock } from '../keys/key-helpers.ts';
 

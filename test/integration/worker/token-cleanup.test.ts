@@ -1,7 +1,7 @@
 // Worker task tokens.cleanup: what ended goes after privacy.session_retention, what is live stays.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { cleanupTokens } from '../../../src/oauth/token-cleanup.task.ts';
+import { cleanupTokens } from '../../../src/sessions/token-cleanup.task.ts';
 import { count, signinSetup } from '../../harness/signin-kit.ts';
 import { clientSecret, codeFlow, oauthPost } from '../../harness/token-kit.ts';
 

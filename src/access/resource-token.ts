@@ -1,0 +1,26 @@
+// A JWT access token of this realm for one of its registered resources, verified offline:
+// introspection and the decision API both take these and never the built-in audiences (the
+// administration, account and UserInfo APIs check their own tokens).
+import type { AppContext } from '../main/context.ts';
+import { builtinResources, issuerOf } from '../resources/builtin-resources.ts';
+import type { RealmRef } from '../resources/resources.repo.ts';
+import type { VerifiedAccessToken } from './verify-access-token.ts';
+
+export const isBuiltinAudience = (app: AppContext, realm: RealmRef, aud: string): boolean =>
+  builtinResources(app.config.server.publicOrigin, realm.name).some((r) => r.audience === aud);
+
+/** The verified token and its audience; null when invalid or for a built-in audience. */
+export async function verifyResourceToken(
+  app: AppContext,
+  realm: RealmRef,
+  token: string,
+): Promise<{ token: VerifiedAccessToken; audience: string } | null> {
+  const v = await app.tokenVerifier.verifyOwnAudience(token, {
+    realmName: realm.name,
+    issuer: issuerOf(app.config.server.publicOrigin, realm.name),
+  });
+  if (!v.ok) return null;
+  const aud = v.token.audiences[0];
+  if (aud === undefined || isBuiltinAudience(app, realm, aud)) return null;
+  return { token: v.token, audience: aud };
+}

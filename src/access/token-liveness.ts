@@ -1,0 +1,449 @@
+// The live checks behind every online use of an access token: the service's own APIs, UserInfo,
+// introspection and authorization decisions (spec doc 2, Revocation exposure). One SQL statement
+// answers all of them, with whatever else a decision needs (roles, revisions, scopes), so an
+// introspection or a decision costs one database round trip; nothing here is cached.
+
+import { effectiveRolesSql, MAX_GROUP_DEPTH, type RoleHolding } from '../roles/effective-roles.ts';
+import { liveMembershipSql } from '../roles/live-membership.ts';
+import { type ClientAuthRow, clientAuthJsonOf, clientAuthRowFrom } from '../clients/client-auth.repo.ts';
+import { one, type Queryable } from '../platform/db/db.ts';
+
+export type { RoleHolding };
+
+export interface TokenFacts {
+  realmId: string;
+  subject: string;
+  clientId: string;
+  tokenId: string;
+  /** NumericDate seconds */
+  issuedAt: number;
+  sessionId: string | null;
+  audience: string;
+  /**
+   * The resource id of the audience (builtin:<name> or res_…); null: the registered resource
+   * whose audience is `audience`, found in the same statement (introspection).
+   */
+  resourceId: string | null;
+  /** The token came from a token exchange (it has an act claim). */
+  exchanged: boolean;
+  /** Also load the subject's roles (administration API): realm scope, and rolesOrgId's scope. */
+  withRoles?: boolean;
+  /** With withRoles: also the roles held inside this organization. */
+  rolesOrgId?: string | null;
+  /** With withRoles: also the roles held inside this project; its row comes back as `project`. */
+  rolesProjectId?: string | null;
+  /**
+   * With withRoles: also the roles held inside each of these organizations and projects (a
+   * decision batch asks about several at once); the holdings say their scope, the projects' rows
+   * come back as `projects`. With decision (roles or not), the organizations of rolesOrgIds the
+   * subject is live in come back as `liveOrgIds`.
+   */
+  rolesOrgIds?: readonly string[];
+  rolesProjectIds?: readonly string[];
+  /**
+   * The token's org_id claim: the organization must be active and the user's membership in it
+   * (or the service principal's permission to act in it) too.
+   */
+  orgId?: string | null;
+  /** Introspection: the calling client's row id, answered as `introspectorAllowed`. */
+  introspectorRowId?: string | null;
+  /**
+   * Introspection: the calling client's client_id. Its row and secrets come back as `caller`
+   * (for client authentication in the same round trip), and it is the introspector checked
+   * when introspectorRowId is not given.
+   */
+  callerClientId?: string | null;
+  /** Authorization decisions: the facts they need besides liveness (DecisionFacts). */
+  decision?: DecisionQuery | null;
+  /**
+   * The token's support_grant_id claim: it is live only while that grant is active and unexpired
+   * for this subject, client, audience and organization (every grant names one), the support
+   * user's account is active, and the resource still accepts support access through this client
+   * (docs/support-access.md). It replaces the user-grant and exchange-grant checks.
+   */
+  supportGrantId?: string | null;
+}
+
+/**
+ * What a decision asks of the statement. With it, the realm's revisions and policy_engine member,
+ * the token resource's scopes and the sensitivity of `actions` come back. `resourceTypes` that are
+ * relationship types come back as `definedTypes`; when there is one, the subject's organization
+ * memberships and groups come too, and every type of the realm unless the realm's authorization
+ * revision is still `knownTypesRevision` (the caller's cache). Roles (withRoles) are computed
+ * only when some resource type is not a relationship type.
+ */
+export interface DecisionQuery {
+  actions: readonly string[];
+  resourceTypes: readonly string[];
+  knownTypesRevision: number | null;
+}
+
+export type Inactivity =
+  | 'client_inactive'
+  | 'subject_inactive'
+  | 'session_inactive'
+  | 'account_revoked'
+  | 'token_revoked'
+  | 'grant_inactive'
+  | 'resource_inactive'
+  | 'organization_inactive'
+  | 'membership_inactive';
+
+export interface Liveness {
+  active: boolean;
+  reason: Inactivity | null;
+  subjectType: 'user' | 'service_principal' | null;
+  /** Current authorization version of the subject. */
+  authzVersion: number | null;
+  userState: string | null;
+  /** The session completed MFA. */
+  sessionMfa: boolean;
+  sessionRecoveryRestricted: boolean;
+  roles: RoleHolding[];
+  /** The client named by `introspectorRowId` is registered for the token's resource. */
+  introspectorAllowed: boolean;
+  /** The calling client (callerClientId) as client authentication reads it. */
+  caller: ClientAuthRow | null;
+  /** The project named by rolesProjectId, when it exists. */
+  project: { id: string; state: string; owner_organization_id: string | null } | null;
+  /** The projects named by rolesProjectIds that exist. */
+  projects: { id: string; state: string; owner_organization_id: string | null }[];
+  /** With decision: what it asked for (DecisionQuery). */
+  decision: DecisionFacts | null;
+  /** With supportGrantId: the grant and its resource's support policy, live or not. */
+  support: SupportFacts | null;
+}
+
+export interface SupportFacts {
+  grantId: string;
+  actorUserId: string;
+  write: boolean;
+  impersonationEnabled: boolean;
+  /** The resource's impersonation_policy as stored (ImpersonationPolicy), or null. */
+  policy: unknown;
+}
+
+export interface DecisionFacts {
+  policyRevision: number;
+  authzRevision: number;
+  /** The realm policy's policy_engine member as stored. */
+  policyEngine: unknown;
+  /** The token resource's scopes as stored (ResourceScope[]). */
+  resourceScopes: unknown;
+  /** Sensitivity by permission name, for the asked names that are registered. */
+  sensitivities: Record<string, string>;
+  /** The asked resource types that are relationship types. */
+  definedTypes: string[];
+  /** Every relationship type of the realm by name ({relations, permissions}); null: unchanged. */
+  types: Record<string, { relations: unknown; permissions: unknown }> | null;
+  /** Organizations the user is an active member of (active organizations). */
+  memberOrgIds: string[];
+  /** Groups the subject belongs to, ancestors included. */
+  groupIds: string[];
+  /**
+   * Of the organizations named by rolesOrgIds, those the subject is live in: active, and a live
+   * membership (user) or allowed (service principal).
+   */
+  liveOrgIds: string[];
+  /** A service principal's allowed_organization_ids (null: any); null for users. */
+  principalOrgIds: string[] | null;
+}
+
+interface LivenessRow {
+  client_state: string | null;
+  client_row_id: string | null;
+  user_state: string | null;
+  user_authz: number | null;
+  principal_state: string | null;
+  principal_authz: number | null;
+  session_live: boolean | null;
+  session_mfa: boolean | null;
+  session_restricted: boolean | null;
+  revoked_before: number | null;
+  jti_revoked: boolean;
+  user_grant: boolean;
+  exchange_grant: boolean;
+  resource_state: string | null;
+  roles: RoleHolding[] | null;
+  introspector_allowed: boolean | null;
+  caller: unknown;
+  org_state: string | null;
+  org_member: boolean | null;
+  project: { id: string; state: string; owner_organization_id: string | null } | null;
+  projects: unknown;
+  realm_facts: { policy_revision: number; authz_revision: number; policy_engine: unknown } | string | null;
+  resource_scopes: unknown;
+  sensitivities: unknown;
+  defined_types: string[] | null;
+  authz_types: unknown;
+  member_org_ids: string[] | null;
+  group_ids: string[] | null;
+  live_org_ids: string[] | null;
+  principal_orgs: unknown;
+  support: unknown;
+}
+
+// Users in these states hold no live tokens (doc 1, Account states).
+const LIVE_USER_STATES = new Set(['active', 'recovery_restricted', 'pending_verification']);
+
+/** Whether an account in this state may hold live tokens. */
+export const isLiveUserState = (state: string | null | undefined): boolean =>
+  LIVE_USER_STATES.has(state ?? '');
+
+// Every lookup is by primary or unique key; subqueries a token cannot need are skipped.
+const SQL = `
+select c.state as client_state, c.id as client_row_id,
+  u.state as user_state, u.authz_version as user_authz,
+  p.state as principal_state, p.authz_version as principal_authz,
+  (s.user_id = $2 and s.revoked_at is null and s.idle_expires_at > $8 and s.absolute_expires_at > $8) as session_live,
+  s.mfa as session_mfa, s.recovery_restricted as session_restricted,
+  extract(epoch from ur.revoked_before)::float8 as revoked_before,
+  exists (select 1 from token_revocations t where t.realm_id = $1 and t.jti = $4) as jti_revoked,
+  case when u.id is not null and not $12::boolean then exists (select 1 from oauth_grants g
+     where g.realm_id = $1 and g.user_id = $2 and g.client_id = $3 and g.revoked_at is null
+       and g.org_id is not distinct from $14::text) end as user_grant,
+  case when $12::boolean and $22::text is null then exists (select 1 from client_resource_grants x
+     where x.realm_id = $1 and x.client_row_id = c.id and x.resource_id = coalesce($7, res.id)) end as exchange_grant,
+  res.state as resource_state,
+  org.state as org_state,
+  case when org.id is not null then (case when u.id is not null
+    then exists (select 1 from memberships m where m.realm_id = $1 and m.organization_id = org.id
+                  and m.user_id = $2 and ${liveMembershipSql('m', '$8')})
+    else (p.allowed_organization_ids is null or org.id = any (p.allowed_organization_ids)) end)
+  end as org_member,
+  case when $15::text is not null then (select json_build_object('id', pr.id, 'state', pr.state,
+      'owner_organization_id', pr.owner_organization_id)
+    from projects pr where pr.realm_id = $1 and pr.id = $15) end as project,
+  case when cardinality($21::text[]) > 0 then (select json_agg(json_build_object('id', pr.id, 'state', pr.state,
+      'owner_organization_id', pr.owner_organization_id))
+    from projects pr where pr.realm_id = $1 and pr.id = any ($21::text[])) end as projects,
+  case when coalesce($10, cc.id) is not null then exists (select 1 from resource_introspectors i
+     where i.realm_id = $1 and i.resource_id = coalesce($7, res.id) and i.client_row_id = coalesce($10, cc.id))
+  end as introspector_allowed,
+  case when cc.id is not null then ${clientAuthJsonOf('cc', 8)} end as caller,
+  case when $9::boolean and (not $16::boolean or exists (select 1 from unnest($18::text[]) as q(n)
+      where not exists (select 1 from authz_types t where t.realm_id = $1 and t.name = q.n)))
+    then ${effectiveRolesSql({
+      realmId: '$1',
+      subjectType: "(case when u.id is not null then 'user' else 'service_principal' end)",
+      subjectId: '$2',
+      now: '$8',
+      // One organization (administration API) and any number more (decisions).
+      orgId: 'any (array_append($20::text[], $13::text))',
+      projectId: 'any (array_append($21::text[], $15::text))',
+    })}
+  end as roles,
+  case when $16::boolean then (select json_build_object('policy_revision', rl.policy_revision,
+      'authz_revision', rl.authz_revision, 'policy_engine', pv.policy -> 'policy_engine')
+    from realms rl join realm_policy_revisions pv on pv.realm_id = rl.id and pv.revision = rl.policy_revision
+    where rl.id = $1) end as realm_facts,
+  case when $16::boolean then res.scopes end as resource_scopes,
+  case when $16::boolean and cardinality($17::text[]) > 0 then (select json_object_agg(pm.name, pm.sensitivity)
+    from permissions pm where pm.realm_id = $1 and pm.name = any ($17::text[])) end as sensitivities,
+  case when $16::boolean then array(select t.name from authz_types t
+    where t.realm_id = $1 and t.name = any ($18::text[])) end as defined_types,
+  case when $16::boolean and exists (select 1 from authz_types t where t.realm_id = $1 and t.name = any ($18::text[]))
+      and (select rl.authz_revision from realms rl where rl.id = $1) is distinct from $19::bigint
+    then (select json_object_agg(t.name, json_build_object('relations', t.relations, 'permissions', t.permissions))
+      from authz_types t where t.realm_id = $1) end as authz_types,
+  case when $16::boolean and u.id is not null
+      and exists (select 1 from authz_types t where t.realm_id = $1 and t.name = any ($18::text[]))
+    then array(select m.organization_id from memberships m
+      join organizations mo on mo.realm_id = $1 and mo.id = m.organization_id and mo.state = 'active'
+     where m.realm_id = $1 and m.user_id = $2 and ${liveMembershipSql('m', '$8')}) end as member_org_ids,
+  case when $16::boolean and exists (select 1 from authz_types t where t.realm_id = $1 and t.name = any ($18::text[]))
+    then array(with recursive sg(group_id, depth) as (
+      select gm.group_id, 1 from group_members gm
+       where gm.realm_id = $1 and gm.subject_id = $2
+         and gm.subject_type = (case when u.id is not null then 'user' else 'service_principal' end)
+      union
+      select g.parent_id, sg.depth + 1 from sg join groups g on g.realm_id = $1 and g.id = sg.group_id
+       where g.parent_id is not null and sg.depth < ${MAX_GROUP_DEPTH})
+    select distinct group_id from sg) end as group_ids,
+  case when $16::boolean and cardinality($20::text[]) > 0 then array(select lo.id from organizations lo
+     where lo.realm_id = $1 and lo.id = any ($20::text[]) and lo.state = 'active'
+       and (case when u.id is not null
+         then exists (select 1 from memberships m where m.realm_id = $1 and m.organization_id = lo.id
+                       and m.user_id = $2 and ${liveMembershipSql('m', '$8')})
+         else p.id is not null and (p.allowed_organization_ids is null or lo.id = any (p.allowed_organization_ids)) end))
+  end as live_org_ids,
+  case when $16::boolean and u.id is null and p.id is not null
+    then json_build_object('allowed', p.allowed_organization_ids) end as principal_orgs,
+  case when $22::text is not null then (select json_build_object('live',
+      sx.state = 'active' and sx.expires_at > $8 and sx.target_user_id = $2 and sx.client_id = $3
+        and sx.organization_id = $14::text and sr.audience = $6
+        and sr.impersonation_enabled and sr.verification_mode = 'strict_online'
+        and coalesce(sr.impersonation_policy -> 'supportClientIds', '[]'::jsonb) @> to_jsonb(sx.client_id)
+        and su.state = 'active',
+      'actor_user_id', sx.actor_user_id, 'write', sx.write,
+      'impersonation_enabled', sr.impersonation_enabled, 'policy', sr.impersonation_policy)
+    from support_grants sx join resources sr on sr.realm_id = sx.realm_id and sr.id = sx.resource_id
+      join users su on su.realm_id = sx.realm_id and su.id = sx.actor_user_id
+    where sx.realm_id = $1 and sx.id = $22) end as support
+from (select 1) one
+left join clients c on c.realm_id = $1 and c.client_id = $3
+left join users u on u.realm_id = $1 and u.id = $2
+left join service_principals p on p.realm_id = $1 and p.id = $2
+left join sessions s on s.realm_id = $1 and s.id = $5
+left join user_revocations ur on ur.realm_id = $1 and ur.user_id = $2
+left join resources res on res.realm_id = $1 and res.audience = $6
+left join clients cc on cc.realm_id = $1 and cc.client_id = $11
+left join organizations org on org.realm_id = $1 and org.id = $14`;
+
+const PARAMS_PER_CHECK = 22;
+
+function paramsOf(f: TokenFacts, now: Date): unknown[] {
+  return [
+    f.realmId,
+    f.subject,
+    f.clientId,
+    f.tokenId,
+    f.sessionId,
+    f.audience,
+    f.resourceId,
+    now,
+    f.withRoles ?? false,
+    f.introspectorRowId ?? null,
+    f.callerClientId ?? null,
+    f.exchanged,
+    f.rolesOrgId ?? null,
+    f.orgId ?? null,
+    f.rolesProjectId ?? null,
+    f.decision !== undefined && f.decision !== null,
+    f.decision?.actions ?? [],
+    f.decision?.resourceTypes ?? [],
+    f.decision?.knownTypesRevision ?? null,
+    f.rolesOrgIds ?? [],
+    f.rolesProjectIds ?? [],
+    f.supportGrantId ?? null,
+  ];
+}
+
+export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Promise<Liveness> {
+  return judgeLiveness(f, await one<LivenessRow>(q, SQL, paramsOf(f, now)));
+}
+
+// The same statement once per token, joined with union all and the parameters renumbered, so a
+// decision batch checks all its subject tokens in one round trip.
+const manySql = new Map<number, string>();
+function sqlForMany(n: number): string {
+  let text = manySql.get(n);
+  if (text === undefined) {
+    const parts: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const offset = i * PARAMS_PER_CHECK;
+      const renumbered = SQL.replace(/\$(\d+)/g, (_, d: string) => `$${Number(d) + offset}`);
+      parts.push(renumbered.replace(/^\s*select /, `select ${i}::int as ord, `));
+    }
+    text = `select * from (${parts.map((p) => `(${p})`).join(' union all ')}) x order by ord`;
+    if (manySql.size < 128) manySql.set(n, text);
+  }
+  return text;
+}
+
+/** checkLiveness for several tokens in one statement; answers in the order given. */
+export async function checkLivenessMany(
+  q: Queryable,
+  facts: readonly TokenFacts[],
+  now: Date,
+): Promise<Liveness[]> {
+  if (facts.length === 0) return [];
+  if (facts.length === 1) return [await checkLiveness(q, facts[0] as TokenFacts, now)];
+  const rows = (
+    await q.query<LivenessRow>(
+      sqlForMany(facts.length),
+      facts.flatMap((f) => paramsOf(f, now)),
+    )
+  ).rows;
+  if (rows.length !== facts.length) throw new Error(`expected ${facts.length} rows, got ${rows.length}`);
+  return facts.map((f, i) => judgeLiveness(f, rows[i] as LivenessRow));
+}
+
+// pg and PGlite hand json columns over parsed; text is tolerated all the same.
+const parsed = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
+
+function decisionFactsOf(r: LivenessRow): DecisionFacts | null {
+  const realm = parsed(r.realm_facts) as {
+    policy_revision: number;
+    authz_revision: number;
+    policy_engine: unknown;
+  } | null;
+  if (!realm) return null;
+  return {
+    policyRevision: Number(realm.policy_revision),
+    authzRevision: Number(realm.authz_revision),
+    policyEngine: realm.policy_engine ?? null,
+    resourceScopes: parsed(r.resource_scopes) ?? null,
+    sensitivities: (parsed(r.sensitivities) as Record<string, string> | null) ?? {},
+    definedTypes: r.defined_types ?? [],
+    types: (parsed(r.authz_types) as DecisionFacts['types']) ?? null,
+    memberOrgIds: r.member_org_ids ?? [],
+    groupIds: r.group_ids ?? [],
+    liveOrgIds: r.live_org_ids ?? [],
+    principalOrgIds: (parsed(r.principal_orgs) as { allowed: string[] | null } | null)?.allowed ?? null,
+  };
+}
+
+function supportFactsOf(f: TokenFacts, r: LivenessRow): { live: boolean; facts: SupportFacts } | null {
+  const v = parsed(r.support) as {
+    live: boolean | null;
+    actor_user_id: string;
+    write: boolean;
+    impersonation_enabled: boolean;
+    policy: unknown;
+  } | null;
+  if (!v || !f.supportGrantId) return null;
+  return {
+    live: v.live === true,
+    facts: {
+      grantId: f.supportGrantId,
+      actorUserId: v.actor_user_id,
+      write: v.write,
+      impersonationEnabled: v.impersonation_enabled,
+      policy: parsed(v.policy) ?? null,
+    },
+  };
+}
+
+function judgeLiveness(f: TokenFacts, r: LivenessRow): Liveness {
+  const support = supportFactsOf(f, r);
+  const subjectType =
+    r.user_state !== null ? 'user' : r.principal_state !== null ? 'service_principal' : null;
+  const result = (reason: Inactivity | null): Liveness => ({
+    active: reason === null,
+    reason,
+    subjectType,
+    authzVersion: r.user_authz ?? r.principal_authz,
+    userState: r.user_state,
+    sessionMfa: r.session_mfa === true,
+    sessionRecoveryRestricted: r.session_restricted === true,
+    roles: r.roles ?? [],
+    introspectorAllowed: r.introspector_allowed === true,
+    caller: clientAuthRowFrom(r.caller),
+    project: r.project,
+    projects: (parsed(r.projects) as Liveness['projects'] | null) ?? [],
+    decision: decisionFactsOf(r),
+    support: support?.facts ?? null,
+  });
+  if (r.client_state !== 'active') return result('client_inactive');
+  const registered = f.resourceId === null || f.resourceId.startsWith('res_');
+  if (registered && r.resource_state !== 'active') return result('resource_inactive');
+  if (r.jti_revoked) return result('token_revoked');
+  // doc 2, Revocation exposure: membership and organization active when org_id is present.
+  if (f.orgId) {
+    if (r.org_state !== 'active') return result('organization_inactive');
+    if (r.org_member !== true) return result('membership_inactive');
+  }
+  if (subjectType === 'service_principal') {
+    return result(r.principal_state === 'active' ? null : 'subject_inactive');
+  }
+  if (subjectType === null || !isLiveUserState(r.user_state)) return result('subject_inactive');
+  // One-second resolution: a token issued in the revoking second is revoked too.
+  if (r.revoked_before !== null && f.issuedAt <= Math.floor(r.revoked_before))
+    return result('account_revoked');
+  if (f.sessionId !== null && r.session_live !== true) return result('session_inactive');
+  if (f.supportGrantId) {
+    if (support?.live !== true) return result('grant_inactive');
+  } else if (f.exchanged ? !r.exchange_grant : !r.user_grant) return result('grant_inactive');
+  return result(null);
+}

@@ -1,0 +1,242 @@
+// Bearer authentication of the service's own APIs (spec doc 1, Authentication 4 and 7): the
+// administration API takes an admin-audience token from an MFA session (or a service principal's
+// token) and checks named permissions; /me takes an account-audience token. Every request runs
+// the live checks of doc 2, Revocation exposure, so a revocation counts from its commit.
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../main/context.ts';
+import { checkLiveness, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
+import type { VerifiedAccessToken } from '../access/verify-access-token.ts';
+import { bearerToken } from '../platform/http/bearer.ts';
+import { Problem, problem } from '../platform/http/problem.ts';
+import type { RealmRow } from '../realms/realm.repo.ts';
+import {
+  accountAudience,
+  adminAudience,
+  BUILTIN_ACCOUNT,
+  BUILTIN_ADMIN,
+  issuerOf,
+} from '../resources/builtin-resources.ts';
+import { permissionsOf, type RoleHolding } from '../roles/effective-roles.ts';
+
+export type ApiAudience = 'admin' | 'account';
+
+export interface ApiCaller {
+  kind: 'user' | 'service_principal';
+  /** User id or service principal id (the token's sub). */
+  id: string;
+  clientId: string;
+  sessionId: string | null;
+  /** Seconds since the epoch, when the token says. */
+  authTime: number | null;
+  sessionMfa: boolean;
+  recoveryRestricted: boolean;
+  /**
+   * Permissions held at realm scope, plus those held inside the route's organization when the
+   * route names one (organizationParam); conditional assignments count when the session meets them.
+   */
+  permissions: ReadonlySet<string>;
+  /** The holdings behind `permissions` (admin audience only). */
+  roles: readonly RoleHolding[];
+  token: VerifiedAccessToken;
+}
+
+export interface ApiAuthOptions {
+  audience: ApiAudience;
+  /** Every one of these is needed (administration API). */
+  permissions?: readonly string[];
+  /** Authentication within security.recent_auth_window is needed. */
+  recentAuth?: boolean;
+  /**
+   * The route parameter holding an organization id: permissions held inside that organization
+   * count too (org.* permissions of organization administrators).
+   */
+  organizationParam?: string;
+}
+
+const challenge = (error: 'invalid_token' | 'invalid_request', description?: string) => ({
+  'www-authenticate': `Bearer error="${error}"${description ? `, error_description="${description}"` : ''}`,
+});
+
+export const invalidToken = (detail = 'the access token is missing, invalid or no longer active') =>
+  problem.unauthorized(detail, challenge('invalid_token'));
+
+function presentedToken(app: AppContext, req: FastifyRequest): string {
+  // The token travels in the Authorization header only (doc 1, Authentication 7).
+  const query = req.query as Record<string, unknown> | undefined;
+  if (query && 'access_token' in query) {
+    throw new Problem(
+      400,
+      'invalid_request',
+      'send the access token in the Authorization header, not the query',
+      undefined,
+      challenge('invalid_request'),
+    );
+  }
+  const header = req.headers.authorization;
+  if (header === undefined)
+    throw problem.unauthorized('an access token is required', { 'www-authenticate': 'Bearer' });
+  const token = bearerToken(header, app.config.limits.maxTokenBytes);
+  if (!token) throw invalidToken();
+  return token;
+}
+
+/**
+ * One of this service's own access tokens for one of its own audiences, verified offline and
+ * then live; null when it is neither valid nor active.
+ */
+export async function verifyOwnToken(
+  app: AppContext,
+  realm: RealmRow,
+  token: string,
+  target: {
+    audience: string;
+    resourceId: string;
+    withRoles?: boolean;
+    rolesOrgId?: string | null;
+    now: Date;
+  },
+): Promise<{ token: VerifiedAccessToken; live: Liveness } | null> {
+  const verified = await app.tokenVerifier.verify(token, {
+    realmName: realm.name,
+    issuer: issuerOf(app.config.server.publicOrigin, realm.name),
+    audience: target.audience,
+  });
+  if (!verified.ok) return null;
+  const t = verified.token;
+  const live = await checkLiveness(
+    app.db,
+    {
+      realmId: realm.id,
+      subject: t.subject,
+      clientId: t.clientId,
+      tokenId: t.tokenId,
+      issuedAt: t.issuedAt,
+      sessionId: t.sessionId,
+      audience: target.audience,
+      resourceId: target.resourceId,
+      exchanged: t.act !== null,
+      orgId: t.orgId,
+      withRoles: target.withRoles ?? false,
+      rolesOrgId: target.rolesOrgId ?? null,
+    },
+    target.now,
+  );
+  return live.active ? { token: t, live } : null;
+}
+
+function organizationOf(req: FastifyRequest, opts: ApiAuthOptions): string | null {
+  if (!opts.organizationParam) return null;
+  const value = (req.params as Record<string, unknown>)[opts.organizationParam];
+  return typeof value === 'string' && value.length > 0 ? value : null;
+}
+
+/** A caller whose token verified offline; its live check is still to run. */
+export interface PendingCaller {
+  token: VerifiedAccessToken;
+  facts: TokenFacts;
+  now: Date;
+}
+
+/**
+ * The offline half of authenticating an API request: the token verified for the route's
+ * audience, and the live-check facts to run (alone, or folded into a caller's own statement).
+ */
+export async function verifyApiCaller(
+  app: AppContext,
+  req: FastifyRequest,
+  realm: RealmRow,
+  opts: ApiAuthOptions,
+): Promise<PendingCaller> {
+  const token = presentedToken(app, req);
+  const origin = app.config.server.publicOrigin;
+  const audience =
+    opts.audience === 'admin' ? adminAudience(origin, realm.name) : accountAudience(origin, realm.name);
+  const verified = await app.tokenVerifier.verify(token, {
+    realmName: realm.name,
+    issuer: issuerOf(origin, realm.name),
+    audience,
+  });
+  if (!verified.ok) throw invalidToken();
+  const t = verified.token;
+  return {
+    token: t,
+    now: app.clock.now(),
+    facts: {
+      realmId: realm.id,
+      subject: t.subject,
+      clientId: t.clientId,
+      tokenId: t.tokenId,
+      issuedAt: t.issuedAt,
+      sessionId: t.sessionId,
+      audience,
+      resourceId: opts.audience === 'admin' ? BUILTIN_ADMIN : BUILTIN_ACCOUNT,
+      exchanged: t.act !== null,
+      orgId: t.orgId,
+      withRoles: opts.audience === 'admin',
+      rolesOrgId: organizationOf(req, opts),
+    },
+  };
+}
+
+/** The live half: the caller the request acts for, or the problem it must see. */
+export function authorizeApiCaller(
+  app: AppContext,
+  pending: PendingCaller,
+  live: Liveness,
+  opts: ApiAuthOptions,
+): ApiCaller {
+  const { token: t, now } = pending;
+  if (!live.active || live.subjectType === null) throw invalidToken();
+  const caller: ApiCaller = {
+    kind: live.subjectType,
+    id: t.subject,
+    clientId: t.clientId,
+    sessionId: t.sessionId,
+    authTime: t.authTime,
+    sessionMfa: live.sessionMfa,
+    recoveryRestricted: live.sessionRecoveryRestricted || live.userState === 'recovery_restricted',
+    permissions: permissionsOf(live.roles, {
+      mfa: live.subjectType === 'service_principal' || live.sessionMfa,
+      authAgeSeconds: t.authTime === null ? null : Math.max(0, Math.floor(now.getTime() / 1000) - t.authTime),
+    }),
+    roles: live.roles,
+    token: t,
+  };
+  if (opts.audience === 'admin') authorizeAdmin(app, caller, opts, now);
+  return caller;
+}
+
+function authorizeAdmin(app: AppContext, caller: ApiCaller, opts: ApiAuthOptions, now: Date): void {
+  if (caller.kind === 'user') {
+    // doc 1 Errors: administration needs an MFA session; a recovery-restricted one does not count.
+    if (!caller.sessionMfa || caller.recoveryRestricted || caller.sessionId === null) {
+      throw new Problem(403, 'mfa_required', 'administration needs a session that completed MFA');
+    }
+  }
+  for (const p of opts.permissions ?? []) {
+    if (caller.permissions.has(p)) continue;
+    // doc 1 Errors: another tenant's object is 404, so a caller with no standing in the
+    // organization cannot learn that it exists.
+    if (opts.organizationParam && !hasStandingIn(caller)) throw problem.notFound('no such organization');
+    throw problem.forbidden(`permission ${p} is missing`);
+  }
+  if (opts.recentAuth) requireRecentAuth(app, caller, now);
+}
+
+const hasStandingIn = (caller: ApiCaller): boolean =>
+  caller.permissions.has('org.read') || caller.roles.some((r) => r.scope_type === 'organization');
+
+/** SPEC-DECISIONS 13: too old an authentication answers step_up_required with the obligation. */
+export function requireRecentAuth(app: AppContext, caller: ApiCaller, now: Date): void {
+  if (caller.kind === 'service_principal') return;
+  const windowMs = app.config.security.recentAuthWindowMs;
+  const authTimeMs = caller.authTime === null ? null : caller.authTime * 1000;
+  if (authTimeMs !== null && now.getTime() - authTimeMs <= windowMs) return;
+  throw new Problem(403, 'step_up_required', 'this operation needs a recent sign-in', {
+    obligation: {
+      type: 'reauthenticate',
+      required_profile: 'recent',
+      max_age_seconds: Math.floor(windowMs / 1000),
+    },
+  });
+}

@@ -1,0 +1,113 @@
+// The shared shape of the form-posting protocol endpoints (token, introspection, revocation):
+// an application/x-www-form-urlencoded body, answers that are never cached, RFC 6749 section 5.2
+// error bodies, and client authentication (src/clients/client-auth.ts).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  type AuthenticatedClient,
+  authenticateClient,
+  type ClientAuthOptions,
+} from '../clients/client-auth.ts';
+import type { AppContext } from '../main/context.ts';
+import { checkCharset } from '../platform/http/json-body.ts';
+import { Problem, problem } from '../platform/http/problem.ts';
+import type { RealmRow } from '../realms/realm.repo.ts';
+import { issuerOf } from '../resources/builtin-resources.ts';
+import { findRequestedRealm } from '../signin/advance.ts';
+import { hasNul } from '../kernel/text.ts';
+import { OAuthError, oauthError, oauthErrorBody } from '../kernel/oauth-error.ts';
+
+const FORM = 'application/x-www-form-urlencoded';
+
+export interface OAuthCall {
+  req: FastifyRequest;
+  reply: FastifyReply;
+  realm: RealmRow;
+  form: URLSearchParams;
+}
+
+export interface OAuthEndpointOptions {
+  /** Also serve suspended realms (introspection: spec doc 2, Revocation exposure). */
+  suspendedRealms?: boolean;
+}
+
+/** The scope reads application/x-www-form-urlencoded bodies (as URLSearchParams) and nothing else. */
+export function useFormBodies(scope: FastifyInstance): void {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser(FORM, { parseAs: 'string' }, (req, body, done) => {
+    try {
+      checkCharset(req.headers['content-type']);
+      done(null, new URLSearchParams(body as string));
+    } catch (e) {
+      done(e as Error, undefined);
+    }
+  });
+}
+
+/** The scope renders OAuthError as RFC 6749 JSON; other errors go on to the problem mapper. */
+export function useOAuthErrors(scope: FastifyInstance, ctx: AppContext): void {
+  scope.setErrorHandler((err, _req, reply) => {
+    if (!(err instanceof OAuthError)) throw err;
+    if (err.debug) ctx.log.info({ oauth_error: err.error, reason: err.debug }, 'oauth request refused');
+    reply.code(err.status).headers({ 'cache-control': 'no-store', ...err.headers });
+    return reply.send(oauthErrorBody(err));
+  });
+}
+
+const findAnyRealm = async (ctx: AppContext, name: string): Promise<RealmRow | null> =>
+  hasNul(name) ? null : ctx.realms.byName(name);
+
+/**
+ * Registers POST /realms/:realm/oauth/<name> in a scope of its own that reads form bodies only
+ * and renders OAuthError as RFC 6749 JSON; other failures keep their problem documents.
+ */
+export function oauthEndpoint(
+  app: FastifyInstance,
+  ctx: AppContext,
+  name: string,
+  handler: (call: OAuthCall) => Promise<unknown>,
+  opts: OAuthEndpointOptions = {},
+): void {
+  app.register(async (scope) => {
+    useFormBodies(scope);
+    useOAuthErrors(scope, ctx);
+    scope.post<{ Params: { realm: string } }>(`/realms/:realm/oauth/${name}`, async (req, reply) => {
+      const realm = opts.suspendedRealms
+        ? await findAnyRealm(ctx, req.params.realm)
+        : await findRequestedRealm(ctx, req.params.realm);
+      if (!realm) throw problem.notFound('no such realm');
+      if (!(req.body instanceof URLSearchParams)) {
+        throw new Problem(415, 'invalid_request', `the body must be ${FORM}`);
+      }
+      reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+      return handler({ req, reply, realm, form: req.body });
+    });
+  });
+}
+
+/** Authenticates the calling client of a protocol endpoint (throws invalid_client/invalid_request). */
+export function authenticateOAuthClient(
+  ctx: AppContext,
+  call: OAuthCall,
+  endpoint: string,
+  now: Date,
+  loadClient?: ClientAuthOptions['loadClient'],
+): Promise<AuthenticatedClient> {
+  const keyring = ctx.keyring;
+  if (!keyring) throw oauthError.temporarilyUnavailable('no root key is configured');
+  const issuer = issuerOf(ctx.config.server.publicOrigin, call.realm.name);
+  const auth = call.req.headers.authorization;
+  return authenticateClient(
+    ctx.db,
+    keyring,
+    call.realm.id,
+    { authorization: typeof auth === 'string' ? auth : undefined, form: call.form },
+    {
+      now,
+      maxTokenBytes: ctx.config.limits.maxTokenBytes,
+      challengeRealm: call.realm.name,
+      assertionAudiences: [issuer, `${issuer}/oauth/${endpoint}`],
+      clockSkewSeconds: Math.floor(ctx.config.tokens.clockSkewMs / 1000),
+      ...(loadClient ? { loadClient } : {}),
+    },
+  );
+}

@@ -1,0 +1,27 @@
+// Pieces every route file of this context shares: the call context and the options of routes
+// bound to one organization.
+import type { FastifyRequest } from 'fastify';
+import type { ApiCaller } from './api-auth.ts';
+import type { AppContext } from '../main/context.ts';
+import type { RealmRow } from '../realms/realm.repo.ts';
+import type { OrgCall } from '../organizations/organizations.types.ts';
+
+export type OrgParams = { org: string };
+
+export function orgCall(ctx: AppContext, req: FastifyRequest, realm: RealmRow, caller: ApiCaller): OrgCall {
+  return {
+    realmId: realm.id,
+    actor: { type: caller.kind, id: caller.id },
+    correlationId: String(req.id),
+    now: ctx.clock.now(),
+    permissions: caller.permissions,
+    caller,
+  };
+}
+
+/**
+ * Options of a route on one organization: the permissions count when held in the realm or inside
+ * the organization (its administrators), and a caller with no standing there gets 404.
+ */
+export const inOrg = (...permissions: string[]) =>
+  ({ audience: 'admin', permissions, organizationParam: 'org' }) as const;

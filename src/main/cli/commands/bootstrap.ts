@@ -1,0 +1,54 @@
+// identity-cli bootstrap --realm NAME --admin-email E [--password-file F]
+import { readFileSync } from 'node:fs';
+import { requireKeyring } from '../../context.ts';
+import { InvalidRealmNameError } from '../../../setup/realm.service.ts';
+import { BootstrapError, bootstrapAdministrator } from '../../../setup/bootstrap.service.ts';
+import { CONFIG_FLAG, parseFlags, withCliContext } from '../cli-context.ts';
+import { CliError } from '../cli-error.ts';
+import { promptSecret } from '../prompt.ts';
+
+const USAGE = 'usage: identity-cli bootstrap --realm NAME --admin-email EMAIL [--password-file FILE]';
+
+async function readPassword(file: string | undefined): Promise<string> {
+  if (!file) return promptSecret('Password for the administrator');
+  // Only the first line counts, so a trailing newline written by an editor is not part of it.
+  return readFileSync(file, 'utf8').split(/\r?\n/)[0] ?? '';
+}
+
+export async function bootstrap(argv: string[]): Promise<unknown> {
+  const { flags, rest } = parseFlags(argv, {
+    ...CONFIG_FLAG,
+    realm: { type: 'string' },
+    'admin-email': { type: 'string' },
+    'password-file': { type: 'string' },
+  });
+  const realm = flags.realm as string | undefined;
+  const email = flags['admin-email'] as string | undefined;
+  if (!realm || !email || rest.length > 0) throw new CliError(USAGE);
+  const password = await readPassword(flags['password-file'] as string | undefined);
+  return withCliContext(flags, async (ctx) => {
+    try {
+      const r = await bootstrapAdministrator(
+        {
+          db: ctx.db,
+          keyring: requireKeyring(ctx),
+          hasher: ctx.hasher,
+          signingAlgorithm: ctx.config.keys.signingAlgorithm,
+          clock: ctx.clock,
+        },
+        { realm, email, password },
+      );
+      return {
+        realm: r.realm.name,
+        realm_id: r.realm.id,
+        realm_created: r.realmCreated,
+        user_id: r.userId,
+        required_actions: ['configure_totp'],
+        issuer: `${ctx.config.server.publicOrigin}/realms/${r.realm.name}`,
+      };
+    } catch (e) {
+      if (e instanceof BootstrapError || e instanceof InvalidRealmNameError) throw new CliError(e.message);
+      throw e;
+    }
+  });
+}

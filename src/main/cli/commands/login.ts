@@ -1,0 +1,238 @@
+// identity-cli login --realm NAME: headless sign-in of an operator with the realm's built-in
+// identity-cli client (PKCE, loopback redirect). It answers whatever the transaction asks for:
+// password, TOTP enrollment (otpauth URI and a terminal QR code; recovery codes shown once),
+// TOTP or recovery code, a password update, consent. The code is then exchanged for an
+// admin-audience token, stored with its refresh token in the credentials file (docs/cli.md).
+import { randomBytes } from 'node:crypto';
+import { CLI_CLIENT_ID } from '../../../clients/builtin-clients.ts';
+import { loadRuntimeConfig } from '../../runtime-config.ts';
+import { renderTerminalQr } from '../../../mfa/terminal-qr.ts';
+import { s256Challenge } from '../../../kernel/pkce.ts';
+import { parseFlags } from '../../../platform/cli/flags.ts';
+import { apiBaseOf, discoverRealm, exchangeCode } from '../api-client.ts';
+import { CliError } from '../cli-error.ts';
+import {
+  credentialsPath,
+  readStore,
+  type StoredCredential,
+  withStoreLock,
+  writeStore,
+} from '../credentials-store.ts';
+import { createPrompter, type Prompter } from '../prompt.ts';
+
+const USAGE = 'usage: identity-cli login --realm NAME [--email EMAIL] [--server URL] [--credentials FILE]';
+const REDIRECT_URI = 'http://127.0.0.1/callback';
+
+interface Action {
+  type: string;
+  options?: { scopes?: string[] };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the state object is read member by member below
+type State = Record<string, any>;
+
+const say = (line = '') => process.stderr.write(`${line}\n`);
+
+class TransactionClient {
+  private readonly base: string;
+  private readonly token: string;
+  constructor(base: string, token: string) {
+    this.base = base;
+    this.token = token;
+  }
+
+  async step(path: string, body: unknown): Promise<{ status: number; body: State }> {
+    const res = await fetch(`${this.base}/${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-transaction-token': this.token },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as State };
+  }
+}
+
+async function answer(action: Action, tx: TransactionClient, p: Prompter, email: string | undefined) {
+  switch (action.type) {
+    case 'identify':
+    case 'password': {
+      const identifier =
+        action.type === 'identify' ? (email ?? (await p.ask('Email or username'))) : undefined;
+      const password = await p.secret('Password');
+      return tx.step('password', identifier ? { identifier, password } : { password });
+    }
+    case 'enroll_totp': {
+      const enrolled = await tx.step('totp/enroll', {});
+      if (enrolled.status !== 200) return enrolled;
+      const totp = enrolled.body.one_time?.totp as { secret: string; otpauth_uri: string };
+      say('Your account needs an authenticator app. Scan this code, or enter the key by hand:');
+      say(renderTerminalQr(totp.otpauth_uri));
+      say(`  ${totp.otpauth_uri}`);
+      say(`  key: ${totp.secret}`);
+      const code = await p.ask('Code from the authenticator app');
+      const activated = await tx.step('totp/activate', { code });
+      const codes = activated.body.one_time?.recovery_codes as string[] | undefined;
+      if (codes) {
+        say('Recovery codes (each works once; store them now, they are not shown again):');
+        for (const c of codes) say(`  ${c}`);
+      }
+      return activated;
+    }
+    case 'totp':
+      return tx.step('totp', { code: await p.ask('Code from the authenticator app') });
+    case 'recovery_code':
+      return tx.step('recovery-code', { code: await p.ask('Recovery code') });
+    case 'update_password':
+      return tx.step('password/update', { new_password: await p.secret('New password', { confirm: true }) });
+    case 'consent': {
+      const scopes = action.options?.scopes ?? [];
+      const yes = /^y(es)?$/i.test(
+        await p.ask(`Allow identity-cli the scopes ${scopes.join(' ')}? (yes/no)`),
+      );
+      return tx.step('consent', { approve: yes });
+    }
+    default:
+      throw new CliError(`the sign-in asks for ${action.type}, which identity-cli cannot answer`);
+  }
+}
+
+/** Prefers the action a person can answer here: a TOTP code over a recovery code. */
+function pick(actions: Action[]): Action | undefined {
+  return actions.find((a) => a.type !== 'recovery_code') ?? actions[0];
+}
+
+/** The code from the completed transaction's redirect, after checking state and issuer (RFC 9207). */
+function codeFrom(redirectTo: string, state: string, issuer: string): string {
+  const params = new URL(redirectTo).searchParams;
+  if (params.get('state') !== state) throw new CliError('the sign-in answered with another state');
+  const iss = params.get('iss');
+  if (iss !== null && iss !== issuer) throw new CliError(`the sign-in answered for issuer ${iss}`);
+  const error = params.get('error');
+  if (error) throw new CliError(`the sign-in ended with ${error}: ${params.get('error_description') ?? ''}`);
+  const code = params.get('code');
+  if (!code) throw new CliError('the sign-in completed without an authorization code');
+  return code;
+}
+
+async function runTransaction(
+  tx: TransactionClient,
+  first: State,
+  email: string | undefined,
+): Promise<State> {
+  const p = createPrompter();
+  try {
+    let state = first;
+    while (state.status === 'pending') {
+      if (state.error) throw new CliError(`the sign-in cannot go on: ${state.error}`);
+      const action = pick(state.next_actions as Action[]);
+      if (!action) throw new CliError('the sign-in offers no next step');
+      const r = await answer(action, tx, p, email);
+      if (r.status !== 200)
+        throw new CliError(`the server refused the ${action.type} step: ${r.body.detail ?? r.status}`);
+      if (
+        r.body.status === 'pending' &&
+        (r.body.next_actions as Action[]).some((a) => a.type === action.type)
+      ) {
+        say('That did not work; try again.');
+      }
+      state = r.body;
+    }
+    if (state.status !== 'completed')
+      throw new CliError(`the sign-in ended ${state.status}: ${state.error ?? ''}`);
+    return state;
+  } finally {
+    p.close();
+  }
+}
+
+export async function login(argv: string[]): Promise<unknown> {
+  const { flags, rest } = parseFlags(argv, {
+    config: { type: 'string' },
+    realm: { type: 'string' },
+    email: { type: 'string' },
+    server: { type: 'string' },
+    credentials: { type: 'string' },
+  });
+  const realm = flags.realm as string | undefined;
+  if (!realm || rest.length > 0) throw new CliError(USAGE);
+  const file = credentialsPath(flags.credentials as string | undefined, process.env);
+  const server = (
+    (flags.server as string | undefined) ??
+    loadRuntimeConfig(flags.config as string | undefined).server.publicOrigin
+  ).replace(/\/+$/, '');
+  // The resource must be the audience the server derives from its public origin, which can
+  // differ from the URL this command reaches it at; the realm's issuer says which it is.
+  const { issuer, audience } = await discoverRealm(server, realm);
+  const verifier = randomBytes(32).toString('base64url');
+  const clientState = randomBytes(12).toString('base64url');
+  const startUrl = `${apiBaseOf(server, realm)}/auth/transactions`;
+  let res: Response;
+  try {
+    res = await fetch(startUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_id: CLI_CLIENT_ID,
+        redirect_uri: REDIRECT_URI,
+        scope: 'openid',
+        resource: [audience],
+        code_challenge: s256Challenge(verifier),
+        code_challenge_method: 'S256',
+        state: clientState,
+      }),
+    });
+  } catch (e) {
+    throw new CliError(`cannot reach ${server}: ${(e as Error).message}`);
+  }
+  const started = (await res.json()) as State;
+  if (res.status !== 201)
+    throw new CliError(`the server refused the sign-in: ${started.detail ?? res.status}`);
+  const tx = new TransactionClient(`${startUrl}/${started.transaction_id}`, started.continuation_token);
+  const email = flags.email as string | undefined;
+  const state = await runTransaction(tx, started.state, email);
+
+  const now = new Date();
+  const code = codeFrom(String(state.redirect_to), clientState, issuer);
+  const tokens = await exchangeCode(
+    { server, realm, code, redirectUri: REDIRECT_URI, verifier, audience },
+    now,
+  );
+  const credential: StoredCredential = {
+    issuer,
+    realm,
+    server,
+    audience,
+    apiBase: apiBaseOf(server, realm),
+    user: {
+      id: tokens.subject,
+      name: state.user?.display_name ?? null,
+      email: email ?? state.user?.email_hint ?? null,
+    },
+    accessToken: tokens.accessToken,
+    expiresAt: tokens.expiresAt,
+    refreshToken: tokens.refreshToken,
+    updatedAt: now,
+  };
+  await withStoreLock(file, async () => {
+    const store = readStore(file);
+    store.set(issuer, credential);
+    writeStore(file, store);
+  });
+  const { name: userName, email: userEmail, id: userId } = credential.user;
+  const who =
+    [userName, userEmail && (userName ? `(${userEmail})` : userEmail)].filter(Boolean).join(' ') || userId;
+  say(`Logged in to realm ${realm} as ${who}.`);
+  say(
+    `The access token expires at ${tokens.expiresAt.toISOString()}${tokens.refreshToken ? '; identity-cli refreshes it as needed' : ''}.`,
+  );
+  say(`Credentials stored in ${file}.`);
+  // Never the tokens themselves: stdout often ends up in logs.
+  return {
+    realm,
+    issuer,
+    user: credential.user,
+    completed_factors: state.completed_factors,
+    expires_at: tokens.expiresAt.toISOString(),
+    refreshable: tokens.refreshToken !== null,
+    credentials: file,
+  };
+}
