@@ -13,7 +13,7 @@ import { signAccessToken } from '../src/access/access-token.ts';
 import { openPostgres } from '../src/platform/db/pg.ts';
 import { newId } from '../src/platform/ids.ts';
 import { createLogger } from '../src/platform/log.ts';
-import { adminAudience, issuerOf } from '../src/resources/builtin-resources.ts';
+import { adminAudience, issuerOf } from '../src/kernel/audiences.ts';
 import { benchConfig, REALM } from './common.ts';
 
 export const ORGANIZATIONS = 1_000;

@@ -10,7 +10,7 @@ import { createContext } from '../src/main/context.ts';
 import { signAccessToken } from '../src/access/access-token.ts';
 import { openPostgres } from '../src/platform/db/pg.ts';
 import { createLogger } from '../src/platform/log.ts';
-import { issuerOf } from '../src/resources/builtin-resources.ts';
+import { issuerOf } from '../src/kernel/audiences.ts';
 import { benchConfig, INTROSPECT_AUDIENCE, REALM } from './common.ts';
 
 interface Pick {

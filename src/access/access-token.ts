@@ -1,11 +1,12 @@
 // Access tokens for one resource audience: a signed JWT per RFC 9068, or an opaque reference whose
 // claims are stored server-side under a digest. Spec doc 1: API resource definition (audience,
 // token_format, access_token_ttl_seconds), Authentication 8 (cnf), Limits (token lifetimes).
-import type { Signer } from '../keys/key-store.ts';
-import { randomToken } from '../platform/ids.ts';
-import { digestToken } from '../signin/binding.ts';
+
+import { digestToken } from '../kernel/digest.ts';
 import { isScopeName } from '../kernel/scope.ts';
 import { epochSeconds, signJwt } from '../keys/jws.ts';
+import type { Signer } from '../keys/key-store.ts';
+import { randomToken } from '../platform/ids.ts';
 
 export const ACCESS_TOKEN_TYP = 'at+jwt';
 export const DEFAULT_ACCESS_TOKEN_TTL_SECONDS = 300;

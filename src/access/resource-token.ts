@@ -1,8 +1,10 @@
 // A JWT access token of this realm for one of its registered resources, verified offline:
 // introspection and the decision API both take these and never the built-in audiences (the
 // administration, account and UserInfo APIs check their own tokens).
+
+import { issuerOf } from '../kernel/audiences.ts';
 import type { AppContext } from '../main/context.ts';
-import { builtinResources, issuerOf } from '../resources/builtin-resources.ts';
+import { builtinResources } from '../resources/builtin-resources.ts';
 import type { RealmRef } from '../resources/resources.repo.ts';
 import type { VerifiedAccessToken } from './verify-access-token.ts';
 

@@ -5,11 +5,7 @@ import { createPublicKey, sign } from 'node:crypto';
 import { before, describe, test } from 'node:test';
 import { CompactSign, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import type { Signer } from '../keys/key-store.ts';
-import {
-  generateKeyMaterial,
-  type KeyMaterial,
-  privateKeyFromPkcs8,
-} from '../keys/signing-key-material.ts';
+import { generateKeyMaterial, type KeyMaterial, privateKeyFromPkcs8 } from '../keys/signing-key-material.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import { type AccessTokenInput, signAccessToken } from './access-token.ts';
 import {

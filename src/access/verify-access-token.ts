@@ -12,11 +12,11 @@ import {
   type JWK,
   type JWTVerifyGetKey,
 } from 'jose';
+import { isScopeName } from '../kernel/scope.ts';
+import { isSigningAlgorithm, SIGNING_ALGORITHMS } from '../keys/jws.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
-import { isScopeName } from '../kernel/scope.ts';
 import type { Actor } from './access-token.ts';
-import { isSigningAlgorithm, SIGNING_ALGORITHMS } from '../keys/jws.ts';
 
 export type AccessTokenRejection =
   | 'oversized'

@@ -3,19 +3,19 @@
 // token) and checks named permissions; /me takes an account-audience token. Every request runs
 // the live checks of doc 2, Revocation exposure, so a revocation counts from its commit.
 import type { FastifyRequest } from 'fastify';
-import type { AppContext } from '../main/context.ts';
 import { checkLiveness, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
 import type { VerifiedAccessToken } from '../access/verify-access-token.ts';
-import { bearerToken } from '../platform/http/bearer.ts';
-import { Problem, problem } from '../platform/http/problem.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
 import {
   accountAudience,
   adminAudience,
   BUILTIN_ACCOUNT,
   BUILTIN_ADMIN,
   issuerOf,
-} from '../resources/builtin-resources.ts';
+} from '../kernel/audiences.ts';
+import type { AppContext } from '../main/context.ts';
+import { bearerToken } from '../platform/http/bearer.ts';
+import { Problem, problem } from '../platform/http/problem.ts';
+import type { RealmRow } from '../realms/realm.repo.ts';
 import { permissionsOf, type RoleHolding } from '../roles/effective-roles.ts';
 
 export type ApiAudience = 'admin' | 'account';

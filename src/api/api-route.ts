@@ -1,11 +1,11 @@
 // Registers an administration or account API route with its authentication as an option
 // (ARCHITECTURE.md, Request path): the handler receives the realm and the authorized caller.
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
-import type { AppContext } from '../main/context.ts';
 import { checkLivenessMany, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
+import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
-import { findRequestedRealm } from '../signin/advance.ts';
+import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { type ApiAuthOptions, type ApiCaller, authorizeApiCaller, verifyApiCaller } from './api-auth.ts';
 
 export interface ApiCall<P> {

@@ -7,14 +7,14 @@ import {
   authenticateClient,
   type ClientAuthOptions,
 } from '../clients/client-auth.ts';
+import { issuerOf } from '../kernel/audiences.ts';
+import { OAuthError, oauthError, oauthErrorBody } from '../kernel/oauth-error.ts';
+import { hasNul } from '../kernel/text.ts';
 import type { AppContext } from '../main/context.ts';
 import { checkCharset } from '../platform/http/json-body.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
-import { issuerOf } from '../resources/builtin-resources.ts';
-import { findRequestedRealm } from '../signin/advance.ts';
-import { hasNul } from '../kernel/text.ts';
-import { OAuthError, oauthError, oauthErrorBody } from '../kernel/oauth-error.ts';
+import { findRequestedRealm } from '../realms/realm-cache.ts';
 
 const FORM = 'application/x-www-form-urlencoded';
 

@@ -1,10 +1,10 @@
 // Pieces every route file of this context shares: the call context and the options of routes
 // bound to one organization.
 import type { FastifyRequest } from 'fastify';
-import type { ApiCaller } from './api-auth.ts';
 import type { AppContext } from '../main/context.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
 import type { OrgCall } from '../organizations/organizations.types.ts';
+import type { RealmRow } from '../realms/realm.repo.ts';
+import type { ApiCaller } from './api-auth.ts';
 
 export type OrgParams = { org: string };
 

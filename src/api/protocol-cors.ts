@@ -5,8 +5,8 @@
 // gets no CORS headers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isClientOrigin } from '../clients/clients.repo.ts';
-import type { AppContext } from '../main/context.ts';
 import { hasNul } from '../kernel/text.ts';
+import type { AppContext } from '../main/context.ts';
 
 const PUBLIC_DOCUMENT =
   /^\/(?:realms\/[^/?]+\/(?:jwks|\.well-known\/[a-z-]+)|\.well-known\/oauth-authorization-server\/realms\/[^/?]+)(?:\?|$)/;

@@ -2,9 +2,9 @@
 // apiRoute, call the service, present. Every route needs realm.clients.write (spec doc 1,
 // Authentication 5 names no read permission for clients).
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { Actor } from '../audit/audit.types.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
+import type { Actor } from '../audit/audit.types.ts';
 import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { etagOf, setClientState, updateClient } from './client-changes.service.ts';

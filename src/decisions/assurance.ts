@@ -2,6 +2,8 @@
 // (docs/authorization.md, evaluation steps 4 and 5): conditional role assignments, the token
 // resource's scope rules (step_up_acr, max_auth_age_seconds, sensitivity) and the sensitivity of
 // a registered application permission. Pure; every answer that falls short is an obligation.
+
+import type { ResourceScope } from '../resources/resource.ts';
 import {
   type AssignmentConditions,
   conditionsMet,
@@ -9,7 +11,6 @@ import {
   type RoleHolding,
   type SessionAssurance,
 } from '../roles/effective-roles.ts';
-import type { ResourceScope } from '../resources/resource.ts';
 import type { Obligation } from './decision.ts';
 
 /**

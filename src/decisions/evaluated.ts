@@ -1,8 +1,9 @@
 // What one valid check is known to be once the decision's statement has answered, and the
 // assurance step (docs/authorization.md, evaluation step 5) that the local rules and the
 // external policy engine both end with.
-import type { AppContext } from '../main/context.ts';
+
 import type { Liveness, TokenFacts } from '../access/token-liveness.ts';
+import type { AppContext } from '../main/context.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { type SubjectAssurance, scopeStepUp, sensitivityStepUp, storedScopes } from './assurance.ts';
 import type { Obligation } from './decision.ts';

@@ -1,10 +1,11 @@
 // The local part of one decision (docs/authorization.md, "Evaluation order", steps 1 to 5): the
 // subject token's live state, the organization, the project, then roles (RBAC) or, for a
 // relationship type, the graph check to run. Pure: the facts come from the one statement.
-import type { RoleHolding } from '../roles/effective-roles.ts';
+
 import type { Liveness } from '../access/token-liveness.ts';
 import type { GraphCheck, GraphSubject } from '../relationships/graph.ts';
 import { definesName } from '../relationships/model.ts';
+import type { RoleHolding } from '../roles/effective-roles.ts';
 import { rbacAnswer, type SubjectAssurance, storedScopes } from './assurance.ts';
 import { type Outcome, outcome } from './decision.ts';
 import type { CheckRequest } from './decisions.decode.ts';

@@ -3,7 +3,7 @@
 // the verifier) or an opaque pa_at_ token found by its digest. Built-in audiences (admin, account,
 // userinfo) are never subjects: a resource server never receives them. Sender-constrained tokens
 // are refused, as introspection refuses them: the decision API cannot see the proof.
-import type { AppContext } from '../main/context.ts';
+
 import {
   type AccessTokenClaims,
   isOpaqueAccessToken,
@@ -11,8 +11,9 @@ import {
 } from '../access/access-token.ts';
 import { isBuiltinAudience, verifyResourceToken } from '../access/resource-token.ts';
 import type { TokenFacts } from '../access/token-liveness.ts';
+import { issuerOf } from '../kernel/audiences.ts';
+import type { AppContext } from '../main/context.ts';
 import { many } from '../platform/db/db.ts';
-import { issuerOf } from '../resources/builtin-resources.ts';
 
 export interface SubjectToken {
   subject: string;

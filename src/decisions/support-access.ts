@@ -2,9 +2,10 @@
 // support-access.md): a support token acts as the customer only within the resource's
 // impersonation_policy. Pure; the facts come from the decision's one statement. Past these rules
 // the check is evaluated as usual, with the customer's roles.
-import { isBuiltinPermissionName } from '../roles/permissions.ts';
+
 import type { SupportFacts } from '../access/token-liveness.ts';
 import type { ImpersonationPolicy, ResourceScope } from '../resources/resource.ts';
+import { isBuiltinPermissionName } from '../roles/permissions.ts';
 import { type Outcome, outcome } from './decision.ts';
 
 const asList = (v: unknown): string[] =>

@@ -2,8 +2,9 @@
 // outbox.dispatch hands each committed event to its destinations and marks it dispatched; the
 // webhook fan-out joins this transaction when subscriptions exist. outbox.cleanup deletes
 // dispatched events after seven days.
+
+import type { TaskReport } from '../kernel/task.ts';
 import type { Db } from '../platform/db/db.ts';
-import type { TaskReport } from '../main/worker/scheduler.ts';
 
 export const DISPATCH_BATCH = 500;
 export const DISPATCHED_RETENTION_MS = 7 * 24 * 3600 * 1000;

@@ -1,11 +1,11 @@
 // Group members (docs/api-roles.md, Groups): users and service principals. Members of an
 // organization's group must belong to that organization. Adding and removing are idempotent.
 import type { AuditType } from '../audit/audit.types.ts';
-import { authorizationChanged } from '../roles/authz-revision.ts';
 import { isLiveMembership } from '../organizations/membership-rules.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { type AdminChange, auditChange } from '../roles/admin-call.ts';
+import { authorizationChanged } from '../roles/authz-revision.ts';
 import {
   findCurrentMembership,
   findLivePrincipal,

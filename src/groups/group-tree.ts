@@ -1,7 +1,8 @@
 // Where a group may sit in its tree (doc 2, Limits: group depth 8; a top-level group has depth 1).
 // Pure rules; groups.service.ts supplies the rows.
-import { MAX_GROUP_DEPTH } from '../roles/effective-roles.ts';
+
 import type { FieldError } from '../platform/http/problem.ts';
+import { MAX_GROUP_DEPTH } from '../roles/effective-roles.ts';
 
 export interface TreeNode {
   id: string;

@@ -1,7 +1,8 @@
 // SQL for groups and group members (migration 0007).
-import type { AffectedSubject } from '../roles/authz-revision.ts';
+
 import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
+import type { AffectedSubject } from '../roles/authz-revision.ts';
 
 export interface GroupRow {
   id: string;

@@ -2,12 +2,12 @@
 // up to 8 levels. Each change keeps the tree within what effective-roles.ts walks, and writes the
 // row, audit record and authorization revision in one transaction.
 import type { AuditType } from '../audit/audit.types.ts';
-import { authorizationChanged } from '../roles/authz-revision.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { problem } from '../platform/http/problem.ts';
 import { type AdminChange, auditChange, invalid, invalidAll } from '../roles/admin-call.ts';
 import { deleteAssignmentsOfSubject } from '../roles/assignments.repo.ts';
+import { authorizationChanged } from '../roles/authz-revision.ts';
 import { lockAuthorization } from '../roles/roles.repo.ts';
 import { announceRemoved } from '../roles/roles.service.ts';
 import { ensureGroupWithinCeiling } from './group-ceiling.ts';

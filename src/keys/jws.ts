@@ -1,8 +1,8 @@
 // Compact JWS signing for the tokens this service issues, and the one algorithm allowlist shared
 // by signing and verification (spec doc 1, Authentication 7; doc 2, signing-key rotations).
 import { SignJWT } from 'jose';
-import type { Signer } from './key-store.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
+import type { Signer } from './key-store.ts';
 
 export const SIGNING_ALGORITHMS: readonly SigningAlgorithm[] = ['RS256', 'PS256', 'ES256', 'EdDSA'];
 

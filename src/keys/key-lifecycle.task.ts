@@ -4,11 +4,11 @@
 import { recordAudit } from '../audit/audit.repo.ts';
 import { SYSTEM_ACTOR } from '../audit/audit.types.ts';
 import { addEvent } from '../events/outbox.repo.ts';
+import type { TaskReport } from '../kernel/task.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
-import type { TaskReport } from '../main/worker/scheduler.ts';
 import { activeNeedsSuccessor, type KeyTimings, pendingIsDue, publishUntil } from './signing-key.states.ts';
 import { generateKeyMaterial } from './signing-key-material.ts';
 import { storeSigningKey } from './signing-keys.service.ts';

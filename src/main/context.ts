@@ -1,7 +1,7 @@
 // Composition: everything a process needs, built once from the operator configuration.
 import { resolve } from 'node:path';
-import { KeyStore } from '../keys/key-store.ts';
 import { AccessTokenVerifier } from '../access/verify-access-token.ts';
+import { KeyStore } from '../keys/key-store.ts';
 import type { MetricsAuth } from '../ops/internal.routes.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import type { Config } from '../platform/config/settings.ts';

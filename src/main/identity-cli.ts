@@ -1,4 +1,7 @@
 // identity-cli: the operator command line (spec doc 2, "Command-line operator tools").
+
+import { FlagError } from '../platform/cli/flags.ts';
+import { ConfigError } from '../platform/config/load.ts';
 import { CliError } from './cli/cli-error.ts';
 import { api } from './cli/commands/api.ts';
 import { bootstrap } from './cli/commands/bootstrap.ts';
@@ -7,8 +10,6 @@ import { login } from './cli/commands/login.ts';
 import { logout } from './cli/commands/logout.ts';
 import { realmCreate } from './cli/commands/realm-create.ts';
 import { realmSetLoginUi } from './cli/commands/realm-login-ui.ts';
-import { FlagError } from '../platform/cli/flags.ts';
-import { ConfigError } from '../platform/config/load.ts';
 
 const USAGE = `usage: identity-cli <command> [flags]
 

@@ -4,11 +4,11 @@ import { FlagError, parseFlags } from '../platform/cli/flags.ts';
 import { ConfigError } from '../platform/config/load.ts';
 import type { Config } from '../platform/config/settings.ts';
 import { migrate, schemaState } from '../platform/db/migrate.ts';
-import { startWorker } from './worker/worker.ts';
 import { type AppContext, createContext, requireKeyring } from './context.ts';
 import { DEV_REALM, ensureDevRealm } from './dev-setup.ts';
 import { startHttpServers } from './http-server.ts';
 import { loadRuntimeConfig } from './runtime-config.ts';
+import { startWorker } from './worker/worker.ts';
 
 const USAGE = `usage: proudauth <command> [--config FILE]
 

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../main/context.ts';
 import { camelCase } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
-import { findRequestedRealm } from '../signin/advance.ts';
+import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { authorize } from '../signin/authorize.service.ts';
 import { SESSION_COOKIE, TX_COOKIE } from '../signin/binding.ts';
 import { txCookiePath } from '../signin/signin.routes.ts';

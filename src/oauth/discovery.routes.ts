@@ -2,12 +2,12 @@
 // RFC 8414 section 3.1 location with the well-known segment inserted before the issuer's path,
 // and the same document under the issuer for clients that append instead of inserting.
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { isSigningAlgorithm } from '../keys/jws.ts';
 import type { AppContext } from '../main/context.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import { problem } from '../platform/http/problem.ts';
-import { findRequestedRealm } from '../signin/advance.ts';
+import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { providerMetadata } from './discovery.ts';
-import { isSigningAlgorithm } from '../keys/jws.ts';
 
 // As long as the key set's cache (keys/jwks.routes.ts): metadata changes only with the keys.
 const CACHE_CONTROL = 'public, max-age=300';

@@ -1,9 +1,11 @@
 // The realm's provider metadata: OpenID Connect Discovery 1.0 section 3 and RFC 8414 section 2
 // (one document serves both). It advertises what this release implements and nothing more, so a
 // client that trusts it never meets a refusal for something listed here.
-import type { SigningAlgorithm } from '../platform/config/settings.ts';
-import { issuerOf, OIDC_SCOPES } from '../resources/builtin-resources.ts';
+
+import { issuerOf } from '../kernel/audiences.ts';
 import { SIGNING_ALGORITHMS } from '../keys/jws.ts';
+import type { SigningAlgorithm } from '../platform/config/settings.ts';
+import { OIDC_SCOPES } from '../resources/builtin-resources.ts';
 
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
 // Introspection needs a confidential client (spec doc 2, Authentication 7).

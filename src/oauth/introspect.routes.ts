@@ -2,13 +2,13 @@
 // Authentication 7): confidential clients registered as introspectors ask about a token of their
 // resource. The service logic is in introspection.ts.
 import type { FastifyInstance } from 'fastify';
-import { singleParam } from '../clients/client-auth-request.ts';
-import type { AppContext } from '../main/context.ts';
-import { candidateFor, INACTIVE_ANSWER, introspectToken, judge, livenessFacts } from './introspection.ts';
-import { authenticateOAuthClient, oauthEndpoint } from '../api/oauth-endpoint.ts';
-import { oauthError } from '../kernel/oauth-error.ts';
 import { isOpaqueAccessToken } from '../access/access-token.ts';
 import { checkLiveness, type Liveness } from '../access/token-liveness.ts';
+import { authenticateOAuthClient, oauthEndpoint } from '../api/oauth-endpoint.ts';
+import { singleParam } from '../clients/client-auth-request.ts';
+import { oauthError } from '../kernel/oauth-error.ts';
+import type { AppContext } from '../main/context.ts';
+import { candidateFor, INACTIVE_ANSWER, introspectToken, judge, livenessFacts } from './introspection.ts';
 
 export function registerIntrospect(app: FastifyInstance, ctx: AppContext): void {
   oauthEndpoint(

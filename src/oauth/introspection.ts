@@ -2,14 +2,15 @@
 // row; doc 2, Authentication 7 and Revocation exposure). A JWT is verified offline, then one SQL
 // statement runs every live check together with the introspector check; an opaque token costs
 // one more statement (its stored claims). Whatever fails, the answer is the same {active: false}.
-import type { AppContext } from '../main/context.ts';
-import { issuerOf } from '../resources/builtin-resources.ts';
-import type { RealmRef } from '../resources/resources.repo.ts';
-import { findLiveOpaqueToken } from '../access/opaque-tokens.repo.ts';
-import { isRefreshTokenShape } from '../sessions/refresh-tokens.repo.ts';
+
 import { type AccessTokenClaims, isOpaqueAccessToken } from '../access/access-token.ts';
+import { findLiveOpaqueToken } from '../access/opaque-tokens.repo.ts';
 import { isBuiltinAudience, verifyResourceToken } from '../access/resource-token.ts';
 import { checkLiveness, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
+import { issuerOf } from '../kernel/audiences.ts';
+import type { AppContext } from '../main/context.ts';
+import type { RealmRef } from '../resources/resources.repo.ts';
+import { isRefreshTokenShape } from '../sessions/refresh-tokens.repo.ts';
 
 export interface ActiveIntrospection {
   active: true;

@@ -5,22 +5,23 @@
 // checked before anything ends, so a refused request changes nothing and never redirects.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { compactVerify, createLocalJWKSet, errors } from 'jose';
+import { useFormBodies } from '../api/oauth-endpoint.ts';
 import { recordAudit } from '../audit/audit.repo.ts';
 import { findClientRecord } from '../clients/clients.repo.ts';
 import { addEvent } from '../events/outbox.repo.ts';
+import { issuerOf } from '../kernel/audiences.ts';
+import { digestToken } from '../kernel/digest.ts';
+import { SIGNING_ALGORITHMS } from '../keys/jws.ts';
 import type { AppContext } from '../main/context.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
-import { issuerOf } from '../resources/builtin-resources.ts';
-import { findLiveSessionByCookie, lockLiveSession, type SessionRow } from '../sessions/sessions.repo.ts';
-import { findRequestedRealm } from '../signin/advance.ts';
-import { withParams } from '../signin/authorization-response.ts';
-import { digestToken, SESSION_COOKIE } from '../signin/binding.ts';
+import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { revokeSession } from '../sessions/grants.repo.ts';
-import { useFormBodies } from '../api/oauth-endpoint.ts';
+import { findLiveSessionByCookie, lockLiveSession, type SessionRow } from '../sessions/sessions.repo.ts';
+import { withParams } from '../signin/authorization-response.ts';
+import { SESSION_COOKIE } from '../signin/binding.ts';
 import { ID_TOKEN_TYP } from './tokens/id-token.ts';
-import { SIGNING_ALGORITHMS } from '../keys/jws.ts';
 
 const PARAMS = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'ui_locales'] as const;
 type Params = Partial<Record<(typeof PARAMS)[number], string>>;

@@ -2,8 +2,9 @@
 // doc 2, Organization membership: only active memberships get tokens in an organization's
 // context). Users act in an organization through an active membership; service principals
 // through allowed_organization_ids (null: any organization).
-import { liveMembershipSql } from '../roles/live-membership.ts';
+
 import { maybeOne, type Queryable } from '../platform/db/db.ts';
+import { liveMembershipSql } from '../roles/live-membership.ts';
 
 /** The organization is active and the user's membership in it too. */
 export async function userMayActIn(q: Queryable, realmId: string, orgId: string, userId: string, now: Date) {

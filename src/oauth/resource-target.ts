@@ -2,17 +2,12 @@
 // definition and GrantSpec; RFC 8707): only scopes the resource declares and the client's grant
 // allows, for the subject types the grant names.
 import { CLI_CLIENT_ID } from '../clients/builtin-clients.ts';
+import { BUILTIN_ACCOUNT, BUILTIN_ADMIN, BUILTIN_USERINFO, userinfoAudience } from '../kernel/audiences.ts';
+import { oauthError } from '../kernel/oauth-error.ts';
 import type { Queryable } from '../platform/db/db.ts';
-import {
-  BUILTIN_ACCOUNT,
-  BUILTIN_ADMIN,
-  BUILTIN_USERINFO,
-  OIDC_SCOPES,
-  userinfoAudience,
-} from '../resources/builtin-resources.ts';
+import { OIDC_SCOPES } from '../resources/builtin-resources.ts';
 import type { ResourceDefinition, ResourceGrant } from '../resources/resource.ts';
 import { findResourceByAudience, findResourceGrant, type RealmRef } from '../resources/resources.repo.ts';
-import { oauthError } from '../kernel/oauth-error.ts';
 
 export type SubjectType = 'user' | 'service_principal';
 

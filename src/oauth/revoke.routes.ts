@@ -4,16 +4,16 @@
 // Revocation exposure) make each inactive from the commit. Tokens that are unknown, invalid,
 // already inactive or another client's are answered the same 200 (RFC 7009 section 2.2).
 import type { FastifyInstance } from 'fastify';
+import { isOpaqueAccessToken, opaqueAccessTokenDigest } from '../access/access-token.ts';
+import { authenticateOAuthClient, oauthEndpoint } from '../api/oauth-endpoint.ts';
 import { recordAudit } from '../audit/audit.repo.ts';
 import { singleParam } from '../clients/client-auth-request.ts';
+import { issuerOf } from '../kernel/audiences.ts';
+import { oauthError } from '../kernel/oauth-error.ts';
 import type { AppContext } from '../main/context.ts';
 import type { Tx } from '../platform/db/db.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
-import { issuerOf } from '../resources/builtin-resources.ts';
-import { authenticateOAuthClient, oauthEndpoint } from '../api/oauth-endpoint.ts';
-import { oauthError } from '../kernel/oauth-error.ts';
 import { findFamilyByToken, isRefreshTokenShape, revokeFamily } from '../sessions/refresh-tokens.repo.ts';
-import { isOpaqueAccessToken, opaqueAccessTokenDigest } from '../access/access-token.ts';
 
 const REASON = 'revoked_by_client';
 

@@ -1,10 +1,6 @@
 // Issues the tokens of one token response: an access token for one resource (a signed RFC 9068
 // JWT, or an opaque reference stored by digest), and the ID token beside it.
-import type { Signer } from '../keys/key-store.ts';
-import type { Queryable } from '../platform/db/db.ts';
-import { issuerOf } from '../resources/builtin-resources.ts';
-import type { RealmRef } from '../resources/resources.repo.ts';
-import type { Target } from './resource-target.ts';
+
 import {
   type AccessTokenClaims,
   type AccessTokenInput,
@@ -13,6 +9,11 @@ import {
   issueOpaqueAccessToken,
   signAccessToken,
 } from '../access/access-token.ts';
+import { issuerOf } from '../kernel/audiences.ts';
+import type { Signer } from '../keys/key-store.ts';
+import type { Queryable } from '../platform/db/db.ts';
+import type { RealmRef } from '../resources/resources.repo.ts';
+import type { Target } from './resource-target.ts';
 import { signIdToken } from './tokens/id-token.ts';
 
 /** The active key failed to sign: an outage of the token service, not a bad request. */

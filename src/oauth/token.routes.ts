@@ -2,15 +2,15 @@
 // handler per grant_type. The realm's signing key is looked up first, so a realm without a usable
 // key answers 503 before any code or refresh token is spent (spec doc 1, Errors case rule 3).
 import type { FastifyInstance } from 'fastify';
+import { authenticateOAuthClient, oauthEndpoint } from '../api/oauth-endpoint.ts';
 import { singleParam } from '../clients/client-auth-request.ts';
+import { oauthError } from '../kernel/oauth-error.ts';
 import type { AppContext } from '../main/context.ts';
 import { authorizationCodeGrant } from './grants/authorization-code.grant.ts';
 import { clientCredentialsGrant, prefetchServiceToken } from './grants/client-credentials.grant.ts';
 import { type GrantContext, type TokenResponse, tokenSettings } from './grants/grant-context.ts';
 import { refreshTokenGrant } from './grants/refresh-token.grant.ts';
 import { TOKEN_EXCHANGE, tokenExchangeGrant } from './grants/token-exchange.grant.ts';
-import { authenticateOAuthClient, oauthEndpoint } from '../api/oauth-endpoint.ts';
-import { oauthError } from '../kernel/oauth-error.ts';
 import { SigningError } from './token-issuer.ts';
 
 const GRANTS: Record<string, { label: string; run: (g: GrantContext) => Promise<TokenResponse> }> = {

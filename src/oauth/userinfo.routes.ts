@@ -5,14 +5,14 @@
 // Errors follow RFC 6750 section 3.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { verifyOwnToken } from '../api/api-auth.ts';
+import { useFormBodies, useOAuthErrors } from '../api/oauth-endpoint.ts';
+import { BUILTIN_USERINFO, userinfoAudience } from '../kernel/audiences.ts';
+import { OAuthError, type OAuthErrorCode } from '../kernel/oauth-error.ts';
 import type { AppContext } from '../main/context.ts';
 import { maybeOne, type Queryable } from '../platform/db/db.ts';
 import { bearerToken } from '../platform/http/bearer.ts';
 import { problem } from '../platform/http/problem.ts';
-import { BUILTIN_USERINFO, userinfoAudience } from '../resources/builtin-resources.ts';
-import { findRequestedRealm } from '../signin/advance.ts';
-import { useFormBodies, useOAuthErrors } from '../api/oauth-endpoint.ts';
-import { OAuthError, type OAuthErrorCode } from '../kernel/oauth-error.ts';
+import { findRequestedRealm } from '../realms/realm-cache.ts';
 
 type BearerErrorCode = Extract<OAuthErrorCode, 'invalid_request' | 'invalid_token' | 'insufficient_scope'>;
 

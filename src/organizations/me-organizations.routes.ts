@@ -3,11 +3,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
+import { orgCall } from '../api/org-call.ts';
 import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { acceptInvitation, declineInvitation, listMyInvitations } from './invitations.service.ts';
 import { fileJoinRequest, listMyJoinRequests, withdrawJoinRequest } from './join-requests.service.ts';
-import { orgCall } from '../api/org-call.ts';
 import { decodeEmpty, decodeJoinRequest, invitationParam, joinRequestParam } from './organizations.decode.ts';
 import { presentInvitation, presentJoinRequest, presentMembership } from './organizations.present.ts';
 import type { RequestRow } from './organizations.types.ts';

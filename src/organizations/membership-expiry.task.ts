@@ -3,8 +3,8 @@
 // with their membership removed (spec doc 2, Organization membership). Membership expiry emits no
 // event (doc 2, Catalog); each change is audited by the system actor.
 import { SYSTEM_ACTOR } from '../audit/audit.types.ts';
+import type { TaskReport } from '../kernel/task.ts';
 import type { Db } from '../platform/db/db.ts';
-import type { TaskReport } from '../main/worker/scheduler.ts';
 import { closeRequest, requestRef } from './membership-requests.ts';
 import { endMembership } from './membership-rules.ts';
 import { auditOrg } from './org-records.ts';

@@ -2,9 +2,9 @@
 // pending_approval) that becomes active when the request is accepted and is removed when it ends
 // any other way. The two kinds differ only in who may act and in what they announce.
 import type { AuditType } from '../audit/audit.types.ts';
-import { authorizationChanged } from '../roles/authz-revision.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
+import { authorizationChanged } from '../roles/authz-revision.ts';
 import { decideRequest, findRequest, insertRequest, lockRequest } from './membership-requests.repo.ts';
 import {
   assignThroughMembership,

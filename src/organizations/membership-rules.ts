@@ -1,13 +1,14 @@
 // Rules every membership use case shares: which organizations accept changes, which users and
 // roles may be named, the delegation ceiling, assigning roles through a membership and ending a
 // membership (doc 2, Organization membership: only active memberships count anywhere).
-import { authorizationChanged } from '../roles/authz-revision.ts';
-import { liveMembershipSql } from '../roles/live-membership.ts';
+
 import { maybeOne, type Tx } from '../platform/db/db.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { roleProblem } from '../roles/admin-call.ts';
 import { heldRoleIds } from '../roles/assignments.repo.ts';
+import { authorizationChanged } from '../roles/authz-revision.ts';
 import { type CallerAuthority, callerAuthority, ensureWithinCeiling } from '../roles/delegation.ts';
+import { liveMembershipSql } from '../roles/live-membership.ts';
 import { expand, incompatiblePair, permissionsOfSet, type RoleGraph } from '../roles/role-graph.ts';
 import { loadRoleGraph } from '../roles/roles.repo.ts';
 import {

@@ -1,8 +1,9 @@
 // SQL of memberships and the role assignments held through them. A removed or expired
 // membership is history: a later membership of the same user is a new row.
-import { liveMembershipSql } from '../roles/live-membership.ts';
+
 import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
+import { liveMembershipSql } from '../roles/live-membership.ts';
 import type { MembershipRoleRow, MembershipRow, MembershipState } from './organizations.types.ts';
 
 export interface NewMembership {

@@ -2,6 +2,7 @@
 // (docs/api-organizations.md), administration side.
 import type { FastifyInstance } from 'fastify';
 import { apiRoute } from '../api/api-route.ts';
+import { inOrg, type OrgParams, orgCall } from '../api/org-call.ts';
 import type { AppContext } from '../main/context.ts';
 import { pageBody } from '../platform/http/keyset.ts';
 import {
@@ -21,7 +22,6 @@ import {
   readMember,
   transferOwnership,
 } from './memberships.service.ts';
-import { inOrg, type OrgParams, orgCall } from '../api/org-call.ts';
 import {
   decodeAddMember,
   decodeApprove,

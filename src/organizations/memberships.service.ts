@@ -8,13 +8,14 @@
 //
 // Invitations and join requests move invited and pending_approval (membership-requests.service.ts);
 // the worker sweep moves active to expired (membership-expiry.task.ts).
-import { authorizationChanged } from '../roles/authz-revision.ts';
-import { BUILTIN_ROLES } from '../roles/permissions.ts';
+
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { cutPage } from '../platform/http/keyset.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
+import { authorizationChanged } from '../roles/authz-revision.ts';
 import { ensureWithinCeiling } from '../roles/delegation.ts';
+import { BUILTIN_ROLES } from '../roles/permissions.ts';
 import { decideRequest, lockPendingRequestOf } from './membership-requests.repo.ts';
 import {
   assignThroughMembership,

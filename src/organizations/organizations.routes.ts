@@ -4,12 +4,12 @@
 // (organization-scope roles of active members) are authorized too and others get 404.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { apiRoute } from '../api/api-route.ts';
+import { inOrg, type OrgParams, orgCall } from '../api/org-call.ts';
 import type { AppContext } from '../main/context.ts';
 import { pageBody } from '../platform/http/keyset.ts';
 import { decodeListQuery } from './list-query.ts';
 import { registerMyOrganizationRoutes } from './me-organizations.routes.ts';
 import { registerMembershipRoutes } from './memberships.routes.ts';
-import { inOrg, type OrgParams, orgCall } from '../api/org-call.ts';
 import {
   changeOrganizationState,
   deleteOrganization,

@@ -1,12 +1,13 @@
 // Creating, reading, listing and changing organizations and their domains (spec doc 1, "What the
 // service does" 1; doc 2, export record "organization"). Each change writes its row, its audit
 // record and its outbox event in one transaction.
-import { authorizationChanged } from '../roles/authz-revision.ts';
+
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { cutPage } from '../platform/http/keyset.ts';
 import { problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
+import { authorizationChanged } from '../roles/authz-revision.ts';
 import {
   assignThroughMembership,
   requireChangeable,

@@ -1,7 +1,8 @@
 // Rows and call context of the organizations context (spec doc 1, "What the service does" 1;
 // doc 2, export records "organization" and "membership", Organization membership).
-import type { Actor } from '../audit/audit.types.ts';
+
 import type { ApiCaller } from '../api/api-auth.ts';
+import type { Actor } from '../audit/audit.types.ts';
 
 export type OrganizationState = 'active' | 'suspended' | 'archived' | 'deleting' | 'deleted';
 export const ORGANIZATION_STATES = ['active', 'suspended', 'archived', 'deleting', 'deleted'] as const;

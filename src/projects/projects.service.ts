@@ -1,11 +1,11 @@
 // Projects (docs/api-roles.md, Projects): named per owner organization (or realm-wide without
 // one), with roles of their own and project-scope assignments that count while active.
 import type { AuditType } from '../audit/audit.types.ts';
-import { authorizationChanged } from '../roles/authz-revision.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { problem } from '../platform/http/problem.ts';
 import { type AdminChange, auditChange, invalid } from '../roles/admin-call.ts';
+import { authorizationChanged } from '../roles/authz-revision.ts';
 import { findLiveOrganization, findLiveUser } from '../roles/references.repo.ts';
 import { nextProjectState, type ProjectAction } from './project.states.ts';
 import type { CreateProjectInput, UpdateProjectInput } from './projects.decode.ts';

@@ -2,6 +2,7 @@
 // realm, and the row (id, name, state) changes only on creation and suspension. A process that
 // changes a realm forgets it at once; other processes see the change within REALM_CACHE_MS
 // (docs/decisions.md). Policies are not cached: they are read where they are used.
+import { hasNul } from '../kernel/text.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { findRealmByName, type RealmRow } from './realm.repo.ts';
@@ -34,4 +35,13 @@ export class RealmCache {
     if (name === undefined) this.entries.clear();
     else this.entries.delete(name);
   }
+}
+
+/** The active realm a request names; a suspended realm or a name no realm can have is not found. */
+export async function findRequestedRealm(
+  deps: { realms: RealmCache },
+  realmName: string,
+): Promise<RealmRow | null> {
+  const realm = hasNul(realmName) ? null : await deps.realms.byName(realmName);
+  return realm?.state === 'active' ? realm : null;
 }

@@ -5,9 +5,9 @@
 // nothing goes to the outbox.
 import { recordAudit } from '../audit/audit.repo.ts';
 import type { Actor } from '../audit/audit.types.ts';
-import { type AffectedSubject, authorizationChanged } from '../roles/authz-revision.ts';
 import type { Db } from '../platform/db/db.ts';
 import { type FieldError, problem } from '../platform/http/problem.ts';
+import { type AffectedSubject, authorizationChanged } from '../roles/authz-revision.ts';
 import type { ObjectKey } from './graph.ts';
 import { allowsSubject, type CompiledType, compileType } from './model.ts';
 import { MAX_TUPLES_PER_OBJECT, type TupleInput, type TypeBody } from './relationships.decode.ts';

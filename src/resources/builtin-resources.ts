@@ -1,27 +1,18 @@
 // The three resources every realm has (SPEC-DECISIONS 8): the administration API, the account
 // (/me) API and UserInfo. They are derived from the public origin rather than stored, so a
 // changed origin moves their audiences with it; grants name them builtin:<name>.
+import {
+  accountAudience,
+  adminAudience,
+  BUILTIN_ACCOUNT,
+  BUILTIN_ADMIN,
+  BUILTIN_USERINFO,
+  userinfoAudience,
+} from '../kernel/audiences.ts';
 import type { ResourceDefinition } from './resource.ts';
-
-export const BUILTIN_ADMIN = 'builtin:admin';
-export const BUILTIN_ACCOUNT = 'builtin:account';
-export const BUILTIN_USERINFO = 'builtin:userinfo';
-export const BUILTIN_RESOURCE_IDS = [BUILTIN_ADMIN, BUILTIN_ACCOUNT, BUILTIN_USERINFO] as const;
 
 /** OpenID Connect scopes this service answers at UserInfo and puts in ID tokens. */
 export const OIDC_SCOPES = ['openid', 'profile', 'email', 'phone', 'offline_access'] as const;
-
-export const isBuiltinResourceId = (id: string): boolean =>
-  (BUILTIN_RESOURCE_IDS as readonly string[]).includes(id);
-
-export const issuerOf = (publicOrigin: string, realmName: string): string =>
-  `${publicOrigin}/realms/${realmName}`;
-export const adminAudience = (publicOrigin: string, realmName: string): string =>
-  `${publicOrigin}/api/v1/realms/${realmName}`;
-export const accountAudience = (publicOrigin: string, realmName: string): string =>
-  `${publicOrigin}/api/v1/realms/${realmName}/me`;
-export const userinfoAudience = (publicOrigin: string, realmName: string): string =>
-  `${issuerOf(publicOrigin, realmName)}/oauth/userinfo`;
 
 const builtin = (
   id: string,

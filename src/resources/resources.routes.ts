@@ -1,9 +1,9 @@
 // HTTP edge of API resources, client resource grants and introspectors (spec doc 1, Resources,
 // grants and decisions). Decoding and presenting live here; rules live in resources.service.ts.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Actor } from '../audit/audit.types.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
+import type { Actor } from '../audit/audit.types.ts';
 import type { AppContext } from '../main/context.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import type { ResourceScope } from './resource.ts';

@@ -5,9 +5,10 @@
 import { recordAudit } from '../audit/audit.repo.ts';
 import type { Actor, AuditEntry } from '../audit/audit.types.ts';
 import { type ClientRow, findClient } from '../clients/clients.repo.ts';
+import { BUILTIN_ADMIN } from '../kernel/audiences.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
-import { BUILTIN_ADMIN, builtinResources } from './builtin-resources.ts';
+import { builtinResources } from './builtin-resources.ts';
 import { defaultSubjectTypes, grantProblems } from './grant-spec.ts';
 import type { ResourceDefinition } from './resource.ts';
 import { type GrantInput, ifMatchSatisfied, type ResourceInput } from './resources.decode.ts';

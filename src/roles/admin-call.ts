@@ -2,9 +2,9 @@
 // actor, correlation id, clock reading), the audit record it leaves, the input rules they share,
 // and the problems they add.
 import type { FastifyRequest } from 'fastify';
+import type { ApiCaller } from '../api/api-auth.ts';
 import { recordAudit } from '../audit/audit.repo.ts';
 import type { Actor, AuditCategory, AuditType } from '../audit/audit.types.ts';
-import type { ApiCaller } from '../api/api-auth.ts';
 import type { AppContext } from '../main/context.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { refine, string } from '../platform/http/decode.ts';

@@ -1,7 +1,8 @@
 // SQL for role assignments (migrations 0001 and 0007). scope_id is '' at realm scope.
-import type { AffectedSubject } from './authz-revision.ts';
+
 import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
+import type { AffectedSubject } from './authz-revision.ts';
 
 export interface AssignmentRow {
   id: string;

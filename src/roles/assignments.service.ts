@@ -2,10 +2,9 @@
 // conditions. Each change checks the scope rules, the subject, the delegation ceiling and the
 // incompatible roles, then writes the row, audit, outbox event and authorization revision in one
 // transaction.
-import { recordAudit } from '../audit/audit.repo.ts';
+
 import type { ApiCaller } from '../api/api-auth.ts';
-import { type AffectedSubject, authorizationChanged } from './authz-revision.ts';
-import { BUILTIN_ROLES } from './permissions.ts';
+import { recordAudit } from '../audit/audit.repo.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import { requireOtherOwner } from '../organizations/membership-rules.ts';
 import { ownerRoleId } from '../organizations/memberships.repo.ts';
@@ -19,7 +18,9 @@ import {
   heldRoleIds,
   insertAssignment,
 } from './assignments.repo.ts';
+import { type AffectedSubject, authorizationChanged } from './authz-revision.ts';
 import { type AuthzContext, callerAuthority, ensureWithinCeiling } from './delegation.ts';
+import { BUILTIN_ROLES } from './permissions.ts';
 import {
   findCurrentMembership,
   findGroupRef,

@@ -3,6 +3,8 @@
 // Holders of the built-in realm-admin role at realm scope hold everything, application
 // permissions included. What the caller holds is read live, like api-auth.ts does.
 import type { ApiCaller } from '../api/api-auth.ts';
+import { one, type Queryable } from '../platform/db/db.ts';
+import { problem } from '../platform/http/problem.ts';
 import {
   conditionsMet,
   effectiveRolesSql,
@@ -11,8 +13,6 @@ import {
   type SessionAssurance,
 } from './effective-roles.ts';
 import { BUILTIN_ROLES } from './permissions.ts';
-import { one, type Queryable } from '../platform/db/db.ts';
-import { problem } from '../platform/http/problem.ts';
 
 /** Where a role takes effect: the realm, one organization or one project. */
 export interface AuthzContext {

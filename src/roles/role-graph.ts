@@ -2,9 +2,10 @@
 // Limits: role expansion 64): composites form no cycle, stay within one assignment scope and
 // boundary, and no role expands to more than 64 roles or to two roles incompatible with each other.
 // Pure functions over the realm's role graph, unit-tested in role-graph.test.ts.
+
+import type { FieldError } from '../platform/http/problem.ts';
 import { MAX_ROLE_EXPANSION, permissionsOfRole } from './effective-roles.ts';
 import type { RoleScope } from './permissions.ts';
-import type { FieldError } from '../platform/http/problem.ts';
 
 export interface GraphRole {
   id: string;

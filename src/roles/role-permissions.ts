@@ -2,8 +2,9 @@
 // assigned inside an organization or project must never carry realm-wide power: api-auth.ts
 // counts organization-held permissions on organization routes, so a realm.* permission there
 // would let an organization administrator act on the whole realm.
-import { isBuiltinPermissionName, isKnownBuiltinPermission, type RoleScope } from './permissions.ts';
+
 import type { FieldError } from '../platform/http/problem.ts';
+import { isBuiltinPermissionName, isKnownBuiltinPermission, type RoleScope } from './permissions.ts';
 
 export function allowedInScope(scope: RoleScope, name: string): boolean {
   if (!isBuiltinPermissionName(name)) return true;

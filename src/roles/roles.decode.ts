@@ -1,7 +1,6 @@
 // Strict input of the permissions, roles and role-assignments API (docs/api-roles.md). Shape
 // errors answer 400; values that break a rule answer 422.
-import { MAX_ROLE_EXPANSION } from './effective-roles.ts';
-import { isBuiltinPermissionName } from './permissions.ts';
+
 import {
   array,
   boolean,
@@ -17,6 +16,8 @@ import {
 import { problem } from '../platform/http/problem.ts';
 import { decodeOrValidate } from '../platform/http/validate-body.ts';
 import { idText, invalid, plainText } from './admin-call.ts';
+import { MAX_ROLE_EXPANSION } from './effective-roles.ts';
+import { isBuiltinPermissionName } from './permissions.ts';
 
 export const ROLE_SCOPES = ['realm', 'organization', 'project'] as const;
 export const SUBJECT_TYPES = ['user', 'service_principal', 'group'] as const;

@@ -1,7 +1,8 @@
 // Wire forms of permissions, roles and role assignments (docs/api-roles.md).
-import { permissionsOfRole } from './effective-roles.ts';
+
 import { iso } from './admin-call.ts';
 import type { AssignmentRow } from './assignments.repo.ts';
+import { permissionsOfRole } from './effective-roles.ts';
 import type { PermissionRow, RoleRow } from './roles.repo.ts';
 
 export const presentPermission = (p: PermissionRow) => ({

@@ -1,7 +1,8 @@
 // SQL for roles and application permissions (migrations 0001, 0007, 0009).
-import type { RoleScope } from './permissions.ts';
+
 import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
+import type { RoleScope } from './permissions.ts';
 import type { GraphRole, RoleGraph } from './role-graph.ts';
 
 export interface RoleRow {

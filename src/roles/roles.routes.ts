@@ -2,13 +2,13 @@
 // /permissions and /roles, one organization's roles under /organizations/{org}/roles.
 import type { FastifyInstance } from 'fastify';
 import { apiRoute } from '../api/api-route.ts';
-import { ORGANIZATION_PERMISSIONS, REALM_PERMISSIONS, SUPPORT_PERMISSIONS } from './permissions.ts';
 import type { AppContext } from '../main/context.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange, etagOf } from './admin-call.ts';
 import { decodePageQuery, pageOf } from './list-query.ts';
 import { createPermission, removePermission } from './permissions.service.ts';
+import { ORGANIZATION_PERMISSIONS, REALM_PERMISSIONS, SUPPORT_PERMISSIONS } from './permissions.ts';
 import { findLiveOrganization, findProjectRef } from './references.repo.ts';
 import { decodePermission, decodeRole, idParam } from './roles.decode.ts';
 import { presentBuiltinPermission, presentPermission, presentRole } from './roles.present.ts';

@@ -2,7 +2,6 @@
 // one project. Each change validates the role graph, applies the delegation ceiling, and writes
 // the row, its audit record and the authorization revision in one transaction.
 import type { AuditType } from '../audit/audit.types.ts';
-import { authorizationChanged } from './authz-revision.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
@@ -16,6 +15,7 @@ import {
   roleProblem,
 } from './admin-call.ts';
 import { deleteAssignmentsOfRole, directHolders, type RemovedAssignment } from './assignments.repo.ts';
+import { authorizationChanged } from './authz-revision.ts';
 import { type AuthzContext, callerAuthority, ensureWithinCeiling, REALM_CONTEXT } from './delegation.ts';
 import { findProjectRef } from './references.repo.ts';
 import { expand, type GraphRole, permissionsOfSet, roleGraphProblems } from './role-graph.ts';

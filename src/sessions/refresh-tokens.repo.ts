@@ -1,8 +1,9 @@
 // Refresh token families (spec doc 2, Revocation exposure: refresh runs the live checks in its
 // rotation transaction). Tokens are stored as digests; a family ends as a whole.
+
+import { digestToken } from '../kernel/digest.ts';
 import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId, randomToken } from '../platform/ids.ts';
-import { digestToken } from '../signin/binding.ts';
 
 export const REFRESH_TOKEN_PREFIX = 'pa_rt_';
 const REFRESH_SHAPE = /^pa_rt_[A-Za-z0-9_-]{43}$/;

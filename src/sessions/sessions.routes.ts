@@ -2,16 +2,16 @@
 // table: list, end one, end all). Ending sessions stays allowed to recovery-restricted sessions
 // (doc 1, Errors case rule 1), which the account audience does not restrict anyway.
 import type { FastifyInstance } from 'fastify';
-import { recordAudit } from '../audit/audit.repo.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
+import { recordAudit } from '../audit/audit.repo.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import type { AppContext } from '../main/context.ts';
-import { revokeSession } from './grants.repo.ts';
 import { decodeBody, object } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { endAccountSessions } from '../users/users.admin.ts';
 import { sessionIdParam } from '../users/users.decode.ts';
+import { revokeSession } from './grants.repo.ts';
 import { listLiveSessions, lockLiveSession, type SessionRow } from './sessions.repo.ts';
 
 const iso = (d: Date | string): string => new Date(d).toISOString();

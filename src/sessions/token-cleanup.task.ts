@@ -3,8 +3,8 @@
 // most a batch of each per run; revoked token ids once the token would have expired anyway;
 // client assertion ids once they expired.
 import { deleteExpiredAssertionJtis } from '../clients/client-auth.repo.ts';
+import type { TaskReport } from '../kernel/task.ts';
 import type { Db } from '../platform/db/db.ts';
-import type { TaskReport } from '../main/worker/scheduler.ts';
 
 const BATCH = 1000;
 

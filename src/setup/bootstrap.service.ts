@@ -3,8 +3,6 @@
 // reach the MFA session the administration API requires.
 import { recordAudit } from '../audit/audit.repo.ts';
 import { OPERATOR_ACTOR } from '../audit/audit.types.ts';
-import { BUILTIN_ROLES } from '../roles/permissions.ts';
-import { assignRealmRole, findRoleByName } from '../roles/builtin-roles.repo.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
@@ -12,10 +10,12 @@ import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { findRealmByName, type RealmRow } from '../realms/realm.repo.ts';
-import { createRealmInTx, prepareRealm } from './realm.service.ts';
+import { assignRealmRole, findRoleByName } from '../roles/builtin-roles.repo.ts';
+import { BUILTIN_ROLES } from '../roles/permissions.ts';
 import { isValidIdentifier } from '../users/identifiers.ts';
 import type { PasswordHasher } from '../users/password-hasher.ts';
 import { findUserByIdentifier, insertIdentifier, insertUser, setPassword } from '../users/users.repo.ts';
+import { createRealmInTx, prepareRealm } from './realm.service.ts';
 
 export const MIN_ADMIN_PASSWORD_LENGTH = 12;
 const MAX_PASSWORD_BYTES = 1024;

@@ -2,7 +2,6 @@
 // client, audited, in one transaction.
 import { recordAudit } from '../audit/audit.repo.ts';
 import type { Actor } from '../audit/audit.types.ts';
-import { insertBuiltinRoles } from '../roles/builtin-roles.repo.ts';
 import { insertBuiltinClients } from '../clients/builtin-clients.ts';
 import { generateKeyMaterial, type KeyMaterial } from '../keys/signing-key-material.ts';
 import { storeSigningKey } from '../keys/signing-keys.service.ts';
@@ -12,6 +11,7 @@ import type { Db, Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import { defaultRealmPolicy } from '../realms/policy-defaults.ts';
 import { insertRealm, type RealmRow } from '../realms/realm.repo.ts';
+import { insertBuiltinRoles } from '../roles/builtin-roles.repo.ts';
 
 // Realm names appear in URLs and issuers, so they are kept to a conservative URL-safe alphabet.
 const REALM_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;

@@ -4,6 +4,9 @@
 // transaction per call; expensive proof checks run before it.
 import type { ClientRow } from '../clients/clients.repo.ts';
 import { findClient, isClientOrigin } from '../clients/clients.repo.ts';
+import { adminAudience } from '../kernel/audiences.ts';
+import { hasNul } from '../kernel/text.ts';
+import { findRequestedRealm } from '../realms/realm-cache.ts';
 import type { AppContext } from '../main/context.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { decodeBody } from '../platform/http/decode.ts';
@@ -18,7 +21,6 @@ import { withOrganization } from './organization-rules.ts';
 import { findTransaction, lockTransaction, saveTransaction } from './signin.repo.ts';
 import { presentState } from './state.ts';
 import type { AnyStep, OneTime } from './steps/step.ts';
-import { hasNul } from '../kernel/text.ts';
 import type { SigninTx } from './transaction.ts';
 import { ensurePending, expire, fail, isExpired } from './transitions.ts';
 
@@ -28,15 +30,6 @@ export interface StepResponse {
   sessionCookie?: { value: string; maxAgeSeconds: number | null };
   /** The transaction ended: its pa_tx cookie is cleared. */
   clearTxCookie: boolean;
-}
-
-export const adminAudienceOf = (app: AppContext, realm: RealmRow): string =>
-  `${app.config.server.publicOrigin}/api/v1/realms/${realm.name}`;
-
-/** The active realm a request names; a suspended realm or a name no realm can have is not found. */
-export async function findRequestedRealm(app: AppContext, realmName: string): Promise<RealmRow | null> {
-  const realm = hasNul(realmName) ? null : await app.realms.byName(realmName);
-  return realm?.state === 'active' ? realm : null;
 }
 
 async function requireRealm(app: AppContext, realmName: string): Promise<RealmRow> {
@@ -76,7 +69,7 @@ export async function loadAll(
   const facts = await loadFacts(q, t, {
     client,
     policy,
-    adminAudience: adminAudienceOf(app, realm),
+    adminAudience: adminAudience(app.config.server.publicOrigin, realm.name),
     now: app.clock.now(),
   });
   return { client, policy, facts, evaluation: evaluate(t, facts) };

@@ -1,6 +1,8 @@
 // The browser entry (GET /realms/{realm}/oauth/authorize): validate the request, pick up a live
 // SSO session from pa_sid unless prompt=login or max_age forbids it, and either answer
 // prompt=none at once or start a transaction and send the browser to the login UI.
+
+import { digestToken } from '../kernel/digest.ts';
 import type { AppContext } from '../main/context.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -9,7 +11,6 @@ import type { RealmRow } from '../realms/realm.repo.ts';
 import { findLiveSessionByCookie } from '../sessions/sessions.repo.ts';
 import { loadAll } from './advance.ts';
 import { authorizationRedirect } from './authorization-response.ts';
-import { digestToken } from './binding.ts';
 import { completeTransaction, issuerOf } from './complete.ts';
 import { type Created, createTransaction, type SessionSeed } from './create.ts';
 import { withOrganization } from './organization-rules.ts';

@@ -2,6 +2,7 @@
 // bound to their own HttpOnly cookie, and mutating calls also need an allowed Origin and the CSRF
 // token; headless transactions are bound to the continuation token alone. The id authorizes nothing.
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { digestToken } from '../kernel/digest.ts';
 import { Problem } from '../platform/http/problem.ts';
 import type { StoredTx } from './signin.repo.ts';
 
@@ -16,8 +17,6 @@ export interface CallCredentials {
   csrfToken: string | null;
   mutating: boolean;
 }
-
-export const digestToken = (value: string): string => createHash('sha256').update(value).digest('hex');
 
 /**
  * The CSRF token is derived from the transaction cookie, so nothing extra is stored and only a

@@ -4,17 +4,17 @@
 
 import { recordAudit } from '../audit/audit.repo.ts';
 import { addEvent } from '../events/outbox.repo.ts';
+import { digestToken } from '../kernel/digest.ts';
 import type { AppContext } from '../main/context.ts';
-import { upsertGrant } from '../sessions/grants.repo.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { randomToken } from '../platform/ids.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
+import { upsertGrant } from '../sessions/grants.repo.ts';
 import { lifetimesFor } from '../sessions/session-lifetimes.ts';
 import { insertSession, reuseSession, type SessionRow } from '../sessions/sessions.repo.ts';
 import { insertAuthorizationCode } from './authorization-codes.repo.ts';
 import { authorizationRedirect } from './authorization-response.ts';
-import { digestToken } from './binding.ts';
 import { mfaDone } from './next-actions.ts';
 import type { SigninTx } from './transaction.ts';
 import { complete } from './transitions.ts';

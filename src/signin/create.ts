@@ -1,11 +1,12 @@
 // Creates a pending transaction from validated start parameters, with its binding secret: the
 // browser cookie value or the headless continuation token (returned once, stored as a digest).
 import { recordAudit } from '../audit/audit.repo.ts';
+import { digestToken } from '../kernel/digest.ts';
 import type { AppContext } from '../main/context.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { newId, randomToken } from '../platform/ids.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
-import { CONTINUATION_PREFIX, digestToken } from './binding.ts';
+import { CONTINUATION_PREFIX } from './binding.ts';
 import { insertTransaction } from './signin.repo.ts';
 import type { StartParams } from './start.ts';
 import type { Factor, SigninTx, TxMode } from './transaction.ts';

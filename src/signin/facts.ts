@@ -1,10 +1,11 @@
 // Loads what the evaluation stages need to know about the account, the client and the realm, in
 // the step's own database transaction.
-import { BUILTIN_ROLES } from '../roles/permissions.ts';
+
 import type { ClientRow } from '../clients/clients.repo.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import type { RealmPolicy } from '../realms/policy.repo.ts';
 import { policyValue } from '../realms/policy.repo.ts';
+import { BUILTIN_ROLES } from '../roles/permissions.ts';
 import type { Facts, UserFacts } from './next-actions.ts';
 import { loadOrganizationFacts } from './organization-facts.ts';
 import type { SigninTx } from './transaction.ts';

@@ -1,8 +1,9 @@
 // What the organization stages of a sign-in need to know (spec doc 1, evaluation order steps 2, 7
 // and 8; doc 2, Organization membership), read in one statement: whether a requested resource
 // requires an organization, the organization the transaction names, and the account's choices.
-import { liveMembershipSql } from '../roles/live-membership.ts';
+
 import { one, type Queryable } from '../platform/db/db.ts';
+import { liveMembershipSql } from '../roles/live-membership.ts';
 import type { SigninTx } from './transaction.ts';
 
 export interface OrgFacts {

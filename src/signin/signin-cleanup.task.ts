@@ -1,8 +1,9 @@
 // Worker task signin.cleanup (spec doc 2, "Data lifecycle and retention" 3): transactions are
 // deleted a day after they were created, once they are no longer pending or have expired, and
 // authorization codes once they expired or were used and the session retention has passed.
+
+import type { TaskReport } from '../kernel/task.ts';
 import type { Db } from '../platform/db/db.ts';
-import type { TaskReport } from '../main/worker/scheduler.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
 const BATCH = 1000;

@@ -2,11 +2,13 @@
 // headless start, state read, and one POST per step.
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { adminAudience } from '../kernel/audiences.ts';
 import type { AppContext } from '../main/context.ts';
 import { array, integer, object, optional, string } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { currentPolicy } from '../realms/policy.repo.ts';
-import { adminAudienceOf, findRequestedRealm, readState, runStep, type StepResponse } from './advance.ts';
+import { findRequestedRealm } from '../realms/realm-cache.ts';
+import { readState, runStep, type StepResponse } from './advance.ts';
 import { type CallCredentials, SESSION_COOKIE, TX_COOKIE } from './binding.ts';
 import { createTransaction } from './create.ts';
 import { loadFacts } from './facts.ts';
@@ -90,7 +92,7 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: AppContext): voi
           const facts = await loadFacts(q, created.tx, {
             client: started.params.client,
             policy,
-            adminAudience: adminAudienceOf(ctx, realm),
+            adminAudience: adminAudience(ctx.config.server.publicOrigin, realm.name),
             now: ctx.clock.now(),
           });
           return { created, clientName: started.params.client.name, evaluation: evaluate(created.tx, facts) };

@@ -1,8 +1,9 @@
 // A support grant (docs/support-access.md): a support user may act as one customer, through one
 // support tool, at one resource, for at most five minutes (spec doc 1, Limits "Support grant").
 // Expiry is read from expires_at rather than stored, because doc 2 has it emit no event.
+
+import { digestToken } from '../kernel/digest.ts';
 import { randomToken } from '../platform/ids.ts';
-import { digestToken } from '../signin/binding.ts';
 
 /** Doc 1, Limits: a support grant lives at most 5 minutes. */
 export const MAX_GRANT_TTL_SECONDS = 300;

@@ -15,10 +15,14 @@ import {
 } from '../platform/http/keyset.ts';
 import { problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
-import { type CustomerCall, revokeAsCustomer, setSupportAccess } from './customer-support.service.ts';
 import { presentGrant } from '../support-grants/support-grant.ts';
+import {
+  findPreference,
+  listGrantsOnAccount,
+  listSupportGrants,
+} from '../support-grants/support-grants.repo.ts';
+import { type CustomerCall, revokeAsCustomer, setSupportAccess } from './customer-support.service.ts';
 import { decodeCreateGrant, decodePreference, decodeRevoke, grantIdParam } from './support-grants.decode.ts';
-import { findPreference, listGrantsOnAccount, listSupportGrants } from '../support-grants/support-grants.repo.ts';
 import {
   createSupportGrant,
   revokeAsSupport,

@@ -3,8 +3,6 @@
 // a refusal commits its own audit record (signal impersonation_denied) before the 403 leaves.
 import { recordAudit } from '../audit/audit.repo.ts';
 import type { Actor } from '../audit/audit.types.ts';
-import { effectiveRolesSql, permissionsOfRole, type RoleHolding } from '../roles/effective-roles.ts';
-import { BUILTIN_ROLES, isBuiltinPermissionName } from '../roles/permissions.ts';
 import { findClient } from '../clients/clients.repo.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import type { AppContext } from '../main/context.ts';
@@ -15,14 +13,16 @@ import { Problem, problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
 import type { ResourceDefinition } from '../resources/resource.ts';
 import { findResourceByAudience } from '../resources/resources.repo.ts';
+import { effectiveRolesSql, permissionsOfRole, type RoleHolding } from '../roles/effective-roles.ts';
+import { BUILTIN_ROLES, isBuiltinPermissionName } from '../roles/permissions.ts';
 import { newHandoffCode, type SupportGrantRow } from '../support-grants/support-grant.ts';
-import type { CreateGrantInput } from './support-grants.decode.ts';
 import {
   findPreference,
   findSupportGrant,
   insertSupportGrant,
   lockSupportGrant,
 } from '../support-grants/support-grants.repo.ts';
+import type { CreateGrantInput } from './support-grants.decode.ts';
 import { impersonationSettings } from './support-policy.ts';
 import { revokeLockedGrant } from './support-revoke.ts';
 

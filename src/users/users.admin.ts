@@ -6,10 +6,10 @@ import { recordAudit } from '../audit/audit.repo.ts';
 import type { AuditType } from '../audit/audit.types.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import type { AppContext } from '../main/context.ts';
-import { type AccountRevocation, revokeAccount } from '../sessions/grants.repo.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { currentPolicy, policyValue } from '../realms/policy.repo.ts';
+import { type AccountRevocation, revokeAccount } from '../sessions/grants.repo.ts';
 import {
   addRequiredAction,
   eraseUser,

@@ -11,8 +11,8 @@ import {
 } from '../platform/http/keyset.ts';
 import { problem } from '../platform/http/problem.ts';
 import { decodeOrValidate } from '../platform/http/validate-body.ts';
-import { MIN_PASSWORD_LENGTH } from '../signin/steps/update-password.ts';
 import { isValidIdentifier } from './identifiers.ts';
+import { MIN_PASSWORD_LENGTH } from './password-rules.ts';
 
 /** Required actions an administrator may set (spec doc 1, sign-in evaluation order step 6). */
 export const ADMIN_REQUIRED_ACTIONS = ['update_password', 'verify_email', 'configure_totp'] as const;

@@ -8,7 +8,7 @@ import { upsertGrant } from '../../src/sessions/grants.repo.ts';
 import { signAccessToken } from '../../src/access/access-token.ts';
 import type { Tx } from '../../src/platform/db/db.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
-import { accountAudience, adminAudience, issuerOf } from '../../src/resources/builtin-resources.ts';
+import { accountAudience, adminAudience, issuerOf } from '../../src/kernel/audiences.ts';
 import { STANDARD } from '../../src/sessions/session-lifetimes.ts';
 import { insertSession } from '../../src/sessions/sessions.repo.ts';
 import type { Harness } from './harness.ts';

@@ -1,10 +1,11 @@
 // What every database-backed identity-cli command starts from: the same configuration, keys and
 // database as the server, so a command works against the embedded or the PostgreSQL deployment.
-import { type AppContext, createContext } from '../context.ts';
-import { loadRuntimeConfig } from '../runtime-config.ts';
+
 import { type FlagSpec, parseFlags } from '../../platform/cli/flags.ts';
 import { schemaState } from '../../platform/db/migrate.ts';
 import { createLogger } from '../../platform/log.ts';
+import { type AppContext, createContext } from '../context.ts';
+import { loadRuntimeConfig } from '../runtime-config.ts';
 
 export const CONFIG_FLAG: FlagSpec = { config: { type: 'string' } };
 

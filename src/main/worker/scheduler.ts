@@ -1,18 +1,9 @@
 // Periodic tasks across any number of worker processes. A task runs where its lease is taken; the
 // lease lasts one interval, so the task runs about once per interval in the whole deployment.
 import { randomUUID } from 'node:crypto';
+import type { Task, TaskReport } from '../../kernel/task.ts';
 import type { Db } from '../../platform/db/db.ts';
 import type { Logger } from '../../platform/log.ts';
-
-export interface TaskReport {
-  [counter: string]: number;
-}
-
-export interface Task<D> {
-  name: string;
-  intervalMs: number;
-  run(deps: D, now: Date): Promise<TaskReport>;
-}
 
 export const WORKER_ID = `wkr-${randomUUID()}`;
 

@@ -1,10 +1,10 @@
 // The worker's periodic tasks: name, interval, function (STYLE.md section 7).
 import { cleanupOutbox, dispatchOutbox } from '../../events/outbox-dispatch.task.ts';
+import type { Task } from '../../kernel/task.ts';
 import { type KeyLifecycleDeps, runKeyLifecycle } from '../../keys/key-lifecycle.task.ts';
-import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
+import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
 import { cleanupSignin } from '../../signin/signin-cleanup.task.ts';
-import type { Task } from './scheduler.ts';
 
 export type WorkerDeps = KeyLifecycleDeps & { sessionRetentionMs: number };
 

@@ -1,9 +1,9 @@
 // The worker process body: the scheduler over TASKS, its metrics, and the optional internal
 // listener (spec doc 2: served only when workers.metrics_listen is set).
 import { Counter } from 'prom-client';
+import { parseListen } from '../../platform/config/load.ts';
 import { type AppContext, requireKeyring } from '../context.ts';
 import { buildInternalApp } from '../http-server.ts';
-import { parseListen } from '../../platform/config/load.ts';
 import { Scheduler, WORKER_ID } from './scheduler.ts';
 import { TASKS, type WorkerDeps } from './tasks.ts';
 

@@ -1,16 +1,17 @@
 // grant_type=authorization_code (RFC 6749 section 4.1.3, RFC 7636 section 4.5): the code is
 // single use and bound to the client, redirect URI and PKCE challenge. A replayed code revokes
 // what its first redemption issued (SPEC-DECISIONS 3).
-import { recordAudit } from '../../audit/audit.repo.ts';
-import { maybeOne, type Tx } from '../../platform/db/db.ts';
-import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
-import { digestToken } from '../../signin/binding.ts';
-import { findLiveGrant } from '../../sessions/grants.repo.ts';
-import { oauthError } from '../../kernel/oauth-error.ts';
-import { userMayActIn } from '../org-context.ts';
-import { isCodeVerifier, verifyS256 } from '../../kernel/pkce.ts';
-import { revokeFamily } from '../../sessions/refresh-tokens.repo.ts';
+
 import { isLiveUserState } from '../../access/token-liveness.ts';
+import { recordAudit } from '../../audit/audit.repo.ts';
+import { digestToken } from '../../kernel/digest.ts';
+import { oauthError } from '../../kernel/oauth-error.ts';
+import { isCodeVerifier, verifyS256 } from '../../kernel/pkce.ts';
+import { maybeOne, type Tx } from '../../platform/db/db.ts';
+import { findLiveGrant } from '../../sessions/grants.repo.ts';
+import { revokeFamily } from '../../sessions/refresh-tokens.repo.ts';
+import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
+import { userMayActIn } from '../org-context.ts';
 import {
   type GrantContext,
   param,

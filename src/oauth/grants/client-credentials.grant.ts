@@ -6,6 +6,7 @@
 // parameter (an organization id or slug) makes the principal act in that organization: the token
 // carries its org_id, which a resource with requires_organization needs.
 import { type ClientAuthRow, clientAuthRowFrom, clientForAuthJson } from '../../clients/client-auth.repo.ts';
+import { oauthError } from '../../kernel/oauth-error.ts';
 import type { AppContext } from '../../main/context.ts';
 import { maybeOne, one } from '../../platform/db/db.ts';
 import { builtinResources } from '../../resources/builtin-resources.ts';
@@ -17,7 +18,6 @@ import {
   type ResourceRow,
   resourceFromRow,
 } from '../../resources/resources.repo.ts';
-import { oauthError } from '../../kernel/oauth-error.ts';
 import { serviceOrganization } from '../org-context.ts';
 import {
   requireOrganization,

@@ -1,11 +1,11 @@
 // What every grant handler of the token endpoint receives, and the response it builds.
 import type { AuthenticatedClient } from '../../clients/client-auth.ts';
 import { singleParam } from '../../clients/client-auth-request.ts';
+import { oauthError } from '../../kernel/oauth-error.ts';
+import { parseScopeParam } from '../../kernel/scope.ts';
 import type { Signer } from '../../keys/key-store.ts';
 import type { AppContext } from '../../main/context.ts';
 import type { RealmRow } from '../../realms/realm.repo.ts';
-import { oauthError } from '../../kernel/oauth-error.ts';
-import { parseScopeParam } from '../../kernel/scope.ts';
 import type { IssuerSettings } from '../token-issuer.ts';
 import type { ServicePrefetch } from './client-credentials.grant.ts';
 

@@ -1,12 +1,12 @@
 // grant_type=refresh_token (RFC 6749 section 6) with rotation: each use retires the presented
 // token. A retired token presented again, or a token presented by another client, revokes the
 // whole family (SPEC-DECISIONS 4; spec doc 2 event security.refresh_reuse_detected).
+
+import { isLiveUserState } from '../../access/token-liveness.ts';
 import { recordAudit } from '../../audit/audit.repo.ts';
 import { addEvent } from '../../events/outbox.repo.ts';
-import { maybeOne, type Tx } from '../../platform/db/db.ts';
-import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
-import { userMayActIn } from '../org-context.ts';
+import { maybeOne, type Tx } from '../../platform/db/db.ts';
 import {
   addToken,
   isRefreshTokenShape,
@@ -16,7 +16,8 @@ import {
   revokeFamily,
   touchFamily,
 } from '../../sessions/refresh-tokens.repo.ts';
-import { isLiveUserState } from '../../access/token-liveness.ts';
+import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
+import { userMayActIn } from '../org-context.ts';
 import {
   type GrantContext,
   requiredParam,

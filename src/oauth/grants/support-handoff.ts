@@ -5,9 +5,10 @@
 // outlives the grant. A replayed code ends the grant (like a replayed authorization code,
 // SPEC-DECISIONS 3).
 import { recordAudit } from '../../audit/audit.repo.ts';
-import { effectiveRolesSql, permissionsOf, type RoleHolding } from '../../roles/effective-roles.ts';
+import { oauthError } from '../../kernel/oauth-error.ts';
 import { maybeOne, type Tx } from '../../platform/db/db.ts';
 import { findResourceByAudience } from '../../resources/resources.repo.ts';
+import { effectiveRolesSql, permissionsOf, type RoleHolding } from '../../roles/effective-roles.ts';
 import { endSupportGrants } from '../../support-grants/support-end.ts';
 import {
   handoffDigest,
@@ -17,7 +18,6 @@ import {
   stateOf,
 } from '../../support-grants/support-grant.ts';
 import { lockGrantByHandoff, markHandoffUsed } from '../../support-grants/support-grants.repo.ts';
-import { oauthError } from '../../kernel/oauth-error.ts';
 import { userMayActIn } from '../org-context.ts';
 import { issueAccessToken } from '../token-issuer.ts';
 import {

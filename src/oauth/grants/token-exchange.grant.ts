@@ -3,15 +3,16 @@
 // resource. The result names the user as sub and the calling service as act.sub (nesting any
 // earlier actor, SPEC-DECISIONS 6), keeps session and organization, never outlives the subject
 // token, and stays inside the grant's exchange_policy.
-import { maybeOne } from '../../platform/db/db.ts';
-import { issuerOf } from '../../resources/builtin-resources.ts';
-import { findResourceByAudience, findResourceGrant } from '../../resources/resources.repo.ts';
-import { oauthError } from '../../kernel/oauth-error.ts';
+
+import { type AccessTokenClaims, type Actor, isOpaqueAccessToken } from '../../access/access-token.ts';
 import { findLiveOpaqueToken } from '../../access/opaque-tokens.repo.ts';
+import { checkLiveness } from '../../access/token-liveness.ts';
+import { issuerOf } from '../../kernel/audiences.ts';
+import { oauthError } from '../../kernel/oauth-error.ts';
+import { maybeOne } from '../../platform/db/db.ts';
+import { findResourceByAudience, findResourceGrant } from '../../resources/resources.repo.ts';
 import { allowedScopes, requireOrganization } from '../resource-target.ts';
 import { issueAccessToken } from '../token-issuer.ts';
-import { type AccessTokenClaims, type Actor, isOpaqueAccessToken } from '../../access/access-token.ts';
-import { checkLiveness } from '../../access/token-liveness.ts';
 import {
   ACCESS_TOKEN_TYPE,
   accessTokenResponse,

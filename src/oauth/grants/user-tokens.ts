@@ -2,9 +2,10 @@
 // openid was granted, and a refresh token when the client may refresh (spec doc 1, Limits:
 // offline grants 7 d idle and 30 d absolute; transient sessions never get one). Every token of a
 // grant in an organization carries its org_id, whatever the resource.
-import type { Tx } from '../../platform/db/db.ts';
-import { userinfoAudience } from '../../resources/builtin-resources.ts';
+
+import { userinfoAudience } from '../../kernel/audiences.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
+import type { Tx } from '../../platform/db/db.ts';
 import { addToken, startFamily } from '../../sessions/refresh-tokens.repo.ts';
 import { narrowScopes, requireOrganization, resolveTarget } from '../resource-target.ts';
 import { type Authentication, issueAccessToken, issueIdToken } from '../token-issuer.ts';

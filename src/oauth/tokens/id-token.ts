@@ -1,9 +1,9 @@
 // OpenID Connect ID tokens (OIDC Core 1.0 sections 2 and 3.1.3.6); lifetime tokens.id_token_ttl
 // (spec doc 1, Limits).
 import { createHash } from 'node:crypto';
+import { epochSeconds, isSigningAlgorithm, signJwt } from '../../keys/jws.ts';
 import type { Signer } from '../../keys/key-store.ts';
 import type { SigningAlgorithm } from '../../platform/config/settings.ts';
-import { epochSeconds, isSigningAlgorithm, signJwt } from '../../keys/jws.ts';
 
 export const ID_TOKEN_TYP = 'JWT';
 

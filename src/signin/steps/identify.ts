@@ -1,8 +1,9 @@
 // identify {identifier}: remembers who is signing in. An unknown identifier is accepted the same
 // way as a known one, so this step never tells whether an account exists.
+
+import { NO_NUL } from '../../kernel/text.ts';
 import { object, string } from '../../platform/http/decode.ts';
 import { findUserByIdentifier, identifierTypeOf } from '../../users/users.repo.ts';
-import { NO_NUL } from '../../kernel/text.ts';
 import type { Step } from './step.ts';
 
 const decode = object({ identifier: string({ minLength: 1, maxBytes: 254, pattern: NO_NUL }) });

@@ -3,8 +3,9 @@
 // active organizations) can be entered. Any other choice is recorded as made, so the transaction
 // stays pending and blocked with organization_access_denied, whatever the organization is: the
 // answer never tells an unknown organization from one the account cannot use.
-import { object, string } from '../../platform/http/decode.ts';
+
 import { NO_NUL } from '../../kernel/text.ts';
+import { object, string } from '../../platform/http/decode.ts';
 import type { Step } from './step.ts';
 
 const decode = object({ organization_id: string({ minLength: 1, maxBytes: 128, pattern: NO_NUL }) });

@@ -1,9 +1,10 @@
 // password {password, optional identifier} (spec doc 1, Authentication 3 and the Limits table).
 // The hash is checked before the row lock; unknown accounts burn the same hash, and the engine
 // pads every answer to security.min_auth_response.
+
+import { NO_NUL } from '../../kernel/text.ts';
 import { object, optional, string } from '../../platform/http/decode.ts';
 import { findPasswordVerifier, findUserByIdentifier, identifierTypeOf } from '../../users/users.repo.ts';
-import { NO_NUL } from '../../kernel/text.ts';
 import { withFactor } from '../transitions.ts';
 import { proofFailed } from './proof-failed.ts';
 import type { Step } from './step.ts';

@@ -5,11 +5,9 @@ import { object, string } from '../../platform/http/decode.ts';
 import { policyValue } from '../../realms/policy.repo.ts';
 import { revokeUserSessions } from '../../sessions/sessions.repo.ts';
 import type { PasswordVerifier } from '../../users/password-hasher.ts';
+import { MIN_PASSWORD_LENGTH } from '../../users/password-rules.ts';
 import { removeRequiredAction, setPassword } from '../../users/users.repo.ts';
 import type { Step } from './step.ts';
-
-/** The minimum the service enforces; realms may ask for more once password policy lands. */
-export const MIN_PASSWORD_LENGTH = 8;
 
 const decode = object({ new_password: string({ minLength: MIN_PASSWORD_LENGTH, maxBytes: 1024 }) });
 

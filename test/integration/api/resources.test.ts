@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
-import { adminAudience, userinfoAudience } from '../../../src/resources/builtin-resources.ts';
+import { adminAudience, userinfoAudience } from '../../../src/kernel/audiences.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { type Harness, startHarness } from '../../harness/harness.ts';
 

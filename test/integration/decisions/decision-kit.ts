@@ -7,7 +7,7 @@ import { CLI_CLIENT_ID } from '../../../src/clients/builtin-clients.ts';
 import { issueOpaqueAccessToken, signAccessToken } from '../../../src/access/access-token.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
-import { issuerOf } from '../../../src/resources/builtin-resources.ts';
+import { issuerOf } from '../../../src/kernel/audiences.ts';
 import type { ResourceScope } from '../../../src/resources/resource.ts';
 import { type ApiCallerKit, apiCaller, seedCliSession } from '../../harness/api-kit.ts';
 import { type Harness, type HarnessOptions, startHarness } from '../../harness/harness.ts';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeJwt } from 'jose';
 import { signIdToken } from '../../../src/oauth/tokens/id-token.ts';
-import { issuerOf } from '../../../src/resources/builtin-resources.ts';
+import { issuerOf } from '../../../src/kernel/audiences.ts';
 import type { Harness } from '../../harness/harness.ts';
 import { json } from '../../harness/signin-driver.ts';
 import {

@@ -8,7 +8,7 @@ import { type TestContext, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import type { ClientRow } from '../../../src/clients/clients.repo.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
-import { userinfoAudience } from '../../../src/resources/builtin-resources.ts';
+import { userinfoAudience } from '../../../src/kernel/audiences.ts';
 import type { Harness } from '../../harness/harness.ts';
 import { seedMembership, seedOrganization } from '../../harness/org-kit.ts';
 import type { JsonResponse } from '../../harness/signin-driver.ts';

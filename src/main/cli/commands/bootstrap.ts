@@ -1,8 +1,8 @@
 // identity-cli bootstrap --realm NAME --admin-email E [--password-file F]
 import { readFileSync } from 'node:fs';
-import { requireKeyring } from '../../context.ts';
-import { InvalidRealmNameError } from '../../../setup/realm.service.ts';
 import { BootstrapError, bootstrapAdministrator } from '../../../setup/bootstrap.service.ts';
+import { InvalidRealmNameError } from '../../../setup/realm.service.ts';
+import { requireKeyring } from '../../context.ts';
 import { CONFIG_FLAG, parseFlags, withCliContext } from '../cli-context.ts';
 import { CliError } from '../cli-error.ts';
 import { promptSecret } from '../prompt.ts';

@@ -5,10 +5,10 @@
 // admin-audience token, stored with its refresh token in the credentials file (docs/cli.md).
 import { randomBytes } from 'node:crypto';
 import { CLI_CLIENT_ID } from '../../../clients/builtin-clients.ts';
-import { loadRuntimeConfig } from '../../runtime-config.ts';
-import { renderTerminalQr } from '../../../mfa/terminal-qr.ts';
 import { s256Challenge } from '../../../kernel/pkce.ts';
+import { renderTerminalQr } from '../../../mfa/terminal-qr.ts';
 import { parseFlags } from '../../../platform/cli/flags.ts';
+import { loadRuntimeConfig } from '../../runtime-config.ts';
 import { apiBaseOf, discoverRealm, exchangeCode } from '../api-client.ts';
 import { CliError } from '../cli-error.ts';
 import {

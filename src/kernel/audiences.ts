@@ -1,0 +1,21 @@
+// The issuer and the audiences of the three built-in resources every realm has (docs/decisions.md,
+// built-in audiences): the administration API, the account (/me) API and UserInfo. They derive
+// from the public origin, so a changed origin moves them; grants and configuration name them
+// builtin:<name>.
+
+export const BUILTIN_ADMIN = 'builtin:admin';
+export const BUILTIN_ACCOUNT = 'builtin:account';
+export const BUILTIN_USERINFO = 'builtin:userinfo';
+export const BUILTIN_RESOURCE_IDS = [BUILTIN_ADMIN, BUILTIN_ACCOUNT, BUILTIN_USERINFO] as const;
+
+export const isBuiltinResourceId = (id: string): boolean =>
+  (BUILTIN_RESOURCE_IDS as readonly string[]).includes(id);
+
+export const issuerOf = (publicOrigin: string, realmName: string): string =>
+  `${publicOrigin}/realms/${realmName}`;
+export const adminAudience = (publicOrigin: string, realmName: string): string =>
+  `${publicOrigin}/api/v1/realms/${realmName}`;
+export const accountAudience = (publicOrigin: string, realmName: string): string =>
+  `${publicOrigin}/api/v1/realms/${realmName}/me`;
+export const userinfoAudience = (publicOrigin: string, realmName: string): string =>
+  `${issuerOf(publicOrigin, realmName)}/oauth/userinfo`;
