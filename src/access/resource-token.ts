@@ -3,17 +3,23 @@
 // administration, account and UserInfo APIs check their own tokens).
 
 import { issuerOf } from '../kernel/audiences.ts';
-import type { AppContext } from '../main/context.ts';
+import type { Config } from '../platform/config/settings.ts';
 import { builtinResources } from '../resources/builtin-resources.ts';
 import type { RealmRef } from '../resources/resources.repo.ts';
-import type { VerifiedAccessToken } from './verify-access-token.ts';
+import type { AccessTokenVerifier, VerifiedAccessToken } from './verify-access-token.ts';
 
-export const isBuiltinAudience = (app: AppContext, realm: RealmRef, aud: string): boolean =>
+/** What verifying a resource's token needs: the public origin and the offline verifier. */
+export interface ResourceTokenDeps {
+  config: Pick<Config, 'server'>;
+  tokenVerifier: AccessTokenVerifier;
+}
+
+export const isBuiltinAudience = (app: ResourceTokenDeps, realm: RealmRef, aud: string): boolean =>
   builtinResources(app.config.server.publicOrigin, realm.name).some((r) => r.audience === aud);
 
 /** The verified token and its audience; null when invalid or for a built-in audience. */
 export async function verifyResourceToken(
-  app: AppContext,
+  app: ResourceTokenDeps,
   realm: RealmRef,
   token: string,
 ): Promise<{ token: VerifiedAccessToken; audience: string } | null> {

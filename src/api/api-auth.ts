@@ -12,11 +12,11 @@ import {
   BUILTIN_ADMIN,
   issuerOf,
 } from '../kernel/audiences.ts';
-import type { AppContext } from '../main/context.ts';
 import { bearerToken } from '../platform/http/bearer.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { permissionsOf, type RoleHolding } from '../roles/effective-roles.ts';
+import type { ApiDeps } from './api.deps.ts';
 
 export type ApiAudience = 'admin' | 'account';
 
@@ -60,7 +60,7 @@ const challenge = (error: 'invalid_token' | 'invalid_request', description?: str
 export const invalidToken = (detail = 'the access token is missing, invalid or no longer active') =>
   problem.unauthorized(detail, challenge('invalid_token'));
 
-function presentedToken(app: AppContext, req: FastifyRequest): string {
+function presentedToken(app: ApiDeps, req: FastifyRequest): string {
   // The token travels in the Authorization header only (doc 1, Authentication 7).
   const query = req.query as Record<string, unknown> | undefined;
   if (query && 'access_token' in query) {
@@ -85,7 +85,7 @@ function presentedToken(app: AppContext, req: FastifyRequest): string {
  * then live; null when it is neither valid nor active.
  */
 export async function verifyOwnToken(
-  app: AppContext,
+  app: ApiDeps,
   realm: RealmRow,
   token: string,
   target: {
@@ -142,7 +142,7 @@ export interface PendingCaller {
  * audience, and the live-check facts to run (alone, or folded into a caller's own statement).
  */
 export async function verifyApiCaller(
-  app: AppContext,
+  app: ApiDeps,
   req: FastifyRequest,
   realm: RealmRow,
   opts: ApiAuthOptions,
@@ -180,7 +180,7 @@ export async function verifyApiCaller(
 
 /** The live half: the caller the request acts for, or the problem it must see. */
 export function authorizeApiCaller(
-  app: AppContext,
+  app: ApiDeps,
   pending: PendingCaller,
   live: Liveness,
   opts: ApiAuthOptions,
@@ -206,7 +206,7 @@ export function authorizeApiCaller(
   return caller;
 }
 
-function authorizeAdmin(app: AppContext, caller: ApiCaller, opts: ApiAuthOptions, now: Date): void {
+function authorizeAdmin(app: ApiDeps, caller: ApiCaller, opts: ApiAuthOptions, now: Date): void {
   if (caller.kind === 'user') {
     // doc 1 Errors: administration needs an MFA session; a recovery-restricted one does not count.
     if (!caller.sessionMfa || caller.recoveryRestricted || caller.sessionId === null) {
@@ -227,7 +227,7 @@ const hasStandingIn = (caller: ApiCaller): boolean =>
   caller.permissions.has('org.read') || caller.roles.some((r) => r.scope_type === 'organization');
 
 /** SPEC-DECISIONS 13: too old an authentication answers step_up_required with the obligation. */
-export function requireRecentAuth(app: AppContext, caller: ApiCaller, now: Date): void {
+export function requireRecentAuth(app: ApiDeps, caller: ApiCaller, now: Date): void {
   if (caller.kind === 'service_principal') return;
   const windowMs = app.config.security.recentAuthWindowMs;
   const authTimeMs = caller.authTime === null ? null : caller.authTime * 1000;

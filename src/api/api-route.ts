@@ -2,10 +2,10 @@
 // (ARCHITECTURE.md, Request path): the handler receives the realm and the authorized caller.
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { checkLivenessMany, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
-import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
+import type { ApiDeps } from './api.deps.ts';
 import { type ApiAuthOptions, type ApiCaller, authorizeApiCaller, verifyApiCaller } from './api-auth.ts';
 
 export interface ApiCall<P> {
@@ -15,7 +15,7 @@ export interface ApiCall<P> {
   caller: ApiCaller;
 }
 
-async function routeRealm(ctx: AppContext, req: FastifyRequest): Promise<RealmRow> {
+async function routeRealm(ctx: ApiDeps, req: FastifyRequest): Promise<RealmRow> {
   const realm = await findRequestedRealm(ctx, (req.params as { realm: string }).realm);
   if (!realm) throw problem.notFound('no such realm');
   return realm;
@@ -23,7 +23,7 @@ async function routeRealm(ctx: AppContext, req: FastifyRequest): Promise<RealmRo
 
 export function apiRoute<P extends Record<string, string> = Record<never, never>>(
   app: FastifyInstance,
-  ctx: AppContext,
+  ctx: ApiDeps,
   method: HTTPMethods,
   /** Under /api/v1/realms/:realm */
   path: string,
@@ -56,7 +56,7 @@ export interface SharedLiveCheckCall<P> {
  */
 export function apiRouteSharingLiveCheck<P extends Record<string, string> = Record<never, never>>(
   app: FastifyInstance,
-  ctx: AppContext,
+  ctx: ApiDeps,
   method: HTTPMethods,
   path: string,
   auth: ApiAuthOptions,

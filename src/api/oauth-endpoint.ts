@@ -10,11 +10,11 @@ import {
 import { issuerOf } from '../kernel/audiences.ts';
 import { OAuthError, oauthError, oauthErrorBody } from '../kernel/oauth-error.ts';
 import { hasNul } from '../kernel/text.ts';
-import type { AppContext } from '../main/context.ts';
 import { checkCharset } from '../platform/http/json-body.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
+import type { ApiDeps } from './api.deps.ts';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -44,7 +44,7 @@ export function useFormBodies(scope: FastifyInstance): void {
 }
 
 /** The scope renders OAuthError as RFC 6749 JSON; other errors go on to the problem mapper. */
-export function useOAuthErrors(scope: FastifyInstance, ctx: AppContext): void {
+export function useOAuthErrors(scope: FastifyInstance, ctx: ApiDeps): void {
   scope.setErrorHandler((err, _req, reply) => {
     if (!(err instanceof OAuthError)) throw err;
     if (err.debug) ctx.log.info({ oauth_error: err.error, reason: err.debug }, 'oauth request refused');
@@ -53,7 +53,7 @@ export function useOAuthErrors(scope: FastifyInstance, ctx: AppContext): void {
   });
 }
 
-const findAnyRealm = async (ctx: AppContext, name: string): Promise<RealmRow | null> =>
+const findAnyRealm = async (ctx: ApiDeps, name: string): Promise<RealmRow | null> =>
   hasNul(name) ? null : ctx.realms.byName(name);
 
 /**
@@ -62,7 +62,7 @@ const findAnyRealm = async (ctx: AppContext, name: string): Promise<RealmRow | n
  */
 export function oauthEndpoint(
   app: FastifyInstance,
-  ctx: AppContext,
+  ctx: ApiDeps,
   name: string,
   handler: (call: OAuthCall) => Promise<unknown>,
   opts: OAuthEndpointOptions = {},
@@ -86,7 +86,7 @@ export function oauthEndpoint(
 
 /** Authenticates the calling client of a protocol endpoint (throws invalid_client/invalid_request). */
 export function authenticateOAuthClient(
-  ctx: AppContext,
+  ctx: ApiDeps,
   call: OAuthCall,
   endpoint: string,
   now: Date,

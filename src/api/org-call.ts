@@ -1,14 +1,14 @@
 // Pieces every route file of this context shares: the call context and the options of routes
 // bound to one organization.
 import type { FastifyRequest } from 'fastify';
-import type { AppContext } from '../main/context.ts';
 import type { OrgCall } from '../organizations/organizations.types.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
+import type { ApiDeps } from './api.deps.ts';
 import type { ApiCaller } from './api-auth.ts';
 
 export type OrgParams = { org: string };
 
-export function orgCall(ctx: AppContext, req: FastifyRequest, realm: RealmRow, caller: ApiCaller): OrgCall {
+export function orgCall(ctx: ApiDeps, req: FastifyRequest, realm: RealmRow, caller: ApiCaller): OrgCall {
   return {
     realmId: realm.id,
     actor: { type: caller.kind, id: caller.id },

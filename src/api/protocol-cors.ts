@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isClientOrigin } from '../clients/clients.repo.ts';
 import { hasNul } from '../kernel/text.ts';
-import type { AppContext } from '../main/context.ts';
+import type { ApiDeps } from './api.deps.ts';
 
 const PUBLIC_DOCUMENT =
   /^\/(?:realms\/[^/?]+\/(?:jwks|\.well-known\/[a-z-]+)|\.well-known\/oauth-authorization-server\/realms\/[^/?]+)(?:\?|$)/;
@@ -20,7 +20,7 @@ function originOf(req: FastifyRequest): string | null {
 }
 
 /** The value for Access-Control-Allow-Origin, or null when this origin gets no CORS access. */
-async function allowedOrigin(ctx: AppContext, req: FastifyRequest): Promise<string | null> {
+async function allowedOrigin(ctx: ApiDeps, req: FastifyRequest): Promise<string | null> {
   const origin = originOf(req);
   if (origin === null) return null;
   if (PUBLIC_DOCUMENT.test(req.url)) return '*';
@@ -43,7 +43,7 @@ function allow(reply: FastifyReply, origin: string): void {
   reply.header('access-control-expose-headers', 'www-authenticate');
 }
 
-export function registerCors(app: FastifyInstance, ctx: AppContext): void {
+export function registerCors(app: FastifyInstance, ctx: ApiDeps): void {
   app.addHook('onRequest', async (req, reply) => {
     if (req.method === 'OPTIONS' || originOf(req) === null) return;
     if (!PUBLIC_DOCUMENT.test(req.url) && !BROWSER_ENDPOINT.test(req.url)) return;

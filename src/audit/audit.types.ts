@@ -1,5 +1,9 @@
 // Audit vocabulary: event types and categories written so far. Extend these unions; never inline
 // a type string at a call site.
+import type { Actor, ActorType } from '../kernel/call.ts';
+
+export { SYSTEM_ACTOR } from '../kernel/call.ts';
+export type { Actor, ActorType };
 
 export type AuditType =
   | 'realm.created'
@@ -111,8 +115,6 @@ export type AuditCategory =
   | 'privacy'
   | 'data_access';
 
-export type ActorType = 'user' | 'service_principal' | 'client' | 'system' | 'operator';
-
 /** Signals that raise a security.alert event (spec doc 2, Events catalog). */
 export type SecuritySignal =
   | 'bootstrap'
@@ -126,13 +128,6 @@ export type SecuritySignal =
   | 'factor_recovery'
   | 'impersonation_denied'
   | 'impersonation_activity';
-
-export interface Actor {
-  type: ActorType;
-  id: string | null;
-}
-
-export const SYSTEM_ACTOR: Actor = { type: 'system', id: null };
 
 /** Someone running identity-cli against the database: known to be an operator, not which one. */
 export const OPERATOR_ACTOR: Actor = { type: 'operator', id: null };

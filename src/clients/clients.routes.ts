@@ -2,10 +2,10 @@
 // apiRoute, call the service, present. Every route needs realm.clients.write (spec doc 1,
 // Authentication 5 names no read permission for clients).
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import type { Actor } from '../audit/audit.types.ts';
-import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { etagOf, setClientState, updateClient } from './client-changes.service.ts';
 import { issueSecret, listSecrets, revokeSecret } from './client-secrets.service.ts';
@@ -73,7 +73,7 @@ function sendClient(reply: FastifyReply, view: ClientView, status = 200) {
 
 type ClientParams = { client: string };
 
-export function registerClientRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerClientRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const change = (realmId: string, caller: ApiCaller, requestId: unknown): Change => ({
     realmId,
     actor: actorOf(caller),

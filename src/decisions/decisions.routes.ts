@@ -2,8 +2,8 @@
 // decisions; docs/authorization.md): check, check-batch and list-objects, each for a caller
 // holding realm.authorization.check.
 import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute, apiRouteSharingLiveCheck, type SharedLiveCheckCall } from '../api/api-route.ts';
-import type { AppContext } from '../main/context.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { decodeBatch, decodeCheck, decodeListObjects } from './decisions.decode.ts';
 import { decide } from './evaluate.ts';
@@ -27,7 +27,7 @@ async function decodedForCaller<T>(
   }
 }
 
-export function registerDecisionRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerDecisionRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   // A bad engine table stops the server at startup rather than failing decisions later.
   const engines = parseEngineTable(ctx.config.authorization.policyEngines);
   const check = { audience: 'admin', permissions: ['realm.authorization.check'] } as const;

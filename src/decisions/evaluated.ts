@@ -3,16 +3,16 @@
 // external policy engine both end with.
 
 import type { Liveness, TokenFacts } from '../access/token-liveness.ts';
-import type { AppContext } from '../main/context.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { type SubjectAssurance, scopeStepUp, sensitivityStepUp, storedScopes } from './assurance.ts';
 import type { Obligation } from './decision.ts';
 import type { CheckRequest } from './decisions.decode.ts';
+import type { DecisionApiDeps } from './decisions.deps.ts';
 import type { EngineTable } from './policy-engine.ts';
 import type { SubjectToken } from './subject-token.ts';
 
 export interface DecisionDeps {
-  app: AppContext;
+  app: DecisionApiDeps;
   realm: RealmRow;
   engines: EngineTable;
   /**

@@ -12,8 +12,8 @@ import {
 import { isBuiltinAudience, verifyResourceToken } from '../access/resource-token.ts';
 import type { TokenFacts } from '../access/token-liveness.ts';
 import { issuerOf } from '../kernel/audiences.ts';
-import type { AppContext } from '../main/context.ts';
 import { many } from '../platform/db/db.ts';
+import type { DecisionApiDeps } from './decisions.deps.ts';
 
 export interface SubjectToken {
   subject: string;
@@ -42,7 +42,7 @@ interface RealmRef {
 
 /** The verified token, or null when it is not one of ours for a registered resource. */
 export async function resolveSubjectToken(
-  app: AppContext,
+  app: DecisionApiDeps,
   realm: RealmRef,
   token: string,
   now: Date,
@@ -55,7 +55,7 @@ export async function resolveSubjectToken(
  * statement, so a batch costs one lookup however many opaque tokens it holds.
  */
 export async function resolveSubjectTokens(
-  app: AppContext,
+  app: DecisionApiDeps,
   realm: RealmRef,
   tokens: readonly string[],
   now: Date,
@@ -69,7 +69,7 @@ export async function resolveSubjectTokens(
   );
 }
 
-async function jwt(app: AppContext, realm: RealmRef, token: string): Promise<SubjectToken | null> {
+async function jwt(app: DecisionApiDeps, realm: RealmRef, token: string): Promise<SubjectToken | null> {
   const v = await verifyResourceToken(app, realm, token);
   if (!v) return null;
   const { token: t, audience: aud } = v;
@@ -94,7 +94,7 @@ async function jwt(app: AppContext, realm: RealmRef, token: string): Promise<Sub
 
 /** The stored opaque tokens among these that are neither revoked nor expired, by token. */
 async function storedOpaqueTokens(
-  app: AppContext,
+  app: DecisionApiDeps,
   realmId: string,
   tokens: readonly string[],
   now: Date,
@@ -129,7 +129,7 @@ interface StoredOpaque {
   claims: AccessTokenClaims;
 }
 
-function opaque(app: AppContext, realm: RealmRef, stored: StoredOpaque | null): SubjectToken | null {
+function opaque(app: DecisionApiDeps, realm: RealmRef, stored: StoredOpaque | null): SubjectToken | null {
   if (!stored) return null;
   const c = stored.claims;
   if (c.iss !== issuerOf(app.config.server.publicOrigin, realm.name) || c.cnf !== undefined) return null;

@@ -1,9 +1,9 @@
 // HTTP edge of groups (docs/api-roles.md, Groups): realm-wide groups under /groups, one
 // organization's groups under /organizations/{org}/groups, each with its members.
 import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiAuthOptions } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
-import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange, iso } from '../roles/admin-call.ts';
 import { decodePageQuery, pageOf } from '../roles/list-query.ts';
@@ -45,7 +45,7 @@ function memberParam(type: string, id: string): MemberRef {
   };
 }
 
-export function registerGroupRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerGroupRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const pages = ctx.config.limits;
   const decode = groupDecoders(ctx.config.limits.metadataBytes);
 

@@ -1,6 +1,7 @@
 // Composition: everything a process needs, built once from the operator configuration.
 import { resolve } from 'node:path';
 import { AccessTokenVerifier } from '../access/verify-access-token.ts';
+import type { ApiDeps } from '../api/api.deps.ts';
 import { KeyStore } from '../keys/key-store.ts';
 import type { MetricsAuth } from '../ops/internal.routes.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
@@ -16,7 +17,7 @@ import { Metrics } from '../platform/metrics.ts';
 import { RealmCache } from '../realms/realm-cache.ts';
 import { PasswordHasher } from '../users/password-hasher.ts';
 
-export interface AppContext {
+export interface AppContext extends ApiDeps {
   config: Config;
   db: Db;
   keyring: RootKeyring | null;

@@ -4,7 +4,7 @@
 // without interaction. Errors go back to the client's redirect URI only once client and redirect
 // URI are known to be valid; before that they are answered here.
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../main/context.ts';
+import type { ApiDeps } from '../api/api.deps.ts';
 import { camelCase } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
@@ -55,7 +55,7 @@ function startInputFrom(q: Query): StartInput {
   return input;
 }
 
-export function registerAuthorize(app: FastifyInstance, ctx: AppContext): void {
+export function registerAuthorize(app: FastifyInstance, ctx: ApiDeps): void {
   const secure = ctx.config.server.publicOrigin.startsWith('https:');
 
   app.get<{ Params: { realm: string }; Querystring: Query }>(

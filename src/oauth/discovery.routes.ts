@@ -2,8 +2,8 @@
 // RFC 8414 section 3.1 location with the well-known segment inserted before the issuer's path,
 // and the same document under the issuer for clients that append instead of inserting.
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import { isSigningAlgorithm } from '../keys/jws.ts';
-import type { AppContext } from '../main/context.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import { problem } from '../platform/http/problem.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
@@ -12,7 +12,7 @@ import { providerMetadata } from './discovery.ts';
 // As long as the key set's cache (keys/jwks.routes.ts): metadata changes only with the keys.
 const CACHE_CONTROL = 'public, max-age=300';
 
-async function sendMetadata(ctx: AppContext, realmName: string, reply: FastifyReply) {
+async function sendMetadata(ctx: ApiDeps, realmName: string, reply: FastifyReply) {
   const realm = await findRequestedRealm(ctx, realmName);
   if (!realm) throw problem.notFound('no such realm');
   const keySet = await ctx.keyStore.publishedKeySet(realm.name);
@@ -25,7 +25,7 @@ async function sendMetadata(ctx: AppContext, realmName: string, reply: FastifyRe
     .send(providerMetadata(ctx.config.server.publicOrigin, realm.name, algorithms));
 }
 
-export function registerDiscovery(app: FastifyInstance, ctx: AppContext): void {
+export function registerDiscovery(app: FastifyInstance, ctx: ApiDeps): void {
   type Req = { Params: { realm: string } };
   app.get<Req>('/realms/:realm/.well-known/openid-configuration', (req, reply) =>
     sendMetadata(ctx, req.params.realm, reply),

@@ -4,13 +4,13 @@
 import type { FastifyInstance } from 'fastify';
 import { isOpaqueAccessToken } from '../access/access-token.ts';
 import { checkLiveness, type Liveness } from '../access/token-liveness.ts';
+import type { ApiDeps } from '../api/api.deps.ts';
 import { authenticateOAuthClient, oauthEndpoint } from '../api/oauth-endpoint.ts';
 import { singleParam } from '../clients/client-auth-request.ts';
 import { oauthError } from '../kernel/oauth-error.ts';
-import type { AppContext } from '../main/context.ts';
 import { candidateFor, INACTIVE_ANSWER, introspectToken, judge, livenessFacts } from './introspection.ts';
 
-export function registerIntrospect(app: FastifyInstance, ctx: AppContext): void {
+export function registerIntrospect(app: FastifyInstance, ctx: ApiDeps): void {
   oauthEndpoint(
     app,
     ctx,

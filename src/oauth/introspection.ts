@@ -8,9 +8,9 @@ import { findLiveOpaqueToken } from '../access/opaque-tokens.repo.ts';
 import { isBuiltinAudience, verifyResourceToken } from '../access/resource-token.ts';
 import { checkLiveness, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
 import { issuerOf } from '../kernel/audiences.ts';
-import type { AppContext } from '../main/context.ts';
 import type { RealmRef } from '../resources/resources.repo.ts';
 import { isRefreshTokenShape } from '../sessions/refresh-tokens.repo.ts';
+import type { OAuthDeps } from './oauth.deps.ts';
 
 export interface ActiveIntrospection {
   active: true;
@@ -80,7 +80,7 @@ export function judge(candidate: Candidate, live: Liveness): IntrospectionRespon
  * introspectors (the service checks its own APIs itself).
  */
 export async function introspectToken(
-  app: AppContext,
+  app: OAuthDeps,
   realm: RealmRef,
   introspectorRowId: string,
   token: string,
@@ -97,7 +97,7 @@ export async function introspectToken(
  * show at all; null otherwise. Refresh tokens never qualify.
  */
 export async function candidateFor(
-  app: AppContext,
+  app: OAuthDeps,
   realm: RealmRef,
   token: string,
   now: Date,
@@ -112,7 +112,7 @@ export async function candidateFor(
 
 export const INACTIVE_ANSWER = INACTIVE;
 
-async function jwtCandidate(app: AppContext, realm: RealmRef, token: string): Promise<Candidate | null> {
+async function jwtCandidate(app: OAuthDeps, realm: RealmRef, token: string): Promise<Candidate | null> {
   const v = await verifyResourceToken(app, realm, token);
   if (!v) return null;
   const { token: t, audience: aud } = v;
@@ -139,7 +139,7 @@ async function jwtCandidate(app: AppContext, realm: RealmRef, token: string): Pr
 }
 
 async function opaqueCandidate(
-  app: AppContext,
+  app: OAuthDeps,
   realm: RealmRef,
   token: string,
   now: Date,

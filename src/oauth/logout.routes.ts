@@ -5,6 +5,7 @@
 // checked before anything ends, so a refused request changes nothing and never redirects.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { compactVerify, createLocalJWKSet, errors } from 'jose';
+import type { ApiDeps } from '../api/api.deps.ts';
 import { useFormBodies } from '../api/oauth-endpoint.ts';
 import { recordAudit } from '../audit/audit.repo.ts';
 import { findClientRecord } from '../clients/clients.repo.ts';
@@ -12,7 +13,6 @@ import { addEvent } from '../events/outbox.repo.ts';
 import { issuerOf } from '../kernel/audiences.ts';
 import { digestToken } from '../kernel/digest.ts';
 import { SIGNING_ALGORITHMS } from '../keys/jws.ts';
-import type { AppContext } from '../main/context.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
@@ -61,11 +61,7 @@ function readParams(req: FastifyRequest): Params {
  * The hint must be an ID token this realm signed with a key it still publishes, for this issuer;
  * it may have expired (RP-Initiated Logout section 2). An access token (typ at+jwt) is no hint.
  */
-async function verifyIdTokenHint(
-  ctx: AppContext,
-  realm: RealmRow,
-  token: string,
-): Promise<IdTokenHint | null> {
+async function verifyIdTokenHint(ctx: ApiDeps, realm: RealmRow, token: string): Promise<IdTokenHint | null> {
   if (Buffer.byteLength(token) > ctx.config.limits.maxTokenBytes) return null;
   const keySet = await ctx.keyStore.publishedKeySet(realm.name);
   if (!keySet) return null;
@@ -93,7 +89,7 @@ async function verifyIdTokenHint(
 }
 
 /** Validates everything; returns the hint and the redirect target (null: answer JSON). */
-async function checkRequest(ctx: AppContext, realm: RealmRow, p: Params) {
+async function checkRequest(ctx: ApiDeps, realm: RealmRow, p: Params) {
   if (p.state !== undefined && Buffer.byteLength(p.state) > MAX_STATE_BYTES)
     throw invalid('state is too long');
   const hint = p.id_token_hint === undefined ? null : await verifyIdTokenHint(ctx, realm, p.id_token_hint);
@@ -152,11 +148,7 @@ async function endSessions(
   return ended;
 }
 
-async function logout(
-  ctx: AppContext,
-  req: FastifyRequest<{ Params: { realm: string } }>,
-  reply: FastifyReply,
-) {
+async function logout(ctx: ApiDeps, req: FastifyRequest<{ Params: { realm: string } }>, reply: FastifyReply) {
   const realm = await findRequestedRealm(ctx, req.params.realm);
   if (!realm) throw problem.notFound('no such realm');
   reply.header('cache-control', 'no-store');
@@ -177,7 +169,7 @@ async function logout(
   return reply.code(200).send({ logged_out: true });
 }
 
-export function registerLogout(app: FastifyInstance, ctx: AppContext): void {
+export function registerLogout(app: FastifyInstance, ctx: ApiDeps): void {
   app.register(async (scope) => {
     // RP-Initiated Logout section 2: POST carries the parameters form-encoded, nothing else.
     useFormBodies(scope);

@@ -5,12 +5,12 @@
 // already inactive or another client's are answered the same 200 (RFC 7009 section 2.2).
 import type { FastifyInstance } from 'fastify';
 import { isOpaqueAccessToken, opaqueAccessTokenDigest } from '../access/access-token.ts';
+import type { ApiDeps } from '../api/api.deps.ts';
 import { authenticateOAuthClient, oauthEndpoint } from '../api/oauth-endpoint.ts';
 import { recordAudit } from '../audit/audit.repo.ts';
 import { singleParam } from '../clients/client-auth-request.ts';
 import { issuerOf } from '../kernel/audiences.ts';
 import { oauthError } from '../kernel/oauth-error.ts';
-import type { AppContext } from '../main/context.ts';
 import type { Tx } from '../platform/db/db.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { findFamilyByToken, isRefreshTokenShape, revokeFamily } from '../sessions/refresh-tokens.repo.ts';
@@ -18,7 +18,7 @@ import { findFamilyByToken, isRefreshTokenShape, revokeFamily } from '../session
 const REASON = 'revoked_by_client';
 
 interface Revocation {
-  app: AppContext;
+  app: ApiDeps;
   realm: RealmRow;
   /** The caller's public client_id: only its own tokens are revoked. */
   clientId: string;
@@ -27,7 +27,7 @@ interface Revocation {
   correlationId: string;
 }
 
-export function registerRevoke(app: FastifyInstance, ctx: AppContext): void {
+export function registerRevoke(app: FastifyInstance, ctx: ApiDeps): void {
   oauthEndpoint(app, ctx, 'revoke', async (call) => {
     const now = ctx.clock.now();
     // Public clients may revoke their own tokens too (RFC 7009 section 5).

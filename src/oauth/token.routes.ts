@@ -2,10 +2,10 @@
 // handler per grant_type. The realm's signing key is looked up first, so a realm without a usable
 // key answers 503 before any code or refresh token is spent (spec doc 1, Errors case rule 3).
 import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import { authenticateOAuthClient, oauthEndpoint } from '../api/oauth-endpoint.ts';
 import { singleParam } from '../clients/client-auth-request.ts';
 import { oauthError } from '../kernel/oauth-error.ts';
-import type { AppContext } from '../main/context.ts';
 import { authorizationCodeGrant } from './grants/authorization-code.grant.ts';
 import { clientCredentialsGrant, prefetchServiceToken } from './grants/client-credentials.grant.ts';
 import { type GrantContext, type TokenResponse, tokenSettings } from './grants/grant-context.ts';
@@ -20,7 +20,7 @@ const GRANTS: Record<string, { label: string; run: (g: GrantContext) => Promise<
   [TOKEN_EXCHANGE]: { label: 'token_exchange', run: tokenExchangeGrant },
 };
 
-export function registerTokenEndpoint(app: FastifyInstance, ctx: AppContext): void {
+export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void {
   oauthEndpoint(app, ctx, 'token', async (call) => {
     const now = ctx.clock.now();
     const grantType = singleParam(call.form, 'grant_type');

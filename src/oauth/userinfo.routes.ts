@@ -4,11 +4,11 @@
 // (spec doc 1, Authentication 7), and passes the live checks of doc 2, Revocation exposure.
 // Errors follow RFC 6750 section 3.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import { verifyOwnToken } from '../api/api-auth.ts';
 import { useFormBodies, useOAuthErrors } from '../api/oauth-endpoint.ts';
 import { BUILTIN_USERINFO, userinfoAudience } from '../kernel/audiences.ts';
 import { OAuthError, type OAuthErrorCode } from '../kernel/oauth-error.ts';
-import type { AppContext } from '../main/context.ts';
 import { maybeOne, type Queryable } from '../platform/db/db.ts';
 import { bearerToken } from '../platform/http/bearer.ts';
 import { problem } from '../platform/http/problem.ts';
@@ -72,7 +72,7 @@ export function releasedClaims(
 
 type UserinfoRequest = FastifyRequest<{ Params: { realm: string } }>;
 
-async function answer(ctx: AppContext, req: UserinfoRequest, reply: FastifyReply) {
+async function answer(ctx: ApiDeps, req: UserinfoRequest, reply: FastifyReply) {
   const realm = await findRequestedRealm(ctx, req.params.realm);
   if (!realm) throw problem.notFound('no such realm');
   reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
@@ -101,7 +101,7 @@ async function answer(ctx: AppContext, req: UserinfoRequest, reply: FastifyReply
   return releasedClaims(t.subject, t.scopes, user);
 }
 
-export function registerUserinfo(app: FastifyInstance, ctx: AppContext): void {
+export function registerUserinfo(app: FastifyInstance, ctx: ApiDeps): void {
   app.register(async (scope) => {
     // OIDC Core 5.3.1 allows a form-encoded POST; its body is read only to refuse a token in it.
     useFormBodies(scope);

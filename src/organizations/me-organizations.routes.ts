@@ -1,10 +1,10 @@
 // The signed-in user's side of invitations and join requests, under /api/v1/realms/{realm}/me
 // (account audience; docs/api-organizations.md). Another user's request is not found.
 import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { orgCall } from '../api/org-call.ts';
-import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { acceptInvitation, declineInvitation, listMyInvitations } from './invitations.service.ts';
 import { fileJoinRequest, listMyJoinRequests, withdrawJoinRequest } from './join-requests.service.ts';
@@ -28,7 +28,7 @@ const withOrganization =
     organization: { id: r.organization_id, slug: r.org_slug, display_name: r.org_display_name },
   });
 
-export function registerMyOrganizationRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerMyOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   apiRoute(app, ctx, 'GET', '/me/invitations', account, async ({ realm, caller }) => {
     const now = ctx.clock.now();
     const rows = await listMyInvitations(ctx.db, realm.id, userOf(caller), now);

@@ -1,9 +1,9 @@
 // Members, invitations, join requests and ownership transfer of one organization
 // (docs/api-organizations.md), administration side.
 import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { inOrg, type OrgParams, orgCall } from '../api/org-call.ts';
-import type { AppContext } from '../main/context.ts';
 import { pageBody } from '../platform/http/keyset.ts';
 import {
   createInvitation,
@@ -40,7 +40,7 @@ import { MEMBERSHIP_STATES, REQUEST_STATES } from './organizations.types.ts';
 type MemberParams = OrgParams & { membership: string };
 type RequestParams = OrgParams & { id: string };
 
-export function registerMembershipRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const { limits, tokens } = ctx.config;
   const invitationLimits = { ttlMs: tokens.invitationTtlMs, resends: limits.invitationResends };
 

@@ -3,9 +3,9 @@
 // Routes on one organization name it through organizationParam, so its own administrators
 // (organization-scope roles of active members) are authorized too and others get 404.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { inOrg, type OrgParams, orgCall } from '../api/org-call.ts';
-import type { AppContext } from '../main/context.ts';
 import { pageBody } from '../platform/http/keyset.ts';
 import { decodeListQuery } from './list-query.ts';
 import { registerMyOrganizationRoutes } from './me-organizations.routes.ts';
@@ -44,7 +44,7 @@ const ifMatchOf = (req: FastifyRequest): string | undefined => {
   return Array.isArray(v) ? v.join(', ') : v;
 };
 
-export function registerOrganizationRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const { limits } = ctx.config;
   const withEtag = (view: OrganizationView) => ({ etag: etagOf(view.org), body: presentOrganization(view) });
 

@@ -1,8 +1,8 @@
 // Rows and call context of the organizations context (spec doc 1, "What the service does" 1;
 // doc 2, export records "organization" and "membership", Organization membership).
 
-import type { ApiCaller } from '../api/api-auth.ts';
 import type { Actor } from '../audit/audit.types.ts';
+import type { Delegator } from '../roles/delegator.ts';
 
 export type OrganizationState = 'active' | 'suspended' | 'archived' | 'deleting' | 'deleted';
 export const ORGANIZATION_STATES = ['active', 'suspended', 'archived', 'deleting', 'deleted'] as const;
@@ -135,7 +135,7 @@ export interface OrgCall {
   /** What the caller may do at realm scope and inside the route's organization. */
   permissions: ReadonlySet<string>;
   /** The authenticated caller, whose live holdings set the delegation ceiling; null for the worker. */
-  caller: ApiCaller | null;
+  caller: Delegator | null;
 }
 
 export type { Page } from '../platform/http/keyset.ts';

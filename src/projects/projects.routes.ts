@@ -1,9 +1,9 @@
 // HTTP edge of projects (docs/api-roles.md, Projects): /projects for the realm and
 // /organizations/{org}/projects for the projects an organization owns.
 import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiAuthOptions } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
-import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange, iso } from '../roles/admin-call.ts';
 import { decodePageQuery, pageOf } from '../roles/list-query.ts';
@@ -36,7 +36,7 @@ export const presentProject = (p: ProjectRow) => ({
 const STATES = ['active', 'suspended', 'archived'];
 const ACTIONS: readonly ProjectAction[] = ['suspend', 'reactivate', 'archive'];
 
-export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerProjectRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const pages = ctx.config.limits;
 
   const register = (prefix: string, read: ApiAuthOptions, write: ApiAuthOptions) => {

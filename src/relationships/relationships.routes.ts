@@ -2,9 +2,9 @@
 // "Relationship model API"): types and tuples, realm.relationships.write for changes and
 // realm.relationships.read for reads.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
-import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import {
@@ -28,7 +28,7 @@ export const presentType = (t: TypeRow) => ({
   updated_at: iso(t.updated_at),
 });
 
-function callOf(ctx: AppContext, req: FastifyRequest, realm: RealmRow, caller: ApiCaller): RelationshipCall {
+function callOf(ctx: ApiDeps, req: FastifyRequest, realm: RealmRow, caller: ApiCaller): RelationshipCall {
   return {
     realmId: realm.id,
     actor: { type: caller.kind, id: caller.id },
@@ -37,7 +37,7 @@ function callOf(ctx: AppContext, req: FastifyRequest, realm: RealmRow, caller: A
   };
 }
 
-export function registerRelationshipRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerRelationshipRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const read = { audience: 'admin', permissions: ['realm.relationships.read'] } as const;
   const write = { audience: 'admin', permissions: ['realm.relationships.write'] } as const;
 

@@ -1,10 +1,10 @@
 // HTTP edge of API resources, client resource grants and introspectors (spec doc 1, Resources,
 // grants and decisions). Decoding and presenting live here; rules live in resources.service.ts.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import type { Actor } from '../audit/audit.types.ts';
-import type { AppContext } from '../main/context.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import type { ResourceScope } from './resource.ts';
 import { decodeGrant, decodeIntrospector, decodeResource, etagOf } from './resources.decode.ts';
@@ -98,7 +98,7 @@ type ClientParams = { client: string };
 type GrantParams = { client: string; resource: string };
 type IntrospectorParams = { resource: string; client: string };
 
-export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerResourceRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const origin = ctx.config.server.publicOrigin;
   const call = (realm: RealmRow, caller: ApiCaller): ResourceCall => ({
     realm,

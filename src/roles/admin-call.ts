@@ -2,27 +2,27 @@
 // actor, correlation id, clock reading), the audit record it leaves, the input rules they share,
 // and the problems they add.
 import type { FastifyRequest } from 'fastify';
-import type { ApiCaller } from '../api/api-auth.ts';
 import { recordAudit } from '../audit/audit.repo.ts';
 import type { Actor, AuditCategory, AuditType } from '../audit/audit.types.ts';
-import type { AppContext } from '../main/context.ts';
+import type { Clock } from '../platform/clock.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { refine, string } from '../platform/http/decode.ts';
 import { type FieldError, Problem, problem } from '../platform/http/problem.ts';
+import type { Delegator } from './delegator.ts';
 
 export interface AdminChange {
   realmId: string;
   actor: Actor;
-  caller: ApiCaller;
+  caller: Delegator;
   correlationId: string;
   now: Date;
 }
 
 export function adminChange(
-  ctx: AppContext,
+  ctx: { clock: Clock },
   req: FastifyRequest,
   realmId: string,
-  caller: ApiCaller,
+  caller: Delegator,
 ): AdminChange {
   return {
     realmId,

@@ -1,8 +1,8 @@
 // HTTP edge of role assignments (docs/api-roles.md): /role-assignments for the realm, and
 // /organizations/{org}/role-assignments for organization administrators.
 import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
-import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange } from './admin-call.ts';
 import { listAssignments } from './assignments.repo.ts';
@@ -27,7 +27,7 @@ function checkEnum(name: string, value: string | undefined, allowed: readonly st
 }
 
 /** One page of assignments; an organization's routes list only its organization's scope. */
-async function assignmentPage(ctx: AppContext, realmId: string, rawQuery: unknown, orgId: string | null) {
+async function assignmentPage(ctx: ApiDeps, realmId: string, rawQuery: unknown, orgId: string | null) {
   const route = orgId === null ? '/role-assignments' : `/organizations/${orgId}/role-assignments`;
   const q = decodePageQuery(
     rawQuery,
@@ -57,7 +57,7 @@ async function assignmentPage(ctx: AppContext, realmId: string, rawQuery: unknow
   return pageOf(rows, q, presentAssignment);
 }
 
-export function registerAssignmentRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerAssignmentRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const read = { audience: 'admin', permissions: ['realm.roles.read'] } as const;
   // realm.roles.write, or org.roles.assign inside the assignment's organization: checked by the service.
   const assign = { audience: 'admin', permissions: [] } as const;

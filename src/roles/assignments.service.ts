@@ -3,7 +3,6 @@
 // incompatible roles, then writes the row, audit, outbox event and authorization revision in one
 // transaction.
 
-import type { ApiCaller } from '../api/api-auth.ts';
 import { recordAudit } from '../audit/audit.repo.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import { requireOtherOwner } from '../organizations/membership-rules.ts';
@@ -20,6 +19,7 @@ import {
 } from './assignments.repo.ts';
 import { type AffectedSubject, authorizationChanged } from './authz-revision.ts';
 import { type AuthzContext, callerAuthority, ensureWithinCeiling } from './delegation.ts';
+import type { Delegator } from './delegator.ts';
 import { BUILTIN_ROLES } from './permissions.ts';
 import {
   findCurrentMembership,
@@ -216,7 +216,7 @@ export async function getAssignment(
 async function mayUnassign(
   q: Queryable,
   c: AdminChange,
-  caller: ApiCaller,
+  caller: Delegator,
   a: AssignmentRow | null,
 ): Promise<boolean> {
   if (caller.permissions.has('realm.roles.write')) return true;

@@ -2,9 +2,10 @@
 // holds, in the context involved, every permission the role grants with its composites expanded.
 // Holders of the built-in realm-admin role at realm scope hold everything, application
 // permissions included. What the caller holds is read live, like api-auth.ts does.
-import type { ApiCaller } from '../api/api-auth.ts';
+
 import { one, type Queryable } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
+import type { Delegator } from './delegator.ts';
 import {
   conditionsMet,
   effectiveRolesSql,
@@ -37,7 +38,7 @@ const ROLES_SQL = `select ${effectiveRolesSql({
   projectId: '$6::text',
 })} as roles`;
 
-function assuranceOf(caller: ApiCaller, now: Date): SessionAssurance {
+function assuranceOf(caller: Delegator, now: Date): SessionAssurance {
   return {
     mfa: caller.kind === 'service_principal' || caller.sessionMfa,
     authAgeSeconds:
@@ -48,7 +49,7 @@ function assuranceOf(caller: ApiCaller, now: Date): SessionAssurance {
 export async function callerAuthority(
   q: Queryable,
   realmId: string,
-  caller: ApiCaller,
+  caller: Delegator,
   context: AuthzContext,
   now: Date,
 ): Promise<CallerAuthority> {

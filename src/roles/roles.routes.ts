@@ -1,8 +1,8 @@
 // HTTP edge of application permissions and roles (docs/api-roles.md): realm-wide under
 // /permissions and /roles, one organization's roles under /organizations/{org}/roles.
 import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
-import type { AppContext } from '../main/context.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange, etagOf } from './admin-call.ts';
@@ -24,7 +24,7 @@ export async function liveOrgParam(q: Queryable, realmId: string, raw: string): 
   return orgId;
 }
 
-export function registerRoleRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerRoleRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const read = { audience: 'admin', permissions: ['realm.roles.read'] } as const;
   const write = { audience: 'admin', permissions: ['realm.roles.write'] } as const;
   const orgRead = { audience: 'admin', permissions: ['org.roles.read'], organizationParam: 'org' } as const;

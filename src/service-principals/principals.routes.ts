@@ -1,7 +1,7 @@
 // HTTP edge of service principals (docs/api-roles.md, Service principals).
 import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
-import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange, iso } from '../roles/admin-call.ts';
 import { decodePageQuery, pageOf } from '../roles/list-query.ts';
@@ -32,7 +32,7 @@ export const presentPrincipal = (p: PrincipalRow) => ({
 
 const STATES = ['active', 'disabled'];
 
-export function registerServicePrincipalRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerServicePrincipalRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const pages = ctx.config.limits;
   const read = { audience: 'admin', permissions: ['realm.service_principals.read'] } as const;
   const write = { audience: 'admin', permissions: ['realm.service_principals.write'] } as const;

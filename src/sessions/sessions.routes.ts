@@ -2,11 +2,11 @@
 // table: list, end one, end all). Ending sessions stays allowed to recovery-restricted sessions
 // (doc 1, Errors case rule 1), which the account audience does not restrict anyway.
 import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { recordAudit } from '../audit/audit.repo.ts';
 import { addEvent } from '../events/outbox.repo.ts';
-import type { AppContext } from '../main/context.ts';
 import { decodeBody, object } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { endAccountSessions } from '../users/users.admin.ts';
@@ -38,7 +38,7 @@ function ownerOf(caller: ApiCaller): string {
   return caller.id;
 }
 
-export function registerMeSessionRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerMeSessionRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const account = { audience: 'account' } as const;
 
   apiRoute(app, ctx, 'GET', '/me/sessions', account, async ({ realm, caller }) => {

@@ -6,18 +6,18 @@ import type { ClientRow } from '../clients/clients.repo.ts';
 import { findClient, isClientOrigin } from '../clients/clients.repo.ts';
 import { adminAudience } from '../kernel/audiences.ts';
 import { hasNul } from '../kernel/text.ts';
-import { findRequestedRealm } from '../realms/realm-cache.ts';
-import type { AppContext } from '../main/context.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { decodeBody } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { currentPolicy, type RealmPolicy } from '../realms/policy.repo.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
+import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { authenticateCall, type CallCredentials, csrfTokenFor } from './binding.ts';
 import { completeTransaction, errorRedirect } from './complete.ts';
 import { loadFacts } from './facts.ts';
 import { type Evaluation, evaluate, type Facts } from './next-actions.ts';
 import { withOrganization } from './organization-rules.ts';
+import type { SigninDeps } from './signin.deps.ts';
 import { findTransaction, lockTransaction, saveTransaction } from './signin.repo.ts';
 import { presentState } from './state.ts';
 import type { AnyStep, OneTime } from './steps/step.ts';
@@ -32,7 +32,7 @@ export interface StepResponse {
   clearTxCookie: boolean;
 }
 
-async function requireRealm(app: AppContext, realmName: string): Promise<RealmRow> {
+async function requireRealm(app: SigninDeps, realmName: string): Promise<RealmRow> {
   const realm = await findRequestedRealm(app, realmName);
   if (!realm) throw problem.notFound('no such realm');
   return realm;
@@ -42,7 +42,7 @@ function requireTxId(txId: string): void {
   if (hasNul(txId)) throw problem.notFound('no such transaction');
 }
 
-const originCheck = (app: AppContext, q: Tx | AppContext['db'], realm: RealmRow) => async (origin: string) =>
+const originCheck = (app: SigninDeps, q: Tx | SigninDeps['db'], realm: RealmRow) => async (origin: string) =>
   origin === app.config.server.publicOrigin || (!hasNul(origin) && isClientOrigin(q, realm.id, origin));
 
 interface Loaded {
@@ -57,7 +57,7 @@ interface Loaded {
  * policy, so re-evaluating after it passes them in and only the account facts are read again.
  */
 export async function loadAll(
-  app: AppContext,
+  app: SigninDeps,
   q: Tx,
   realm: RealmRow,
   t: SigninTx,
@@ -83,7 +83,7 @@ function offered(step: AnyStep, evaluation: Evaluation): boolean {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runStep(
-  app: AppContext,
+  app: SigninDeps,
   realmName: string,
   txId: string,
   creds: CallCredentials,
@@ -101,7 +101,7 @@ export async function runStep(
 }
 
 async function runStepUnpadded(
-  app: AppContext,
+  app: SigninDeps,
   realmName: string,
   txId: string,
   creds: CallCredentials,
@@ -179,7 +179,7 @@ async function runStepUnpadded(
 
 /** After a step: complete, record a blocking reason, or give a terminal redirect; then persist. */
 async function settle(
-  app: AppContext,
+  app: SigninDeps,
   q: Tx,
   realm: RealmRow,
   t: SigninTx,
@@ -227,7 +227,7 @@ async function settle(
 
 /** GET of a transaction: its state, with the CSRF token in browser mode. */
 export async function readState(
-  app: AppContext,
+  app: SigninDeps,
   realmName: string,
   txId: string,
   creds: CallCredentials,

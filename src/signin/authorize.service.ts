@@ -3,7 +3,6 @@
 // prompt=none at once or start a transaction and send the browser to the login UI.
 
 import { digestToken } from '../kernel/digest.ts';
-import type { AppContext } from '../main/context.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { currentPolicy, policyValue } from '../realms/policy.repo.ts';
@@ -14,6 +13,7 @@ import { authorizationRedirect } from './authorization-response.ts';
 import { completeTransaction, issuerOf } from './complete.ts';
 import { type Created, createTransaction, type SessionSeed } from './create.ts';
 import { withOrganization } from './organization-rules.ts';
+import type { SigninDeps } from './signin.deps.ts';
 import { saveTransaction } from './signin.repo.ts';
 import type { StartInput, StartParams } from './start.ts';
 import { validateStart } from './start.ts';
@@ -25,7 +25,7 @@ export type AuthorizeOutcome =
   | { kind: 'login_ui'; created: Created; loginUi: URL };
 
 async function errorRedirect(
-  app: AppContext,
+  app: SigninDeps,
   q: Tx,
   realm: RealmRow,
   target: { redirectUri: string; responseMode: ResponseMode; clientId: string; state: string | null },
@@ -58,7 +58,7 @@ function loginUiOf(value: unknown): URL {
 }
 
 /** The browser's live session, when this request may reuse it (OIDC prompt=login, max_age). */
-async function sessionSeed(app: AppContext, q: Tx, realm: RealmRow, p: StartParams, sid: string | null) {
+async function sessionSeed(app: SigninDeps, q: Tx, realm: RealmRow, p: StartParams, sid: string | null) {
   if (!sid || p.prompt.includes('login')) return null;
   const now = app.clock.now();
   const s = await findLiveSessionByCookie(q, realm.id, digestToken(sid), now);
@@ -73,7 +73,7 @@ async function sessionSeed(app: AppContext, q: Tx, realm: RealmRow, p: StartPara
  * login UI in the new transaction.
  */
 async function fromSession(
-  app: AppContext,
+  app: SigninDeps,
   q: Tx,
   realm: RealmRow,
   p: StartParams,
@@ -118,7 +118,7 @@ async function fromSession(
 }
 
 export async function authorize(
-  app: AppContext,
+  app: SigninDeps,
   q: Tx,
   realm: RealmRow,
   input: StartInput,

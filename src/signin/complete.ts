@@ -5,7 +5,6 @@
 import { recordAudit } from '../audit/audit.repo.ts';
 import { addEvent } from '../events/outbox.repo.ts';
 import { digestToken } from '../kernel/digest.ts';
-import type { AppContext } from '../main/context.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { randomToken } from '../platform/ids.ts';
@@ -16,6 +15,7 @@ import { insertSession, reuseSession, type SessionRow } from '../sessions/sessio
 import { insertAuthorizationCode } from './authorization-codes.repo.ts';
 import { authorizationRedirect } from './authorization-response.ts';
 import { mfaDone } from './next-actions.ts';
+import type { SigninDeps } from './signin.deps.ts';
 import type { SigninTx } from './transaction.ts';
 import { complete } from './transitions.ts';
 
@@ -26,11 +26,11 @@ export interface Completion {
   sessionCookie: string | null;
 }
 
-export const issuerOf = (app: AppContext, realm: RealmRow): string =>
+export const issuerOf = (app: SigninDeps, realm: RealmRow): string =>
   `${app.config.server.publicOrigin}/realms/${realm.name}`;
 
 async function redirectFor(
-  app: AppContext,
+  app: SigninDeps,
   q: Tx,
   realm: RealmRow,
   t: SigninTx,
@@ -57,12 +57,12 @@ async function redirectFor(
 }
 
 /** The error redirect of a cancelled or failed transaction. */
-export const errorRedirect = (app: AppContext, q: Tx, realm: RealmRow, t: SigninTx, now: Date) =>
+export const errorRedirect = (app: SigninDeps, q: Tx, realm: RealmRow, t: SigninTx, now: Date) =>
   redirectFor(app, q, realm, t, { error: 'access_denied' }, now);
 
 /** `t.organizationId` is the organization signed in to (organization-rules.ts withOrganization). */
 export async function completeTransaction(
-  app: AppContext,
+  app: SigninDeps,
   q: Tx,
   realm: RealmRow,
   t: SigninTx,

@@ -2,11 +2,11 @@
 // browser cookie value or the headless continuation token (returned once, stored as a digest).
 import { recordAudit } from '../audit/audit.repo.ts';
 import { digestToken } from '../kernel/digest.ts';
-import type { AppContext } from '../main/context.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { newId, randomToken } from '../platform/ids.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import { CONTINUATION_PREFIX } from './binding.ts';
+import type { SigninDeps } from './signin.deps.ts';
 import { insertTransaction } from './signin.repo.ts';
 import type { StartParams } from './start.ts';
 import type { Factor, SigninTx, TxMode } from './transaction.ts';
@@ -25,7 +25,7 @@ export interface SessionSeed {
 }
 
 export async function createTransaction(
-  app: AppContext,
+  app: SigninDeps,
   q: Tx,
   realm: RealmRow,
   p: StartParams,

@@ -2,8 +2,8 @@
 // headless start, state read, and one POST per step.
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import { adminAudience } from '../kernel/audiences.ts';
-import type { AppContext } from '../main/context.ts';
 import { array, integer, object, optional, string } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { currentPolicy } from '../realms/policy.repo.ts';
@@ -60,7 +60,7 @@ export function credentialsOf(req: FastifyRequest): CallCredentials {
   };
 }
 
-export function registerSigninRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const secure = ctx.config.server.publicOrigin.startsWith('https:');
   app.register(cookie);
 

@@ -1,11 +1,11 @@
 // Support access from the customer's side (docs/support-access.md): ending a grant on one's own
 // account, and the opt-out the realm policy may allow (impersonation.allow_customer_opt_out).
 import { recordAudit } from '../audit/audit.repo.ts';
-import type { AppContext } from '../main/context.ts';
 import { problem } from '../platform/http/problem.ts';
 import { endSupportGrants } from '../support-grants/support-end.ts';
 import type { SupportGrantRow } from '../support-grants/support-grant.ts';
 import { lockSupportGrant, setPreference } from '../support-grants/support-grants.repo.ts';
+import type { SupportDeps } from './support.deps.ts';
 import { impersonationSettings } from './support-policy.ts';
 import { revokeLockedGrant } from './support-revoke.ts';
 
@@ -17,7 +17,7 @@ export interface CustomerCall {
 }
 
 export async function revokeAsCustomer(
-  app: AppContext,
+  app: SupportDeps,
   call: CustomerCall,
   id: string,
 ): Promise<SupportGrantRow> {
@@ -32,7 +32,7 @@ export async function revokeAsCustomer(
 
 /** Stores the choice; opting out ends the account's live grants at once. */
 export async function setSupportAccess(
-  app: AppContext,
+  app: SupportDeps,
   call: CustomerCall,
   allowed: boolean,
 ): Promise<{ allowed: boolean; grants_revoked: number }> {

@@ -2,9 +2,9 @@
 // side at /support-grants (admin audience) and the customer's side at /me/support-grants and
 // /me/support-access (account audience).
 import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
-import type { AppContext } from '../main/context.ts';
 import {
   cursorBinding,
   cutPage,
@@ -41,7 +41,7 @@ function personOf(caller: ApiCaller): string {
   return caller.id;
 }
 
-export function registerSupportRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerSupportRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const admin = { audience: 'admin' } as const;
   const account = { audience: 'account' } as const;
 

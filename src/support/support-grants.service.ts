@@ -5,7 +5,6 @@ import { recordAudit } from '../audit/audit.repo.ts';
 import type { Actor } from '../audit/audit.types.ts';
 import { findClient } from '../clients/clients.repo.ts';
 import { addEvent } from '../events/outbox.repo.ts';
-import type { AppContext } from '../main/context.ts';
 import { TOKEN_EXCHANGE } from '../oauth/grants/token-exchange.grant.ts';
 import { userMayActIn } from '../oauth/org-context.ts';
 import { maybeOne, type Tx } from '../platform/db/db.ts';
@@ -22,6 +21,7 @@ import {
   insertSupportGrant,
   lockSupportGrant,
 } from '../support-grants/support-grants.repo.ts';
+import type { SupportDeps } from './support.deps.ts';
 import type { CreateGrantInput } from './support-grants.decode.ts';
 import { impersonationSettings } from './support-policy.ts';
 import { revokeLockedGrant } from './support-revoke.ts';
@@ -137,7 +137,7 @@ export interface CreatedGrant {
 }
 
 export async function createSupportGrant(
-  app: AppContext,
+  app: SupportDeps,
   call: SupportCall,
   input: CreateGrantInput,
 ): Promise<CreatedGrant> {
@@ -281,7 +281,11 @@ export async function createSupportGrant(
 }
 
 /** A grant the caller may see: their own, or any for support staff; others are unknown. */
-export async function visibleGrant(app: AppContext, call: SupportCall, id: string): Promise<SupportGrantRow> {
+export async function visibleGrant(
+  app: SupportDeps,
+  call: SupportCall,
+  id: string,
+): Promise<SupportGrantRow> {
   const g = await findSupportGrant(app.db, call.realmId, id);
   if (!g || (!call.supportStaff && g.actor_user_id !== call.actor.id))
     throw problem.notFound('no such support grant');
@@ -290,7 +294,7 @@ export async function visibleGrant(app: AppContext, call: SupportCall, id: strin
 
 /** Ends a grant early (actor, or support staff as administrators); ending an ended grant is 409. */
 export async function revokeAsSupport(
-  app: AppContext,
+  app: SupportDeps,
   call: SupportCall,
   id: string,
   reason: string | undefined,

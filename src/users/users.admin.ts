@@ -5,11 +5,11 @@
 import { recordAudit } from '../audit/audit.repo.ts';
 import type { AuditType } from '../audit/audit.types.ts';
 import { addEvent } from '../events/outbox.repo.ts';
-import type { AppContext } from '../main/context.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { currentPolicy, policyValue } from '../realms/policy.repo.ts';
 import { type AccountRevocation, revokeAccount } from '../sessions/grants.repo.ts';
+import type { UsersDeps } from './users.deps.ts';
 import {
   addRequiredAction,
   eraseUser,
@@ -22,7 +22,7 @@ import {
 } from './users.repo.ts';
 import { type AdminCall, type UserView, userSubject, viewOf } from './users.service.ts';
 
-type Deps = Pick<AppContext, 'db' | 'hasher'>;
+type Deps = UsersDeps;
 
 async function requireUser(tx: Tx, realmId: string, userId: string): Promise<UserRow> {
   const user = await lockUser(tx, realmId, userId);

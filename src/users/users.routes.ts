@@ -2,9 +2,9 @@
 // and "Recovery and account administration"; doc 2, Limits: page size). Routes decode and
 // authorize; users.admin.ts owns the transactions.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
-import type { AppContext } from '../main/context.ts';
 import { pageBody } from '../platform/http/keyset.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
 import {
@@ -50,7 +50,7 @@ export function presentUser({ user, identifiers }: UserView) {
   };
 }
 
-function adminCall(ctx: AppContext, req: FastifyRequest, realm: RealmRow, caller: ApiCaller): AdminCall {
+function adminCall(ctx: ApiDeps, req: FastifyRequest, realm: RealmRow, caller: ApiCaller): AdminCall {
   return {
     realmId: realm.id,
     actor: { type: caller.kind, id: caller.id },
@@ -59,7 +59,7 @@ function adminCall(ctx: AppContext, req: FastifyRequest, realm: RealmRow, caller
   };
 }
 
-export function registerUserRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerUserRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const read = { audience: 'admin', permissions: ['realm.users.read'] } as const;
   const write = { audience: 'admin', permissions: ['realm.users.write'] } as const;
   const suspend = { audience: 'admin', permissions: ['realm.users.suspend'] } as const;

@@ -4,7 +4,6 @@
 import { recordAudit } from '../audit/audit.repo.ts';
 import type { Actor, AuditType } from '../audit/audit.types.ts';
 import { addEvent } from '../events/outbox.repo.ts';
-import type { AppContext } from '../main/context.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { problem } from '../platform/http/problem.ts';
@@ -12,6 +11,7 @@ import { currentPolicy, policyValue } from '../realms/policy.repo.ts';
 import { type IdentifierType, isValidIdentifier } from './identifiers.ts';
 import type { PasswordHasher, PasswordVerifier } from './password-hasher.ts';
 import type { CreateUserInput, ListQuery } from './users.decode.ts';
+import type { UsersDeps } from './users.deps.ts';
 import {
   findUser,
   findUserByIdentifier,
@@ -155,7 +155,7 @@ export async function viewOf(q: Queryable, realmId: string, users: UserRow[]): P
   return users.map((user) => ({ user, identifiers: identifiers.filter((i) => i.user_id === user.id) }));
 }
 
-type Deps = Pick<AppContext, 'db' | 'hasher'>;
+type Deps = UsersDeps;
 
 export async function createAccount(deps: Deps, call: AdminCall, input: CreateUserInput): Promise<UserView> {
   const verifier = input.password === undefined ? null : await deps.hasher.hash(input.password);

@@ -7,7 +7,6 @@
 // carries its org_id, which a resource with requires_organization needs.
 import { type ClientAuthRow, clientAuthRowFrom, clientForAuthJson } from '../../clients/client-auth.repo.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
-import type { AppContext } from '../../main/context.ts';
 import { maybeOne, one } from '../../platform/db/db.ts';
 import { builtinResources } from '../../resources/builtin-resources.ts';
 import type { ResourceDefinition, ResourceGrant } from '../../resources/resource.ts';
@@ -18,6 +17,7 @@ import {
   type ResourceRow,
   resourceFromRow,
 } from '../../resources/resources.repo.ts';
+import type { OAuthDeps } from '../oauth.deps.ts';
 import { serviceOrganization } from '../org-context.ts';
 import {
   requireOrganization,
@@ -85,7 +85,7 @@ const parsed = <T>(v: unknown): T | null =>
  * token needs; `take()` hands the rest to the grant once the client has authenticated.
  */
 export function prefetchServiceToken(
-  app: AppContext,
+  app: OAuthDeps,
   realm: RealmRef,
   form: URLSearchParams,
   now: Date,

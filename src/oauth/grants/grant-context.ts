@@ -4,13 +4,13 @@ import { singleParam } from '../../clients/client-auth-request.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { parseScopeParam } from '../../kernel/scope.ts';
 import type { Signer } from '../../keys/key-store.ts';
-import type { AppContext } from '../../main/context.ts';
 import type { RealmRow } from '../../realms/realm.repo.ts';
+import type { OAuthDeps } from '../oauth.deps.ts';
 import type { IssuerSettings } from '../token-issuer.ts';
 import type { ServicePrefetch } from './client-credentials.grant.ts';
 
 export interface GrantContext {
-  app: AppContext;
+  app: OAuthDeps;
   realm: RealmRow;
   form: URLSearchParams;
   caller: AuthenticatedClient;
@@ -77,7 +77,7 @@ export function resourceParam(g: GrantContext): string | null {
   return v;
 }
 
-export const tokenSettings = (app: AppContext): IssuerSettings => ({
+export const tokenSettings = (app: OAuthDeps): IssuerSettings => ({
   publicOrigin: app.config.server.publicOrigin,
   maxAccessTokenTtlMs: app.config.tokens.maxAccessTokenTtlMs,
   idTokenTtlMs: app.config.tokens.idTokenTtlMs,

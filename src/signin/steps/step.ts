@@ -3,12 +3,12 @@
 // transaction. A failed proof is a result, not an exception, so its spent budget commits.
 
 import type { ClientRow } from '../../clients/clients.repo.ts';
-import type { AppContext } from '../../main/context.ts';
 import type { Tx } from '../../platform/db/db.ts';
 import type { Decoder } from '../../platform/http/decode.ts';
 import type { RealmPolicy } from '../../realms/policy.repo.ts';
 import type { RealmRow } from '../../realms/realm.repo.ts';
 import type { ActionType, Evaluation, Facts } from '../next-actions.ts';
+import type { SigninDeps } from '../signin.deps.ts';
 import type { SigninTx } from '../transaction.ts';
 
 export interface OneTime {
@@ -17,7 +17,7 @@ export interface OneTime {
 }
 
 export interface StepContext {
-  app: AppContext;
+  app: SigninDeps;
   realm: RealmRow;
   client: ClientRow;
   policy: RealmPolicy;
@@ -40,7 +40,7 @@ export interface Step<B, P = undefined> {
   readonly decode: Decoder<B>;
   /** Pad the response to security.min_auth_response (known and unknown accounts alike). */
   readonly padded?: boolean;
-  prepare?(app: AppContext, t: SigninTx, body: B): Promise<P>;
+  prepare?(app: SigninDeps, t: SigninTx, body: B): Promise<P>;
   run(q: Tx, t: SigninTx, body: B, ctx: StepContext, prepared: P): Promise<StepOutcome>;
 }
 

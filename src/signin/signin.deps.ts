@@ -1,0 +1,23 @@
+// What the sign-in flow needs from the running process; main/ builds it (ARCHITECTURE, tier 5).
+import type { KeyStore } from '../keys/key-store.ts';
+import type { Clock } from '../platform/clock.ts';
+import type { Config } from '../platform/config/settings.ts';
+import type { RootKeyring } from '../platform/crypto/keyring.ts';
+import type { Db } from '../platform/db/db.ts';
+import type { Logger } from '../platform/log.ts';
+import type { Metrics } from '../platform/metrics.ts';
+import type { RealmCache } from '../realms/realm-cache.ts';
+import type { PasswordHasher } from '../users/password-hasher.ts';
+
+export interface SigninDeps {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  metrics: Metrics;
+  keyStore: KeyStore;
+  /** Seals TOTP seeds; null where no root key is configured (enrollment then refuses). */
+  keyring: RootKeyring | null;
+  hasher: PasswordHasher;
+  realms: RealmCache;
+}
