@@ -2,7 +2,11 @@
 // bound to one organization.
 import type { FastifyRequest } from 'fastify';
 import type { OrgCall } from '../organizations/organizations.types.ts';
+import type { Queryable } from '../platform/db/db.ts';
+import { problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
+import { findLiveOrganization } from '../roles/references.repo.ts';
+import { idParam } from '../roles/roles.decode.ts';
 import type { ApiDeps } from './api.deps.ts';
 import type { ApiCaller } from './api-auth.ts';
 
@@ -25,3 +29,10 @@ export function orgCall(ctx: ApiDeps, req: FastifyRequest, realm: RealmRow, call
  */
 export const inOrg = (...permissions: string[]) =>
   ({ audience: 'admin', permissions, organizationParam: 'org' }) as const;
+
+/** The organization of an /organizations/{org}/... path; 404 when it does not exist (any more). */
+export async function liveOrgParam(q: Queryable, realmId: string, raw: string): Promise<string> {
+  const orgId = idParam('org', raw, 'organization');
+  if (!(await findLiveOrganization(q, realmId, orgId))) throw problem.notFound('no such organization');
+  return orgId;
+}

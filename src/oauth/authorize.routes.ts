@@ -9,8 +9,7 @@ import { camelCase } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { authorize } from '../signin/authorize.service.ts';
-import { SESSION_COOKIE, TX_COOKIE } from '../signin/binding.ts';
-import { txCookiePath } from '../signin/signin.routes.ts';
+import { SESSION_COOKIE, TX_COOKIE, txCookiePath } from '../signin/binding.ts';
 import type { StartInput } from '../signin/start.ts';
 
 type Query = Record<string, string | string[] | undefined>;

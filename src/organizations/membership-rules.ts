@@ -9,16 +9,15 @@ import { heldRoleIds } from '../roles/assignments.repo.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';
 import { type CallerAuthority, callerAuthority, ensureWithinCeiling } from '../roles/delegation.ts';
 import { liveMembershipSql } from '../roles/live-membership.ts';
+import { requireOtherOwner } from '../roles/owner-rule.ts';
 import { expand, incompatiblePair, permissionsOfSet, type RoleGraph } from '../roles/role-graph.ts';
 import { loadRoleGraph } from '../roles/roles.repo.ts';
 import {
-  countOtherActiveOwners,
   deleteOrgAssignmentsOfUser,
   findAssignableRoles,
   insertMembershipAssignment,
   leaveOrgGroups,
   orgRoleIdsOfUser,
-  ownerRoleId,
   setMembershipState,
 } from './memberships.repo.ts';
 import { orgEvent } from './org-records.ts';
@@ -162,39 +161,6 @@ export async function assignThroughMembership(
     out.push({ roleId, assignmentId });
   }
   return out;
-}
-
-/**
- * Decision (docs/api-organizations.md): an organization keeps at least one active owner, so
- * taking `owner` from the last user who holds it with a live membership is a conflict, whether
- * by suspending or removing the membership or by deleting the assignment.
- */
-export async function requireOtherOwner(
-  tx: Tx,
-  realmId: string,
-  orgId: string,
-  userId: string,
-  now: Date,
-): Promise<void> {
-  const live = await maybeOne(
-    tx,
-    `select 1 from memberships m where m.realm_id = $1 and m.organization_id = $2 and m.user_id = $3
-        and ${liveMembershipSql('m', '$4::timestamptz')}`,
-    [realmId, orgId, userId, now],
-  );
-  if (!live) return;
-  const owner = await ownerRoleId(tx, realmId);
-  const holds = await maybeOne(
-    tx,
-    `select 1 from role_assignments where realm_id = $1 and role_id = $2 and subject_type = 'user'
-        and subject_id = $3 and scope_type = 'organization' and scope_id = $4
-        and (expires_at is null or expires_at > $5)`,
-    [realmId, owner, userId, orgId, now],
-  );
-  if (!holds) return;
-  if ((await countOtherActiveOwners(tx, realmId, orgId, owner, userId, now)) === 0) {
-    throw new Problem(409, 'last_owner', 'the organization would have no active owner left');
-  }
 }
 
 export const requireNotLastOwner = (tx: Tx, call: OrgCall, m: MembershipRow): Promise<void> =>

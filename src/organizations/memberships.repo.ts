@@ -132,18 +132,6 @@ export const findAssignableRoles = (
     [realmId, orgId, roleIds],
   );
 
-/** The built-in owner role of the realm. */
-export async function ownerRoleId(q: Queryable, realmId: string): Promise<string> {
-  const row = await maybeOne<{ id: string }>(
-    q,
-    `select id from roles where realm_id = $1 and builtin and scope = 'organization'
-        and organization_id is null and project_id is null and name = 'owner'`,
-    [realmId],
-  );
-  if (!row) throw new Error(`realm ${realmId} has no built-in owner role`);
-  return row.id;
-}
-
 /** An assignment of this role to the user inside the organization, however it is held. */
 export const findOrgAssignment = (
   q: Queryable,
@@ -245,30 +233,6 @@ export async function orgRoleIdsOfUser(
     [realmId, orgId, userId, now],
   );
   return r.map((x) => x.role_id);
-}
-
-/**
- * Users with a live membership (active and not past expires_at) who hold the owner role in the
- * organization, other than the given user.
- */
-export async function countOtherActiveOwners(
-  q: Queryable,
-  realmId: string,
-  orgId: string,
-  ownerRole: string,
-  exceptUserId: string,
-  now: Date,
-): Promise<number> {
-  const r = await q.query<{ n: number }>(
-    `select count(*)::int as n from memberships m
-      where m.realm_id = $1 and m.organization_id = $2 and ${liveMembershipSql('m', '$5::timestamptz')} and m.user_id <> $4
-        and exists (select 1 from role_assignments ra where ra.realm_id = m.realm_id and ra.role_id = $3
-                      and ra.subject_type = 'user' and ra.subject_id = m.user_id
-                      and ra.scope_type = 'organization' and ra.scope_id = m.organization_id
-                      and (ra.expires_at is null or ra.expires_at > $5))`,
-    [realmId, orgId, ownerRole, exceptUserId, now],
-  );
-  return Number(r.rows[0]?.n ?? 0);
 }
 
 /** Users with an active membership, whose permissions change with the organization's state. */

@@ -15,6 +15,7 @@ import { Problem, problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';
 import { ensureWithinCeiling } from '../roles/delegation.ts';
+import { ownerRoleId } from '../roles/owner-rule.ts';
 import { BUILTIN_ROLES } from '../roles/permissions.ts';
 import { decideRequest, lockPendingRequestOf } from './membership-requests.repo.ts';
 import {
@@ -38,7 +39,6 @@ import {
   listMemberships,
   lockMembership,
   membershipRoles,
-  ownerRoleId,
   setMembershipState,
 } from './memberships.repo.ts';
 import { auditOrg, orgEvent } from './org-records.ts';

@@ -8,13 +8,14 @@ import { cutPage } from '../platform/http/keyset.ts';
 import { problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';
+import { ownerRoleId } from '../roles/owner-rule.ts';
 import {
   assignThroughMembership,
   requireChangeable,
   requireOrganization,
   requireUser,
 } from './membership-rules.ts';
-import { insertMembership, ownerRoleId } from './memberships.repo.ts';
+import { insertMembership } from './memberships.repo.ts';
 import { auditOrg, orgEvent } from './org-records.ts';
 import type { CreateOrganizationInput, PatchOrganizationInput } from './organizations.decode.ts';
 import type { OrganizationView } from './organizations.present.ts';

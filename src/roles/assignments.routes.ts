@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
+import { liveOrgParam } from '../api/org-call.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange } from './admin-call.ts';
 import { listAssignments } from './assignments.repo.ts';
@@ -16,7 +17,6 @@ import {
   SUBJECT_TYPES,
 } from './roles.decode.ts';
 import { presentAssignment } from './roles.present.ts';
-import { liveOrgParam } from './roles.routes.ts';
 
 const FILTERS = ['subject_type', 'subject_id', 'role_id', 'scope_type', 'scope_id'] as const;
 const ORG_FILTERS = ['subject_type', 'subject_id', 'role_id'] as const;

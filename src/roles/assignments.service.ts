@@ -5,8 +5,6 @@
 
 import { recordAudit } from '../audit/audit.repo.ts';
 import { addEvent } from '../events/outbox.repo.ts';
-import { requireOtherOwner } from '../organizations/membership-rules.ts';
-import { ownerRoleId } from '../organizations/memberships.repo.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { type AdminChange, auditChange, invalid, roleProblem } from './admin-call.ts';
@@ -20,6 +18,7 @@ import {
 import { type AffectedSubject, authorizationChanged } from './authz-revision.ts';
 import { type AuthzContext, callerAuthority, ensureWithinCeiling } from './delegation.ts';
 import type { Delegator } from './delegator.ts';
+import { ownerRoleId, requireOtherOwner } from './owner-rule.ts';
 import { BUILTIN_ROLES } from './permissions.ts';
 import {
   findCurrentMembership,

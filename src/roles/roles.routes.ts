@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
+import { liveOrgParam } from '../api/org-call.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange, etagOf } from './admin-call.ts';
@@ -16,13 +17,6 @@ import { listPermissions, listRoles, type RoleBoundary, type RoleRow } from './r
 import { createRole, getRole, type RoleRoute, removeRole, replaceRoleDefinition } from './roles.service.ts';
 
 const BUILTIN_NAMES = [...REALM_PERMISSIONS, ...ORGANIZATION_PERMISSIONS, ...SUPPORT_PERMISSIONS];
-
-/** The organization of an /organizations/{org}/... path; 404 when it does not exist (any more). */
-export async function liveOrgParam(q: Queryable, realmId: string, raw: string): Promise<string> {
-  const orgId = idParam('org', raw, 'organization');
-  if (!(await findLiveOrganization(q, realmId, orgId))) throw problem.notFound('no such organization');
-  return orgId;
-}
 
 export function registerRoleRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const read = { audience: 'admin', permissions: ['realm.roles.read'] } as const;

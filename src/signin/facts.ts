@@ -6,7 +6,7 @@ import type { Queryable } from '../platform/db/db.ts';
 import type { RealmPolicy } from '../realms/policy.repo.ts';
 import { policyValue } from '../realms/policy.repo.ts';
 import { BUILTIN_ROLES } from '../roles/permissions.ts';
-import type { Facts, UserFacts } from './next-actions.ts';
+import type { Facts, UserFacts } from './next-actions.types.ts';
 import { loadOrganizationFacts } from './organization-facts.ts';
 import type { SigninTx } from './transaction.ts';
 

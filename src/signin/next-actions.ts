@@ -2,65 +2,14 @@
 // inside a pending transaction"). Each stage is a pure function of the transaction and the facts
 // loaded for it; the first stage that is not satisfied decides. Stages that need capabilities not
 // built yet (email verification, flow rules) join this list as those capabilities arrive.
-import type { OrganizationFacts } from './organization-facts.ts';
+import type { ActionType, Evaluation, Facts, NextAction } from './next-actions.types.ts';
 import {
   enterpriseSsoStage,
   organizationRequiresMfa,
   organizationStage,
   ssoOnlyPrimary,
 } from './organization-rules.ts';
-import {
-  type BlockingReason,
-  type Factor,
-  PRIMARY_FACTORS,
-  SECOND_FACTORS,
-  type SigninTx,
-} from './transaction.ts';
-
-export type ActionType =
-  | 'select_account'
-  | 'identify'
-  | 'password'
-  | 'totp'
-  | 'recovery_code'
-  | 'enroll_totp'
-  | 'update_password'
-  | 'select_organization'
-  | 'consent';
-
-export interface NextAction {
-  type: ActionType;
-  required: boolean;
-  fields: string[];
-  options?: Record<string, unknown>;
-}
-
-export interface UserFacts {
-  id: string;
-  state: string;
-  requiredActions: string[];
-  protected: boolean;
-  displayName: string | null;
-  email: string | null;
-}
-
-export interface Facts {
-  user: UserFacts | null;
-  hasTotp: boolean;
-  hasRecoveryCodes: boolean;
-  /** Holds a privileged realm role (e.g. realm-admin). */
-  privileged: boolean;
-  client: { consentMode: string; requireMfa: boolean };
-  mfaRequirement: 'optional' | 'required';
-  adminAudienceRequested: boolean;
-  consentCovers: boolean;
-  organization: OrganizationFacts;
-}
-
-export type Evaluation =
-  | { kind: 'actions'; actions: NextAction[] }
-  | { kind: 'blocked'; reason: BlockingReason }
-  | { kind: 'complete' };
+import { type Factor, PRIMARY_FACTORS, SECOND_FACTORS, type SigninTx } from './transaction.ts';
 
 type Stage = (t: SigninTx, f: Facts) => Evaluation | 'satisfied';
 

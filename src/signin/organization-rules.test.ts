@@ -2,7 +2,8 @@
 // what the evaluation answers.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { evaluate, type Facts } from './next-actions.ts';
+import { evaluate } from './next-actions.ts';
+import type { Facts } from './next-actions.types.ts';
 import type { OrganizationFacts, OrgFacts } from './organization-facts.ts';
 import { organizationInEffect, withOrganization } from './organization-rules.ts';
 import type { SigninTx } from './transaction.ts';

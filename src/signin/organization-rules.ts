@@ -2,7 +2,7 @@
 // organization selection, step 8 enterprise SSO, and the organization policy among the MFA
 // conditions; doc 2, Organization membership: only active memberships sign in to an
 // organization). Pure functions of the transaction and its facts.
-import type { Evaluation, Facts, NextAction } from './next-actions.ts';
+import type { Evaluation, Facts, NextAction } from './next-actions.types.ts';
 import type { OrgFacts } from './organization-facts.ts';
 import type { SigninTx } from './transaction.ts';
 

@@ -9,7 +9,7 @@ import { Problem, problem } from '../platform/http/problem.ts';
 import { currentPolicy } from '../realms/policy.repo.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { readState, runStep, type StepResponse } from './advance.ts';
-import { type CallCredentials, SESSION_COOKIE, TX_COOKIE } from './binding.ts';
+import { type CallCredentials, SESSION_COOKIE, TX_COOKIE, txCookiePath } from './binding.ts';
 import { createTransaction } from './create.ts';
 import { loadFacts } from './facts.ts';
 import { evaluate } from './next-actions.ts';
@@ -43,8 +43,6 @@ const decodeStart = object({
   device_user_code: text(64),
   response_mode: text(32),
 });
-
-export const txCookiePath = (realm: string, id: string) => `/api/v1/realms/${realm}/auth/transactions/${id}`;
 
 export function credentialsOf(req: FastifyRequest): CallCredentials {
   const header = (name: string) => {

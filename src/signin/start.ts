@@ -8,10 +8,10 @@ import { OAuthError } from '../kernel/oauth-error.ts';
 import { isS256Challenge } from '../kernel/pkce.ts';
 import { parseScopeParam } from '../kernel/scope.ts';
 import { hasNul, withoutNul } from '../kernel/text.ts';
-import { resolveTarget } from '../oauth/resource-target.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { cutUtf8, utf8Length } from '../platform/utf8.ts';
 import type { RealmRow } from '../realms/realm.repo.ts';
+import { resolveTarget } from '../resources/resource-target.ts';
 import type { Intent, ResponseMode, SigninTx } from './transaction.ts';
 
 export const MAX_RESOURCES = 5;

@@ -1,5 +1,5 @@
 // The state object every transaction call returns (spec doc 1, "Sign-in transaction state").
-import type { Evaluation } from './next-actions.ts';
+import type { Evaluation } from './next-actions.types.ts';
 import type { OneTime } from './steps/step.ts';
 import type { SigninTx } from './transaction.ts';
 

@@ -11,6 +11,13 @@ import { maybeOne, one } from '../../platform/db/db.ts';
 import { builtinResources } from '../../resources/builtin-resources.ts';
 import type { ResourceDefinition, ResourceGrant } from '../../resources/resource.ts';
 import {
+  requireOrganization,
+  resolveTarget,
+  strictScopes,
+  type Target,
+  targetOf,
+} from '../../resources/resource-target.ts';
+import {
   type GrantRow,
   grantFromRow,
   type RealmRef,
@@ -19,43 +26,18 @@ import {
 } from '../../resources/resources.repo.ts';
 import type { OAuthDeps } from '../oauth.deps.ts';
 import { serviceOrganization } from '../org-context.ts';
-import {
-  requireOrganization,
-  resolveTarget,
-  strictScopes,
-  type Target,
-  targetOf,
-} from '../resource-target.ts';
 import { issueAccessToken } from '../token-issuer.ts';
 import {
   accessTokenResponse,
   type GrantContext,
+  type KeyRow,
+  type PrincipalRow,
   param,
   resourceParam,
+  type ServicePrefetch,
   scopeParam,
   type TokenResponse,
 } from './grant-context.ts';
-
-interface PrincipalRow {
-  id: string;
-  state: string;
-  /** The audience of the client's only service-principal grant, when it has exactly one. */
-  sole_audience: string | null;
-}
-
-interface KeyRow {
-  kid: string;
-  algorithm: string;
-  private_key_sealed: string;
-}
-
-/** What the one statement read, for the grant to use without asking again. */
-export interface ServicePrefetch {
-  principal: PrincipalRow | null;
-  /** Null when the request named no resource (the sole grant decides, with one more query). */
-  resource: { found: ResourceDefinition | null; grant: ResourceGrant | null } | null;
-  key: KeyRow | null;
-}
 
 interface PrefetchRow {
   caller: unknown;

@@ -5,9 +5,9 @@ import { oauthError } from '../../kernel/oauth-error.ts';
 import { parseScopeParam } from '../../kernel/scope.ts';
 import type { Signer } from '../../keys/key-store.ts';
 import type { RealmRow } from '../../realms/realm.repo.ts';
+import type { ResourceDefinition, ResourceGrant } from '../../resources/resource.ts';
 import type { OAuthDeps } from '../oauth.deps.ts';
 import type { IssuerSettings } from '../token-issuer.ts';
-import type { ServicePrefetch } from './client-credentials.grant.ts';
 
 export interface GrantContext {
   app: OAuthDeps;
@@ -95,4 +95,25 @@ export function accessTokenResponse(
   };
   if (scopes.length > 0) response.scope = scopes.join(' ');
   return response;
+}
+
+export interface PrincipalRow {
+  id: string;
+  state: string;
+  /** The audience of the client's only service-principal grant, when it has exactly one. */
+  sole_audience: string | null;
+}
+
+export interface KeyRow {
+  kid: string;
+  algorithm: string;
+  private_key_sealed: string;
+}
+
+/** What the one statement read, for the grant to use without asking again. */
+export interface ServicePrefetch {
+  principal: PrincipalRow | null;
+  /** Null when the request named no resource (the sole grant decides, with one more query). */
+  resource: { found: ResourceDefinition | null; grant: ResourceGrant | null } | null;
+  key: KeyRow | null;
 }

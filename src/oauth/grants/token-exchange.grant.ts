@@ -10,8 +10,8 @@ import { checkLiveness } from '../../access/token-liveness.ts';
 import { issuerOf } from '../../kernel/audiences.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { maybeOne } from '../../platform/db/db.ts';
+import { allowedScopes, requireOrganization } from '../../resources/resource-target.ts';
 import { findResourceByAudience, findResourceGrant } from '../../resources/resources.repo.ts';
-import { allowedScopes, requireOrganization } from '../resource-target.ts';
 import { issueAccessToken } from '../token-issuer.ts';
 import {
   ACCESS_TOKEN_TYPE,

@@ -7,7 +7,7 @@ import type { Tx } from '../../platform/db/db.ts';
 import type { Decoder } from '../../platform/http/decode.ts';
 import type { RealmPolicy } from '../../realms/policy.repo.ts';
 import type { RealmRow } from '../../realms/realm.repo.ts';
-import type { ActionType, Evaluation, Facts } from '../next-actions.ts';
+import type { ActionType, Evaluation, Facts } from '../next-actions.types.ts';
 import type { SigninDeps } from '../signin.deps.ts';
 import type { SigninTx } from '../transaction.ts';
 

@@ -5,9 +5,9 @@ import { CLI_CLIENT_ID } from '../clients/builtin-clients.ts';
 import { BUILTIN_ACCOUNT, BUILTIN_ADMIN, BUILTIN_USERINFO, userinfoAudience } from '../kernel/audiences.ts';
 import { oauthError } from '../kernel/oauth-error.ts';
 import type { Queryable } from '../platform/db/db.ts';
-import { OIDC_SCOPES } from '../resources/builtin-resources.ts';
-import type { ResourceDefinition, ResourceGrant } from '../resources/resource.ts';
-import { findResourceByAudience, findResourceGrant, type RealmRef } from '../resources/resources.repo.ts';
+import { OIDC_SCOPES } from './builtin-resources.ts';
+import type { ResourceDefinition, ResourceGrant } from './resource.ts';
+import { findResourceByAudience, findResourceGrant, type RealmRef } from './resources.repo.ts';
 
 export type SubjectType = 'user' | 'service_principal';
 

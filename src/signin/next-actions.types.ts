@@ -1,0 +1,49 @@
+// The vocabulary of next-action evaluation (document 1, evaluation order of actions): what an
+// action offers, the facts loaded for a transaction, and what evaluating them gives.
+import type { OrganizationFacts } from './organization-facts.ts';
+import type { BlockingReason } from './transaction.ts';
+
+export type ActionType =
+  | 'select_account'
+  | 'identify'
+  | 'password'
+  | 'totp'
+  | 'recovery_code'
+  | 'enroll_totp'
+  | 'update_password'
+  | 'select_organization'
+  | 'consent';
+
+export interface NextAction {
+  type: ActionType;
+  required: boolean;
+  fields: string[];
+  options?: Record<string, unknown>;
+}
+
+export interface UserFacts {
+  id: string;
+  state: string;
+  requiredActions: string[];
+  protected: boolean;
+  displayName: string | null;
+  email: string | null;
+}
+
+export interface Facts {
+  user: UserFacts | null;
+  hasTotp: boolean;
+  hasRecoveryCodes: boolean;
+  /** Holds a privileged realm role (e.g. realm-admin). */
+  privileged: boolean;
+  client: { consentMode: string; requireMfa: boolean };
+  mfaRequirement: 'optional' | 'required';
+  adminAudienceRequested: boolean;
+  consentCovers: boolean;
+  organization: OrganizationFacts;
+}
+
+export type Evaluation =
+  | { kind: 'actions'; actions: NextAction[] }
+  | { kind: 'blocked'; reason: BlockingReason }
+  | { kind: 'complete' };
