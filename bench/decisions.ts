@@ -6,14 +6,15 @@
 // user holding resource-server, MFA session, admin-audience token) and the check bodies: RBAC
 // checks of the introspection scenario's live user tokens, about half allowed, and relationship
 // checks (view on a document: direct tuples, folder parents, organization members).
-import { CLI_CLIENT_ID } from '../src/clients/builtin-clients.ts';
-import { createContext } from '../src/main/context.ts';
-import { upsertGrant } from '../src/sessions/grants.repo.ts';
+
 import { signAccessToken } from '../src/access/access-token.ts';
+import { CLI_CLIENT_ID } from '../src/clients/builtin-clients.ts';
+import { adminAudience, issuerOf } from '../src/kernel/audiences.ts';
+import { createContext } from '../src/main/context.ts';
 import { openPostgres } from '../src/platform/db/pg.ts';
 import { newId } from '../src/platform/ids.ts';
 import { createLogger } from '../src/platform/log.ts';
-import { adminAudience, issuerOf } from '../src/kernel/audiences.ts';
+import { upsertGrant } from '../src/sessions/grants.repo.ts';
 import { benchConfig, REALM } from './common.ts';
 
 export const ORGANIZATIONS = 1_000;

@@ -5,12 +5,13 @@
 // signAccessToken and the realm's active key from the key store, under the server's issuer (the
 // runner calls this with the server's port), exactly as the token endpoint signs them; going
 // through the endpoint would need one sign-in, i.e. one Argon2id hash, per token.
+
+import { signAccessToken } from '../src/access/access-token.ts';
+import { issuerOf } from '../src/kernel/audiences.ts';
 import type { AppContext } from '../src/main/context.ts';
 import { createContext } from '../src/main/context.ts';
-import { signAccessToken } from '../src/access/access-token.ts';
 import { openPostgres } from '../src/platform/db/pg.ts';
 import { createLogger } from '../src/platform/log.ts';
-import { issuerOf } from '../src/kernel/audiences.ts';
 import { benchConfig, INTROSPECT_AUDIENCE, REALM } from './common.ts';
 
 interface Pick {

@@ -5,7 +5,7 @@
 import { issuerOf } from '../kernel/audiences.ts';
 import type { Config } from '../platform/config/settings.ts';
 import { builtinResources } from '../resources/builtin-resources.ts';
-import type { RealmRef } from '../resources/resources.repo.ts';
+import type { RealmRef } from '../resources/index.ts';
 import type { AccessTokenVerifier, VerifiedAccessToken } from './verify-access-token.ts';
 
 /** What verifying a resource's token needs: the public origin and the offline verifier. */

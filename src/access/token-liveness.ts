@@ -3,7 +3,7 @@
 // answers all of them, with whatever else a decision needs (roles, revisions, scopes), so an
 // introspection or a decision costs one database round trip; nothing here is cached.
 
-import { type ClientAuthRow, clientAuthJsonOf, clientAuthRowFrom } from '../clients/client-auth.repo.ts';
+import { type ClientAuthRow, clientAuthJsonOf, clientAuthRowFrom } from '../clients/index.ts';
 import { one, type Queryable } from '../platform/db/db.ts';
 import { effectiveRolesSql, MAX_GROUP_DEPTH, type RoleHolding } from '../roles/effective-roles.ts';
 import { liveMembershipSql } from '../roles/live-membership.ts';

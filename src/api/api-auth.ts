@@ -14,7 +14,7 @@ import {
 } from '../kernel/audiences.ts';
 import { bearerToken } from '../platform/http/bearer.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
+import type { RealmRow } from '../realms/index.ts';
 import { permissionsOf, type RoleHolding } from '../roles/effective-roles.ts';
 import type { ApiDeps } from './api.deps.ts';
 

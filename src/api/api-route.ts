@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { checkLivenessMany, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
 import { problem } from '../platform/http/problem.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
+import type { RealmRow } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import type { ApiDeps } from './api.deps.ts';
 import { type ApiAuthOptions, type ApiCaller, authorizeApiCaller, verifyApiCaller } from './api-auth.ts';

@@ -12,7 +12,7 @@ import { OAuthError, oauthError, oauthErrorBody } from '../kernel/oauth-error.ts
 import { hasNul } from '../kernel/text.ts';
 import { checkCharset } from '../platform/http/json-body.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
+import type { RealmRow } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import type { ApiDeps } from './api.deps.ts';
 

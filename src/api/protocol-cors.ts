@@ -4,7 +4,7 @@
 // allowed_origins (spec doc 1, value format Origin). Introspection is for resource servers and
 // gets no CORS headers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isClientOrigin } from '../clients/clients.repo.ts';
+import { isClientOrigin } from '../clients/index.ts';
 import { hasNul } from '../kernel/text.ts';
 import type { ApiDeps } from './api.deps.ts';
 

@@ -1,6 +1,6 @@
 // Audit records are written inside the caller's transaction, so a failed audit write fails the
 // whole use case. An entry carrying a security signal also raises a security.alert event.
-import { addEvent } from '../events/outbox.repo.ts';
+import { addEvent } from '../events/index.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import type { AuditEntry } from './audit.types.ts';

@@ -1,7 +1,7 @@
 // Changing a client (docs/api-clients.md): PATCH with optional If-Match, and disable/enable
 // with the client's service principal. Events: client.state_changed and
 // service_principal.state_changed (spec doc 2, Catalog); settings changes have none.
-import { addEvent } from '../events/outbox.repo.ts';
+import { addEvent } from '../events/index.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { type FieldError, problem } from '../platform/http/problem.ts';
 import { type ClientDraft, checkClientDraft } from './client-rules.ts';

@@ -3,8 +3,8 @@
 // HMAC-SHA-256 under a root-key-derived key (BENCH.md): a password KDF would only cap the token
 // endpoint. Each verifier records its root key version, so it outlives a root key rotation.
 import { createHmac, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
-import { recordAudit } from '../audit/audit.repo.ts';
 import type { Actor } from '../audit/audit.types.ts';
+import { recordAudit } from '../audit/index.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Queryable, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';

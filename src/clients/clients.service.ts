@@ -2,8 +2,9 @@
 // what the change and secret use cases share. Each change is validated first, then written with
 // its audit records and outbox events in one transaction (STYLE.md 3). Creation has no catalog
 // event (spec doc 2, Catalog). Changes: client-changes.service.ts; secrets: client-secrets.service.ts.
-import { recordAudit } from '../audit/audit.repo.ts';
+
 import type { Actor } from '../audit/audit.types.ts';
+import { recordAudit } from '../audit/index.ts';
 import type { Config } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db, Tx } from '../platform/db/db.ts';

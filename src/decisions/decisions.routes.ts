@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute, apiRouteSharingLiveCheck, type SharedLiveCheckCall } from '../api/api-route.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
+import type { RealmRow } from '../realms/index.ts';
 import { decodeBatch, decodeCheck, decodeListObjects } from './decisions.decode.ts';
 import { decide } from './evaluate.ts';
 import type { DecisionDeps } from './evaluated.ts';

@@ -6,9 +6,9 @@
 // walked, and one engine request per check when the realm uses an external policy engine.
 import { checkLivenessMany, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
 import { Problem } from '../platform/http/problem.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
+import type { RealmRow } from '../realms/index.ts';
 import { evaluateChecks, type GraphCheck, type GraphOutcome } from '../relationships/graph.ts';
-import { tuplesOfObjects } from '../relationships/relationships.repo.ts';
+import { tuplesOfObjects } from '../relationships/index.ts';
 import { type DecisionResponse, type Outcome, outcome, policyVersion, present } from './decision.ts';
 import type { CheckItem } from './decisions.decode.ts';
 import { applyEngine } from './engine-step.ts';

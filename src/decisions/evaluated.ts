@@ -3,7 +3,7 @@
 // external policy engine both end with.
 
 import type { Liveness, TokenFacts } from '../access/token-liveness.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
+import type { RealmRow } from '../realms/index.ts';
 import { type SubjectAssurance, scopeStepUp, sensitivityStepUp, storedScopes } from './assurance.ts';
 import type { Obligation } from './decision.ts';
 import type { CheckRequest } from './decisions.decode.ts';

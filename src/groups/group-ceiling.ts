@@ -11,8 +11,8 @@ import {
   ensureWithinCeiling,
   REALM_CONTEXT,
 } from '../roles/delegation.ts';
+import { loadRoleGraph } from '../roles/index.ts';
 import { expand, permissionsOfSet } from '../roles/role-graph.ts';
-import { loadRoleGraph } from '../roles/roles.repo.ts';
 import { rolesOfGroupChain } from './groups.repo.ts';
 
 const contextOf = (scopeType: string, scopeId: string): AuthzContext =>

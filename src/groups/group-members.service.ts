@@ -10,9 +10,9 @@ import {
   findCurrentMembership,
   findLivePrincipal,
   findLiveUser,
+  lockAuthorization,
   principalAllowedIn,
-} from '../roles/references.repo.ts';
-import { lockAuthorization } from '../roles/roles.repo.ts';
+} from '../roles/index.ts';
 import { ensureGroupWithinCeiling } from './group-ceiling.ts';
 import { deleteMember, type GroupRow, insertMember } from './groups.repo.ts';
 import { type GroupRoute, getGroup } from './groups.service.ts';

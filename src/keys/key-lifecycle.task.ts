@@ -1,9 +1,10 @@
 // Worker task keys.lifecycle (spec doc 2, Signing key states; every minute): activates pending
 // keys after the prepublish period, retires keys past publish_until, and starts a planned rotation
 // when the active key reached the rotation interval.
-import { recordAudit } from '../audit/audit.repo.ts';
+
 import { SYSTEM_ACTOR } from '../audit/audit.types.ts';
-import { addEvent } from '../events/outbox.repo.ts';
+import { recordAudit } from '../audit/index.ts';
+import { addEvent } from '../events/index.ts';
 import type { TaskReport } from '../kernel/task.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';

@@ -1,7 +1,8 @@
 // Creating signing keys. Generation is CPU work done before the transaction; sealing and the row,
 // audit record and event commit together.
-import { recordAudit } from '../audit/audit.repo.ts';
+
 import type { Actor } from '../audit/audit.types.ts';
+import { recordAudit } from '../audit/index.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Tx } from '../platform/db/db.ts';

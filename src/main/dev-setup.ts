@@ -4,9 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { generateRootKey } from '../platform/crypto/keyring.ts';
-import { findRealmByName } from '../realms/realm.repo.ts';
+import { findRealmByName } from '../realms/index.ts';
 import { bootstrapAdministrator } from '../setup/bootstrap.service.ts';
-import { countUsers } from '../users/users.repo.ts';
+import { countUsers } from '../users/index.ts';
 import { type AppContext, requireKeyring } from './context.ts';
 
 export const DEV_REALM = 'main';

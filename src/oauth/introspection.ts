@@ -4,12 +4,12 @@
 // one more statement (its stored claims). Whatever fails, the answer is the same {active: false}.
 
 import { type AccessTokenClaims, isOpaqueAccessToken } from '../access/access-token.ts';
-import { findLiveOpaqueToken } from '../access/opaque-tokens.repo.ts';
+import { findLiveOpaqueToken } from '../access/index.ts';
 import { isBuiltinAudience, verifyResourceToken } from '../access/resource-token.ts';
 import { checkLiveness, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
 import { issuerOf } from '../kernel/audiences.ts';
-import type { RealmRef } from '../resources/resources.repo.ts';
-import { isRefreshTokenShape } from '../sessions/refresh-tokens.repo.ts';
+import type { RealmRef } from '../resources/index.ts';
+import { isRefreshTokenShape } from '../sessions/index.ts';
 import type { OAuthDeps } from './oauth.deps.ts';
 
 export interface ActiveIntrospection {

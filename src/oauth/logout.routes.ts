@@ -7,18 +7,22 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { compactVerify, createLocalJWKSet, errors } from 'jose';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { useFormBodies } from '../api/oauth-endpoint.ts';
-import { recordAudit } from '../audit/audit.repo.ts';
-import { findClientRecord } from '../clients/clients.repo.ts';
-import { addEvent } from '../events/outbox.repo.ts';
+import { recordAudit } from '../audit/index.ts';
+import { findClientRecord } from '../clients/index.ts';
+import { addEvent } from '../events/index.ts';
 import { issuerOf } from '../kernel/audiences.ts';
 import { digestToken } from '../kernel/digest.ts';
 import { SIGNING_ALGORITHMS } from '../keys/jws.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
+import type { RealmRow } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
-import { revokeSession } from '../sessions/grants.repo.ts';
-import { findLiveSessionByCookie, lockLiveSession, type SessionRow } from '../sessions/sessions.repo.ts';
+import {
+  findLiveSessionByCookie,
+  lockLiveSession,
+  revokeSession,
+  type SessionRow,
+} from '../sessions/index.ts';
 import { withParams } from '../signin/authorization-response.ts';
 import { SESSION_COOKIE } from '../signin/binding.ts';
 import { ID_TOKEN_TYP } from './tokens/id-token.ts';

@@ -7,13 +7,13 @@ import type { FastifyInstance } from 'fastify';
 import { isOpaqueAccessToken, opaqueAccessTokenDigest } from '../access/access-token.ts';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { authenticateOAuthClient, oauthEndpoint } from '../api/oauth-endpoint.ts';
-import { recordAudit } from '../audit/audit.repo.ts';
+import { recordAudit } from '../audit/index.ts';
 import { singleParam } from '../clients/client-auth-request.ts';
 import { issuerOf } from '../kernel/audiences.ts';
 import { oauthError } from '../kernel/oauth-error.ts';
 import type { Tx } from '../platform/db/db.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
-import { findFamilyByToken, isRefreshTokenShape, revokeFamily } from '../sessions/refresh-tokens.repo.ts';
+import type { RealmRow } from '../realms/index.ts';
+import { findFamilyByToken, isRefreshTokenShape, revokeFamily } from '../sessions/index.ts';
 
 const REASON = 'revoked_by_client';
 

@@ -12,8 +12,8 @@ import {
 import { issuerOf } from '../kernel/audiences.ts';
 import type { Signer } from '../keys/key-store.ts';
 import type { Queryable } from '../platform/db/db.ts';
+import type { RealmRef } from '../resources/index.ts';
 import type { Target } from '../resources/resource-target.ts';
-import type { RealmRef } from '../resources/resources.repo.ts';
 import { signIdToken } from './tokens/id-token.ts';
 
 /** The active key failed to sign: an outage of the token service, not a bad request. */

@@ -1,5 +1,5 @@
 // Dependency probes shared by readiness, the operator status object and the scrape-time gauges.
-import { oldestPendingSeconds } from '../events/outbox.repo.ts';
+import { oldestPendingSeconds } from '../events/index.ts';
 import type { KeyStore, SigningHealth } from '../keys/key-store.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { Db } from '../platform/db/db.ts';

@@ -3,15 +3,13 @@
 // membership (doc 2, Organization membership: only active memberships count anywhere).
 
 import { maybeOne, type Tx } from '../platform/db/db.ts';
-import { Problem, problem } from '../platform/http/problem.ts';
+import { problem } from '../platform/http/problem.ts';
 import { roleProblem } from '../roles/admin-call.ts';
-import { heldRoleIds } from '../roles/assignments.repo.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';
 import { type CallerAuthority, callerAuthority, ensureWithinCeiling } from '../roles/delegation.ts';
-import { liveMembershipSql } from '../roles/live-membership.ts';
+import { heldRoleIds, loadRoleGraph } from '../roles/index.ts';
 import { requireOtherOwner } from '../roles/owner-rule.ts';
 import { expand, incompatiblePair, permissionsOfSet, type RoleGraph } from '../roles/role-graph.ts';
-import { loadRoleGraph } from '../roles/roles.repo.ts';
 import {
   deleteOrgAssignmentsOfUser,
   findAssignableRoles,

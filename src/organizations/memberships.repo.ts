@@ -3,7 +3,6 @@
 
 import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
-import { liveMembershipSql } from '../roles/live-membership.ts';
 import type { MembershipRoleRow, MembershipRow, MembershipState } from './organizations.types.ts';
 
 export interface NewMembership {

@@ -1,10 +1,11 @@
 // The audit record and outbox events of the organizations context, written in the use case's
 // transaction. Events about an organization carry its id on the envelope (doc 2, Catalog:
 // organization events always name the organization).
-import { recordAudit } from '../audit/audit.repo.ts';
+
 import type { AuditType } from '../audit/audit.types.ts';
+import { recordAudit } from '../audit/index.ts';
 import type { EventData, EventType } from '../events/catalog.ts';
-import { addEvent } from '../events/outbox.repo.ts';
+import { addEvent } from '../events/index.ts';
 import type { Tx } from '../platform/db/db.ts';
 import type { OrgCall } from './organizations.types.ts';
 

@@ -11,7 +11,7 @@
 // Anything else is a conflict. Tokens naming a non-active organization are already inactive at
 // introspection; revoking the grants also stops refresh.
 import type { AuditType } from '../audit/audit.types.ts';
-import { addEvent } from '../events/outbox.repo.ts';
+import { addEvent } from '../events/index.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';

@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { problem } from '../platform/http/problem.ts';
 import { type AdminChange, auditChange, invalid } from '../roles/admin-call.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';
-import { findLiveOrganization, findLiveUser } from '../roles/references.repo.ts';
+import { findLiveOrganization, findLiveUser } from '../roles/index.ts';
 import { nextProjectState, type ProjectAction } from './project.states.ts';
 import type { CreateProjectInput, UpdateProjectInput } from './projects.decode.ts';
 import { findProject, insertProject, lockProject, type ProjectRow, updateProject } from './projects.repo.ts';

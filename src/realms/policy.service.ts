@@ -1,7 +1,8 @@
 // Changing a realm's policy: members given replace stored ones (objects member by member, other
 // values whole), the result is stored as a new revision, audited as realm.policy.updated.
-import { recordAudit } from '../audit/audit.repo.ts';
+
 import type { Actor } from '../audit/audit.types.ts';
+import { recordAudit } from '../audit/index.ts';
 import type { Db } from '../platform/db/db.ts';
 import { currentPolicy } from './policy.repo.ts';
 

@@ -3,8 +3,9 @@
 // checks its rules, changes the rows, moves the realm's authorization revision and writes one
 // audit record, in one transaction. The spec's event catalog has no relationship event, so
 // nothing goes to the outbox.
-import { recordAudit } from '../audit/audit.repo.ts';
+
 import type { Actor } from '../audit/audit.types.ts';
+import { recordAudit } from '../audit/index.ts';
 import type { Db } from '../platform/db/db.ts';
 import { type FieldError, problem } from '../platform/http/problem.ts';
 import { type AffectedSubject, authorizationChanged } from '../roles/authz-revision.ts';

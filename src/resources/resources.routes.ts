@@ -5,7 +5,7 @@ import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import type { Actor } from '../audit/audit.types.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
+import type { RealmRow } from '../realms/index.ts';
 import type { ResourceScope } from './resource.ts';
 import { decodeGrant, decodeIntrospector, decodeResource, etagOf } from './resources.decode.ts';
 import type { GrantRecord, IntrospectorRecord } from './resources.repo.ts';

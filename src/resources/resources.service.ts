@@ -2,9 +2,10 @@
 // (audience) definition; Resources, grants and decisions). Each write checks its rules, writes the
 // row and its audit in one transaction; the `*InTx` variants let a composing use case (the
 // configuration import) run them inside its own transaction.
-import { recordAudit } from '../audit/audit.repo.ts';
+
 import type { Actor, AuditEntry } from '../audit/audit.types.ts';
-import { type ClientRow, findClient } from '../clients/clients.repo.ts';
+import { recordAudit } from '../audit/index.ts';
+import { type ClientRow, findClient } from '../clients/index.ts';
 import { BUILTIN_ADMIN } from '../kernel/audiences.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';

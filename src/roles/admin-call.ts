@@ -2,8 +2,8 @@
 // actor, correlation id, clock reading), the audit record it leaves, the input rules they share,
 // and the problems they add.
 import type { FastifyRequest } from 'fastify';
-import { recordAudit } from '../audit/audit.repo.ts';
 import type { Actor, AuditCategory, AuditType } from '../audit/audit.types.ts';
+import { recordAudit } from '../audit/index.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { refine, string } from '../platform/http/decode.ts';

@@ -3,8 +3,8 @@
 // incompatible roles, then writes the row, audit, outbox event and authorization revision in one
 // transaction.
 
-import { recordAudit } from '../audit/audit.repo.ts';
-import { addEvent } from '../events/outbox.repo.ts';
+import { recordAudit } from '../audit/index.ts';
+import { addEvent } from '../events/index.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { type AdminChange, auditChange, invalid, roleProblem } from './admin-call.ts';

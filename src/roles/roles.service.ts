@@ -2,7 +2,7 @@
 // one project. Each change validates the role graph, applies the delegation ceiling, and writes
 // the row, its audit record and the authorization revision in one transaction.
 import type { AuditType } from '../audit/audit.types.ts';
-import { addEvent } from '../events/outbox.repo.ts';
+import { addEvent } from '../events/index.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { problem } from '../platform/http/problem.ts';

@@ -2,15 +2,19 @@
 // service client or on their own. Each change writes the row, audit record, outbox event and
 // authorization revision in one transaction.
 import type { AuditType } from '../audit/audit.types.ts';
-import { addEvent } from '../events/outbox.repo.ts';
+import { addEvent } from '../events/index.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import type { FieldError } from '../platform/http/problem.ts';
 import { problem } from '../platform/http/problem.ts';
 import { type AdminChange, auditChange, invalid, invalidAll } from '../roles/admin-call.ts';
-import { deleteAssignmentsOfSubject } from '../roles/assignments.repo.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';
-import { findLiveOrganization, findLiveUser, liveOrganizationIds } from '../roles/references.repo.ts';
-import { lockAuthorization } from '../roles/roles.repo.ts';
+import {
+  deleteAssignmentsOfSubject,
+  findLiveOrganization,
+  findLiveUser,
+  liveOrganizationIds,
+  lockAuthorization,
+} from '../roles/index.ts';
 import { announceRemoved } from '../roles/roles.service.ts';
 import { nextPrincipalState, type PrincipalAction } from './principal.states.ts';
 import type { CreatePrincipalInput, UpdatePrincipalInput } from './principals.decode.ts';

@@ -2,7 +2,7 @@
 // grants, refresh families and opaque tokens go privacy.session_retention after they ended, at
 // most a batch of each per run; revoked token ids once the token would have expired anyway;
 // client assertion ids once they expired.
-import { deleteExpiredAssertionJtis } from '../clients/client-auth.repo.ts';
+import { deleteExpiredAssertionJtis } from '../clients/index.ts';
 import type { TaskReport } from '../kernel/task.ts';
 import type { Db } from '../platform/db/db.ts';
 

@@ -1,20 +1,21 @@
 // The first administrator of a realm (identity-cli bootstrap, and `proudauth dev` on first start).
 // The account holds the built-in realm-admin role and must enroll TOTP at first sign-in, so it can
 // reach the MFA session the administration API requires.
-import { recordAudit } from '../audit/audit.repo.ts';
+
 import { OPERATOR_ACTOR } from '../audit/audit.types.ts';
-import { addEvent } from '../events/outbox.repo.ts';
+import { recordAudit } from '../audit/index.ts';
+import { addEvent } from '../events/index.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
-import { findRealmByName, type RealmRow } from '../realms/realm.repo.ts';
-import { assignRealmRole, findRoleByName } from '../roles/builtin-roles.repo.ts';
+import { findRealmByName, type RealmRow } from '../realms/index.ts';
+import { assignRealmRole, findRoleByName } from '../roles/index.ts';
 import { BUILTIN_ROLES } from '../roles/permissions.ts';
 import { isValidIdentifier } from '../users/identifiers.ts';
+import { findUserByIdentifier, insertIdentifier, insertUser, setPassword } from '../users/index.ts';
 import type { PasswordHasher } from '../users/password-hasher.ts';
-import { findUserByIdentifier, insertIdentifier, insertUser, setPassword } from '../users/users.repo.ts';
 import { createRealmInTx, prepareRealm } from './realm.service.ts';
 
 export const MIN_ADMIN_PASSWORD_LENGTH = 12;

@@ -1,7 +1,8 @@
 // Creating a realm: its policy revision 1, an active signing key, the built-in roles and the CLI
 // client, audited, in one transaction.
-import { recordAudit } from '../audit/audit.repo.ts';
+
 import type { Actor } from '../audit/audit.types.ts';
+import { recordAudit } from '../audit/index.ts';
 import { insertBuiltinClients } from '../clients/builtin-clients.ts';
 import { generateKeyMaterial, type KeyMaterial } from '../keys/signing-key-material.ts';
 import { storeSigningKey } from '../keys/signing-keys.service.ts';
@@ -9,9 +10,9 @@ import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
+import { insertRealm, type RealmRow } from '../realms/index.ts';
 import { defaultRealmPolicy } from '../realms/policy-defaults.ts';
-import { insertRealm, type RealmRow } from '../realms/realm.repo.ts';
-import { insertBuiltinRoles } from '../roles/builtin-roles.repo.ts';
+import { insertBuiltinRoles } from '../roles/index.ts';
 
 // Realm names appear in URLs and issuers, so they are kept to a conservative URL-safe alphabet.
 const REALM_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;

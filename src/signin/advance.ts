@@ -2,15 +2,15 @@
 // expiry, check the step is offered, run it, evaluate what comes next, complete when only
 // completion remains, persist with audit and events, and return the full state. One database
 // transaction per call; expensive proof checks run before it.
-import type { ClientRow } from '../clients/clients.repo.ts';
-import { findClient, isClientOrigin } from '../clients/clients.repo.ts';
+import type { ClientRow } from '../clients/index.ts';
+import { findClient, isClientOrigin } from '../clients/index.ts';
 import { adminAudience } from '../kernel/audiences.ts';
 import { hasNul } from '../kernel/text.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { decodeBody } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
-import { currentPolicy, type RealmPolicy } from '../realms/policy.repo.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
+import type { RealmRow } from '../realms/index.ts';
+import { currentPolicy, type RealmPolicy } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { authenticateCall, type CallCredentials, csrfTokenFor } from './binding.ts';
 import { completeTransaction, errorRedirect } from './complete.ts';

@@ -5,9 +5,9 @@
 import { digestToken } from '../kernel/digest.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
-import { currentPolicy, policyValue } from '../realms/policy.repo.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
-import { findLiveSessionByCookie } from '../sessions/sessions.repo.ts';
+import type { RealmRow } from '../realms/index.ts';
+import { currentPolicy, policyValue } from '../realms/index.ts';
+import { findLiveSessionByCookie } from '../sessions/index.ts';
 import { loadAll } from './advance.ts';
 import { authorizationRedirect } from './authorization-response.ts';
 import { completeTransaction, issuerOf } from './complete.ts';

@@ -2,16 +2,15 @@
 // authorization code bound to client, redirect URI, PKCE challenge, nonce, scopes, resources,
 // session and organization, and the redirect that carries it.
 
-import { recordAudit } from '../audit/audit.repo.ts';
-import { addEvent } from '../events/outbox.repo.ts';
+import { recordAudit } from '../audit/index.ts';
+import { addEvent } from '../events/index.ts';
 import { digestToken } from '../kernel/digest.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { randomToken } from '../platform/ids.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
-import { upsertGrant } from '../sessions/grants.repo.ts';
+import type { RealmRow } from '../realms/index.ts';
+import { insertSession, reuseSession, type SessionRow, upsertGrant } from '../sessions/index.ts';
 import { lifetimesFor } from '../sessions/session-lifetimes.ts';
-import { insertSession, reuseSession, type SessionRow } from '../sessions/sessions.repo.ts';
 import { insertAuthorizationCode } from './authorization-codes.repo.ts';
 import { authorizationRedirect } from './authorization-response.ts';
 import { mfaDone } from './next-actions.ts';

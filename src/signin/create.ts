@@ -1,10 +1,10 @@
 // Creates a pending transaction from validated start parameters, with its binding secret: the
 // browser cookie value or the headless continuation token (returned once, stored as a digest).
-import { recordAudit } from '../audit/audit.repo.ts';
+import { recordAudit } from '../audit/index.ts';
 import { digestToken } from '../kernel/digest.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { newId, randomToken } from '../platform/ids.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
+import type { RealmRow } from '../realms/index.ts';
 import { CONTINUATION_PREFIX } from './binding.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import { insertTransaction } from './signin.repo.ts';

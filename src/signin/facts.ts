@@ -1,10 +1,10 @@
 // Loads what the evaluation stages need to know about the account, the client and the realm, in
 // the step's own database transaction.
 
-import type { ClientRow } from '../clients/clients.repo.ts';
+import type { ClientRow } from '../clients/index.ts';
 import type { Queryable } from '../platform/db/db.ts';
-import type { RealmPolicy } from '../realms/policy.repo.ts';
-import { policyValue } from '../realms/policy.repo.ts';
+import type { RealmPolicy } from '../realms/index.ts';
+import { policyValue } from '../realms/index.ts';
 import { BUILTIN_ROLES } from '../roles/permissions.ts';
 import type { Facts, UserFacts } from './next-actions.types.ts';
 import { loadOrganizationFacts } from './organization-facts.ts';

@@ -6,7 +6,7 @@ import type { ApiDeps } from '../api/api.deps.ts';
 import { adminAudience } from '../kernel/audiences.ts';
 import { array, integer, object, optional, string } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
-import { currentPolicy } from '../realms/policy.repo.ts';
+import { currentPolicy } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { readState, runStep, type StepResponse } from './advance.ts';
 import { type CallCredentials, SESSION_COOKIE, TX_COOKIE, txCookiePath } from './binding.ts';

@@ -1,8 +1,8 @@
 // Starting a transaction from an authorization request: the same checks for the browser entry
 // (GET /oauth/authorize) and the headless one (POST /auth/transactions). Errors are sorted by
 // whether the redirect URI can be trusted to receive them (RFC 6749 section 4.1.2.1).
-import type { ClientRow } from '../clients/clients.repo.ts';
-import { findClient } from '../clients/clients.repo.ts';
+import type { ClientRow } from '../clients/index.ts';
+import { findClient } from '../clients/index.ts';
 import { matchRedirectUri } from '../clients/redirect-uri.ts';
 import { OAuthError } from '../kernel/oauth-error.ts';
 import { isS256Challenge } from '../kernel/pkce.ts';
@@ -10,7 +10,7 @@ import { parseScopeParam } from '../kernel/scope.ts';
 import { hasNul, withoutNul } from '../kernel/text.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { cutUtf8, utf8Length } from '../platform/utf8.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
+import type { RealmRow } from '../realms/index.ts';
 import { resolveTarget } from '../resources/resource-target.ts';
 import type { Intent, ResponseMode, SigninTx } from './transaction.ts';
 

@@ -1,6 +1,6 @@
 // Ending support grants early: each grant that ends emits support.impersonation.ended in the
 // same transaction (spec doc 2, Events). Expiry ends nothing here and emits nothing.
-import { addEvent } from '../events/outbox.repo.ts';
+import { addEvent } from '../events/index.ts';
 import type { Tx } from '../platform/db/db.ts';
 import type { EndReason } from './support-grant.ts';
 import { type EndedGrant, type GrantSelector, revokeSupportGrants } from './support-grants.repo.ts';

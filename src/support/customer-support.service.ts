@@ -1,10 +1,10 @@
 // Support access from the customer's side (docs/support-access.md): ending a grant on one's own
 // account, and the opt-out the realm policy may allow (impersonation.allow_customer_opt_out).
-import { recordAudit } from '../audit/audit.repo.ts';
+import { recordAudit } from '../audit/index.ts';
 import { problem } from '../platform/http/problem.ts';
+import { lockSupportGrant, setPreference } from '../support-grants/index.ts';
 import { endSupportGrants } from '../support-grants/support-end.ts';
 import type { SupportGrantRow } from '../support-grants/support-grant.ts';
-import { lockSupportGrant, setPreference } from '../support-grants/support-grants.repo.ts';
 import type { SupportDeps } from './support.deps.ts';
 import { impersonationSettings } from './support-policy.ts';
 import { revokeLockedGrant } from './support-revoke.ts';

@@ -14,13 +14,9 @@ import {
   queryParams,
 } from '../platform/http/keyset.ts';
 import { problem } from '../platform/http/problem.ts';
-import type { RealmRow } from '../realms/realm.repo.ts';
+import type { RealmRow } from '../realms/index.ts';
+import { findPreference, listGrantsOnAccount, listSupportGrants } from '../support-grants/index.ts';
 import { presentGrant } from '../support-grants/support-grant.ts';
-import {
-  findPreference,
-  listGrantsOnAccount,
-  listSupportGrants,
-} from '../support-grants/support-grants.repo.ts';
 import { type CustomerCall, revokeAsCustomer, setSupportAccess } from './customer-support.service.ts';
 import { decodeCreateGrant, decodePreference, decodeRevoke, grantIdParam } from './support-grants.decode.ts';
 import {

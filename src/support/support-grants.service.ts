@@ -1,26 +1,27 @@
 // Support grants from the support side (docs/support-access.md): creation with its refusals,
 // reading and early revocation. Each change is one transaction with its audit record and events;
 // a refusal commits its own audit record (signal impersonation_denied) before the 403 leaves.
-import { recordAudit } from '../audit/audit.repo.ts';
+
 import type { Actor } from '../audit/audit.types.ts';
-import { findClient } from '../clients/clients.repo.ts';
-import { addEvent } from '../events/outbox.repo.ts';
+import { recordAudit } from '../audit/index.ts';
+import { findClient } from '../clients/index.ts';
+import { addEvent } from '../events/index.ts';
 import { TOKEN_EXCHANGE } from '../oauth/grants/token-exchange.grant.ts';
 import { userMayActIn } from '../oauth/org-context.ts';
 import { maybeOne, type Tx } from '../platform/db/db.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
+import { findResourceByAudience } from '../resources/index.ts';
 import type { ResourceDefinition } from '../resources/resource.ts';
-import { findResourceByAudience } from '../resources/resources.repo.ts';
 import { effectiveRolesSql, permissionsOfRole, type RoleHolding } from '../roles/effective-roles.ts';
 import { BUILTIN_ROLES, isBuiltinPermissionName } from '../roles/permissions.ts';
-import { newHandoffCode, type SupportGrantRow } from '../support-grants/support-grant.ts';
 import {
   findPreference,
   findSupportGrant,
   insertSupportGrant,
   lockSupportGrant,
-} from '../support-grants/support-grants.repo.ts';
+} from '../support-grants/index.ts';
+import { newHandoffCode, type SupportGrantRow } from '../support-grants/support-grant.ts';
 import type { SupportDeps } from './support.deps.ts';
 import type { CreateGrantInput } from './support-grants.decode.ts';
 import { impersonationSettings } from './support-policy.ts';

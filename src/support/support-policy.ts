@@ -1,7 +1,7 @@
 // The realm policy's impersonation section (spec doc 1, realm policy; defaults approval none,
 // notify_customer true, allow_customer_opt_out true), read with the defaults filled in.
 import type { Queryable } from '../platform/db/db.ts';
-import { currentPolicy, policyValue } from '../realms/policy.repo.ts';
+import { currentPolicy, policyValue } from '../realms/index.ts';
 
 export interface ImpersonationSettings {
   /** Only `none` is served so far (docs/support-access.md); any other value refuses new grants. */

@@ -1,12 +1,13 @@
 // Ending one grant early, whether the customer or support does it: the grant ends (with its
 // event), a grant already ended is a conflict, and the revocation is audited.
-import { recordAudit } from '../audit/audit.repo.ts';
+
 import type { Actor } from '../audit/audit.types.ts';
+import { recordAudit } from '../audit/index.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
+import { findSupportGrant } from '../support-grants/index.ts';
 import { endSupportGrants } from '../support-grants/support-end.ts';
 import type { EndReason, SupportGrantRow } from '../support-grants/support-grant.ts';
-import { findSupportGrant } from '../support-grants/support-grants.repo.ts';
 
 /** Revokes the locked grant `g`; returns it as it stands after ending. */
 export async function revokeLockedGrant(

@@ -2,13 +2,14 @@
 // "Recovery and account administration"; doc 2, Revocation exposure): credentials, state,
 // sessions and deletion. Each one validates, then changes the account, its audit record and its
 // outbox events in one transaction. Creating and reading accounts is in users.service.ts.
-import { recordAudit } from '../audit/audit.repo.ts';
+
 import type { AuditType } from '../audit/audit.types.ts';
-import { addEvent } from '../events/outbox.repo.ts';
+import { recordAudit } from '../audit/index.ts';
+import { addEvent } from '../events/index.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
-import { currentPolicy, policyValue } from '../realms/policy.repo.ts';
-import { type AccountRevocation, revokeAccount } from '../sessions/grants.repo.ts';
+import { currentPolicy, policyValue } from '../realms/index.ts';
+import { type AccountRevocation, revokeAccount } from '../sessions/index.ts';
 import type { UsersDeps } from './users.deps.ts';
 import {
   addRequiredAction,

@@ -1,13 +1,14 @@
 // Creating and reading accounts: the administration API (users.routes.ts), the bootstrap and the
 // test harness. Identifiers are unique per realm and type (email and username ignoring ASCII case).
 // Reads follow doc 2, Identity read evidence.
-import { recordAudit } from '../audit/audit.repo.ts';
+
 import type { Actor, AuditType } from '../audit/audit.types.ts';
-import { addEvent } from '../events/outbox.repo.ts';
+import { recordAudit } from '../audit/index.ts';
+import { addEvent } from '../events/index.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { problem } from '../platform/http/problem.ts';
-import { currentPolicy, policyValue } from '../realms/policy.repo.ts';
+import { currentPolicy, policyValue } from '../realms/index.ts';
 import { type IdentifierType, isValidIdentifier } from './identifiers.ts';
 import type { PasswordHasher, PasswordVerifier } from './password-hasher.ts';
 import type { CreateUserInput, ListQuery } from './users.decode.ts';

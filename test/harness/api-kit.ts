@@ -2,13 +2,14 @@
 // an MFA session, a grant to identity-cli) holding an access token signed by the realm's active
 // key, as the token endpoint would issue it. Tests of the token endpoint itself get their tokens
 // through HTTP; this kit is for tests of what sits behind the bearer check.
-import { assignRealmRole, findRoleByName } from '../../src/roles/builtin-roles.repo.ts';
-import { CLI_CLIENT_ID } from '../../src/clients/builtin-clients.ts';
-import { upsertGrant } from '../../src/sessions/grants.repo.ts';
+
 import { signAccessToken } from '../../src/access/access-token.ts';
+import { CLI_CLIENT_ID } from '../../src/clients/builtin-clients.ts';
+import { accountAudience, adminAudience, issuerOf } from '../../src/kernel/audiences.ts';
 import type { Tx } from '../../src/platform/db/db.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
-import { accountAudience, adminAudience, issuerOf } from '../../src/kernel/audiences.ts';
+import { assignRealmRole, findRoleByName } from '../../src/roles/builtin-roles.repo.ts';
+import { upsertGrant } from '../../src/sessions/grants.repo.ts';
 import { STANDARD } from '../../src/sessions/session-lifetimes.ts';
 import { insertSession } from '../../src/sessions/sessions.repo.ts';
 import type { Harness } from './harness.ts';

@@ -1,9 +1,10 @@
 // Organizations, memberships and organization-scope roles seeded straight into the database, for
 // tests of what depends on them (sign-in, tokens, decisions). Tests of the organization API itself
 // create them through HTTP.
-import { findRoleByName } from '../../src/roles/builtin-roles.repo.ts';
+
 import { newId } from '../../src/platform/ids.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
+import { findRoleByName } from '../../src/roles/builtin-roles.repo.ts';
 import type { Harness } from './harness.ts';
 
 export interface OrgSeed {

@@ -3,13 +3,12 @@
 // what its first redemption issued (SPEC-DECISIONS 3).
 
 import { isLiveUserState } from '../../access/token-liveness.ts';
-import { recordAudit } from '../../audit/audit.repo.ts';
+import { recordAudit } from '../../audit/index.ts';
 import { digestToken } from '../../kernel/digest.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { isCodeVerifier, verifyS256 } from '../../kernel/pkce.ts';
 import { maybeOne, type Tx } from '../../platform/db/db.ts';
-import { findLiveGrant } from '../../sessions/grants.repo.ts';
-import { revokeFamily } from '../../sessions/refresh-tokens.repo.ts';
+import { findLiveGrant, revokeFamily } from '../../sessions/index.ts';
 import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
 import { userMayActIn } from '../org-context.ts';
 import {

@@ -5,11 +5,17 @@
 // read together while the client authenticates (prefetchServiceToken). The `organization`
 // parameter (an organization id or slug) makes the principal act in that organization: the token
 // carries its org_id, which a resource with requires_organization needs.
-import { type ClientAuthRow, clientAuthRowFrom, clientForAuthJson } from '../../clients/client-auth.repo.ts';
+import { type ClientAuthRow, clientAuthRowFrom, clientForAuthJson } from '../../clients/index.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { maybeOne, one } from '../../platform/db/db.ts';
 import { builtinResources } from '../../resources/builtin-resources.ts';
-import type { ResourceDefinition, ResourceGrant } from '../../resources/resource.ts';
+import {
+  type GrantRow,
+  grantFromRow,
+  type RealmRef,
+  type ResourceRow,
+  resourceFromRow,
+} from '../../resources/index.ts';
 import {
   requireOrganization,
   resolveTarget,
@@ -17,13 +23,6 @@ import {
   type Target,
   targetOf,
 } from '../../resources/resource-target.ts';
-import {
-  type GrantRow,
-  grantFromRow,
-  type RealmRef,
-  type ResourceRow,
-  resourceFromRow,
-} from '../../resources/resources.repo.ts';
 import type { OAuthDeps } from '../oauth.deps.ts';
 import { serviceOrganization } from '../org-context.ts';
 import { issueAccessToken } from '../token-issuer.ts';

@@ -4,7 +4,7 @@ import { singleParam } from '../../clients/client-auth-request.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { parseScopeParam } from '../../kernel/scope.ts';
 import type { Signer } from '../../keys/key-store.ts';
-import type { RealmRow } from '../../realms/realm.repo.ts';
+import type { RealmRow } from '../../realms/index.ts';
 import type { ResourceDefinition, ResourceGrant } from '../../resources/resource.ts';
 import type { OAuthDeps } from '../oauth.deps.ts';
 import type { IssuerSettings } from '../token-issuer.ts';

@@ -3,8 +3,8 @@
 // whole family (SPEC-DECISIONS 4; spec doc 2 event security.refresh_reuse_detected).
 
 import { isLiveUserState } from '../../access/token-liveness.ts';
-import { recordAudit } from '../../audit/audit.repo.ts';
-import { addEvent } from '../../events/outbox.repo.ts';
+import { recordAudit } from '../../audit/index.ts';
+import { addEvent } from '../../events/index.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { maybeOne, type Tx } from '../../platform/db/db.ts';
 import {
@@ -15,7 +15,7 @@ import {
   type RefreshFamilyRow,
   revokeFamily,
   touchFamily,
-} from '../../sessions/refresh-tokens.repo.ts';
+} from '../../sessions/index.ts';
 import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
 import { userMayActIn } from '../org-context.ts';
 import {

@@ -4,11 +4,12 @@
 // act.sub and the grant named in support_grant_id. No refresh token, no ID token; the token never
 // outlives the grant. A replayed code ends the grant (like a replayed authorization code,
 // SPEC-DECISIONS 3).
-import { recordAudit } from '../../audit/audit.repo.ts';
+import { recordAudit } from '../../audit/index.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { maybeOne, type Tx } from '../../platform/db/db.ts';
-import { findResourceByAudience } from '../../resources/resources.repo.ts';
+import { findResourceByAudience } from '../../resources/index.ts';
 import { effectiveRolesSql, permissionsOf, type RoleHolding } from '../../roles/effective-roles.ts';
+import { lockGrantByHandoff, markHandoffUsed } from '../../support-grants/index.ts';
 import { endSupportGrants } from '../../support-grants/support-end.ts';
 import {
   handoffDigest,
@@ -17,7 +18,6 @@ import {
   type SupportGrantRow,
   stateOf,
 } from '../../support-grants/support-grant.ts';
-import { lockGrantByHandoff, markHandoffUsed } from '../../support-grants/support-grants.repo.ts';
 import { userMayActIn } from '../org-context.ts';
 import { issueAccessToken } from '../token-issuer.ts';
 import {

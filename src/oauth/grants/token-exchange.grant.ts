@@ -5,13 +5,13 @@
 // token, and stays inside the grant's exchange_policy.
 
 import { type AccessTokenClaims, type Actor, isOpaqueAccessToken } from '../../access/access-token.ts';
-import { findLiveOpaqueToken } from '../../access/opaque-tokens.repo.ts';
+import { findLiveOpaqueToken } from '../../access/index.ts';
 import { checkLiveness } from '../../access/token-liveness.ts';
 import { issuerOf } from '../../kernel/audiences.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { maybeOne } from '../../platform/db/db.ts';
+import { findResourceByAudience, findResourceGrant } from '../../resources/index.ts';
 import { allowedScopes, requireOrganization } from '../../resources/resource-target.ts';
-import { findResourceByAudience, findResourceGrant } from '../../resources/resources.repo.ts';
 import { issueAccessToken } from '../token-issuer.ts';
 import {
   ACCESS_TOKEN_TYPE,

@@ -7,7 +7,7 @@ import { userinfoAudience } from '../../kernel/audiences.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import type { Tx } from '../../platform/db/db.ts';
 import { narrowScopes, requireOrganization, resolveTarget } from '../../resources/resource-target.ts';
-import { addToken, startFamily } from '../../sessions/refresh-tokens.repo.ts';
+import { addToken, startFamily } from '../../sessions/index.ts';
 import { type Authentication, issueAccessToken, issueIdToken } from '../token-issuer.ts';
 import { accessTokenResponse, type GrantContext, type TokenResponse } from './grant-context.ts';
 

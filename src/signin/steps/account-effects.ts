@@ -1,9 +1,9 @@
 // Account-state effects of second factors (spec doc 1, "Account states"): a recovery-code sign-in
 // restricts the account; a strong factor restores it. Each change is audited and published.
-import { recordAudit } from '../../audit/audit.repo.ts';
-import { addEvent } from '../../events/outbox.repo.ts';
+import { recordAudit } from '../../audit/index.ts';
+import { addEvent } from '../../events/index.ts';
 import type { Tx } from '../../platform/db/db.ts';
-import { setUserState } from '../../users/users.repo.ts';
+import { setUserState } from '../../users/index.ts';
 import type { StepContext } from './step.ts';
 
 async function changeState(

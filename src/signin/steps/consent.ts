@@ -1,6 +1,6 @@
 // consent {approve, scopes}: the user grants some or all requested scopes; refusing ends the
 // transaction with access_denied. A grant is remembered for later requests of the same client.
-import { recordAudit } from '../../audit/audit.repo.ts';
+import { recordAudit } from '../../audit/index.ts';
 import { array, boolean, object, optional, string } from '../../platform/http/decode.ts';
 import { problem } from '../../platform/http/problem.ts';
 import { fail } from '../transitions.ts';

@@ -3,7 +3,7 @@
 
 import { NO_NUL } from '../../kernel/text.ts';
 import { object, string } from '../../platform/http/decode.ts';
-import { findUserByIdentifier, identifierTypeOf } from '../../users/users.repo.ts';
+import { findUserByIdentifier, identifierTypeOf } from '../../users/index.ts';
 import type { Step } from './step.ts';
 
 const decode = object({ identifier: string({ minLength: 1, maxBytes: 254, pattern: NO_NUL }) });

@@ -4,7 +4,7 @@
 
 import { NO_NUL } from '../../kernel/text.ts';
 import { object, optional, string } from '../../platform/http/decode.ts';
-import { findPasswordVerifier, findUserByIdentifier, identifierTypeOf } from '../../users/users.repo.ts';
+import { findPasswordVerifier, findUserByIdentifier, identifierTypeOf } from '../../users/index.ts';
 import { withFactor } from '../transitions.ts';
 import { proofFailed } from './proof-failed.ts';
 import type { Step } from './step.ts';

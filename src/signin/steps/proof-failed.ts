@@ -1,5 +1,5 @@
 // A wrong password, code or recovery code: spend failure budget and leave evidence.
-import { recordAudit } from '../../audit/audit.repo.ts';
+import { recordAudit } from '../../audit/index.ts';
 import type { Tx } from '../../platform/db/db.ts';
 import type { SigninTx } from '../transaction.ts';
 import { withFailure } from '../transitions.ts';

@@ -1,7 +1,7 @@
 // recovery-code {code}: a single-use code in place of the authenticator; the account becomes
 // recovery-restricted (spec doc 1, "Account states"; audit mfa.recovery_code.used).
-import { recordAudit } from '../../audit/audit.repo.ts';
-import { consumeRecoveryCode } from '../../mfa/mfa.repo.ts';
+import { recordAudit } from '../../audit/index.ts';
+import { consumeRecoveryCode } from '../../mfa/index.ts';
 import { withFactor } from '../transitions.ts';
 import { restrictAfterRecoveryCode } from './account-effects.ts';
 import { proofFailed } from './proof-failed.ts';

@@ -1,5 +1,5 @@
 // Steps allowed at any time while pending: cancel, resume, remember-me and transient.
-import { recordAudit } from '../../audit/audit.repo.ts';
+import { recordAudit } from '../../audit/index.ts';
 import { boolean, literal, object } from '../../platform/http/decode.ts';
 import { cancel } from '../transitions.ts';
 import type { Step } from './step.ts';

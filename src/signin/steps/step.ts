@@ -2,11 +2,10 @@
 // work (password hashing) before the row lock is taken; `run` applies the step inside the
 // transaction. A failed proof is a result, not an exception, so its spent budget commits.
 
-import type { ClientRow } from '../../clients/clients.repo.ts';
+import type { ClientRow } from '../../clients/index.ts';
 import type { Tx } from '../../platform/db/db.ts';
 import type { Decoder } from '../../platform/http/decode.ts';
-import type { RealmPolicy } from '../../realms/policy.repo.ts';
-import type { RealmRow } from '../../realms/realm.repo.ts';
+import type { RealmPolicy, RealmRow } from '../../realms/index.ts';
 import type { ActionType, Evaluation, Facts } from '../next-actions.types.ts';
 import type { SigninDeps } from '../signin.deps.ts';
 import type { SigninTx } from '../transaction.ts';

@@ -2,15 +2,15 @@
 // once and held sealed in the transaction until a code from it proves the authenticator works.
 // Activation stores the authenticator, issues recovery codes (shown once), clears the
 // configure_totp required action and counts as the second factor.
-import { recordAudit } from '../../audit/audit.repo.ts';
+import { recordAudit } from '../../audit/index.ts';
 import { encodeBase32 } from '../../mfa/base32.ts';
-import { replaceRecoveryCodes, storeTotp } from '../../mfa/mfa.repo.ts';
+import { replaceRecoveryCodes, storeTotp } from '../../mfa/index.ts';
 import { verifyTotp } from '../../mfa/otp.ts';
 import { newTotpSecret, totpUri } from '../../mfa/otpauth-uri.ts';
 import { generateRecoveryCodes } from '../../mfa/recovery-codes.ts';
 import { object } from '../../platform/http/decode.ts';
 import { Problem } from '../../platform/http/problem.ts';
-import { removeRequiredAction } from '../../users/users.repo.ts';
+import { removeRequiredAction } from '../../users/index.ts';
 import { withFactor } from '../transitions.ts';
 import { restoreAfterStrongFactor } from './account-effects.ts';
 import { proofFailed } from './proof-failed.ts';

@@ -1,6 +1,6 @@
 // totp {code}: the enrolled authenticator's current code (RFC 6238, 30 s, one step of drift);
 // a step once accepted is never accepted again.
-import { lockTotp, recordTotpStep, totpSeedContext } from '../../mfa/mfa.repo.ts';
+import { lockTotp, recordTotpStep, totpSeedContext } from '../../mfa/index.ts';
 import { verifyTotp } from '../../mfa/otp.ts';
 import { object, string } from '../../platform/http/decode.ts';
 import { withFactor } from '../transitions.ts';

@@ -1,12 +1,12 @@
 // password/update {new_password}: the administrator-set required action update_password.
-import { recordAudit } from '../../audit/audit.repo.ts';
-import { addEvent } from '../../events/outbox.repo.ts';
+import { recordAudit } from '../../audit/index.ts';
+import { addEvent } from '../../events/index.ts';
 import { object, string } from '../../platform/http/decode.ts';
-import { policyValue } from '../../realms/policy.repo.ts';
-import { revokeUserSessions } from '../../sessions/sessions.repo.ts';
+import { policyValue } from '../../realms/index.ts';
+import { revokeUserSessions } from '../../sessions/index.ts';
+import { removeRequiredAction, setPassword } from '../../users/index.ts';
 import type { PasswordVerifier } from '../../users/password-hasher.ts';
 import { MIN_PASSWORD_LENGTH } from '../../users/password-rules.ts';
-import { removeRequiredAction, setPassword } from '../../users/users.repo.ts';
 import type { Step } from './step.ts';
 
 const decode = object({ new_password: string({ minLength: MIN_PASSWORD_LENGTH, maxBytes: 1024 }) });

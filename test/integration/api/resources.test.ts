@@ -2,8 +2,8 @@
 // (spec doc 1, API resource definition; Resources, grants and decisions).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { adminAudience, userinfoAudience } from '../../../src/kernel/audiences.ts';
+import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { type Harness, startHarness } from '../../harness/harness.ts';
 

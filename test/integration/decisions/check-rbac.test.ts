@@ -1,8 +1,8 @@
 // POST /authorization/check with roles (docs/authorization.md, evaluation steps 1 to 5).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { authorizationChanged } from '../../../src/roles/authz-revision.ts';
 import { newId } from '../../../src/platform/ids.ts';
+import { authorizationChanged } from '../../../src/roles/authz-revision.ts';
 import { seedMembership, seedOrganization } from '../../harness/org-kit.ts';
 import { checkBody, decisionKit } from './decision-kit.ts';
 

@@ -2,13 +2,13 @@
 // resource, and subject tokens signed as the token endpoint would sign them, with the session and
 // grant their live checks need.
 import type { TestContext } from 'node:test';
-import { findRoleByName } from '../../../src/roles/builtin-roles.repo.ts';
-import { CLI_CLIENT_ID } from '../../../src/clients/builtin-clients.ts';
 import { issueOpaqueAccessToken, signAccessToken } from '../../../src/access/access-token.ts';
+import { CLI_CLIENT_ID } from '../../../src/clients/builtin-clients.ts';
+import { issuerOf } from '../../../src/kernel/audiences.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
-import { issuerOf } from '../../../src/kernel/audiences.ts';
 import type { ResourceScope } from '../../../src/resources/resource.ts';
+import { findRoleByName } from '../../../src/roles/builtin-roles.repo.ts';
 import { type ApiCallerKit, apiCaller, seedCliSession } from '../../harness/api-kit.ts';
 import { type Harness, type HarnessOptions, startHarness } from '../../harness/harness.ts';
 import { seedResource, seedServiceClient } from '../../harness/token-kit.ts';

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeJwt } from 'jose';
-import { signIdToken } from '../../../src/oauth/tokens/id-token.ts';
 import { issuerOf } from '../../../src/kernel/audiences.ts';
+import { signIdToken } from '../../../src/oauth/tokens/id-token.ts';
 import type { Harness } from '../../harness/harness.ts';
 import { json } from '../../harness/signin-driver.ts';
 import {

@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeJwt } from 'jose';
-import { revokeSession } from '../../../src/sessions/grants.repo.ts';
 import { signAccessToken } from '../../../src/access/access-token.ts';
 import { issuerOf, userinfoAudience } from '../../../src/kernel/audiences.ts';
+import { revokeSession } from '../../../src/sessions/grants.repo.ts';
 import type { Harness } from '../../harness/harness.ts';
 import { json } from '../../harness/signin-driver.ts';
 import { signinSetup } from '../../harness/signin-kit.ts';

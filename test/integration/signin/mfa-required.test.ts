@@ -3,8 +3,8 @@
 // account; and the phishing-resistant profile, which TOTP never satisfies.
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
-import { BUILTIN_ROLES } from '../../../src/roles/permissions.ts';
 import { assignRealmRole, findRoleByName } from '../../../src/roles/builtin-roles.repo.ts';
+import { BUILTIN_ROLES } from '../../../src/roles/permissions.ts';
 import { bootstrapAdministrator } from '../../../src/setup/bootstrap.service.ts';
 import { type Harness, startHarness } from '../../harness/harness.ts';
 import {

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { JWK } from 'jose';
 import { runKeyLifecycle } from '../../../src/keys/key-lifecycle.task.ts';
-import type { Queryable } from '../../../src/platform/db/db.ts';
 import { workerDeps } from '../../../src/main/worker/worker.ts';
+import type { Queryable } from '../../../src/platform/db/db.ts';
 import { type Harness, startHarness } from '../../harness/harness.ts';
 import { DAY, HOUR, keysIn, keysOf, MINUTE, ms, TestClock } from '../keys/key-helpers.ts';
 

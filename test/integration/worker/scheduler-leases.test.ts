@@ -2,9 +2,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { createLogger } from '../../../src/platform/log.ts';
+import type { Task } from '../../../src/kernel/task.ts';
 import { Scheduler, takeLease } from '../../../src/main/worker/scheduler.ts';
-import { type Task } from '../../../src/kernel/task.ts';
+import { createLogger } from '../../../src/platform/log.ts';
 import { fileDatabase } from '../../harness/test-db.ts';
 import { MINUTE, SECOND, TestClock } from '../keys/key-helpers.ts';
 

@@ -1,6 +1,6 @@
 // identity-cli realm create NAME [--display-name TEXT]
 import { OPERATOR_ACTOR } from '../../../audit/audit.types.ts';
-import { RealmExistsError } from '../../../realms/realm.repo.ts';
+import { RealmExistsError } from '../../../realms/index.ts';
 import { createRealm, InvalidRealmNameError } from '../../../setup/realm.service.ts';
 import { requireKeyring } from '../../context.ts';
 import { CONFIG_FLAG, parseFlags, withCliContext } from '../cli-context.ts';

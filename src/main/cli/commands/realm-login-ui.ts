@@ -1,8 +1,8 @@
 // identity-cli realm set-login-ui NAME URL: where the realm's authorization endpoint sends browsers
 // (realm policy interaction.login_ui_url), until the settings API arrives.
 import { OPERATOR_ACTOR } from '../../../audit/audit.types.ts';
+import { findRealmByName } from '../../../realms/index.ts';
 import { updatePolicy } from '../../../realms/policy.service.ts';
-import { findRealmByName } from '../../../realms/realm.repo.ts';
 import { CONFIG_FLAG, parseFlags, withCliContext } from '../cli-context.ts';
 import { CliError } from '../cli-error.ts';
 

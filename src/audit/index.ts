@@ -1,0 +1,4 @@
+// The audit context's public surface: writing audit records in the caller's transaction.
+// Other folders reach this context's tables through this file, never through its *.repo.ts files
+// (docs/architecture.md, import rules).
+export { recordAudit } from './audit.repo.ts';

@@ -1,0 +1,8 @@
+// The realms context's public surface: realm rows and the realm policy.
+// Other folders reach this context's tables through this file, never through its *.repo.ts files
+// (docs/architecture.md, import rules).
+
+export type { RealmPolicy } from './policy.repo.ts';
+export { currentPolicy, policyValue } from './policy.repo.ts';
+export type { RealmRow } from './realm.repo.ts';
+export { findRealmByName, insertRealm, RealmExistsError } from './realm.repo.ts';

@@ -1,0 +1,25 @@
+// The sessions context's public surface: sessions, grants, refresh families and account-wide revocation.
+// Other folders reach this context's tables through this file, never through its *.repo.ts files
+// (docs/architecture.md, import rules).
+
+export type { AccountRevocation } from './grants.repo.ts';
+export { findLiveGrant, revokeAccount, revokeSession, upsertGrant } from './grants.repo.ts';
+export type { RefreshFamilyRow } from './refresh-tokens.repo.ts';
+export {
+  addToken,
+  findFamilyByToken,
+  isRefreshTokenShape,
+  lockByToken,
+  markRotated,
+  revokeFamily,
+  startFamily,
+  touchFamily,
+} from './refresh-tokens.repo.ts';
+export type { SessionRow } from './sessions.repo.ts';
+export {
+  findLiveSessionByCookie,
+  insertSession,
+  lockLiveSession,
+  reuseSession,
+  revokeUserSessions,
+} from './sessions.repo.ts';
