@@ -9,8 +9,8 @@ import { recordAudit } from '../audit/index.ts';
 import { addEvent } from '../events/index.ts';
 import { decodeBody, object } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
-import { endAccountSessions } from '../users/users.admin.ts';
 import { sessionIdParam } from '../users/users.decode.ts';
+import { endAccountSessions } from './account-revocation.ts';
 import { revokeSession } from './grants.repo.ts';
 import { listLiveSessions, lockLiveSession, type SessionRow } from './sessions.repo.ts';
 

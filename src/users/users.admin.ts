@@ -9,7 +9,7 @@ import { addEvent } from '../events/index.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { currentPolicy, policyValue } from '../realms/index.ts';
-import { type AccountRevocation, revokeAccount } from '../sessions/index.ts';
+import { type AccountRevocation, endAccountSessions } from '../sessions/index.ts';
 import type { UsersDeps } from './users.deps.ts';
 import {
   addRequiredAction,
@@ -36,31 +36,6 @@ function refuseSelf(call: AdminCall, userId: string): void {
   if (call.actor.type === 'user' && call.actor.id === userId) {
     throw problem.forbidden('administrators cannot change the state of their own account');
   }
-}
-
-/**
- * The account-wide revocation (doc 2, Revocation exposure), with a session.revoked event for every
- * session it ended.
- */
-export async function endAccountSessions(
-  tx: Tx,
-  realmId: string,
-  userId: string,
-  reason: string,
-  now: Date,
-  correlationId: string,
-): Promise<AccountRevocation> {
-  const revoked = await revokeAccount(tx, realmId, userId, reason, now, correlationId);
-  for (const sessionId of revoked.sessions) {
-    await addEvent(tx, {
-      realmId,
-      type: 'session.revoked',
-      occurredAt: now,
-      correlationId,
-      data: { user_id: userId, session_id: sessionId, reason },
-    });
-  }
-  return revoked;
 }
 
 const revocationCounts = (r: AccountRevocation) => ({

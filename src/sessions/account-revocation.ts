@@ -1,0 +1,32 @@
+// Account-wide revocation as a use case (document 2, Revocation exposure): every session, grant,
+// refresh family, opaque token and support grant of one account ends in the caller's transaction,
+// with a session.revoked event for each session. Sessions own it; account state changes in users/
+// and "log out everywhere" under /me both call it (docs/architecture.md, knot decisions).
+import { addEvent } from '../events/index.ts';
+import type { Tx } from '../platform/db/db.ts';
+import { type AccountRevocation, revokeAccount } from './grants.repo.ts';
+
+/**
+ * The account-wide revocation (doc 2, Revocation exposure), with a session.revoked event for every
+ * session it ended.
+ */
+export async function endAccountSessions(
+  tx: Tx,
+  realmId: string,
+  userId: string,
+  reason: string,
+  now: Date,
+  correlationId: string,
+): Promise<AccountRevocation> {
+  const revoked = await revokeAccount(tx, realmId, userId, reason, now, correlationId);
+  for (const sessionId of revoked.sessions) {
+    await addEvent(tx, {
+      realmId,
+      type: 'session.revoked',
+      occurredAt: now,
+      correlationId,
+      data: { user_id: userId, session_id: sessionId, reason },
+    });
+  }
+  return revoked;
+}
