@@ -6,16 +6,13 @@ import type { Liveness } from '../access/token-liveness.ts';
 import type { GraphCheck, GraphSubject } from '../relationships/graph.ts';
 import { definesName } from '../relationships/model.ts';
 import type { RoleHolding } from '../roles/effective-roles.ts';
+import { mayHoldRoles } from '../users/account.states.ts';
 import { rbacAnswer, type SubjectAssurance, storedScopes } from './assurance.ts';
 import { type Outcome, outcome } from './decision.ts';
 import type { CheckRequest } from './decisions.decode.ts';
 import type { SubjectToken } from './subject-token.ts';
 import { supportAccessOutcome } from './support-access.ts';
 import type { TypeSet } from './type-cache.ts';
-
-// doc 1, Errors: accounts not active hold nothing. recovery_restricted is an active account whose
-// session is limited (Account states), so its permissions stand; pending_verification does not.
-const HOLDING_USER_STATES = new Set(['active', 'recovery_restricted']);
 
 export type LocalStep =
   | { kind: 'final'; outcome: Outcome }
@@ -57,7 +54,7 @@ export function rolesIn(
 
 export function subjectHolds(live: Liveness): boolean {
   if (!live.active || live.subjectType === null) return false;
-  return live.subjectType === 'service_principal' || HOLDING_USER_STATES.has(live.userState ?? '');
+  return live.subjectType === 'service_principal' || mayHoldRoles(live.userState);
 }
 
 /** The subject of a graph check, as the decision's statement found it. */

@@ -2,6 +2,7 @@
 // inside a pending transaction"). Each stage is a pure function of the transaction and the facts
 // loaded for it; the first stage that is not satisfied decides. Stages that need capabilities not
 // built yet (email verification, flow rules) join this list as those capabilities arrive.
+import { maySignIn } from '../users/account.states.ts';
 import type { ActionType, Evaluation, Facts, NextAction } from './next-actions.types.ts';
 import {
   enterpriseSsoStage,
@@ -19,9 +20,6 @@ const action = (type: ActionType, fields: string[], options?: Record<string, unk
   fields,
   ...(options ? { options } : {}),
 });
-
-// Only these account states may finish a sign-in; which one blocked is never revealed.
-const SIGN_IN_STATES = new Set(['active', 'recovery_restricted']);
 
 export const hasPrimary = (t: SigninTx): boolean =>
   t.completedFactors.some((f) => PRIMARY_FACTORS.includes(f));
@@ -60,9 +58,7 @@ const primary: Stage = (t, f) => {
 };
 
 const accountState: Stage = (_t, f) =>
-  f.user && SIGN_IN_STATES.has(f.user.state)
-    ? 'satisfied'
-    : { kind: 'blocked', reason: 'account_unavailable' };
+  f.user && maySignIn(f.user.state) ? 'satisfied' : { kind: 'blocked', reason: 'account_unavailable' };
 
 /** acr_values asks for the phishing-resistant profile. */
 export const phishingResistantRequired = (t: SigninTx): boolean => t.acrValues.includes('phishing_resistant');
