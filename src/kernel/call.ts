@@ -18,3 +18,11 @@ export interface Call {
   correlationId: string | null;
   now: Date;
 }
+
+/** The Call of work no request started (worker tasks, the CLI): nothing to correlate with. */
+export const systemCall = (realmId: string, now: Date, actor: Actor = SYSTEM_ACTOR): Call => ({
+  realmId,
+  actor,
+  correlationId: null,
+  now,
+});

@@ -4,8 +4,7 @@
 // outbox events in one transaction. Creating and reading accounts is in users.service.ts.
 
 import type { AuditType } from '../audit/audit.types.ts';
-import { recordAudit } from '../audit/index.ts';
-import { addEvent } from '../events/index.ts';
+import { inChange } from '../audit/index.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { currentPolicy, policyValue } from '../realms/index.ts';
@@ -54,7 +53,7 @@ export async function setAccountPassword(
 ): Promise<void> {
   const verifier = await deps.hasher.hash(input.password);
   const temporary = input.temporary ?? false;
-  await deps.db.tx(async (tx) => {
+  await inChange(deps.db, call, async (tx, record) => {
     await requireUser(tx, call.realmId, userId);
     await setPassword(tx, call.realmId, userId, verifier, call.now);
     // A temporary password must be replaced at the next sign-in; a final one lifts that demand.
@@ -65,19 +64,11 @@ export async function setAccountPassword(
     const revoked = revoke
       ? await endAccountSessions(tx, call.realmId, userId, 'password_changed', call.now, call.correlationId)
       : null;
-    await recordAudit(
-      tx,
-      {
-        realmId: call.realmId,
-        type: 'user.password_set',
-        category: 'security',
-        actor: call.actor,
-        subject: userSubject(userId),
-        correlationId: call.correlationId,
-        data: { temporary, ...(revoked ? revocationCounts(revoked) : { sessions_revoked: 0 }) },
-      },
-      call.now,
-    );
+    await record.audit('user.password_set', {
+      category: 'security',
+      subject: userSubject(userId),
+      data: { temporary, ...(revoked ? revocationCounts(revoked) : { sessions_revoked: 0 }) },
+    });
   });
 }
 
@@ -87,7 +78,7 @@ export async function markAccountPasswordCompromised(
   userId: string,
   reason: string | null,
 ): Promise<void> {
-  await db.tx(async (tx) => {
+  await inChange(db, call, async (tx, record) => {
     await requireUser(tx, call.realmId, userId);
     if (!(await markPasswordCompromised(tx, call.realmId, userId)))
       throw problem.notFound('the account has no password');
@@ -100,28 +91,14 @@ export async function markAccountPasswordCompromised(
       call.now,
       call.correlationId,
     );
-    await recordAudit(
-      tx,
-      {
-        realmId: call.realmId,
-        type: 'user.password_compromised',
-        category: 'security',
-        actor: call.actor,
-        subject: userSubject(userId),
-        correlationId: call.correlationId,
-        signal: 'credential_compromised',
-        ...(reason === null ? {} : { reason }),
-        data: revocationCounts(revoked),
-      },
-      call.now,
-    );
-    await addEvent(tx, {
-      realmId: call.realmId,
-      type: 'security.credential_compromised',
-      occurredAt: call.now,
-      correlationId: call.correlationId,
-      data: { user_id: userId },
+    await record.audit('user.password_compromised', {
+      category: 'security',
+      subject: userSubject(userId),
+      signal: 'credential_compromised',
+      reason,
+      data: revocationCounts(revoked),
     });
+    await record.event('security.credential_compromised', { user_id: userId });
   });
 }
 
@@ -155,7 +132,7 @@ export async function changeAccountState(
 ): Promise<UserView> {
   refuseSelf(call, userId);
   const rule = TRANSITIONS[change];
-  return db.tx(async (tx) => {
+  return inChange(db, call, async (tx, record) => {
     const user = await requireUser(tx, call.realmId, userId);
     if (!rule.from.includes(user.state)) {
       throw problem.conflict(`cannot ${change} an account in state ${user.state}`);
@@ -165,31 +142,17 @@ export async function changeAccountState(
       change === 'reactivate'
         ? null
         : await endAccountSessions(tx, call.realmId, userId, `user_${rule.to}`, call.now, call.correlationId);
-    await recordAudit(
-      tx,
-      {
-        realmId: call.realmId,
-        type: rule.audit,
-        category: 'security',
-        actor: call.actor,
-        subject: userSubject(userId),
-        correlationId: call.correlationId,
-        reason,
-        data: { from: user.state, state: rule.to, ...(revoked ? revocationCounts(revoked) : {}) },
-      },
-      call.now,
-    );
-    const event = { realmId: call.realmId, occurredAt: call.now, correlationId: call.correlationId };
+    await record.audit(rule.audit, {
+      category: 'security',
+      subject: userSubject(userId),
+      reason,
+      data: { from: user.state, state: rule.to, ...(revoked ? revocationCounts(revoked) : {}) },
+    });
     const data = { user_id: userId, state: rule.to };
-    if (change === 'suspend') await addEvent(tx, { ...event, type: 'user.suspended', data });
-    else if (change === 'lock') await addEvent(tx, { ...event, type: 'user.locked', data });
+    if (change === 'suspend') await record.event('user.suspended', data);
+    else if (change === 'lock') await record.event('user.locked', data);
     // The administrator's text stays in the audit record; the event carries a code.
-    else
-      await addEvent(tx, {
-        ...event,
-        type: 'user.reactivated',
-        data: { ...data, reason: 'ADMINISTRATOR_REACTIVATED' },
-      });
+    else await record.event('user.reactivated', { ...data, reason: 'ADMINISTRATOR_REACTIVATED' });
     const [view] = await viewOf(tx, call.realmId, [{ ...user, state: rule.to, updated_at: call.now }]);
     return view as UserView;
   });
@@ -201,7 +164,7 @@ export async function revokeAccountSessions(
   userId: string,
   reason: string | null,
 ): Promise<AccountRevocation> {
-  return db.tx(async (tx) => {
+  return inChange(db, call, async (tx, record) => {
     await requireUser(tx, call.realmId, userId);
     const revoked = await endAccountSessions(
       tx,
@@ -211,27 +174,19 @@ export async function revokeAccountSessions(
       call.now,
       call.correlationId,
     );
-    await recordAudit(
-      tx,
-      {
-        realmId: call.realmId,
-        type: 'user.sessions_revoked',
-        category: 'security',
-        actor: call.actor,
-        subject: userSubject(userId),
-        correlationId: call.correlationId,
-        ...(reason === null ? {} : { reason }),
-        data: revocationCounts(revoked),
-      },
-      call.now,
-    );
+    await record.audit('user.sessions_revoked', {
+      category: 'security',
+      subject: userSubject(userId),
+      reason,
+      data: revocationCounts(revoked),
+    });
     return revoked;
   });
 }
 
 export async function deleteAccount(db: Db, call: AdminCall, userId: string): Promise<void> {
   refuseSelf(call, userId);
-  await db.tx(async (tx) => {
+  await inChange(db, call, async (tx, record) => {
     const user = await requireUser(tx, call.realmId, userId);
     const revoked = await endAccountSessions(
       tx,
@@ -242,25 +197,11 @@ export async function deleteAccount(db: Db, call: AdminCall, userId: string): Pr
       call.correlationId,
     );
     await eraseUser(tx, call.realmId, userId, call.now);
-    await recordAudit(
-      tx,
-      {
-        realmId: call.realmId,
-        type: 'user.deleted',
-        category: 'identity',
-        actor: call.actor,
-        subject: userSubject(userId),
-        correlationId: call.correlationId,
-        data: { from: user.state, ...revocationCounts(revoked) },
-      },
-      call.now,
-    );
-    await addEvent(tx, {
-      realmId: call.realmId,
-      type: 'user.deleted',
-      occurredAt: call.now,
-      correlationId: call.correlationId,
-      data: { user_id: userId },
+    await record.audit('user.deleted', {
+      category: 'identity',
+      subject: userSubject(userId),
+      data: { from: user.state, ...revocationCounts(revoked) },
     });
+    await record.event('user.deleted', { user_id: userId });
   });
 }

@@ -2,9 +2,9 @@
 // test harness. Identifiers are unique per realm and type (email and username ignoring ASCII case).
 // Reads follow doc 2, Identity read evidence.
 
-import type { Actor, AuditType } from '../audit/audit.types.ts';
-import { recordAudit } from '../audit/index.ts';
-import { addEvent } from '../events/index.ts';
+import type { Actor } from '../audit/audit.types.ts';
+import { inChange, recorder } from '../audit/index.ts';
+import type { Call } from '../kernel/call.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { problem } from '../platform/http/problem.ts';
@@ -35,7 +35,6 @@ export interface NewUser {
   requiredActions?: string[];
   emailVerified?: boolean;
   createdVia: string;
-  correlationId?: string;
 }
 
 const IDENTIFIER_TYPES = ['email', 'phone', 'username'] as const satisfies readonly IdentifierType[];
@@ -55,18 +54,18 @@ export async function createUser(
   }
   // Argon2 runs before the transaction so no row lock waits on it.
   const verifier = input.password === undefined ? null : await deps.hasher.hash(input.password);
-  return deps.db.tx((tx) => createUserInTx(tx, realmId, input, verifier, actor, now));
+  const call: Call = { realmId, actor, correlationId: null, now };
+  return deps.db.tx((tx) => createUserInTx(tx, call, input, verifier));
 }
 
 /** The transactional part of createUser, for use cases that do more in the same commit. */
 export async function createUserInTx(
   tx: Tx,
-  realmId: string,
+  call: Call,
   input: NewUser,
   verifier: PasswordVerifier | null,
-  actor: Actor,
-  now: Date,
 ): Promise<UserRow> {
+  const { realmId, now } = call;
   for (const type of IDENTIFIER_TYPES) {
     const value = input[type];
     if (value !== undefined && (await findUserByIdentifier(tx, realmId, type, value))) {
@@ -103,38 +102,21 @@ export async function createUserInTx(
     }
   }
   if (verifier) await setPassword(tx, realmId, user.id, verifier, now);
-  const correlation = input.correlationId === undefined ? {} : { correlationId: input.correlationId };
-  await recordAudit(
-    tx,
-    {
-      realmId,
-      type: 'user.created',
-      category: 'identity',
-      actor,
-      subject: { type: 'user', id: user.id },
-      ...correlation,
-      data: { created_via: input.createdVia, required_actions: user.required_actions },
-    },
-    now,
-  );
-  await addEvent(tx, {
-    realmId,
-    type: 'user.created',
-    occurredAt: now,
-    ...correlation,
-    data: { user_id: user.id, created_via: input.createdVia },
+  const record = recorder(tx, call);
+  await record.audit('user.created', {
+    category: 'identity',
+    subject: userSubject(user.id),
+    data: { created_via: input.createdVia, required_actions: user.required_actions },
   });
+  await record.event('user.created', { user_id: user.id, created_via: input.createdVia });
   return user;
 }
 
 // ---- administration API: create and read ----------------------------------------------------
 
-/** Who asks, in which realm, and when. */
-export interface AdminCall {
-  realmId: string;
-  actor: Actor;
+/** A request's Call: the administration API always has a correlation id. */
+export interface AdminCall extends Call {
   correlationId: string;
-  now: Date;
 }
 
 export interface UserView {
@@ -162,14 +144,7 @@ export async function createAccount(deps: Deps, call: AdminCall, input: CreateUs
   const verifier = input.password === undefined ? null : await deps.hasher.hash(input.password);
   return deps.db.tx(async (tx) => {
     const { password: _secret, ...rest } = input;
-    const user = await createUserInTx(
-      tx,
-      call.realmId,
-      { ...rest, createdVia: 'admin', correlationId: call.correlationId },
-      verifier,
-      call.actor,
-      call.now,
-    );
+    const user = await createUserInTx(tx, call, { ...rest, createdVia: 'admin' }, verifier);
     const [view] = await viewOf(tx, call.realmId, [user]);
     return view as UserView;
   });
@@ -180,27 +155,12 @@ async function logsReads(q: Queryable, realmId: string): Promise<boolean> {
   return policyValue(await currentPolicy(q, realmId), 'data_access', 'log_identity_reads') === true;
 }
 
-async function recordRead(tx: Tx, call: AdminCall, type: AuditType, extra: object): Promise<void> {
-  await recordAudit(
-    tx,
-    {
-      realmId: call.realmId,
-      type,
-      category: 'data_access',
-      actor: call.actor,
-      correlationId: call.correlationId,
-      ...extra,
-    },
-    call.now,
-  );
-}
-
 export async function readAccount(db: Db, call: AdminCall, userId: string): Promise<UserView> {
-  return db.tx(async (tx) => {
+  return inChange(db, call, async (tx, record) => {
     const user = await findUser(tx, call.realmId, userId);
     if (!user) throw problem.notFound('no such user');
     if (await logsReads(tx, call.realmId))
-      await recordRead(tx, call, 'user.read', { subject: userSubject(userId) });
+      await record.audit('user.read', { category: 'data_access', subject: userSubject(userId) });
     const [view] = await viewOf(tx, call.realmId, [user]);
     return view as UserView;
   });
@@ -213,12 +173,13 @@ export interface AccountPage {
 }
 
 export async function listAccounts(db: Db, call: AdminCall, query: ListQuery): Promise<AccountPage> {
-  return db.tx(async (tx) => {
+  return inChange(db, call, async (tx, record) => {
     // One row more than asked tells whether another page exists.
     const rows = await listUsers(tx, call.realmId, { ...query, limit: query.limit + 1 });
     const page = rows.slice(0, query.limit);
     if (await logsReads(tx, call.realmId)) {
-      await recordRead(tx, call, 'user.search', {
+      await record.audit('user.search', {
+        category: 'data_access',
         data: { result_count: page.length, filtered: query.identifier !== null },
       });
     }
