@@ -16,6 +16,7 @@ export {
   startFamily,
   touchFamily,
 } from './refresh-tokens.repo.ts';
+export { liveSessionSql } from './session-liveness.ts';
 export type { SessionRow } from './sessions.repo.ts';
 export {
   findLiveSessionByCookie,

@@ -1,6 +1,7 @@
 import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import { type Lifetimes, lifetimesFor } from './session-lifetimes.ts';
+import { liveSessionSql } from './session-liveness.ts';
 
 export interface SessionRow {
   realm_id: string;
@@ -63,8 +64,8 @@ export async function insertSession(tx: Tx, s: NewSession, now: Date): Promise<S
 export const findLiveSessionByCookie = (q: Queryable, realmId: string, cookieDigest: string, now: Date) =>
   maybeOne<SessionRow>(
     q,
-    `select * from sessions where realm_id = $1 and cookie_digest = $2 and revoked_at is null
-       and idle_expires_at > $3 and absolute_expires_at > $3`,
+    `select * from sessions where realm_id = $1 and cookie_digest = $2
+       and ${liveSessionSql('sessions', '$3')}`,
     [realmId, cookieDigest, now],
   );
 
@@ -94,8 +95,8 @@ export async function reuseSession(
 ): Promise<SessionRow | null> {
   const live = await maybeOne<SessionRow>(
     tx,
-    `select * from sessions where realm_id = $1 and id = $2 and user_id = $3 and revoked_at is null
-       and idle_expires_at > $4 and absolute_expires_at > $4 for update`,
+    `select * from sessions where realm_id = $1 and id = $2 and user_id = $3
+       and ${liveSessionSql('sessions', '$4')} for update`,
     [realmId, sessionId, userId, now],
   );
   if (!live) return null;
@@ -115,8 +116,8 @@ export async function reuseSession(
 export const listLiveSessions = (q: Queryable, realmId: string, userId: string, now: Date) =>
   many<SessionRow>(
     q,
-    `select * from sessions where realm_id = $1 and user_id = $2 and revoked_at is null
-       and idle_expires_at > $3 and absolute_expires_at > $3 order by created_at desc, id desc`,
+    `select * from sessions where realm_id = $1 and user_id = $2
+       and ${liveSessionSql('sessions', '$3')} order by created_at desc, id desc`,
     [realmId, userId, now],
   );
 
@@ -124,7 +125,7 @@ export const listLiveSessions = (q: Queryable, realmId: string, userId: string, 
 export const lockLiveSession = (tx: Tx, realmId: string, userId: string, sessionId: string, now: Date) =>
   maybeOne<SessionRow>(
     tx,
-    `select * from sessions where realm_id = $1 and id = $2 and user_id = $3 and revoked_at is null
-       and idle_expires_at > $4 and absolute_expires_at > $4 for update`,
+    `select * from sessions where realm_id = $1 and id = $2 and user_id = $3
+       and ${liveSessionSql('sessions', '$4')} for update`,
     [realmId, sessionId, userId, now],
   );
