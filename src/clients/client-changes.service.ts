@@ -1,7 +1,7 @@
 // Changing a client (docs/api-clients.md): PATCH with optional If-Match, and disable/enable
 // with the client's service principal. Events: client.state_changed and
 // service_principal.state_changed (spec doc 2, Catalog); settings changes have none.
-import { addEvent } from '../events/index.ts';
+import { inChange } from '../audit/index.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { type FieldError, problem } from '../platform/http/problem.ts';
 import { type ClientDraft, checkClientDraft } from './client-rules.ts';
@@ -14,14 +14,7 @@ import {
   updateClientSettings,
   updateClientState,
 } from './clients.repo.ts';
-import {
-  audit,
-  type Change,
-  type ClientsDeps,
-  type ClientView,
-  eventMeta,
-  viewOf,
-} from './clients.service.ts';
+import { auditClient, type Change, type ClientsDeps, type ClientView, viewOf } from './clients.service.ts';
 import { updateServicePrincipalState } from './service-principals.repo.ts';
 
 /** The ETag of a client: its version, bumped by every change. */
@@ -47,7 +40,7 @@ export async function updateClient(
   ifMatch: string | undefined,
   c: Change,
 ): Promise<ClientView> {
-  return deps.db.tx(async (tx) => {
+  return inChange(deps.db, c, async (tx, record) => {
     const current = await lockChangeable(tx, c.realmId, clientId);
     if (ifMatch !== undefined && !matchesIfMatch(ifMatch, current)) throw problem.preconditionFailed();
     const errors: FieldError[] = [];
@@ -82,7 +75,7 @@ export async function updateClient(
     const changed = changedMembers(current, next);
     if (changed.length > 0) {
       await updateClientSettings(tx, c.realmId, current.id, next, c.now);
-      await audit(tx, c, 'client.updated', current.id, {
+      await auditClient(record, 'client.updated', current.id, {
         client_id: current.client_id,
         members: changed,
         version: current.version + 1,
@@ -153,17 +146,16 @@ export async function setClientState(
   target: ClientState,
   c: Change,
 ): Promise<ClientView> {
-  return deps.db.tx(async (tx) => {
+  return inChange(deps.db, c, async (tx, record) => {
     const current = await lockChangeable(tx, c.realmId, clientId);
     if (current.state !== target) {
       await updateClientState(tx, c.realmId, current.id, target, c.now);
       // The catalog speaks of clients being suspended and reactivated.
-      await addEvent(tx, {
-        ...eventMeta(c),
-        type: 'client.state_changed',
-        data: { client_ref: current.client_id, state: target === 'disabled' ? 'suspended' : 'active' },
+      await record.event('client.state_changed', {
+        client_ref: current.client_id,
+        state: target === 'disabled' ? 'suspended' : 'active',
       });
-      await audit(tx, c, 'client.state_changed', current.id, {
+      await auditClient(record, 'client.state_changed', current.id, {
         client_id: current.client_id,
         state: target,
         previous_state: current.state,
@@ -172,12 +164,11 @@ export async function setClientState(
     if (current.type === 'service') {
       const principal = await updateServicePrincipalState(tx, c.realmId, current.id, target, c.now);
       if (principal) {
-        await addEvent(tx, {
-          ...eventMeta(c),
-          type: 'service_principal.state_changed',
-          data: { service_principal_id: principal.id, state: target },
+        await record.event('service_principal.state_changed', {
+          service_principal_id: principal.id,
+          state: target,
         });
-        await audit(tx, c, 'service_principal.state_changed', current.id, {
+        await auditClient(record, 'service_principal.state_changed', current.id, {
           client_id: current.client_id,
           service_principal_id: principal.id,
           state: target,

@@ -4,7 +4,8 @@
 // endpoint. Each verifier records its root key version, so it outlives a root key rotation.
 import { createHmac, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Actor } from '../audit/audit.types.ts';
-import { recordAudit } from '../audit/index.ts';
+import { recorder } from '../audit/index.ts';
+import type { Call } from '../kernel/call.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Queryable, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
@@ -117,6 +118,13 @@ export interface IssueClientSecretOptions {
   correlationId?: string;
 }
 
+const callOf = (realmId: string, now: Date, o: { actor: Actor; correlationId?: string }): Call => ({
+  realmId,
+  actor: o.actor,
+  correlationId: o.correlationId ?? null,
+  now,
+});
+
 const toDate = (v: Date | string | null): Date | null => (v === null ? null : new Date(v));
 
 const metadataOf = (r: ClientSecretRow): ClientSecretMetadata => ({
@@ -167,20 +175,12 @@ export async function issueClientSecret(
     },
     now,
   );
-  await recordAudit(
-    tx,
-    {
-      realmId,
-      type: 'client.secret.issued',
-      category: 'security',
-      actor: opts.actor,
-      target: { type: 'client', id: clientRowId },
-      signal: 'credential_issued',
-      data: { client_id: client.client_id, secret_id: id, expires_at: expiresAt?.toISOString() ?? null },
-      ...(opts.correlationId ? { correlationId: opts.correlationId } : {}),
-    },
-    now,
-  );
+  await recorder(tx, callOf(realmId, now, opts)).audit('client.secret.issued', {
+    category: 'security',
+    target: { type: 'client', id: clientRowId },
+    signal: 'credential_issued',
+    data: { client_id: client.client_id, secret_id: id, expires_at: expiresAt?.toISOString() ?? null },
+  });
   return { id, secret, createdAt: now, expiresAt };
 }
 
@@ -201,19 +201,11 @@ export async function revokeClientSecret(
     if (!existing) throw problem.notFound('no such client secret');
     return metadataOf(existing);
   }
-  await recordAudit(
-    tx,
-    {
-      realmId,
-      type: 'client.secret.revoked',
-      category: 'security',
-      actor: opts.actor,
-      target: { type: 'client', id: clientRowId },
-      data: { client_id: client.client_id, secret_id: secretId },
-      ...(opts.correlationId ? { correlationId: opts.correlationId } : {}),
-    },
-    now,
-  );
+  await recorder(tx, callOf(realmId, now, opts)).audit('client.secret.revoked', {
+    category: 'security',
+    target: { type: 'client', id: clientRowId },
+    data: { client_id: client.client_id, secret_id: secretId },
+  });
   return metadataOf(revoked);
 }
 

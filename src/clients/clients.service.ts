@@ -3,8 +3,8 @@
 // its audit records and outbox events in one transaction (STYLE.md 3). Creation has no catalog
 // event (spec doc 2, Catalog). Changes: client-changes.service.ts; secrets: client-secrets.service.ts.
 
-import type { Actor } from '../audit/audit.types.ts';
-import { recordAudit } from '../audit/index.ts';
+import { inChange, type Recorder } from '../audit/index.ts';
+import type { Call } from '../kernel/call.ts';
 import type { Config } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
@@ -35,11 +35,8 @@ export interface ClientsDeps {
   config: Pick<Config, 'environment'>;
 }
 
-/** Who acts, when, and the request that caused it. */
-export interface Change {
-  realmId: string;
-  actor: Actor;
-  now: Date;
+/** A request's Call: who acts, when, and the request that caused it. */
+export interface Change extends Call {
   correlationId: string;
 }
 
@@ -91,7 +88,7 @@ export async function createClient(
   if (verdict.errors.length > 0) throw problem.validation(verdict.errors);
   const keyring = hasSecrets(draft.tokenEndpointAuthMethod) ? needKeyring(deps) : null;
 
-  return deps.db.tx(async (tx) => {
+  return inChange(deps.db, c, async (tx, record) => {
     const row = await tryInsertClient(
       tx,
       c.realmId,
@@ -113,7 +110,7 @@ export async function createClient(
       c.now,
     );
     if (!row) throw problem.conflict(`client_id ${input.clientId} is already taken in this realm`);
-    await audit(tx, c, 'client.created', row.id, {
+    await auditClient(record, 'client.created', row.id, {
       client_id: row.client_id,
       type: row.type,
       grant_types: row.grant_types,
@@ -121,7 +118,7 @@ export async function createClient(
     });
     if (row.type === 'service') {
       const principal = await insertServicePrincipal(tx, c.realmId, row.id, c.now);
-      await audit(tx, c, 'service_principal.created', row.id, {
+      await auditClient(record, 'service_principal.created', row.id, {
         client_id: row.client_id,
         service_principal_id: principal.id,
       });
@@ -184,32 +181,16 @@ type ClientAuditType =
   | 'service_principal.created'
   | 'service_principal.state_changed';
 
-export function audit(
-  tx: Tx,
-  c: Change,
+export const auditClient = (
+  record: Recorder,
   type: ClientAuditType,
   clientRowId: string,
   data: Record<string, unknown>,
-) {
-  return recordAudit(
-    tx,
-    {
-      realmId: c.realmId,
-      type,
-      category: 'configuration',
-      actor: c.actor,
-      target: { type: 'client', id: clientRowId },
-      // One alert per administrative action; the principal's records ride along with its client's.
-      ...(type.startsWith('client.') ? { signal: 'configuration_change' as const } : {}),
-      correlationId: c.correlationId,
-      data,
-    },
-    c.now,
-  );
-}
-
-export const eventMeta = (c: Change) => ({
-  realmId: c.realmId,
-  occurredAt: c.now,
-  correlationId: c.correlationId,
-});
+) =>
+  record.audit(type, {
+    category: 'configuration',
+    target: { type: 'client', id: clientRowId },
+    // One alert per administrative action; the principal's records ride along with its client's.
+    ...(type.startsWith('client.') ? { signal: 'configuration_change' as const } : {}),
+    data,
+  });
