@@ -3,8 +3,8 @@
 // row and its audit in one transaction; the `*InTx` variants let a composing use case (the
 // configuration import) run them inside its own transaction.
 
-import type { Actor, AuditEntry } from '../audit/audit.types.ts';
-import { recordAudit } from '../audit/index.ts';
+import type { Actor } from '../audit/audit.types.ts';
+import { recorder } from '../audit/index.ts';
 import { type ClientRow, findClient } from '../clients/index.ts';
 import { BUILTIN_ADMIN } from '../kernel/audiences.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
@@ -94,8 +94,9 @@ async function requireClient(q: Queryable, realmId: string, clientId: string): P
   return client;
 }
 
-const audit = (tx: Tx, c: ResourceCall, e: Omit<AuditEntry, 'realmId' | 'actor' | 'category'>) =>
-  recordAudit(tx, { realmId: c.realm.id, actor: c.actor, category: 'configuration', ...e }, c.now);
+/** The recorder of a resource change; the routes give these records no correlation id. */
+const evidence = (tx: Tx, c: ResourceCall) =>
+  recorder(tx, { realmId: c.realm.id, actor: c.actor, correlationId: null, now: c.now });
 
 // ---- resources -------------------------------------------------------------------------------
 
@@ -114,8 +115,8 @@ export async function createResourceInTx(
 ): Promise<ResourceView> {
   await ensureAudienceFree(tx, c, input.audience, null);
   const row = await insertResource(tx, c.realm.id, input, c.now);
-  await audit(tx, c, {
-    type: 'resource.created',
+  await evidence(tx, c).audit('resource.created', {
+    category: 'configuration',
     target: { type: 'resource', id: row.id },
     data: { audience: row.audience, name: row.name },
   });
@@ -178,8 +179,8 @@ export async function replaceResourceInTx(
   await ensureAudienceFree(tx, c, input.audience, current.id);
   await ensureGrantsStillValid(tx, c, current, input);
   const row = await updateResource(tx, c.realm.id, current.id, input, c.now);
-  await audit(tx, c, {
-    type: 'resource.updated',
+  await evidence(tx, c).audit('resource.updated', {
+    category: 'configuration',
     target: { type: 'resource', id: row.id },
     data: {
       audience: row.audience,
@@ -277,8 +278,8 @@ export async function setGrantInTx(
     },
     c.now,
   );
-  await audit(tx, c, {
-    type: 'client.resource_grant.set',
+  await evidence(tx, c).audit('client.resource_grant.set', {
+    category: 'configuration',
     target: { type: 'client', id: client.id },
     // Access to the administration API is as sensitive as a privileged role.
     ...(resource.id === BUILTIN_ADMIN ? { signal: 'privileged_grant' as const } : {}),
@@ -327,8 +328,8 @@ export async function removeGrant(db: Db, c: ResourceCall, clientId: string, ref
     const { resource } = await requireResource(tx, c, ref);
     if (!(await deleteResourceGrant(tx, c.realm.id, client.id, resource.id)))
       throw problem.notFound('the client has no grant for this resource');
-    await audit(tx, c, {
-      type: 'client.resource_grant.removed',
+    await evidence(tx, c).audit('client.resource_grant.removed', {
+      category: 'configuration',
       target: { type: 'client', id: client.id },
       data: { client_id: client.client_id, resource_id: resource.id, audience: resource.audience },
     });
@@ -366,8 +367,8 @@ export async function addIntrospectorInTx(
   ensureIntrospectorClient(client);
   const created = await insertIntrospector(tx, c.realm.id, resource.id, client.id, c.now);
   if (created) {
-    await audit(tx, c, {
-      type: 'resource.introspector.added',
+    await evidence(tx, c).audit('resource.introspector.added', {
+      category: 'configuration',
       target: { type: 'resource', id: resource.id },
       data: { client_id: client.client_id, audience: resource.audience },
     });
@@ -401,8 +402,8 @@ export async function removeIntrospector(
     const client = await requireClient(tx, c.realm.id, clientId);
     if (resource.builtin || !(await deleteIntrospector(tx, c.realm.id, resource.id, client.id)))
       throw problem.notFound('the client is not an introspector of this resource');
-    await audit(tx, c, {
-      type: 'resource.introspector.removed',
+    await evidence(tx, c).audit('resource.introspector.removed', {
+      category: 'configuration',
       target: { type: 'resource', id: resource.id },
       data: { client_id: client.client_id, audience: resource.audience },
     });
