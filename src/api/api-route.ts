@@ -1,18 +1,37 @@
-// Registers an administration or account API route with its authentication as an option
-// (ARCHITECTURE.md, Request path): the handler receives the realm and the authorized caller.
+// The registrar of the administration and account (/me) API families (ARCHITECTURE.md, Request
+// path; the audience option says which): it authenticates as a route option, holds the
+// cross-cutting rules once (MFA session, recent authentication, permissions, recovery-restricted
+// writes: api-auth.ts) and hands the handler the realm, the authorized caller and one `Call`.
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { checkLivenessMany, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
+import type { Call } from '../kernel/call.ts';
 import { problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import type { ApiDeps } from './api.deps.ts';
 import { type ApiAuthOptions, type ApiCaller, authorizeApiCaller, verifyApiCaller } from './api-auth.ts';
 
+/** A `Call` a request started: its correlation id is the request id. */
+export interface RequestCall extends Call {
+  correlationId: string;
+}
+
 export interface ApiCall<P> {
   req: FastifyRequest<{ Params: P & { realm: string } }>;
   reply: FastifyReply;
   realm: RealmRow;
   caller: ApiCaller;
+  /** Built once per request: this realm, the caller as actor, the request id, the clock reading. */
+  call: RequestCall;
+}
+
+function callOf(req: FastifyRequest, realm: RealmRow, caller: ApiCaller, now: Date): RequestCall {
+  return {
+    realmId: realm.id,
+    actor: { type: caller.kind, id: caller.id },
+    correlationId: String(req.id),
+    now,
+  };
 }
 
 async function routeRealm(ctx: ApiDeps, req: FastifyRequest): Promise<RealmRow> {
@@ -32,8 +51,8 @@ export function apiRoute<P extends Record<string, string> = Record<never, never>
 ): void {
   // An ordinary route is one whose statement holds the caller's live check alone.
   apiRouteSharingLiveCheck<P>(app, ctx, method, path, auth, async ({ req, reply, realm, liveChecks }) => {
-    const { caller } = await liveChecks([]);
-    return handler({ req, reply, realm, caller });
+    const { caller, call } = await liveChecks([]);
+    return handler({ req, reply, realm, caller, call });
   });
 }
 
@@ -46,7 +65,9 @@ export interface SharedLiveCheckCall<P> {
    * (throwing the problem it must see) and answers the others' live checks in order. The handler
    * must call it exactly once, before it answers anything.
    */
-  liveChecks(others: readonly TokenFacts[]): Promise<{ caller: ApiCaller; lives: Liveness[] }>;
+  liveChecks(
+    others: readonly TokenFacts[],
+  ): Promise<{ caller: ApiCaller; call: RequestCall; lives: Liveness[] }>;
 }
 
 /**
@@ -73,7 +94,8 @@ export function apiRouteSharingLiveCheck<P extends Record<string, string> = Reco
         if (checked) throw new Error('the caller was checked already');
         checked = true;
         const [mine, ...lives] = await checkLivenessMany(ctx.db, [pending.facts, ...others], pending.now);
-        return { caller: authorizeApiCaller(ctx, pending, mine as Liveness, auth), lives };
+        const caller = authorizeApiCaller(ctx, pending, mine as Liveness, auth);
+        return { caller, call: callOf(req, realm, caller, pending.now), lives };
       };
       const answer = await handler({ req, reply, realm, liveChecks });
       if (!checked) throw new Error('the handler answered without checking its caller');

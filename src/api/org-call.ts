@@ -1,26 +1,18 @@
 // Pieces every route file of this context shares: the call context and the options of routes
 // bound to one organization.
-import type { FastifyRequest } from 'fastify';
 import type { OrgCall } from '../organizations/organizations.types.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
-import type { RealmRow } from '../realms/index.ts';
 import { findLiveOrganization } from '../roles/index.ts';
 import { idParam } from '../roles/roles.decode.ts';
-import type { ApiDeps } from './api.deps.ts';
 import type { ApiCaller } from './api-auth.ts';
+import type { RequestCall } from './api-route.ts';
 
 export type OrgParams = { org: string };
 
-export function orgCall(ctx: ApiDeps, req: FastifyRequest, realm: RealmRow, caller: ApiCaller): OrgCall {
-  return {
-    realmId: realm.id,
-    actor: { type: caller.kind, id: caller.id },
-    correlationId: String(req.id),
-    now: ctx.clock.now(),
-    permissions: caller.permissions,
-    caller,
-  };
+/** The registrar's call with what this context's rules read of the caller. */
+export function orgCall(call: RequestCall, caller: ApiCaller): OrgCall {
+  return { ...call, permissions: caller.permissions, caller };
 }
 
 /**

@@ -73,10 +73,10 @@ export function registerGroupRoutes(app: FastifyInstance, ctx: ApiDeps): void {
       return pageOf(rows, q, presentGroup);
     });
 
-    apiRoute<P>(app, ctx, 'POST', prefix, write, async ({ req, reply, realm, caller }) => {
+    apiRoute<P>(app, ctx, 'POST', prefix, write, async ({ req, reply, realm, caller, call }) => {
       const route = await routeOf(realm.id, req.params);
       const input = decode.decodeCreate(req.body);
-      const g = await createGroup(ctx.db, adminChange(ctx, req, realm.id, caller), route, input);
+      const g = await createGroup(ctx.db, adminChange(call, caller), route, input);
       return reply.code(201).send(presentGroup(g));
     });
 
@@ -85,20 +85,25 @@ export function registerGroupRoutes(app: FastifyInstance, ctx: ApiDeps): void {
       return presentGroup(await getGroup(ctx.db, realm.id, route, groupId(req.params)));
     });
 
-    apiRoute<P>(app, ctx, 'PATCH', `${prefix}/:group`, write, async ({ req, realm, caller }) => {
+    apiRoute<P>(app, ctx, 'PATCH', `${prefix}/:group`, write, async ({ req, realm, caller, call }) => {
       const route = await routeOf(realm.id, req.params);
       const id = groupId(req.params);
       const input = decode.decodeUpdate(req.body);
-      return presentGroup(
-        await changeGroup(ctx.db, adminChange(ctx, req, realm.id, caller), route, id, input),
-      );
+      return presentGroup(await changeGroup(ctx.db, adminChange(call, caller), route, id, input));
     });
 
-    apiRoute<P>(app, ctx, 'DELETE', `${prefix}/:group`, write, async ({ req, reply, realm, caller }) => {
-      const route = await routeOf(realm.id, req.params);
-      await deleteGroup(ctx.db, adminChange(ctx, req, realm.id, caller), route, groupId(req.params));
-      return reply.code(204).send();
-    });
+    apiRoute<P>(
+      app,
+      ctx,
+      'DELETE',
+      `${prefix}/:group`,
+      write,
+      async ({ req, reply, realm, caller, call }) => {
+        const route = await routeOf(realm.id, req.params);
+        await deleteGroup(ctx.db, adminChange(call, caller), route, groupId(req.params));
+        return reply.code(204).send();
+      },
+    );
 
     apiRoute<P>(app, ctx, 'GET', `${prefix}/:group/members`, read, async ({ req, realm }) => {
       const route = await routeOf(realm.id, req.params);
@@ -108,17 +113,17 @@ export function registerGroupRoutes(app: FastifyInstance, ctx: ApiDeps): void {
     });
 
     const member = `${prefix}/:group/members/:subject_type/:subject_id`;
-    apiRoute<P>(app, ctx, 'PUT', member, write, async ({ req, reply, realm, caller }) => {
+    apiRoute<P>(app, ctx, 'PUT', member, write, async ({ req, reply, realm, caller, call }) => {
       const route = await routeOf(realm.id, req.params);
       const m = memberParam(req.params.subject_type, req.params.subject_id);
-      await addMember(ctx.db, adminChange(ctx, req, realm.id, caller), route, groupId(req.params), m);
+      await addMember(ctx.db, adminChange(call, caller), route, groupId(req.params), m);
       return reply.code(204).send();
     });
 
-    apiRoute<P>(app, ctx, 'DELETE', member, write, async ({ req, reply, realm, caller }) => {
+    apiRoute<P>(app, ctx, 'DELETE', member, write, async ({ req, reply, realm, caller, call }) => {
       const route = await routeOf(realm.id, req.params);
       const m = memberParam(req.params.subject_type, req.params.subject_id);
-      await removeMember(ctx.db, adminChange(ctx, req, realm.id, caller), route, groupId(req.params), m);
+      await removeMember(ctx.db, adminChange(call, caller), route, groupId(req.params), m);
       return reply.code(204).send();
     });
   };

@@ -41,11 +41,11 @@ export function registerMyOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps)
     'POST',
     '/me/invitations/:id/accept',
     account,
-    async ({ req, realm, caller }) => {
+    async ({ req, caller, call }) => {
       userOf(caller);
       const id = invitationParam(req.params.id);
       decodeEmpty(req.body);
-      return presentMembership(await acceptInvitation(ctx.db, orgCall(ctx, req, realm, caller), id));
+      return presentMembership(await acceptInvitation(ctx.db, orgCall(call, caller), id));
     },
   );
 
@@ -55,12 +55,11 @@ export function registerMyOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps)
     'POST',
     '/me/invitations/:id/decline',
     account,
-    async ({ req, realm, caller }) => {
+    async ({ req, caller, call }) => {
       userOf(caller);
       decodeEmpty(req.body);
-      const call = orgCall(ctx, req, realm, caller);
       return presentInvitation(
-        await declineInvitation(ctx.db, call, invitationParam(req.params.id)),
+        await declineInvitation(ctx.db, orgCall(call, caller), invitationParam(req.params.id)),
         call.now,
       );
     },
@@ -72,11 +71,12 @@ export function registerMyOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps)
     return { items: rows.map(withOrganization(presentJoinRequest, now)) };
   });
 
-  apiRoute(app, ctx, 'POST', '/me/join-requests', account, async ({ req, reply, realm, caller }) => {
+  apiRoute(app, ctx, 'POST', '/me/join-requests', account, async ({ req, reply, caller, call }) => {
     userOf(caller);
     const orgId = decodeJoinRequest(req.body);
-    const call = orgCall(ctx, req, realm, caller);
-    return reply.code(201).send(presentJoinRequest(await fileJoinRequest(ctx.db, call, orgId), call.now));
+    return reply
+      .code(201)
+      .send(presentJoinRequest(await fileJoinRequest(ctx.db, orgCall(call, caller), orgId), call.now));
   });
 
   apiRoute<IdParams>(
@@ -85,12 +85,11 @@ export function registerMyOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps)
     'POST',
     '/me/join-requests/:id/withdraw',
     account,
-    async ({ req, realm, caller }) => {
+    async ({ req, caller, call }) => {
       userOf(caller);
       decodeEmpty(req.body);
-      const call = orgCall(ctx, req, realm, caller);
       return presentJoinRequest(
-        await withdrawJoinRequest(ctx.db, call, joinRequestParam(req.params.id)),
+        await withdrawJoinRequest(ctx.db, orgCall(call, caller), joinRequestParam(req.params.id)),
         call.now,
       );
     },

@@ -68,10 +68,10 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'POST',
     '/organizations/:org/members',
     inOrg('org.members.write'),
-    async ({ req, reply, realm, caller }) => {
+    async ({ req, reply, caller, call }) => {
       const orgId = orgParam(req.params.org);
       const input = decodeAddMember(req.body, limits.metadataBytes);
-      const view = await addMember(ctx.db, orgCall(ctx, req, realm, caller), orgId, input);
+      const view = await addMember(ctx.db, orgCall(call, caller), orgId, input);
       return reply.code(201).send(presentMembership(view));
     },
   );
@@ -100,12 +100,13 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
       method,
       path,
       inOrg('org.members.write'),
-      async ({ req, realm, caller }) => {
+      async ({ req, caller, call }) => {
         const orgId = orgParam(req.params.org);
         const membershipId = membershipParam(req.params.membership);
         const reason = decodeOptionalReason(req.body);
-        const call = orgCall(ctx, req, realm, caller);
-        return presentMembership(await changeMember(ctx.db, call, orgId, membershipId, change, reason));
+        return presentMembership(
+          await changeMember(ctx.db, orgCall(call, caller), orgId, membershipId, change, reason),
+        );
       },
     );
   memberChange('POST', '/organizations/:org/members/:membership/suspend', 'suspend');
@@ -137,11 +138,10 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'POST',
     '/organizations/:org/invitations',
     inOrg('org.members.invite'),
-    async ({ req, reply, realm, caller }) => {
+    async ({ req, reply, caller, call }) => {
       const orgId = orgParam(req.params.org);
       const input = decodeInvitation(req.body);
-      const call = orgCall(ctx, req, realm, caller);
-      const r = await createInvitation(ctx.db, call, orgId, input, invitationLimits);
+      const r = await createInvitation(ctx.db, orgCall(call, caller), orgId, input, invitationLimits);
       return reply.code(201).send(presentInvitation(r, call.now));
     },
   );
@@ -152,10 +152,12 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'POST',
     '/organizations/:org/invitations/:id/resend',
     inOrg('org.members.invite'),
-    async ({ req, realm, caller }) => {
-      const call = orgCall(ctx, req, realm, caller);
+    async ({ req, caller, call }) => {
       const ids = [orgParam(req.params.org), invitationParam(req.params.id)] as const;
-      return presentInvitation(await resendInvitation(ctx.db, call, ...ids, invitationLimits), call.now);
+      return presentInvitation(
+        await resendInvitation(ctx.db, orgCall(call, caller), ...ids, invitationLimits),
+        call.now,
+      );
     },
   );
 
@@ -165,11 +167,13 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'POST',
     '/organizations/:org/invitations/:id/revoke',
     inOrg('org.members.invite'),
-    async ({ req, realm, caller }) => {
-      const call = orgCall(ctx, req, realm, caller);
+    async ({ req, caller, call }) => {
       const ids = [orgParam(req.params.org), invitationParam(req.params.id)] as const;
       const reason = decodeOptionalReason(req.body);
-      return presentInvitation(await revokeInvitation(ctx.db, call, ...ids, reason), call.now);
+      return presentInvitation(
+        await revokeInvitation(ctx.db, orgCall(call, caller), ...ids, reason),
+        call.now,
+      );
     },
   );
 
@@ -179,11 +183,17 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'POST',
     '/organizations/:org/invitations/:id/reassign',
     inOrg('org.members.invite'),
-    async ({ req, reply, realm, caller }) => {
-      const call = orgCall(ctx, req, realm, caller);
+    async ({ req, reply, caller, call }) => {
       const [orgId, id] = [orgParam(req.params.org), invitationParam(req.params.id)];
       const userId = decodeReassign(req.body);
-      const next = await reassignInvitation(ctx.db, call, orgId, id, userId, invitationLimits);
+      const next = await reassignInvitation(
+        ctx.db,
+        orgCall(call, caller),
+        orgId,
+        id,
+        userId,
+        invitationLimits,
+      );
       return reply.code(201).send(presentInvitation(next, call.now));
     },
   );
@@ -219,10 +229,10 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'POST',
     '/organizations/:org/join-requests/:id/approve',
     inOrg('org.members.write'),
-    async ({ req, realm, caller }) => {
+    async ({ req, caller, call }) => {
       const [orgId, id] = [orgParam(req.params.org), joinRequestParam(req.params.id)];
       const roleIds = decodeApprove(req.body);
-      const view = await approveJoinRequest(ctx.db, orgCall(ctx, req, realm, caller), orgId, id, roleIds);
+      const view = await approveJoinRequest(ctx.db, orgCall(call, caller), orgId, id, roleIds);
       return presentMembership(view);
     },
   );
@@ -233,11 +243,13 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'POST',
     '/organizations/:org/join-requests/:id/deny',
     inOrg('org.members.write'),
-    async ({ req, realm, caller }) => {
-      const call = orgCall(ctx, req, realm, caller);
+    async ({ req, caller, call }) => {
       const [orgId, id] = [orgParam(req.params.org), joinRequestParam(req.params.id)];
       const reason = decodeOptionalReason(req.body);
-      return presentJoinRequest(await denyJoinRequest(ctx.db, call, orgId, id, reason), call.now);
+      return presentJoinRequest(
+        await denyJoinRequest(ctx.db, orgCall(call, caller), orgId, id, reason),
+        call.now,
+      );
     },
   );
 
@@ -249,10 +261,10 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'POST',
     '/organizations/:org/ownership-transfers',
     inOrg('org.ownership.transfer'),
-    async ({ req, reply, realm, caller }) => {
+    async ({ req, reply, caller, call }) => {
       const orgId = orgParam(req.params.org);
       const input = decodeOwnershipTransfer(req.body);
-      const done = await transferOwnership(ctx.db, orgCall(ctx, req, realm, caller), orgId, input);
+      const done = await transferOwnership(ctx.db, orgCall(call, caller), orgId, input);
       return reply.code(done.created ? 201 : 200).send(done.body);
     },
   );

@@ -54,11 +54,9 @@ export function registerOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps): 
     'POST',
     '/organizations',
     { audience: 'admin', permissions: ['realm.organizations.create'] },
-    async ({ req, reply, realm, caller }) => {
+    async ({ req, reply, caller, call }) => {
       const input = decodeCreateOrganization(req.body, limits.metadataBytes);
-      const { etag, body } = withEtag(
-        await createOrganization(ctx.db, orgCall(ctx, req, realm, caller), input),
-      );
+      const { etag, body } = withEtag(await createOrganization(ctx.db, orgCall(call, caller), input));
       return reply.code(201).header('etag', etag).send(body);
     },
   );
@@ -97,16 +95,10 @@ export function registerOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps): 
     'PATCH',
     '/organizations/:org',
     inOrg('org.update'),
-    async ({ req, reply, realm, caller }) => {
+    async ({ req, reply, caller, call }) => {
       const orgId = orgParam(req.params.org);
       const input = decodePatchOrganization(req.body, limits.metadataBytes);
-      const view = await updateOrganization(
-        ctx.db,
-        orgCall(ctx, req, realm, caller),
-        orgId,
-        input,
-        ifMatchOf(req),
-      );
+      const view = await updateOrganization(ctx.db, orgCall(call, caller), orgId, input, ifMatchOf(req));
       const { etag, body } = withEtag(view);
       return reply.header('etag', etag).send(body);
     },
@@ -119,16 +111,10 @@ export function registerOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps): 
       'POST',
       `/organizations/:org/${path}`,
       inOrg('org.suspend'),
-      async ({ req, reply, realm, caller }) => {
+      async ({ req, reply, caller, call }) => {
         const orgId = orgParam(req.params.org);
         const reason = decodeOptionalReason(req.body);
-        const view = await changeOrganizationState(
-          ctx.db,
-          orgCall(ctx, req, realm, caller),
-          orgId,
-          change,
-          reason,
-        );
+        const view = await changeOrganizationState(ctx.db, orgCall(call, caller), orgId, change, reason);
         const { etag, body } = withEtag(view);
         return reply.header('etag', etag).send(body);
       },
@@ -143,9 +129,9 @@ export function registerOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps): 
     'DELETE',
     '/organizations/:org',
     { ...inOrg('org.delete'), recentAuth: true },
-    async ({ req, reply, realm, caller }) => {
+    async ({ req, reply, caller, call }) => {
       const orgId = orgParam(req.params.org);
-      const started = await deleteOrganization(ctx.db, orgCall(ctx, req, realm, caller), orgId);
+      const started = await deleteOrganization(ctx.db, orgCall(call, caller), orgId);
       return reply.code(202).send(started);
     },
   );
@@ -156,10 +142,10 @@ export function registerOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps): 
     'POST',
     '/organizations/:org/domains',
     inOrg('org.domains.write'),
-    async ({ req, reply, realm, caller }) => {
+    async ({ req, reply, caller, call }) => {
       const orgId = orgParam(req.params.org);
       const domain = decodeDomain(req.body);
-      const row = await addDomain(ctx.db, orgCall(ctx, req, realm, caller), orgId, domain);
+      const row = await addDomain(ctx.db, orgCall(call, caller), orgId, domain);
       return reply.code(201).send(presentDomain(row));
     },
   );
@@ -170,9 +156,9 @@ export function registerOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps): 
     'DELETE',
     '/organizations/:org/domains/:domain',
     inOrg('org.domains.write'),
-    async ({ req, reply, realm, caller }) => {
+    async ({ req, reply, caller, call }) => {
       const orgId = orgParam(req.params.org);
-      await removeDomain(ctx.db, orgCall(ctx, req, realm, caller), orgId, domainParam(req.params.domain));
+      await removeDomain(ctx.db, orgCall(call, caller), orgId, domainParam(req.params.domain));
       return reply.code(204).send();
     },
   );

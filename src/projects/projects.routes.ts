@@ -69,10 +69,10 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: ApiDeps): void 
       return pageOf(rows, q, presentProject);
     });
 
-    apiRoute<P>(app, ctx, 'POST', prefix, write, async ({ req, reply, realm, caller }) => {
+    apiRoute<P>(app, ctx, 'POST', prefix, write, async ({ req, reply, realm, caller, call }) => {
       const route = await routeOf(realm.id, req.params);
       const input = decodeCreateProject(req.body);
-      const p = await createProject(ctx.db, adminChange(ctx, req, realm.id, caller), route, input);
+      const p = await createProject(ctx.db, adminChange(call, caller), route, input);
       return reply.code(201).send(presentProject(p));
     });
 
@@ -81,22 +81,27 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: ApiDeps): void 
       return presentProject(await getProject(ctx.db, realm.id, route, projectId(req.params)));
     });
 
-    apiRoute<P>(app, ctx, 'PATCH', `${prefix}/:project`, write, async ({ req, realm, caller }) => {
+    apiRoute<P>(app, ctx, 'PATCH', `${prefix}/:project`, write, async ({ req, realm, caller, call }) => {
       const route = await routeOf(realm.id, req.params);
       const id = projectId(req.params);
       const input = decodeUpdateProject(req.body);
-      return presentProject(
-        await changeProject(ctx.db, adminChange(ctx, req, realm.id, caller), route, id, input),
-      );
+      return presentProject(await changeProject(ctx.db, adminChange(call, caller), route, id, input));
     });
 
     for (const action of ACTIONS) {
-      apiRoute<P>(app, ctx, 'POST', `${prefix}/:project/${action}`, write, async ({ req, realm, caller }) => {
-        const route = await routeOf(realm.id, req.params);
-        const id = projectId(req.params);
-        const change = adminChange(ctx, req, realm.id, caller);
-        return presentProject(await changeProjectState(ctx.db, change, route, id, action));
-      });
+      apiRoute<P>(
+        app,
+        ctx,
+        'POST',
+        `${prefix}/:project/${action}`,
+        write,
+        async ({ req, realm, caller, call }) => {
+          const route = await routeOf(realm.id, req.params);
+          const id = projectId(req.params);
+          const change = adminChange(call, caller);
+          return presentProject(await changeProjectState(ctx.db, change, route, id, action));
+        },
+      );
     }
   };
 

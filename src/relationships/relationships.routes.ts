@@ -1,12 +1,10 @@
 // The relationship model API under /api/v1/realms/{realm}/authorization (docs/authorization.md,
 // "Relationship model API"): types and tuples, realm.relationships.write for changes and
 // realm.relationships.read for reads.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
-import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { problem } from '../platform/http/problem.ts';
-import type { RealmRow } from '../realms/index.ts';
 import {
   decodeTupleOps,
   decodeTupleQuery,
@@ -15,7 +13,7 @@ import {
   typeNameParam,
 } from './relationships.decode.ts';
 import { findType, listTuples, listTypes, type TupleCursor, type TypeRow } from './relationships.repo.ts';
-import { putType, type RelationshipCall, removeType, writeTuples } from './relationships.service.ts';
+import { putType, removeType, writeTuples } from './relationships.service.ts';
 
 const iso = (d: Date | string): string => new Date(d).toISOString();
 
@@ -28,15 +26,6 @@ export const presentType = (t: TypeRow) => ({
   updated_at: iso(t.updated_at),
 });
 
-function callOf(ctx: ApiDeps, req: FastifyRequest, realm: RealmRow, caller: ApiCaller): RelationshipCall {
-  return {
-    realmId: realm.id,
-    actor: { type: caller.kind, id: caller.id },
-    correlationId: String(req.id),
-    now: ctx.clock.now(),
-  };
-}
-
 export function registerRelationshipRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const read = { audience: 'admin', permissions: ['realm.relationships.read'] } as const;
   const write = { audience: 'admin', permissions: ['realm.relationships.write'] } as const;
@@ -44,7 +33,7 @@ export function registerRelationshipRoutes(app: FastifyInstance, ctx: ApiDeps): 
   apiRoute<{ type: string }>(app, ctx, 'PUT', '/authorization/types/:type', write, async (c) => {
     const name = typeNameParam(c.req.params.type);
     const body = decodeTypeBody(c.req.body);
-    const { row, created } = await putType(ctx.db, callOf(ctx, c.req, c.realm, c.caller), name, body);
+    const { row, created } = await putType(ctx.db, c.call, name, body);
     return c.reply.code(created ? 201 : 200).send(presentType(row));
   });
 
@@ -59,13 +48,13 @@ export function registerRelationshipRoutes(app: FastifyInstance, ctx: ApiDeps): 
   });
 
   apiRoute<{ type: string }>(app, ctx, 'DELETE', '/authorization/types/:type', write, async (c) => {
-    await removeType(ctx.db, callOf(ctx, c.req, c.realm, c.caller), typeNameParam(c.req.params.type));
+    await removeType(ctx.db, c.call, typeNameParam(c.req.params.type));
     return c.reply.code(204).send();
   });
 
-  apiRoute(app, ctx, 'POST', '/authorization/tuples', write, async ({ req, realm, caller }) => {
+  apiRoute(app, ctx, 'POST', '/authorization/tuples', write, async ({ req, call }) => {
     const ops = decodeTupleOps(req.body);
-    return writeTuples(ctx.db, callOf(ctx, req, realm, caller), ops);
+    return writeTuples(ctx.db, call, ops);
   });
 
   apiRoute(app, ctx, 'GET', '/authorization/tuples', read, async ({ req, realm }) => {

@@ -1,37 +1,24 @@
 // What every change of the roles, groups, projects and service-principal APIs carries (realm,
 // actor, correlation id, clock reading), the audit record it leaves, the input rules they share,
 // and the problems they add.
-import type { FastifyRequest } from 'fastify';
-import type { Actor, AuditCategory, AuditType } from '../audit/audit.types.ts';
+import type { AuditCategory, AuditType } from '../audit/audit.types.ts';
 import { recordAudit } from '../audit/index.ts';
-import type { Clock } from '../platform/clock.ts';
+import type { Call } from '../kernel/call.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { refine, string } from '../platform/http/decode.ts';
 import { type FieldError, Problem, problem } from '../platform/http/problem.ts';
 import type { Delegator } from './delegator.ts';
 
-export interface AdminChange {
-  realmId: string;
-  actor: Actor;
+/** A request's call with the caller whose holdings cap what it may delegate. */
+export interface AdminChange extends Call {
   caller: Delegator;
   correlationId: string;
-  now: Date;
 }
 
-export function adminChange(
-  ctx: { clock: Clock },
-  req: FastifyRequest,
-  realmId: string,
-  caller: Delegator,
-): AdminChange {
-  return {
-    realmId,
-    actor: { type: caller.kind, id: caller.id },
-    caller,
-    correlationId: String(req.id),
-    now: ctx.clock.now(),
-  };
-}
+export const adminChange = (call: Call & { correlationId: string }, caller: Delegator): AdminChange => ({
+  ...call,
+  caller,
+});
 
 export interface AuditAbout {
   target: { type: string; id: string };

@@ -72,8 +72,8 @@ export function registerAssignmentRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     assignmentPage(ctx, realm.id, req.query, null),
   );
 
-  apiRoute(app, ctx, 'POST', '/role-assignments', assign, async ({ req, reply, realm, caller }) => {
-    const change = adminChange(ctx, req, realm.id, caller);
+  apiRoute(app, ctx, 'POST', '/role-assignments', assign, async ({ req, reply, caller, call }) => {
+    const change = adminChange(call, caller);
     const input = decodeAssignment(req.body, change.now);
     const row = await assignRole(ctx.db, change, { kind: 'realm' }, input);
     return reply.code(201).send(presentAssignment(row));
@@ -90,9 +90,9 @@ export function registerAssignmentRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'DELETE',
     '/role-assignments/:id',
     assign,
-    async ({ req, reply, realm, caller }) => {
+    async ({ req, reply, caller, call }) => {
       const id = idParam('ras', req.params.id, 'role assignment');
-      await unassignRole(ctx.db, adminChange(ctx, req, realm.id, caller), { kind: 'realm' }, id);
+      await unassignRole(ctx.db, adminChange(call, caller), { kind: 'realm' }, id);
       return reply.code(204).send();
     },
   );
@@ -109,9 +109,9 @@ export function registerAssignmentRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'POST',
     '/organizations/:org/role-assignments',
     orgAssign,
-    async ({ req, reply, realm, caller }) => {
+    async ({ req, reply, realm, caller, call }) => {
       const orgId = await liveOrgParam(ctx.db, realm.id, req.params.org);
-      const change = adminChange(ctx, req, realm.id, caller);
+      const change = adminChange(call, caller);
       const input = decodeOrgAssignment(req.body, orgId, change.now);
       const row = await assignRole(ctx.db, change, { kind: 'organization', orgId }, input);
       return reply.code(201).send(presentAssignment(row));
@@ -138,15 +138,10 @@ export function registerAssignmentRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'DELETE',
     '/organizations/:org/role-assignments/:id',
     orgAssign,
-    async ({ req, reply, realm, caller }) => {
+    async ({ req, reply, realm, caller, call }) => {
       const orgId = await liveOrgParam(ctx.db, realm.id, req.params.org);
       const id = idParam('ras', req.params.id, 'role assignment');
-      await unassignRole(
-        ctx.db,
-        adminChange(ctx, req, realm.id, caller),
-        { kind: 'organization', orgId },
-        id,
-      );
+      await unassignRole(ctx.db, adminChange(call, caller), { kind: 'organization', orgId }, id);
       return reply.code(204).send();
     },
   );

@@ -41,9 +41,9 @@ export function registerRoleRoutes(app: FastifyInstance, ctx: ApiDeps): void {
     );
   });
 
-  apiRoute(app, ctx, 'POST', '/permissions', write, async ({ req, reply, realm, caller }) => {
+  apiRoute(app, ctx, 'POST', '/permissions', write, async ({ req, reply, caller, call }) => {
     const input = decodePermission(req.body);
-    const row = await createPermission(ctx.db, adminChange(ctx, req, realm.id, caller), input);
+    const row = await createPermission(ctx.db, adminChange(call, caller), input);
     return reply.code(201).send(presentPermission(row));
   });
 
@@ -53,8 +53,8 @@ export function registerRoleRoutes(app: FastifyInstance, ctx: ApiDeps): void {
     'DELETE',
     '/permissions/:name',
     write,
-    async ({ req, reply, realm, caller }) => {
-      await removePermission(ctx.db, adminChange(ctx, req, realm.id, caller), req.params.name);
+    async ({ req, reply, caller, call }) => {
+      await removePermission(ctx.db, adminChange(call, caller), req.params.name);
       return reply.code(204).send();
     },
   );
@@ -91,31 +91,38 @@ export function registerRoleRoutes(app: FastifyInstance, ctx: ApiDeps): void {
       return reply.header('etag', out.etag).send(out.body);
     });
 
-    apiRoute<P>(app, ctx, 'PUT', `${prefix}/:role`, auth.w, async ({ req, reply, realm, caller }) => {
+    apiRoute<P>(app, ctx, 'PUT', `${prefix}/:role`, auth.w, async ({ req, reply, realm, caller, call }) => {
       const route = await routeOf(realm.id, req.params);
       const id = idParam('rol', req.params.role, 'role');
       const input = decodeRole(req.body);
-      const change = adminChange(ctx, req, realm.id, caller);
+      const change = adminChange(call, caller);
       const role = await replaceRoleDefinition(ctx.db, change, route, id, input, req.headers['if-match']);
       const out = withEtag(role);
       return reply.header('etag', out.etag).send(out.body);
     });
 
-    apiRoute<P>(app, ctx, 'DELETE', `${prefix}/:role`, auth.w, async ({ req, reply, realm, caller }) => {
-      const route = await routeOf(realm.id, req.params);
-      const id = idParam('rol', req.params.role, 'role');
-      await removeRole(ctx.db, adminChange(ctx, req, realm.id, caller), route, id);
-      return reply.code(204).send();
-    });
+    apiRoute<P>(
+      app,
+      ctx,
+      'DELETE',
+      `${prefix}/:role`,
+      auth.w,
+      async ({ req, reply, realm, caller, call }) => {
+        const route = await routeOf(realm.id, req.params);
+        const id = idParam('rol', req.params.role, 'role');
+        await removeRole(ctx.db, adminChange(call, caller), route, id);
+        return reply.code(204).send();
+      },
+    );
   };
 
   apiRoute(app, ctx, 'GET', '/roles', read, async ({ req, realm }) =>
     listRoute(realm.id, req.query, { kind: 'realm' }, 'GET /roles'),
   );
 
-  apiRoute(app, ctx, 'POST', '/roles', write, async ({ req, reply, realm, caller }) => {
+  apiRoute(app, ctx, 'POST', '/roles', write, async ({ req, reply, realm, caller, call }) => {
     const input = decodeRole(req.body);
-    const role = await createRole(ctx.db, adminChange(ctx, req, realm.id, caller), { kind: 'realm' }, input);
+    const role = await createRole(ctx.db, adminChange(call, caller), { kind: 'realm' }, input);
     return reply
       .code(201)
       .header('etag', etagOf(role.version))
@@ -142,10 +149,10 @@ export function registerRoleRoutes(app: FastifyInstance, ctx: ApiDeps): void {
     'POST',
     '/organizations/:org/roles',
     orgWrite,
-    async ({ req, reply, realm, caller }) => {
+    async ({ req, reply, realm, caller, call }) => {
       const orgId = await liveOrgParam(ctx.db, realm.id, req.params.org);
       const input = decodeRole(req.body);
-      const change = adminChange(ctx, req, realm.id, caller);
+      const change = adminChange(call, caller);
       const role = await createRole(ctx.db, change, { kind: 'organization', orgId }, input);
       return reply
         .code(201)

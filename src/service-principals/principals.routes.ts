@@ -58,9 +58,9 @@ export function registerServicePrincipalRoutes(app: FastifyInstance, ctx: ApiDep
     return pageOf(rows, q, presentPrincipal);
   });
 
-  apiRoute(app, ctx, 'POST', '/service-principals', write, async ({ req, reply, realm, caller }) => {
+  apiRoute(app, ctx, 'POST', '/service-principals', write, async ({ req, reply, caller, call }) => {
     const input = decodeCreatePrincipal(req.body);
-    const p = await createPrincipal(ctx.db, adminChange(ctx, req, realm.id, caller), input);
+    const p = await createPrincipal(ctx.db, adminChange(call, caller), input);
     return reply.code(201).send(presentPrincipal(p));
   });
 
@@ -68,12 +68,10 @@ export function registerServicePrincipalRoutes(app: FastifyInstance, ctx: ApiDep
     presentPrincipal(await getPrincipal(ctx.db, realm.id, principalId(req.params))),
   );
 
-  apiRoute<P>(app, ctx, 'PATCH', '/service-principals/:id', write, async ({ req, realm, caller }) => {
+  apiRoute<P>(app, ctx, 'PATCH', '/service-principals/:id', write, async ({ req, caller, call }) => {
     const id = principalId(req.params);
     const input = decodeUpdatePrincipal(req.body);
-    return presentPrincipal(
-      await changePrincipal(ctx.db, adminChange(ctx, req, realm.id, caller), id, input),
-    );
+    return presentPrincipal(await changePrincipal(ctx.db, adminChange(call, caller), id, input));
   });
 
   for (const action of ['disable', 'enable'] as const) {
@@ -83,21 +81,16 @@ export function registerServicePrincipalRoutes(app: FastifyInstance, ctx: ApiDep
       'POST',
       `/service-principals/:id/${action}`,
       write,
-      async ({ req, realm, caller }) => {
+      async ({ req, caller, call }) => {
         const id = principalId(req.params);
-        const change = adminChange(ctx, req, realm.id, caller);
+        const change = adminChange(call, caller);
         return presentPrincipal(await changePrincipalState(ctx.db, change, id, action));
       },
     );
   }
 
-  apiRoute<P>(app, ctx, 'DELETE', '/service-principals/:id', write, async ({ req, reply, realm, caller }) => {
-    await changePrincipalState(
-      ctx.db,
-      adminChange(ctx, req, realm.id, caller),
-      principalId(req.params),
-      'delete',
-    );
+  apiRoute<P>(app, ctx, 'DELETE', '/service-principals/:id', write, async ({ req, reply, caller, call }) => {
+    await changePrincipalState(ctx.db, adminChange(call, caller), principalId(req.params), 'delete');
     return reply.code(204).send();
   });
 }

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
-import { apiRoute } from '../api/api-route.ts';
+import { type ApiCall, apiRoute } from '../api/api-route.ts';
 import {
   cursorBinding,
   cutPage,
@@ -14,7 +14,6 @@ import {
   queryParams,
 } from '../platform/http/keyset.ts';
 import { problem } from '../platform/http/problem.ts';
-import type { RealmRow } from '../realms/index.ts';
 import { findPreference, listGrantsOnAccount, listSupportGrants } from '../support-grants/index.ts';
 import { presentGrant } from '../support-grants/support-grant.ts';
 import { type CustomerCall, revokeAsCustomer, setSupportAccess } from './customer-support.service.ts';
@@ -31,6 +30,8 @@ const IMPERSONATE = 'support.impersonate';
 /** What the customer's own list shows besides live grants. */
 const RECENT_MS = 30 * 24 * 3600 * 1000;
 
+type Routed = Pick<ApiCall<unknown>, 'call' | 'realm' | 'caller'>;
+
 function personOf(caller: ApiCaller): string {
   // Support access is between people: a service principal neither gives nor receives it.
   if (caller.kind !== 'user') throw problem.forbidden('support access is for users');
@@ -41,20 +42,13 @@ export function registerSupportRoutes(app: FastifyInstance, ctx: ApiDeps): void 
   const admin = { audience: 'admin' } as const;
   const account = { audience: 'account' } as const;
 
-  const supportCall = (req: { id: unknown }, realm: RealmRow, caller: ApiCaller): SupportCall => ({
-    realmId: realm.id,
+  const supportCall = ({ call, realm, caller }: Routed): SupportCall => ({
+    ...call,
     realmName: realm.name,
     actor: { type: 'user', id: personOf(caller) },
     supportStaff: caller.permissions.has(IMPERSONATE),
-    correlationId: String(req.id),
-    now: ctx.clock.now(),
   });
-  const customerCall = (req: { id: unknown }, realm: RealmRow, caller: ApiCaller): CustomerCall => ({
-    realmId: realm.id,
-    userId: personOf(caller),
-    correlationId: String(req.id),
-    now: ctx.clock.now(),
-  });
+  const customerCall = ({ call, caller }: Routed): CustomerCall => ({ ...call, userId: personOf(caller) });
 
   apiRoute(
     app,
@@ -62,8 +56,9 @@ export function registerSupportRoutes(app: FastifyInstance, ctx: ApiDeps): void 
     'POST',
     '/support-grants',
     { ...admin, permissions: [IMPERSONATE], recentAuth: true },
-    async ({ req, reply, realm, caller }) => {
-      const call = supportCall(req, realm, caller);
+    async (c) => {
+      const { req, reply } = c;
+      const call = supportCall(c);
       const input = decodeCreateGrant(req.body);
       const created = await createSupportGrant(ctx, call, input);
       // The handoff code is shown here once; only its digest is kept.
@@ -74,8 +69,9 @@ export function registerSupportRoutes(app: FastifyInstance, ctx: ApiDeps): void 
   );
 
   // Support staff see every grant (filters: actor_user_id, target_user_id); anyone else their own.
-  apiRoute(app, ctx, 'GET', '/support-grants', admin, async ({ req, realm, caller }) => {
-    const call = supportCall(req, realm, caller);
+  apiRoute(app, ctx, 'GET', '/support-grants', admin, async (c) => {
+    const { req, realm } = c;
+    const call = supportCall(c);
     const param = queryParams(req.query, ['actor_user_id', 'target_user_id']);
     const limit = pageLimit(param('limit'), ctx.config.limits);
     const actorFilter = param('actor_user_id');
@@ -98,27 +94,23 @@ export function registerSupportRoutes(app: FastifyInstance, ctx: ApiDeps): void 
     return pageBody(cutPage(rows, limit), (g) => presentGrant(g, call.now), binding);
   });
 
-  apiRoute<{ id: string }>(app, ctx, 'GET', '/support-grants/:id', admin, async ({ req, realm, caller }) => {
-    const call = supportCall(req, realm, caller);
+  apiRoute<{ id: string }>(app, ctx, 'GET', '/support-grants/:id', admin, async (c) => {
+    const { req } = c;
+    const call = supportCall(c);
     return presentGrant(await visibleGrant(ctx, call, grantIdParam(req.params.id)), call.now);
   });
 
-  apiRoute<{ id: string }>(
-    app,
-    ctx,
-    'POST',
-    '/support-grants/:id/revoke',
-    admin,
-    async ({ req, realm, caller }) => {
-      const call = supportCall(req, realm, caller);
-      const id = grantIdParam(req.params.id);
-      const input = decodeRevoke(req.body);
-      return presentGrant(await revokeAsSupport(ctx, call, id, input.reason), call.now);
-    },
-  );
+  apiRoute<{ id: string }>(app, ctx, 'POST', '/support-grants/:id/revoke', admin, async (c) => {
+    const { req } = c;
+    const call = supportCall(c);
+    const id = grantIdParam(req.params.id);
+    const input = decodeRevoke(req.body);
+    return presentGrant(await revokeAsSupport(ctx, call, id, input.reason), call.now);
+  });
 
-  apiRoute(app, ctx, 'GET', '/me/support-grants', account, async ({ req, realm, caller }) => {
-    const call = customerCall(req, realm, caller);
+  apiRoute(app, ctx, 'GET', '/me/support-grants', account, async (c) => {
+    const { realm } = c;
+    const call = customerCall(c);
     const rows = await listGrantsOnAccount(
       ctx.db,
       realm.id,
@@ -128,21 +120,16 @@ export function registerSupportRoutes(app: FastifyInstance, ctx: ApiDeps): void 
     return { items: rows.map((g) => presentGrant(g, call.now)) };
   });
 
-  apiRoute<{ id: string }>(
-    app,
-    ctx,
-    'POST',
-    '/me/support-grants/:id/revoke',
-    account,
-    async ({ req, realm, caller }) => {
-      const call = customerCall(req, realm, caller);
-      decodeRevoke(req.body);
-      return presentGrant(await revokeAsCustomer(ctx, call, grantIdParam(req.params.id)), call.now);
-    },
-  );
+  apiRoute<{ id: string }>(app, ctx, 'POST', '/me/support-grants/:id/revoke', account, async (c) => {
+    const { req } = c;
+    const call = customerCall(c);
+    decodeRevoke(req.body);
+    return presentGrant(await revokeAsCustomer(ctx, call, grantIdParam(req.params.id)), call.now);
+  });
 
-  apiRoute(app, ctx, 'GET', '/me/support-access', account, async ({ req, realm, caller }) => {
-    const call = customerCall(req, realm, caller);
+  apiRoute(app, ctx, 'GET', '/me/support-access', account, async (c) => {
+    const { realm } = c;
+    const call = customerCall(c);
     const settings = await impersonationSettings(ctx.db, realm.id);
     const stored = await findPreference(ctx.db, realm.id, call.userId);
     return {
@@ -151,8 +138,9 @@ export function registerSupportRoutes(app: FastifyInstance, ctx: ApiDeps): void 
     };
   });
 
-  apiRoute(app, ctx, 'PUT', '/me/support-access', account, async ({ req, realm, caller }) => {
-    const call = customerCall(req, realm, caller);
+  apiRoute(app, ctx, 'PUT', '/me/support-access', account, async (c) => {
+    const { req } = c;
+    const call = customerCall(c);
     const input = decodePreference(req.body);
     return setSupportAccess(ctx, call, input.allowed);
   });

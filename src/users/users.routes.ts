@@ -1,12 +1,10 @@
 // The users administration API under /api/v1/realms/{realm}/users (spec doc 1, "Account states"
 // and "Recovery and account administration"; doc 2, Limits: page size). Routes decode and
 // authorize; users.admin.ts owns the transactions.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
-import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { pageBody } from '../platform/http/keyset.ts';
-import type { RealmRow } from '../realms/index.ts';
 import {
   changeAccountState,
   deleteAccount,
@@ -23,7 +21,7 @@ import {
   decodeSetPassword,
   userIdParam,
 } from './users.decode.ts';
-import { type AdminCall, createAccount, listAccounts, readAccount, type UserView } from './users.service.ts';
+import { createAccount, listAccounts, readAccount, type UserView } from './users.service.ts';
 
 type UserParams = { user: string };
 
@@ -50,42 +48,33 @@ export function presentUser({ user, identifiers }: UserView) {
   };
 }
 
-function adminCall(ctx: ApiDeps, req: FastifyRequest, realm: RealmRow, caller: ApiCaller): AdminCall {
-  return {
-    realmId: realm.id,
-    actor: { type: caller.kind, id: caller.id },
-    correlationId: String(req.id),
-    now: ctx.clock.now(),
-  };
-}
-
 export function registerUserRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const read = { audience: 'admin', permissions: ['realm.users.read'] } as const;
   const write = { audience: 'admin', permissions: ['realm.users.write'] } as const;
   const suspend = { audience: 'admin', permissions: ['realm.users.suspend'] } as const;
   const credentials = { audience: 'admin', permissions: ['realm.users.credentials.manage'] } as const;
 
-  apiRoute(app, ctx, 'POST', '/users', write, async ({ req, reply, realm, caller }) => {
+  apiRoute(app, ctx, 'POST', '/users', write, async ({ req, reply, call }) => {
     const input = decodeCreateUser(req.body);
-    const view = await createAccount(ctx, adminCall(ctx, req, realm, caller), input);
+    const view = await createAccount(ctx, call, input);
     return reply.code(201).send(presentUser(view));
   });
 
-  apiRoute(app, ctx, 'GET', '/users', read, async ({ req, realm, caller }) => {
+  apiRoute(app, ctx, 'GET', '/users', read, async ({ req, realm, call }) => {
     const pages = ctx.config.limits;
     const query = decodeListQuery(req.query, pages, `${realm.id}:GET /users`);
-    const page = await listAccounts(ctx.db, adminCall(ctx, req, realm, caller), query);
+    const page = await listAccounts(ctx.db, call, query);
     return pageBody(page, presentUser, query.binding);
   });
 
-  apiRoute<UserParams>(app, ctx, 'GET', '/users/:user', read, async ({ req, realm, caller }) => {
+  apiRoute<UserParams>(app, ctx, 'GET', '/users/:user', read, async ({ req, call }) => {
     const userId = userIdParam(req.params.user);
-    return presentUser(await readAccount(ctx.db, adminCall(ctx, req, realm, caller), userId));
+    return presentUser(await readAccount(ctx.db, call, userId));
   });
 
-  apiRoute<UserParams>(app, ctx, 'DELETE', '/users/:user', write, async ({ req, reply, realm, caller }) => {
+  apiRoute<UserParams>(app, ctx, 'DELETE', '/users/:user', write, async ({ req, reply, call }) => {
     const userId = userIdParam(req.params.user);
-    await deleteAccount(ctx.db, adminCall(ctx, req, realm, caller), userId);
+    await deleteAccount(ctx.db, call, userId);
     return reply.code(204).send();
   });
 
@@ -95,10 +84,10 @@ export function registerUserRoutes(app: FastifyInstance, ctx: ApiDeps): void {
     'PUT',
     '/users/:user/password',
     credentials,
-    async ({ req, reply, realm, caller }) => {
+    async ({ req, reply, call }) => {
       const userId = userIdParam(req.params.user);
       const input = decodeSetPassword(req.body);
-      await setAccountPassword(ctx, adminCall(ctx, req, realm, caller), userId, input);
+      await setAccountPassword(ctx, call, userId, input);
       return reply.code(204).send();
     },
   );
@@ -109,45 +98,30 @@ export function registerUserRoutes(app: FastifyInstance, ctx: ApiDeps): void {
     'POST',
     '/users/:user/credentials/password/compromised',
     credentials,
-    async ({ req, reply, realm, caller }) => {
+    async ({ req, reply, call }) => {
       const userId = userIdParam(req.params.user);
       const reason = decodeOptionalReason(req.body);
-      await markAccountPasswordCompromised(ctx.db, adminCall(ctx, req, realm, caller), userId, reason);
+      await markAccountPasswordCompromised(ctx.db, call, userId, reason);
       return reply.code(204).send();
     },
   );
 
   const stateRoute = (path: string, change: StateChange) =>
-    apiRoute<UserParams>(
-      app,
-      ctx,
-      'POST',
-      `/users/:user/${path}`,
-      suspend,
-      async ({ req, realm, caller }) => {
-        const userId = userIdParam(req.params.user);
-        const reason = decodeReason(req.body);
-        const call = adminCall(ctx, req, realm, caller);
-        return presentUser(await changeAccountState(ctx.db, call, userId, change, reason));
-      },
-    );
+    apiRoute<UserParams>(app, ctx, 'POST', `/users/:user/${path}`, suspend, async ({ req, call }) => {
+      const userId = userIdParam(req.params.user);
+      const reason = decodeReason(req.body);
+      return presentUser(await changeAccountState(ctx.db, call, userId, change, reason));
+    });
   stateRoute('suspend', 'suspend');
   stateRoute('lock', 'lock');
   stateRoute('reactivate', 'reactivate');
 
   // Ending another person's sessions is a suspend-level power (doc 2, Revocation exposure lists
   // it among the account-wide revocations next to suspend and lock).
-  apiRoute<UserParams>(
-    app,
-    ctx,
-    'POST',
-    '/users/:user/revoke-sessions',
-    suspend,
-    async ({ req, realm, caller }) => {
-      const userId = userIdParam(req.params.user);
-      const reason = decodeOptionalReason(req.body);
-      const revoked = await revokeAccountSessions(ctx.db, adminCall(ctx, req, realm, caller), userId, reason);
-      return { sessions_revoked: revoked.sessions.length, grants_revoked: revoked.grants };
-    },
-  );
+  apiRoute<UserParams>(app, ctx, 'POST', '/users/:user/revoke-sessions', suspend, async ({ req, call }) => {
+    const userId = userIdParam(req.params.user);
+    const reason = decodeOptionalReason(req.body);
+    const revoked = await revokeAccountSessions(ctx.db, call, userId, reason);
+    return { sessions_revoked: revoked.sessions.length, grants_revoked: revoked.grants };
+  });
 }
