@@ -51,6 +51,11 @@ export interface ApiAuthOptions {
    * count too (org.* permissions of organization administrators).
    */
   organizationParam?: string;
+  /**
+   * A write a recovery-restricted session may still make (doc 1, Errors, case rule 1): factor
+   * enrollment, ending sessions, forgetting remembered devices. Every other write refuses it.
+   */
+  allowedWhileRestricted?: boolean;
 }
 
 const challenge = (error: 'invalid_token' | 'invalid_request', description?: string) => ({
@@ -135,6 +140,8 @@ export interface PendingCaller {
   token: VerifiedAccessToken;
   facts: TokenFacts;
   now: Date;
+  /** Anything but GET and HEAD. */
+  write: boolean;
 }
 
 /**
@@ -161,6 +168,7 @@ export async function verifyApiCaller(
   return {
     token: t,
     now: app.clock.now(),
+    write: req.method !== 'GET' && req.method !== 'HEAD',
     facts: {
       realmId: realm.id,
       subject: t.subject,
@@ -202,16 +210,34 @@ export function authorizeApiCaller(
     roles: live.roles,
     token: t,
   };
+  enforceRecoveryRestriction(caller, opts, pending.write);
   if (opts.audience === 'admin') authorizeAdmin(app, caller, opts, now);
   return caller;
 }
 
+/**
+ * doc 1, Errors, case rule 1: a recovery-restricted caller writes only where the route allows it,
+ * reads anything outside administration, and reads no administration at all.
+ */
+function enforceRecoveryRestriction(caller: ApiCaller, opts: ApiAuthOptions, write: boolean): void {
+  if (!caller.recoveryRestricted) return;
+  if (write && !opts.allowedWhileRestricted) {
+    throw new Problem(
+      403,
+      'recovery_restricted',
+      'this session signed in with a recovery code; sign in with a second factor to make changes',
+    );
+  }
+  if (opts.audience === 'admin') throw adminNeedsMfa();
+}
+
+const adminNeedsMfa = () =>
+  new Problem(403, 'mfa_required', 'administration needs a session that completed MFA');
+
 function authorizeAdmin(app: ApiDeps, caller: ApiCaller, opts: ApiAuthOptions, now: Date): void {
   if (caller.kind === 'user') {
-    // doc 1 Errors: administration needs an MFA session; a recovery-restricted one does not count.
-    if (!caller.sessionMfa || caller.recoveryRestricted || caller.sessionId === null) {
-      throw new Problem(403, 'mfa_required', 'administration needs a session that completed MFA');
-    }
+    // doc 1 Errors: administration needs an MFA session (a recovery-restricted one was refused above).
+    if (!caller.sessionMfa || caller.sessionId === null) throw adminNeedsMfa();
   }
   for (const p of opts.permissions ?? []) {
     if (caller.permissions.has(p)) continue;

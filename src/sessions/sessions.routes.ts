@@ -1,6 +1,6 @@
 // The account's own sessions under /api/v1/realms/{realm}/me/sessions (spec doc 1, Self-service
 // table: list, end one, end all). Ending sessions stays allowed to recovery-restricted sessions
-// (doc 1, Errors case rule 1), which the account audience does not restrict anyway.
+// (doc 1, Errors, case rule 1: the route option allowedWhileRestricted).
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
@@ -40,6 +40,7 @@ function ownerOf(caller: ApiCaller): string {
 
 export function registerMeSessionRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const account = { audience: 'account' } as const;
+  const ending = { audience: 'account', allowedWhileRestricted: true } as const;
 
   apiRoute(app, ctx, 'GET', '/me/sessions', account, async ({ realm, caller }) => {
     const sessions = await listLiveSessions(ctx.db, realm.id, ownerOf(caller), ctx.clock.now());
@@ -51,12 +52,11 @@ export function registerMeSessionRoutes(app: FastifyInstance, ctx: ApiDeps): voi
     ctx,
     'DELETE',
     '/me/sessions/:id',
-    account,
-    async ({ req, reply, realm, caller }) => {
+    ending,
+    async ({ req, reply, realm, caller, call }) => {
       const userId = ownerOf(caller);
       const sessionId = sessionIdParam(req.params.id);
-      const now = ctx.clock.now();
-      const correlationId = String(req.id);
+      const { now, correlationId } = call;
       await ctx.db.tx(async (tx) => {
         // Another account's session id is as unknown as one that never existed.
         if (!(await lockLiveSession(tx, realm.id, userId, sessionId, now)))
@@ -92,11 +92,10 @@ export function registerMeSessionRoutes(app: FastifyInstance, ctx: ApiDeps): voi
 
   // Logout everywhere: the account-wide revocation of doc 2, Revocation exposure, which also ends
   // the token this request came with.
-  apiRoute(app, ctx, 'POST', '/me/sessions/revoke-all', account, async ({ req, realm, caller }) => {
+  apiRoute(app, ctx, 'POST', '/me/sessions/revoke-all', ending, async ({ req, realm, caller, call }) => {
     const userId = ownerOf(caller);
     decodeBody(object({}), req.body ?? {});
-    const now = ctx.clock.now();
-    const correlationId = String(req.id);
+    const { now, correlationId } = call;
     const revoked = await ctx.db.tx(async (tx) => {
       const r = await endAccountSessions(tx, realm.id, userId, 'logout_everywhere', now, correlationId);
       const actor = { type: 'user', id: userId } as const;
