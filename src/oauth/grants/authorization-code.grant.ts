@@ -18,6 +18,7 @@ import {
   resourceParam,
   type TokenResponse,
 } from './grant-context.ts';
+import { isRecoveryRestricted, restrictedAudienceError } from './recovery-restriction.ts';
 import { chooseAudience, startRefreshFamily, type UserGrant, userTokens } from './user-tokens.ts';
 
 interface CodeRow {
@@ -52,6 +53,7 @@ interface SessionFacts {
   remember_me: boolean;
   absolute_expires_at: Date;
   user_state: string;
+  recovery_restricted: boolean;
 }
 
 export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResponse> {
@@ -82,7 +84,8 @@ export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResp
     const session = await maybeOne<SessionFacts>(
       tx,
       `select (s.revoked_at is null and s.idle_expires_at > $3 and s.absolute_expires_at > $3) as live,
-              s.transient, s.remember_me, s.absolute_expires_at, u.state as user_state
+              s.transient, s.remember_me, s.absolute_expires_at, u.state as user_state,
+              s.recovery_restricted
          from sessions s join users u on u.realm_id = s.realm_id and u.id = s.user_id
         where s.realm_id = $1 and s.id = $2`,
       [g.realm.id, row.session_id, g.now],
@@ -108,7 +111,11 @@ export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResp
       resources: row.resources,
       nonce: row.nonce,
     };
-    const tokens = await userTokens(g, tx, user, chooseAudience(g, user, requested), { withIdToken: true });
+    const audience = chooseAudience(g, user, requested);
+    const restricted = isRecoveryRestricted(session.recovery_restricted, session.user_state);
+    const refused = restrictedAudienceError(g, audience, restricted);
+    if (refused) return { error: refused } as const;
+    const tokens = await userTokens(g, tx, user, audience, { withIdToken: true });
     const family = await startRefreshFamily(g, tx, user, {
       transient: session.transient,
       idleMs: lifetimesFor({ rememberMe: session.remember_me, transient: session.transient }).idleMs,

@@ -25,6 +25,7 @@ import {
   scopeParam,
   type TokenResponse,
 } from './grant-context.ts';
+import { isRecoveryRestricted, restrictedAudienceError } from './recovery-restriction.ts';
 import { chooseAudience, OFFLINE_IDLE_MS, type UserGrant, userTokens } from './user-tokens.ts';
 
 interface Liveness {
@@ -33,6 +34,7 @@ interface Liveness {
   session_live: boolean | null;
   session_transient: boolean | null;
   session_remember: boolean | null;
+  session_restricted: boolean | null;
 }
 
 export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse> {
@@ -68,7 +70,8 @@ export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse>
          (select s.revoked_at is null and s.idle_expires_at > $5 and s.absolute_expires_at > $5
             from sessions s where s.realm_id = $1 and s.id = $4) as session_live,
          (select s.transient from sessions s where s.realm_id = $1 and s.id = $4) as session_transient,
-         (select s.remember_me from sessions s where s.realm_id = $1 and s.id = $4) as session_remember
+         (select s.remember_me from sessions s where s.realm_id = $1 and s.id = $4) as session_remember,
+         (select s.recovery_restricted from sessions s where s.realm_id = $1 and s.id = $4) as session_restricted
        from users u where u.realm_id = $1 and u.id = $2`,
       [g.realm.id, family.user_id, family.grant_id, family.session_id, g.now],
     );
@@ -99,7 +102,11 @@ export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse>
       // OIDC Core 12.2: a refreshed ID token carries no nonce.
       nonce: null,
     };
-    const tokens = await userTokens(g, tx, user, chooseAudience(g, user, requested), { withIdToken: true });
+    const audience = chooseAudience(g, user, requested);
+    const restricted = isRecoveryRestricted(live.session_restricted, live.user_state);
+    const refused = restrictedAudienceError(g, audience, restricted);
+    if (refused) return { error: refused } as const;
+    const tokens = await userTokens(g, tx, user, audience, { withIdToken: true });
     await markRotated(tx, g.realm.id, presented, g.now);
     const next = await addToken(tx, g.realm.id, family.id, g.now);
     const idleMs = family.offline
