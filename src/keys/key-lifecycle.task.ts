@@ -3,8 +3,8 @@
 // when the active key reached the rotation interval.
 
 import { SYSTEM_ACTOR } from '../audit/audit.types.ts';
-import { recordAudit } from '../audit/index.ts';
-import { addEvent } from '../events/index.ts';
+import { inChange, recorder } from '../audit/index.ts';
+import { systemCall } from '../kernel/call.ts';
 import type { TaskReport } from '../kernel/task.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
@@ -40,17 +40,10 @@ export async function runKeyLifecycle(deps: KeyLifecycleDeps, now: Date): Promis
       [now],
     );
     for (const k of r.rows) {
-      await recordAudit(
-        tx,
-        {
-          realmId: k.realm_id,
-          type: 'signing_key.retired',
-          category: 'security',
-          actor: SYSTEM_ACTOR,
-          target: { type: 'signing_key', id: k.kid },
-        },
-        now,
-      );
+      await recorder(tx, systemCall(k.realm_id, now)).audit('signing_key.retired', {
+        category: 'security',
+        target: { type: 'signing_key', id: k.kid },
+      });
     }
     return r.rowCount;
   });
@@ -88,7 +81,7 @@ async function activate(
   now: Date,
   timings: KeyTimings,
 ): Promise<boolean> {
-  return db.tx(async (tx) => {
+  return inChange(db, systemCall(realmId, now), async (tx, record) => {
     // Retire the old active key first: the unique index allows one active key per realm.
     if (previousKid) {
       await tx.query(
@@ -102,18 +95,11 @@ async function activate(
       [realmId, kid, now],
     );
     if (r.rowCount !== 1) return false;
-    await recordAudit(
-      tx,
-      {
-        realmId,
-        type: 'signing_key.activated',
-        category: 'security',
-        actor: SYSTEM_ACTOR,
-        target: { type: 'signing_key', id: kid },
-        data: { kid, previous_kid: previousKid },
-      },
-      now,
-    );
+    await record.audit('signing_key.activated', {
+      category: 'security',
+      target: { type: 'signing_key', id: kid },
+      data: { kid, previous_kid: previousKid },
+    });
     return true;
   });
 }
@@ -126,39 +112,25 @@ async function startPlannedRotation(
 ): Promise<boolean> {
   const material = await generateKeyMaterial(deps.signingAlgorithm);
   // A concurrent rotation loses on the one-pending-key index and changes nothing.
-  return deps.db
-    .tx(async (tx) => {
-      await storeSigningKey(tx, deps.keyring, realmId, material, 'pending', SYSTEM_ACTOR, now);
-      await recordAudit(
-        tx,
-        {
-          realmId,
-          type: 'signing_key.rotation.planned',
-          category: 'security',
-          actor: SYSTEM_ACTOR,
-          target: { type: 'signing_key', id: material.kid },
-          signal: 'signing_key_change',
-          data: { new_kid: material.kid, previous_kid: activeKid, reason: 'rotation interval reached' },
-        },
-        now,
-      );
-      await addEvent(tx, {
-        realmId,
-        type: 'signing_key.rotated',
-        occurredAt: now,
-        data: {
-          mode: 'planned',
-          new_kid: material.kid,
-          previous_kid: activeKid,
-          previous_key_compromised: false,
-        },
-      });
-    })
-    .then(
-      () => true,
-      (e: unknown) => {
-        if (isUniqueViolation(e)) return false;
-        throw e;
-      },
-    );
+  return inChange(deps.db, systemCall(realmId, now), async (tx, record) => {
+    await storeSigningKey(tx, deps.keyring, realmId, material, 'pending', SYSTEM_ACTOR, now);
+    await record.audit('signing_key.rotation.planned', {
+      category: 'security',
+      target: { type: 'signing_key', id: material.kid },
+      signal: 'signing_key_change',
+      data: { new_kid: material.kid, previous_kid: activeKid, reason: 'rotation interval reached' },
+    });
+    await record.event('signing_key.rotated', {
+      mode: 'planned',
+      new_kid: material.kid,
+      previous_kid: activeKid,
+      previous_key_compromised: false,
+    });
+  }).then(
+    () => true,
+    (e: unknown) => {
+      if (isUniqueViolation(e)) return false;
+      throw e;
+    },
+  );
 }

@@ -2,7 +2,7 @@
 // audit record and event commit together.
 
 import type { Actor } from '../audit/audit.types.ts';
-import { recordAudit } from '../audit/index.ts';
+import { recorder } from '../audit/index.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Tx } from '../platform/db/db.ts';
@@ -33,17 +33,10 @@ export async function storeSigningKey(
     },
     now,
   );
-  await recordAudit(
-    tx,
-    {
-      realmId,
-      type: 'signing_key.created',
-      category: 'security',
-      actor,
-      target: { type: 'signing_key', id: material.kid },
-      data: { kid: material.kid, algorithm: material.algorithm as SigningAlgorithm, state },
-      ...(correlationId ? { correlationId } : {}),
-    },
-    now,
-  );
+  const call = { realmId, actor, correlationId: correlationId ?? null, now };
+  await recorder(tx, call).audit('signing_key.created', {
+    category: 'security',
+    target: { type: 'signing_key', id: material.kid },
+    data: { kid: material.kid, algorithm: material.algorithm as SigningAlgorithm, state },
+  });
 }
