@@ -3,11 +3,10 @@
 // incompatible roles, then writes the row, audit, outbox event and authorization revision in one
 // transaction.
 
-import { recordAudit } from '../audit/index.ts';
-import { addEvent } from '../events/index.ts';
+import { inChange } from '../audit/index.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
-import { type AdminChange, auditChange, invalid, roleProblem } from './admin-call.ts';
+import { type AdminChange, invalid, roleProblem } from './admin-call.ts';
 import {
   type AssignmentRow,
   deleteAssignment,
@@ -126,7 +125,7 @@ export async function assignRole(
   route: RoleRoute,
   a: AssignmentInput,
 ): Promise<AssignmentRow> {
-  return db.tx(async (tx) => {
+  return inChange(db, c, async (tx, record) => {
     await ensureMayAssign(tx, c, route, { type: a.scopeType, id: a.scopeId });
     await lockAuthorization(tx, c.realmId);
     await ensureScopeExists(tx, c.realmId, a.scopeType, a.scopeId);
@@ -163,32 +162,21 @@ export async function assignRole(
     const privileged = [...granted].some(
       (r) => graph.get(r)?.builtin && graph.get(r)?.name === BUILTIN_ROLES.realmAdmin.name,
     );
-    const orgId = a.scopeType === 'organization' ? { orgId: a.scopeId } : {};
-    await recordAudit(
-      tx,
-      {
-        realmId: c.realmId,
-        type: 'role.assigned',
-        category: 'security',
-        actor: c.actor,
-        subject: subject,
-        target: { type: 'role', id: role.id },
-        ...orgId,
-        correlationId: c.correlationId,
-        ...(privileged ? { signal: 'privileged_grant' as const } : {}),
-        ...(a.reason ? { reason: a.reason } : {}),
-        data: { assignment_id: id, role_id: role.id, scope_type: a.scopeType, scope_id: a.scopeId || null },
-      },
-      c.now,
-    );
-    await addEvent(tx, {
-      realmId: c.realmId,
-      type: 'authorization.role.assigned',
-      occurredAt: c.now,
-      correlationId: c.correlationId,
-      ...orgId,
-      data: { subject_id: a.subjectId, role_id: role.id, assignment_id: id },
+    const orgId = a.scopeType === 'organization' ? a.scopeId : null;
+    await record.audit('role.assigned', {
+      category: 'security',
+      subject,
+      target: { type: 'role', id: role.id },
+      orgId,
+      ...(privileged ? { signal: 'privileged_grant' as const } : {}),
+      reason: a.reason || null,
+      data: { assignment_id: id, role_id: role.id, scope_type: a.scopeType, scope_id: a.scopeId || null },
     });
+    await record.event(
+      'authorization.role.assigned',
+      { subject_id: a.subjectId, role_id: role.id, assignment_id: id },
+      orgId,
+    );
     await authorizationChanged(tx, c.realmId, affectedBy(a.subjectType, a.subjectId));
     const row = await findAssignment(tx, c.realmId, id);
     if (!row) throw new Error('assignment vanished inside its own transaction');
@@ -225,7 +213,7 @@ async function mayUnassign(
 }
 
 export async function unassignRole(db: Db, c: AdminChange, route: RoleRoute, id: string): Promise<void> {
-  await db.tx(async (tx) => {
+  await inChange(db, c, async (tx, record) => {
     await lockAuthorization(tx, c.realmId);
     if (
       route.kind === 'realm' &&
@@ -242,19 +230,19 @@ export async function unassignRole(db: Db, c: AdminChange, route: RoleRoute, id:
     )
       await requireOtherOwner(tx, c.realmId, a.scope_id, a.subject_id, c.now);
     const removed = await deleteAssignment(tx, c.realmId, id);
-    await announceRemoved(tx, c, removed);
-    await auditChange(
-      tx,
-      c,
-      'role.unassigned',
-      {
-        category: 'security',
-        subject: { type: a.subject_type, id: a.subject_id },
-        target: { type: 'role', id: a.role_id },
-        orgId: a.scope_type === 'organization' ? a.scope_id : null,
+    await announceRemoved(record, removed);
+    await record.audit('role.unassigned', {
+      category: 'security',
+      subject: { type: a.subject_type, id: a.subject_id },
+      target: { type: 'role', id: a.role_id },
+      orgId: a.scope_type === 'organization' ? a.scope_id : null,
+      data: {
+        assignment_id: a.id,
+        role_id: a.role_id,
+        scope_type: a.scope_type,
+        scope_id: a.scope_id || null,
       },
-      { assignment_id: a.id, role_id: a.role_id, scope_type: a.scope_type, scope_id: a.scope_id || null },
-    );
+    });
     await authorizationChanged(tx, c.realmId, affectedBy(a.subject_type, a.subject_id));
   });
 }

@@ -1,8 +1,9 @@
 // Application permissions (docs/api-roles.md): names an application defines and roles carry.
 // Built-in names live in code (src/authz/permissions.ts) and are never stored.
+import { inChange } from '../audit/index.ts';
 import type { Db } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
-import { type AdminChange, auditChange } from './admin-call.ts';
+import type { AdminChange } from './admin-call.ts';
 import type { PermissionInput } from './roles.decode.ts';
 import {
   deletePermission,
@@ -18,22 +19,20 @@ export async function createPermission(
   c: AdminChange,
   input: PermissionInput,
 ): Promise<PermissionRow> {
-  return db.tx(async (tx) => {
+  return inChange(db, c, async (tx, record) => {
     const row = await insertPermission(tx, c.realmId, input, c.now);
     if (!row) throw problem.conflict('a permission with this name exists (names ignore case)');
-    await auditChange(
-      tx,
-      c,
-      'permission.created',
-      { target: { type: 'permission', id: row.name } },
-      { name: row.name, sensitivity: row.sensitivity },
-    );
+    await record.audit('permission.created', {
+      category: 'configuration',
+      target: { type: 'permission', id: row.name },
+      data: { name: row.name, sensitivity: row.sensitivity },
+    });
     return row;
   });
 }
 
 export async function removePermission(db: Db, c: AdminChange, name: string): Promise<void> {
-  await db.tx(async (tx) => {
+  await inChange(db, c, async (tx, record) => {
     // Taken first so no role can pick up the permission between the check and the delete.
     await lockAuthorization(tx, c.realmId);
     const row = await findPermission(tx, c.realmId, name);
@@ -45,12 +44,10 @@ export async function removePermission(db: Db, c: AdminChange, name: string): Pr
       );
     }
     await deletePermission(tx, c.realmId, row.name);
-    await auditChange(
-      tx,
-      c,
-      'permission.deleted',
-      { target: { type: 'permission', id: row.name } },
-      { name: row.name },
-    );
+    await record.audit('permission.deleted', {
+      category: 'configuration',
+      target: { type: 'permission', id: row.name },
+      data: { name: row.name },
+    });
   });
 }

@@ -2,18 +2,11 @@
 // one project. Each change validates the role graph, applies the delegation ceiling, and writes
 // the row, its audit record and the authorization revision in one transaction.
 import type { AuditType } from '../audit/audit.types.ts';
-import { addEvent } from '../events/index.ts';
+import { inChange, type Recorder } from '../audit/index.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { problem } from '../platform/http/problem.ts';
-import {
-  type AdminChange,
-  auditChange,
-  ifMatchSatisfied,
-  invalid,
-  invalidAll,
-  roleProblem,
-} from './admin-call.ts';
+import { type AdminChange, ifMatchSatisfied, invalid, invalidAll, roleProblem } from './admin-call.ts';
 import { deleteAssignmentsOfRole, directHolders, type RemovedAssignment } from './assignments.repo.ts';
 import { authorizationChanged } from './authz-revision.ts';
 import { type AuthzContext, callerAuthority, ensureWithinCeiling, REALM_CONTEXT } from './delegation.ts';
@@ -128,14 +121,13 @@ async function validated(
 
 const nameTaken = () => problem.conflict('a role with this name exists in this boundary');
 
-const audit = (tx: Tx, c: AdminChange, type: AuditType, role: RoleRow, data: Record<string, unknown> = {}) =>
-  auditChange(
-    tx,
-    c,
-    type,
-    { target: { type: 'role', id: role.id }, orgId: role.organization_id },
-    { name: role.name, scope: role.scope, version: role.version, ...data },
-  );
+const auditRole = (record: Recorder, type: AuditType, role: RoleRow, data: Record<string, unknown> = {}) =>
+  record.audit(type, {
+    category: 'configuration',
+    target: { type: 'role', id: role.id },
+    orgId: role.organization_id,
+    data: { name: role.name, scope: role.scope, version: role.version, ...data },
+  });
 
 export async function createRole(
   db: Db,
@@ -143,7 +135,7 @@ export async function createRole(
   route: RoleRoute,
   input: RoleInput,
 ): Promise<RoleRow> {
-  return db.tx(async (tx) => {
+  return inChange(db, c, async (tx, record) => {
     await lockAuthorization(tx, c.realmId);
     const id = newRoleId(c.now);
     const values = await validated(tx, c, id, await placementOf(tx, c.realmId, route, input), input);
@@ -154,7 +146,7 @@ export async function createRole(
       if (isUniqueViolation(e)) throw nameTaken();
       throw e;
     }
-    await audit(tx, c, 'role.created', role);
+    await auditRole(record, 'role.created', role);
     await authorizationChanged(tx, c.realmId);
     return role;
   });
@@ -169,7 +161,7 @@ export async function replaceRoleDefinition(
   input: RoleInput,
   ifMatch: string | string[] | undefined,
 ): Promise<RoleRow> {
-  return db.tx(async (tx) => {
+  return inChange(db, c, async (tx, record) => {
     await lockAuthorization(tx, c.realmId);
     const current = await lockRole(tx, c.realmId, id);
     if (!current || !visibleThrough(route, current)) throw problem.notFound('no such role');
@@ -192,7 +184,7 @@ export async function replaceRoleDefinition(
       if (isUniqueViolation(e)) throw nameTaken();
       throw e;
     }
-    await audit(tx, c, 'role.updated', role);
+    await auditRole(record, 'role.updated', role);
     const graph = await loadRoleGraph(tx, c.realmId);
     const containing = [...graph.values()].filter((r) => expand(graph, [r.id]).has(id)).map((r) => r.id);
     await authorizationChanged(tx, c.realmId, await directHolders(tx, c.realmId, containing));
@@ -202,25 +194,21 @@ export async function replaceRoleDefinition(
 
 /** authorization.role.unassigned for each removed assignment; org_id only when organization-scoped. */
 export async function announceRemoved(
-  tx: Tx,
-  c: AdminChange,
+  record: Recorder,
   removed: readonly RemovedAssignment[],
 ): Promise<void> {
   for (const a of removed) {
-    await addEvent(tx, {
-      realmId: c.realmId,
-      type: 'authorization.role.unassigned',
-      occurredAt: c.now,
-      correlationId: c.correlationId,
-      ...(a.scope_type === 'organization' ? { orgId: a.scope_id } : {}),
-      data: { subject_id: a.subject_id, role_id: a.role_id },
-    });
+    await record.event(
+      'authorization.role.unassigned',
+      { subject_id: a.subject_id, role_id: a.role_id },
+      a.scope_type === 'organization' ? a.scope_id : null,
+    );
   }
 }
 
 /** Removes the role, its assignments (announced one by one) and its place in other roles. */
 export async function removeRole(db: Db, c: AdminChange, route: RoleRoute, id: string): Promise<void> {
-  await db.tx(async (tx) => {
+  await inChange(db, c, async (tx, record) => {
     await lockAuthorization(tx, c.realmId);
     const role = await lockRole(tx, c.realmId, id);
     if (!role || !visibleThrough(route, role)) throw problem.notFound('no such role');
@@ -229,10 +217,13 @@ export async function removeRole(db: Db, c: AdminChange, route: RoleRoute, id: s
     const containing = [...graph.values()].filter((r) => expand(graph, [r.id]).has(id)).map((r) => r.id);
     const affected = await directHolders(tx, c.realmId, containing);
     const removed = await deleteAssignmentsOfRole(tx, c.realmId, id);
-    await announceRemoved(tx, c, removed);
+    await announceRemoved(record, removed);
     const touched = await forgetRoleInOthers(tx, c.realmId, id, c.now);
     await deleteRole(tx, c.realmId, id);
-    await audit(tx, c, 'role.deleted', role, { assignments_removed: removed.length, roles_updated: touched });
+    await auditRole(record, 'role.deleted', role, {
+      assignments_removed: removed.length,
+      roles_updated: touched,
+    });
     await authorizationChanged(tx, c.realmId, affected);
   });
 }
