@@ -1,10 +1,11 @@
 // Group members (docs/api-roles.md, Groups): users and service principals. Members of an
 // organization's group must belong to that organization. Adding and removing are idempotent.
 import type { AuditType } from '../audit/audit.types.ts';
+import { inChange } from '../audit/index.ts';
 import { isLiveMembership } from '../organizations/membership-rules.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
-import { type AdminChange, auditChange } from '../roles/admin-call.ts';
+import type { AdminChange } from '../roles/admin-call.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';
 import {
   findCurrentMembership,
@@ -63,22 +64,17 @@ async function changeMembers(
   type: AuditType,
   apply: (tx: Tx, g: GroupRow) => Promise<boolean>,
 ): Promise<void> {
-  await db.tx(async (tx) => {
+  await inChange(db, c, async (tx, record) => {
     await lockAuthorization(tx, c.realmId);
     const g = await getGroup(tx, c.realmId, route, groupId);
     if (!(await apply(tx, g))) return;
-    await auditChange(
-      tx,
-      c,
-      type,
-      {
-        category: 'security',
-        subject: { type: m.type, id: m.id },
-        target: { type: 'group', id: g.id },
-        orgId: g.organization_id,
-      },
-      { group_id: g.id },
-    );
+    await record.audit(type, {
+      category: 'security',
+      subject: { type: m.type, id: m.id },
+      target: { type: 'group', id: g.id },
+      orgId: g.organization_id,
+      data: { group_id: g.id },
+    });
     await authorizationChanged(tx, c.realmId, [m]);
   });
 }

@@ -2,10 +2,11 @@
 // up to 8 levels. Each change keeps the tree within what effective-roles.ts walks, and writes the
 // row, audit record and authorization revision in one transaction.
 import type { AuditType } from '../audit/audit.types.ts';
-import type { Db, Queryable, Tx } from '../platform/db/db.ts';
+import { inChange, type Recorder } from '../audit/index.ts';
+import type { Db, Queryable } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { problem } from '../platform/http/problem.ts';
-import { type AdminChange, auditChange, invalid, invalidAll } from '../roles/admin-call.ts';
+import { type AdminChange, invalid, invalidAll } from '../roles/admin-call.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';
 import { deleteAssignmentsOfSubject, lockAuthorization } from '../roles/index.ts';
 import { announceRemoved } from '../roles/roles.service.ts';
@@ -58,13 +59,18 @@ function hideForeign(route: GroupRoute, parent: TreeNode | null): void {
 
 const nameTaken = () => problem.conflict('a group with this name exists under the same parent');
 
-const audit = (
-  tx: Tx,
-  c: AdminChange,
+const auditGroup = (
+  record: Recorder,
   type: AuditType,
   g: Pick<GroupRow, 'id' | 'organization_id'>,
   data: Record<string, unknown>,
-) => auditChange(tx, c, type, { target: { type: 'group', id: g.id }, orgId: g.organization_id }, data);
+) =>
+  record.audit(type, {
+    category: 'configuration',
+    target: { type: 'group', id: g.id },
+    orgId: g.organization_id,
+    data,
+  });
 
 export async function createGroup(
   db: Db,
@@ -72,7 +78,7 @@ export async function createGroup(
   route: GroupRoute,
   input: CreateGroupInput,
 ): Promise<GroupRow> {
-  return db.tx(async (tx) => {
+  return inChange(db, c, async (tx, record) => {
     await lockAuthorization(tx, c.realmId);
     const organizationId = route.kind === 'organization' ? route.orgId : null;
     let depth = 1;
@@ -105,9 +111,8 @@ export async function createGroup(
       if (isUniqueViolation(e)) throw nameTaken();
       throw e;
     }
-    await audit(
-      tx,
-      c,
+    await auditGroup(
+      record,
       'group.created',
       { id, organization_id: organizationId },
       { parent_id: input.parentId ?? null, depth },
@@ -124,7 +129,7 @@ export async function changeGroup(
   id: string,
   input: UpdateGroupInput,
 ): Promise<GroupRow> {
-  return db.tx(async (tx) => {
+  return inChange(db, c, async (tx, record) => {
     await lockAuthorization(tx, c.realmId);
     const g = await lockGroup(tx, c.realmId, id);
     if (!g || !visible(route, g)) throw problem.notFound('no such group');
@@ -162,7 +167,7 @@ export async function changeGroup(
       if (isUniqueViolation(e)) throw nameTaken();
       throw e;
     }
-    await audit(tx, c, 'group.updated', g, {
+    await auditGroup(record, 'group.updated', g, {
       changed: Object.keys(input),
       ...(moved ? { from_parent_id: g.parent_id, parent_id: parentId } : {}),
     });
@@ -174,7 +179,7 @@ export async function changeGroup(
 
 /** Deletes a group without children, with its members and its role assignments. */
 export async function deleteGroup(db: Db, c: AdminChange, route: GroupRoute, id: string): Promise<void> {
-  await db.tx(async (tx) => {
+  await inChange(db, c, async (tx, record) => {
     await lockAuthorization(tx, c.realmId);
     const g = await lockGroup(tx, c.realmId, id);
     if (!g || !visible(route, g)) throw problem.notFound('no such group');
@@ -182,9 +187,9 @@ export async function deleteGroup(db: Db, c: AdminChange, route: GroupRoute, id:
       throw problem.conflict('the group has child groups; delete or move them first');
     const members = await deleteAllMembers(tx, c.realmId, id);
     const removed = await deleteAssignmentsOfSubject(tx, c.realmId, 'group', id);
-    await announceRemoved(tx, c, removed);
+    await announceRemoved(record, removed);
     await deleteGroupRow(tx, c.realmId, id);
-    await audit(tx, c, 'group.deleted', g, {
+    await auditGroup(record, 'group.deleted', g, {
       name: g.name,
       members_removed: members.length,
       assignments_removed: removed.length,
