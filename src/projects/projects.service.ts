@@ -1,10 +1,11 @@
 // Projects (docs/api-roles.md, Projects): named per owner organization (or realm-wide without
 // one), with roles of their own and project-scope assignments that count while active.
 import type { AuditType } from '../audit/audit.types.ts';
-import type { Db, Queryable, Tx } from '../platform/db/db.ts';
+import { inChange, type Recorder } from '../audit/index.ts';
+import type { Db, Queryable } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { problem } from '../platform/http/problem.ts';
-import { type AdminChange, auditChange, invalid } from '../roles/admin-call.ts';
+import { type AdminChange, invalid } from '../roles/admin-call.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';
 import { findLiveOrganization, findLiveUser } from '../roles/index.ts';
 import { nextProjectState, type ProjectAction } from './project.states.ts';
@@ -39,11 +40,16 @@ async function ensureOwnerUser(
     throw invalid('owner_user_id', 'unknown_user', 'no such user');
 }
 
-const audit = (tx: Tx, c: AdminChange, type: AuditType, p: ProjectRow, data: Record<string, unknown>) =>
-  auditChange(tx, c, type, { target: { type: 'project', id: p.id }, orgId: p.owner_organization_id }, data);
+const auditProject = (record: Recorder, type: AuditType, p: ProjectRow, data: Record<string, unknown>) =>
+  record.audit(type, {
+    category: 'configuration',
+    target: { type: 'project', id: p.id },
+    orgId: p.owner_organization_id,
+    data,
+  });
 
 export async function createProject(db: Db, c: AdminChange, route: ProjectRoute, input: CreateProjectInput) {
-  return db.tx(async (tx) => {
+  return inChange(db, c, async (tx, record) => {
     let orgId = input.ownerOrganizationId ?? null;
     if (route.kind === 'organization') {
       if (orgId !== null && orgId !== route.orgId)
@@ -75,7 +81,7 @@ export async function createProject(db: Db, c: AdminChange, route: ProjectRoute,
       if (isUniqueViolation(e)) throw nameTaken();
       throw e;
     }
-    await audit(tx, c, 'project.created', p, { name: p.name, environment: p.environment });
+    await auditProject(record, 'project.created', p, { name: p.name, environment: p.environment });
     return p;
   });
 }
@@ -87,7 +93,7 @@ export async function changeProject(
   id: string,
   input: UpdateProjectInput,
 ) {
-  return db.tx(async (tx) => {
+  return inChange(db, c, async (tx, record) => {
     const p = await lockProject(tx, c.realmId, id);
     if (!p || !visible(route, p)) throw problem.notFound('no such project');
     await ensureOwnerUser(tx, c.realmId, input.ownerUserId);
@@ -110,7 +116,7 @@ export async function changeProject(
       if (isUniqueViolation(e)) throw nameTaken();
       throw e;
     }
-    await audit(tx, c, 'project.updated', updated, { changed: Object.keys(input) });
+    await auditProject(record, 'project.updated', updated, { changed: Object.keys(input) });
     return updated;
   });
 }
@@ -122,7 +128,7 @@ export async function changeProjectState(
   id: string,
   action: ProjectAction,
 ) {
-  return db.tx(async (tx) => {
+  return inChange(db, c, async (tx, record) => {
     const p = await lockProject(tx, c.realmId, id);
     if (!p || !visible(route, p)) throw problem.notFound('no such project');
     const state = nextProjectState(p.state, action);
@@ -139,7 +145,7 @@ export async function changeProjectState(
       },
       c.now,
     );
-    await audit(tx, c, 'project.state_changed', updated, { from: p.state, state });
+    await auditProject(record, 'project.state_changed', updated, { from: p.state, state });
     // Project-scope roles count only while the project is active.
     await authorizationChanged(tx, c.realmId);
     return updated;
