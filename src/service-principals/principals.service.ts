@@ -2,11 +2,11 @@
 // service client or on their own. Each change writes the row, audit record, outbox event and
 // authorization revision in one transaction.
 import type { AuditType } from '../audit/audit.types.ts';
-import { addEvent } from '../events/index.ts';
-import type { Db, Queryable, Tx } from '../platform/db/db.ts';
+import { inChange, type Recorder } from '../audit/index.ts';
+import type { Db, Queryable } from '../platform/db/db.ts';
 import type { FieldError } from '../platform/http/problem.ts';
 import { problem } from '../platform/http/problem.ts';
-import { type AdminChange, auditChange, invalid, invalidAll } from '../roles/admin-call.ts';
+import { type AdminChange, invalid, invalidAll } from '../roles/admin-call.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';
 import {
   deleteAssignmentsOfSubject,
@@ -61,15 +61,15 @@ const defaultAllowed = (input: CreatePrincipalInput): string[] | null =>
       ? [input.ownerOrganizationId]
       : null;
 
-const audit = (tx: Tx, c: AdminChange, type: AuditType, id: string, data: Record<string, unknown>) =>
-  auditChange(tx, c, type, { target: { type: 'service_principal', id } }, data);
+const auditPrincipal = (record: Recorder, type: AuditType, id: string, data: Record<string, unknown>) =>
+  record.audit(type, { category: 'configuration', target: { type: 'service_principal', id }, data });
 
 export async function createPrincipal(
   db: Db,
   c: AdminChange,
   input: CreatePrincipalInput,
 ): Promise<PrincipalRow> {
-  return db.tx(async (tx) => {
+  return inChange(db, c, async (tx, record) => {
     if (input.ownerUserId && !(await findLiveUser(tx, c.realmId, input.ownerUserId)))
       throw invalid('owner_user_id', 'unknown_user', 'no such user');
     if (input.ownerOrganizationId && !(await findLiveOrganization(tx, c.realmId, input.ownerOrganizationId)))
@@ -88,13 +88,13 @@ export async function createPrincipal(
       },
       c.now,
     );
-    await audit(tx, c, 'service_principal.created', id, { is_agent: input.isAgent ?? false });
+    await auditPrincipal(record, 'service_principal.created', id, { is_agent: input.isAgent ?? false });
     return getPrincipal(tx, c.realmId, id);
   });
 }
 
 export async function changePrincipal(db: Db, c: AdminChange, id: string, input: UpdatePrincipalInput) {
-  return db.tx(async (tx) => {
+  return inChange(db, c, async (tx, record) => {
     const p = await lockPrincipal(tx, c.realmId, id);
     if (!p) throw problem.notFound('no such service principal');
     await ensureOrganizations(tx, c.realmId, input.allowedOrganizationIds);
@@ -113,7 +113,7 @@ export async function changePrincipal(db: Db, c: AdminChange, id: string, input:
       },
       c.now,
     );
-    await audit(tx, c, 'service_principal.updated', id, { changed: Object.keys(input) });
+    await auditPrincipal(record, 'service_principal.updated', id, { changed: Object.keys(input) });
     // Where it may act decides which organization-scope roles count.
     if (input.allowedOrganizationIds !== undefined)
       await authorizationChanged(tx, c.realmId, [{ type: 'service_principal', id }]);
@@ -122,7 +122,7 @@ export async function changePrincipal(db: Db, c: AdminChange, id: string, input:
 }
 
 export async function changePrincipalState(db: Db, c: AdminChange, id: string, action: PrincipalAction) {
-  return db.tx(async (tx) => {
+  return inChange(db, c, async (tx, record) => {
     if (action === 'delete') await lockAuthorization(tx, c.realmId);
     const p = await lockPrincipal(tx, c.realmId, id);
     if (!p) throw problem.notFound('no such service principal');
@@ -130,17 +130,11 @@ export async function changePrincipalState(db: Db, c: AdminChange, id: string, a
     await setPrincipalState(tx, c.realmId, id, state, c.now);
     if (state === 'deleted') {
       // A deleted principal holds nothing; its assignments and group places go with it.
-      await announceRemoved(tx, c, await deleteAssignmentsOfSubject(tx, c.realmId, 'service_principal', id));
+      await announceRemoved(record, await deleteAssignmentsOfSubject(tx, c.realmId, 'service_principal', id));
       await leaveAllGroups(tx, c.realmId, id);
     }
-    await audit(tx, c, 'service_principal.state_changed', id, { from: p.state, state });
-    await addEvent(tx, {
-      realmId: c.realmId,
-      type: 'service_principal.state_changed',
-      occurredAt: c.now,
-      correlationId: c.correlationId,
-      data: { service_principal_id: id, state },
-    });
+    await auditPrincipal(record, 'service_principal.state_changed', id, { from: p.state, state });
+    await record.event('service_principal.state_changed', { service_principal_id: id, state });
     await authorizationChanged(tx, c.realmId, [{ type: 'service_principal', id }]);
     return { ...p, state, updated_at: c.now };
   });
