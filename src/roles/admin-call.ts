@@ -1,10 +1,7 @@
 // What every change of the roles, groups, projects and service-principal APIs carries (realm,
-// actor, correlation id, clock reading), the audit record it leaves, the input rules they share,
-// and the problems they add.
-import type { AuditCategory, AuditType } from '../audit/audit.types.ts';
-import { recordAudit } from '../audit/index.ts';
+// actor, correlation id, clock reading, and the caller), the input rules they share, and the
+// problems they add. Their audit records go through the evidence recorder (audit/evidence.ts).
 import type { Call } from '../kernel/call.ts';
-import type { Tx } from '../platform/db/db.ts';
 import { refine, string } from '../platform/http/decode.ts';
 import { type FieldError, Problem, problem } from '../platform/http/problem.ts';
 import type { Delegator } from './delegator.ts';
@@ -19,39 +16,6 @@ export const adminChange = (call: Call & { correlationId: string }, caller: Dele
   ...call,
   caller,
 });
-
-export interface AuditAbout {
-  target: { type: string; id: string };
-  /** The owning organization; realm-wide objects have none. */
-  orgId?: string | null;
-  subject?: { type: string; id: string };
-  category?: AuditCategory;
-}
-
-/** The audit record of a change, written in the change's transaction. */
-export async function auditChange(
-  tx: Tx,
-  c: AdminChange,
-  type: AuditType,
-  about: AuditAbout,
-  data: Record<string, unknown>,
-): Promise<void> {
-  await recordAudit(
-    tx,
-    {
-      realmId: c.realmId,
-      type,
-      category: about.category ?? 'configuration',
-      actor: c.actor,
-      ...(about.subject ? { subject: about.subject } : {}),
-      target: about.target,
-      ...(about.orgId ? { orgId: about.orgId } : {}),
-      correlationId: c.correlationId,
-      data,
-    },
-    c.now,
-  );
-}
 
 const CONTROL = /\p{Cc}/u;
 
