@@ -4,8 +4,8 @@
 // audit record, in one transaction. The spec's event catalog has no relationship event, so
 // nothing goes to the outbox.
 
-import type { Actor } from '../audit/audit.types.ts';
-import { recordAudit } from '../audit/index.ts';
+import { inChange } from '../audit/index.ts';
+import type { Call } from '../kernel/call.ts';
 import type { Db } from '../platform/db/db.ts';
 import { type FieldError, problem } from '../platform/http/problem.ts';
 import { type AffectedSubject, authorizationChanged } from '../roles/authz-revision.ts';
@@ -28,19 +28,9 @@ import {
   upsertType,
 } from './relationships.repo.ts';
 
-export interface RelationshipCall {
-  realmId: string;
-  actor: Actor;
+export interface RelationshipCall extends Call {
   correlationId: string;
-  now: Date;
 }
-
-const audit = (call: RelationshipCall) => ({
-  realmId: call.realmId,
-  category: 'configuration' as const,
-  actor: call.actor,
-  correlationId: call.correlationId,
-});
 
 /**
  * Creates or replaces a type; 422 for an invalid definition, 409 when it drops relations, or
@@ -54,7 +44,7 @@ export async function putType(
 ): Promise<{ row: TypeRow; created: boolean }> {
   const compiled = compileType(name, body);
   if (!compiled.ok) throw problem.validation(compiled.errors, 'the relationship type is invalid');
-  return db.tx(async (tx) => {
+  return inChange(db, call, async (tx, record) => {
     const current = await lockType(tx, call.realmId, name);
     if (current) {
       const dropped = Object.keys(current.relations).filter((r) => !(r in body.relations));
@@ -79,27 +69,22 @@ export async function putType(
     const row = await upsertType(tx, call.realmId, { name, ...body }, call.now);
     if (!row) throw new Error('upsert returned no row');
     await authorizationChanged(tx, call.realmId);
-    await recordAudit(
-      tx,
-      {
-        ...audit(call),
-        type: 'authorization.type.written',
-        target: { type: 'authorization_type', id: name },
-        data: {
-          version: row.version,
-          relations: Object.keys(body.relations),
-          permissions: Object.keys(body.permissions),
-        },
+    await record.audit('authorization.type.written', {
+      category: 'configuration',
+      target: { type: 'authorization_type', id: name },
+      data: {
+        version: row.version,
+        relations: Object.keys(body.relations),
+        permissions: Object.keys(body.permissions),
       },
-      call.now,
-    );
+    });
     return { row, created: row.inserted };
   });
 }
 
 /** Deletes a type; 404 when unknown, 409 while tuples of it exist. */
 export async function removeType(db: Db, call: RelationshipCall, name: string): Promise<void> {
-  await db.tx(async (tx) => {
+  await inChange(db, call, async (tx, record) => {
     const current = await lockType(tx, call.realmId, name);
     if (!current) throw problem.notFound('no such relationship type');
     if (await typeHasTuples(tx, call.realmId, name)) {
@@ -107,15 +92,10 @@ export async function removeType(db: Db, call: RelationshipCall, name: string): 
     }
     await deleteType(tx, call.realmId, name);
     await authorizationChanged(tx, call.realmId);
-    await recordAudit(
-      tx,
-      {
-        ...audit(call),
-        type: 'authorization.type.deleted',
-        target: { type: 'authorization_type', id: name },
-      },
-      call.now,
-    );
+    await record.audit('authorization.type.deleted', {
+      category: 'configuration',
+      target: { type: 'authorization_type', id: name },
+    });
   });
 }
 
@@ -174,7 +154,7 @@ export async function writeTuples(
 ): Promise<{ written: number; deleted: number }> {
   const writes = ops.writes.map(toTuple);
   const deletes = ops.deletes.map(toTuple);
-  return db.tx(async (tx) => {
+  return inChange(db, call, async (tx, record) => {
     const types = compileRows(await listTypes(tx, call.realmId));
     const errors = modelErrors(types, writes);
     const orgIds = [...new Set(writes.flatMap((t) => (t.orgId ? [t.orgId] : [])))];
@@ -209,21 +189,16 @@ export async function writeTuples(
         subjects.set(`${t.subjectType}:${t.subjectId}`, { type: t.subjectType, id: t.subjectId });
     }
     await authorizationChanged(tx, call.realmId, [...subjects.values()]);
-    await recordAudit(
-      tx,
-      {
-        ...audit(call),
-        type: 'authorization.tuples.written',
-        data: {
-          writes: writes.length,
-          deletes: deletes.length,
-          written,
-          deleted,
-          object_types: [...new Set([...writes, ...deletes].map((t) => t.objectType))],
-        },
+    await record.audit('authorization.tuples.written', {
+      category: 'configuration',
+      data: {
+        writes: writes.length,
+        deletes: deletes.length,
+        written,
+        deleted,
+        object_types: [...new Set([...writes, ...deletes].map((t) => t.objectType))],
       },
-      call.now,
-    );
+    });
     return { written, deleted };
   });
 }
