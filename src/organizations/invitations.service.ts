@@ -9,6 +9,7 @@
 //   pending --sweep-->    expired;    membership removed (membership-expiry.task.ts)
 //
 // A pending invitation past expires_at counts as expired before the sweep records it.
+import { inChange } from '../audit/index.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { cutPage } from '../platform/http/keyset.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -98,7 +99,7 @@ export async function resendInvitation(
   id: string,
   limits: InvitationLimits,
 ): Promise<RequestRow> {
-  return db.tx(async (tx) => {
+  return inChange(db, call, async (tx, record) => {
     const { org, r } = await lockOpenOrgRequest(tx, call, orgId, 'invitation', id);
     if (r.resend_count >= limits.resends) {
       throw new Problem(
@@ -114,7 +115,7 @@ export async function resendInvitation(
       new Date(call.now.getTime() + limits.ttlMs),
       call.now,
     );
-    await auditOrg(tx, call, 'organization.invitation.resent', org.id, {
+    await auditOrg(record, 'organization.invitation.resent', org.id, {
       subject: { type: 'user', id: r.user_id },
       data: { invitation_id: r.id, resend_count: updated.resend_count },
     });
@@ -144,7 +145,7 @@ export async function reassignInvitation(
   userId: string,
   limits: InvitationLimits,
 ): Promise<RequestRow> {
-  return db.tx(async (tx) => {
+  return inChange(db, call, async (tx, record) => {
     const { org, r } = await lockOpenOrgRequest(tx, call, orgId, 'invitation', id);
     if (userId === r.user_id)
       throw problem.validation([
@@ -155,7 +156,7 @@ export async function reassignInvitation(
     await checkAssignableRoles(tx, call, org.id, roleIds, { userId, ceiling: true });
     await closeRequest(tx, call, r, 'reassigned', call.actor.id);
     const next = await invite(tx, call, org, userId, roleIds, r.message, limits.ttlMs);
-    await auditOrg(tx, call, 'organization.invitation.reassigned', org.id, {
+    await auditOrg(record, 'organization.invitation.reassigned', org.id, {
       subject: { type: 'user', id: r.user_id },
       data: { invitation_id: r.id, new_invitation_id: next.id, new_user_id: userId },
     });

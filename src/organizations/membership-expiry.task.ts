@@ -2,7 +2,9 @@
 // expired, and pending invitations (72 h) and join requests (14 days) past theirs end expired
 // with their membership removed (spec doc 2, Organization membership). Membership expiry emits no
 // event (doc 2, Catalog); each change is audited by the system actor.
-import { SYSTEM_ACTOR } from '../audit/audit.types.ts';
+
+import { recorder } from '../audit/index.ts';
+import { systemCall } from '../kernel/call.ts';
 import type { TaskReport } from '../kernel/task.ts';
 import type { Db } from '../platform/db/db.ts';
 import { closeRequest, requestRef } from './membership-requests.ts';
@@ -12,11 +14,8 @@ import type { MembershipRow, OrgCall, RequestRow } from './organizations.types.t
 
 const BATCH = 200;
 
-const systemCall = (realmId: string, now: Date): OrgCall => ({
-  realmId,
-  actor: SYSTEM_ACTOR,
-  correlationId: null,
-  now,
+const sweepCall = (realmId: string, now: Date): OrgCall => ({
+  ...systemCall(realmId, now),
   permissions: new Set(),
   caller: null,
 });
@@ -29,9 +28,9 @@ async function expireMemberships(db: Db, now: Date): Promise<number> {
       [now],
     );
     for (const m of due.rows) {
-      const call = systemCall(m.realm_id, now);
+      const call = sweepCall(m.realm_id, now);
       await endMembership(tx, call, m, { state: 'expired', endedReason: 'expired', unassignEvents: false });
-      await auditOrg(tx, call, 'organization.membership.expired', m.organization_id, {
+      await auditOrg(recorder(tx, call), 'organization.membership.expired', m.organization_id, {
         subject: { type: 'user', id: m.user_id },
         data: { membership_id: m.id, expires_at: new Date(m.expires_at as Date).toISOString() },
       });
@@ -49,13 +48,12 @@ async function expireRequests(db: Db, now: Date): Promise<{ invitations: number;
     );
     let invitations = 0;
     for (const r of due.rows) {
-      const call = systemCall(r.realm_id, now);
+      const call = sweepCall(r.realm_id, now);
       await closeRequest(tx, call, r, 'expired', null);
       const invitation = r.kind === 'invitation';
       if (invitation) invitations++;
       await auditOrg(
-        tx,
-        call,
+        recorder(tx, call),
         invitation ? 'organization.invitation.expired' : 'organization.join_request.expired',
         r.organization_id,
         {

@@ -1,7 +1,9 @@
 // What invitations and join requests share: each keeps a membership waiting (invited or
 // pending_approval) that becomes active when the request is accepted and is removed when it ends
 // any other way. The two kinds differ only in who may act and in what they announce.
+
 import type { AuditType } from '../audit/audit.types.ts';
+import { recorder } from '../audit/index.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';
@@ -14,7 +16,7 @@ import {
 } from './membership-rules.ts';
 import { findLiveMembership, insertMembership, setMembershipState } from './memberships.repo.ts';
 import { membershipView } from './memberships.service.ts';
-import { auditOrg, orgEvent } from './org-records.ts';
+import { auditOrg } from './org-records.ts';
 import type { MembershipView } from './organizations.present.ts';
 import { lockOrganization } from './organizations.repo.ts';
 import type { OrganizationRow, OrgCall, RequestKind, RequestRow } from './organizations.types.ts';
@@ -104,6 +106,7 @@ export async function openRequest(
     alreadyMember: string;
   },
 ): Promise<RequestRow> {
+  const record = recorder(tx, call);
   if (await findLiveMembership(tx, call.realmId, o.orgId, o.userId)) throw problem.conflict(o.alreadyMember);
   const m = await insertMembership(
     tx,
@@ -132,11 +135,11 @@ export async function openRequest(
     call.now,
   );
   if (r.kind === 'invitation') {
-    await orgEvent(tx, call, o.orgId, 'organization.invitation.created', { invitation_id: r.id });
+    await record.event('organization.invitation.created', { invitation_id: r.id }, o.orgId);
   } else {
-    await orgEvent(tx, call, o.orgId, 'organization.join_request.created', { join_request_id: r.id });
+    await record.event('organization.join_request.created', { join_request_id: r.id }, o.orgId);
   }
-  await auditOrg(tx, call, CREATED[o.kind], o.orgId, {
+  await auditOrg(record, CREATED[o.kind], o.orgId, {
     subject: { type: 'user', id: o.userId },
     // Join requests carry no roles until approved, so their audit names none.
     data: {
@@ -185,9 +188,10 @@ export async function endOpenRequest(
     reason?: string | null;
   },
 ): Promise<RequestRow> {
+  const record = recorder(tx, call);
   requireOpen(r, call.now);
   const closed = await closeRequest(tx, call, r, end.outcome, end.decidedBy);
-  await auditOrg(tx, call, end.audit, r.organization_id, {
+  await auditOrg(record, end.audit, r.organization_id, {
     subject: { type: 'user', id: r.user_id },
     reason: end.reason ?? null,
     data: { ...requestRef(r), membership_id: r.membership_id },
@@ -211,6 +215,7 @@ export async function acceptRequest(
     roleIds: readonly string[];
   },
 ): Promise<MembershipView> {
+  const record = recorder(tx, call);
   await decideRequest(tx, call.realmId, r.id, accept.outcome, accept.decidedBy, call.now);
   const m = await setMembershipState(
     tx,
@@ -220,15 +225,15 @@ export async function acceptRequest(
     call.now,
   );
   if (r.kind === 'invitation') {
-    await orgEvent(tx, call, m.organization_id, 'organization.membership.added', {
-      user_id: m.user_id,
-      membership_id: m.id,
-      source: 'invitation',
-    });
+    await record.event(
+      'organization.membership.added',
+      { user_id: m.user_id, membership_id: m.id, source: 'invitation' },
+      m.organization_id,
+    );
   }
   await assignThroughMembership(tx, call, m, accept.roleIds, r.kind);
   await authorizationChanged(tx, call.realmId, [{ type: 'user', id: m.user_id }]);
-  await auditOrg(tx, call, accept.audit, m.organization_id, {
+  await auditOrg(record, accept.audit, m.organization_id, {
     subject: { type: 'user', id: m.user_id },
     data: { ...requestRef(r), membership_id: m.id, role_ids: accept.roleIds },
   });

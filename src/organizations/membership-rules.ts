@@ -2,6 +2,7 @@
 // roles may be named, the delegation ceiling, assigning roles through a membership and ending a
 // membership (doc 2, Organization membership: only active memberships count anywhere).
 
+import { recorder } from '../audit/index.ts';
 import { maybeOne, type Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { roleProblem } from '../roles/admin-call.ts';
@@ -18,7 +19,6 @@ import {
   orgRoleIdsOfUser,
   setMembershipState,
 } from './memberships.repo.ts';
-import { orgEvent } from './org-records.ts';
 import { revokeOrganizationGrants } from './organization-revocation.ts';
 import { lockOrganization } from './organizations.repo.ts';
 import type { MembershipRow, OrganizationRow, OrgCall } from './organizations.types.ts';
@@ -141,6 +141,7 @@ export async function assignThroughMembership(
   source: string,
   reason: string | null = null,
 ): Promise<{ roleId: string; assignmentId: string }[]> {
+  const record = recorder(tx, call);
   const out: { roleId: string; assignmentId: string }[] = [];
   for (const roleId of roleIds) {
     const assignmentId = await insertMembershipAssignment(
@@ -151,11 +152,11 @@ export async function assignThroughMembership(
     );
     // Held already: nothing is assigned, so nothing is announced.
     if (assignmentId === null) continue;
-    await orgEvent(tx, call, m.organization_id, 'authorization.role.assigned', {
-      subject_id: m.user_id,
-      role_id: roleId,
-      assignment_id: assignmentId,
-    });
+    await record.event(
+      'authorization.role.assigned',
+      { subject_id: m.user_id, role_id: roleId, assignment_id: assignmentId },
+      m.organization_id,
+    );
     out.push({ roleId, assignmentId });
   }
   return out;
@@ -176,13 +177,11 @@ export async function dropOrgHoldings(
   userId: string,
   unassignEvents: boolean,
 ): Promise<void> {
+  const record = recorder(tx, call);
   const removed = await deleteOrgAssignmentsOfUser(tx, call.realmId, orgId, userId);
   if (unassignEvents) {
     for (const a of removed) {
-      await orgEvent(tx, call, orgId, 'authorization.role.unassigned', {
-        subject_id: userId,
-        role_id: a.role_id,
-      });
+      await record.event('authorization.role.unassigned', { subject_id: userId, role_id: a.role_id }, orgId);
     }
   }
   await leaveOrgGroups(tx, call.realmId, orgId, userId);

@@ -9,6 +9,7 @@
 // Invitations and join requests move invited and pending_approval (membership-requests.service.ts);
 // the worker sweep moves active to expired (membership-expiry.task.ts).
 
+import { inChange, recorder } from '../audit/index.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { cutPage } from '../platform/http/keyset.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -41,7 +42,7 @@ import {
   membershipRoles,
   setMembershipState,
 } from './memberships.repo.ts';
-import { auditOrg, orgEvent } from './org-records.ts';
+import { auditOrg } from './org-records.ts';
 import type { AddMemberInput } from './organizations.decode.ts';
 import type { MembershipView } from './organizations.present.ts';
 import { findOrganization } from './organizations.repo.ts';
@@ -103,7 +104,7 @@ export async function addMember(
   orgId: string,
   input: AddMemberInput,
 ): Promise<MembershipView> {
-  return db.tx(async (tx) => {
+  return inChange(db, call, async (tx, record) => {
     const org = await requireOrganization(tx, call, orgId);
     requireActive(org);
     await requireUser(tx, call.realmId, input.userId, 'user_id');
@@ -129,14 +130,14 @@ export async function addMember(
       },
       call.now,
     );
-    await orgEvent(tx, call, org.id, 'organization.membership.added', {
-      user_id: m.user_id,
-      membership_id: m.id,
-      source: 'admin',
-    });
+    await record.event(
+      'organization.membership.added',
+      { user_id: m.user_id, membership_id: m.id, source: 'admin' },
+      org.id,
+    );
     await assignThroughMembership(tx, call, m, roleIds, 'admin');
     await authorizationChanged(tx, call.realmId, [{ type: 'user', id: m.user_id }]);
-    await auditOrg(tx, call, 'organization.membership.added', org.id, {
+    await auditOrg(record, 'organization.membership.added', org.id, {
       subject: { type: 'user', id: m.user_id },
       data: { membership_id: m.id, source: 'admin', role_ids: roleIds },
     });
@@ -155,7 +156,7 @@ const pastExpiry = (m: MembershipRow, now: Date): boolean =>
  */
 async function expireInstead(tx: Tx, call: OrgCall, m: MembershipRow): Promise<void> {
   await endMembership(tx, call, m, { state: 'expired', endedReason: 'expired', unassignEvents: false });
-  await auditOrg(tx, call, 'organization.membership.expired', m.organization_id, {
+  await auditOrg(recorder(tx, call), 'organization.membership.expired', m.organization_id, {
     subject: { type: 'user', id: m.user_id },
     data: { membership_id: m.id, expires_at: new Date(m.expires_at as Date).toISOString() },
   });
@@ -169,7 +170,7 @@ export async function changeMember(
   change: MemberChange,
   reason: string | null,
 ): Promise<MembershipView> {
-  const outcome = await db.tx(async (tx): Promise<MembershipView | 'expired'> => {
+  const outcome = await inChange(db, call, async (tx, record): Promise<MembershipView | 'expired'> => {
     const org = await requireOrganization(tx, call, orgId);
     requireChangeable(org);
     const m = await lockMembership(tx, call.realmId, org.id, membershipId);
@@ -214,16 +215,15 @@ export async function changeMember(
     };
     // A membership that never became active ends with its request: no membership event.
     const wasMember = m.state === 'active' || m.state === 'suspended';
-    if (change === 'suspend') await orgEvent(tx, call, org.id, 'organization.membership.suspended', data);
-    else if (change === 'reactivate')
-      await orgEvent(tx, call, org.id, 'organization.membership.reactivated', data);
-    else if (wasMember) await orgEvent(tx, call, org.id, 'organization.membership.removed', data);
+    if (change === 'suspend') await record.event('organization.membership.suspended', data, org.id);
+    else if (change === 'reactivate') await record.event('organization.membership.reactivated', data, org.id);
+    else if (wasMember) await record.event('organization.membership.removed', data, org.id);
     const audit = {
       suspend: 'organization.membership.suspended',
       reactivate: 'organization.membership.reactivated',
       remove: 'organization.membership.removed',
     } as const;
-    await auditOrg(tx, call, audit[change], org.id, {
+    await auditOrg(record, audit[change], org.id, {
       subject: { type: 'user', id: m.user_id },
       reason,
       data: { membership_id: m.id, from: m.state, state: updated.state },
@@ -249,7 +249,7 @@ export async function transferOwnership(
   orgId: string,
   input: { userId: string; reason?: string },
 ): Promise<{ created: boolean; body: Record<string, string> }> {
-  return db.tx(async (tx) => {
+  return inChange(db, call, async (tx, record) => {
     const org = await requireOrganization(tx, call, orgId);
     requireActive(org);
     const m = await findLiveMembership(tx, call.realmId, org.id, input.userId);
@@ -277,7 +277,7 @@ export async function transferOwnership(
     const assignmentId = assigned?.assignmentId as string;
     const transferId = newId('otr', call.now.getTime());
     await authorizationChanged(tx, call.realmId, [{ type: 'user', id: m.user_id }]);
-    await auditOrg(tx, call, 'organization.ownership.transferred', org.id, {
+    await auditOrg(record, 'organization.ownership.transferred', org.id, {
       subject: { type: 'user', id: m.user_id },
       reason: input.reason ?? null,
       data: { transfer_id: transferId, membership_id: m.id, role_id: roleId, assignment_id: assignmentId },

@@ -10,7 +10,9 @@
 //
 // Anything else is a conflict. Tokens naming a non-active organization are already inactive at
 // introspection; revoking the grants also stops refresh.
+
 import type { AuditType } from '../audit/audit.types.ts';
+import { inChange } from '../audit/index.ts';
 import { addEvent } from '../events/index.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
@@ -19,7 +21,7 @@ import { eraseJobResults, findLiveDeletionJob, queueDeletionJob } from './deleti
 import { decideRequest, lockPendingRequestsOfOrg } from './membership-requests.repo.ts';
 import { requireOrganization } from './membership-rules.ts';
 import { activeMemberIds, setMembershipState } from './memberships.repo.ts';
-import { auditOrg, orgEvent } from './org-records.ts';
+import { auditOrg } from './org-records.ts';
 import { revokeOrganizationGrants } from './organization-revocation.ts';
 import type { OrganizationView } from './organizations.present.ts';
 import {
@@ -59,7 +61,7 @@ export async function changeOrganizationState(
   reason: string | null,
 ): Promise<OrganizationView> {
   const rule = TRANSITIONS[change];
-  return db.tx(async (tx) => {
+  return inChange(db, call, async (tx, record) => {
     const org = await requireOrganization(tx, call, orgId);
     if (!rule.from.includes(org.state))
       throw problem.conflict(`cannot ${change} an organization that is ${org.state}`);
@@ -69,14 +71,14 @@ export async function changeOrganizationState(
         ? null
         : await revokeOrganizationGrants(tx, call.realmId, org.id, `organization_${rule.to}`, call.now);
     await membersChanged(tx, call, org.id);
-    await auditOrg(tx, call, rule.audit, org.id, {
+    await auditOrg(record, rule.audit, org.id, {
       reason,
       data: { from: org.state, state: rule.to, ...(revoked ? { grants_revoked: revoked.grants } : {}) },
     });
     const data = { organization_id: org.id, state: rule.to };
-    if (change === 'suspend') await orgEvent(tx, call, org.id, 'organization.suspended', data);
-    else if (change === 'reactivate') await orgEvent(tx, call, org.id, 'organization.reactivated', data);
-    else await orgEvent(tx, call, org.id, 'organization.archived', data);
+    if (change === 'suspend') await record.event('organization.suspended', data, org.id);
+    else if (change === 'reactivate') await record.event('organization.reactivated', data, org.id);
+    else await record.event('organization.archived', data, org.id);
     return viewOf(tx, call.realmId, updated);
   });
 }
@@ -91,7 +93,7 @@ export async function deleteOrganization(
   call: OrgCall,
   orgId: string,
 ): Promise<{ state: 'deleting'; job_id: string }> {
-  return db.tx(async (tx) => {
+  return inChange(db, call, async (tx, record) => {
     const org = await requireOrganization(tx, call, orgId);
     if (org.state === 'deleting' && (await findLiveDeletionJob(tx, call.realmId, org.id)))
       throw problem.conflict('a deletion job for the organization is queued or running');
@@ -142,7 +144,7 @@ export async function deleteOrganization(
       call.realmId,
       principals.map((id) => ({ type: 'service_principal' as const, id })),
     );
-    await auditOrg(tx, call, 'organization.deleted', org.id, {
+    await auditOrg(record, 'organization.deleted', org.id, {
       data: {
         from: org.state,
         job_id: jobId,
@@ -152,7 +154,7 @@ export async function deleteOrganization(
         projects_suspended: projects,
       },
     });
-    await orgEvent(tx, call, org.id, 'organization.deleted', { organization_id: org.id });
+    await record.event('organization.deleted', { organization_id: org.id }, org.id);
     return { state: 'deleting', job_id: jobId };
   });
 }

@@ -2,6 +2,7 @@
 // service does" 1; doc 2, export record "organization"). Each change writes its row, its audit
 // record and its outbox event in one transaction.
 
+import { inChange } from '../audit/index.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { cutPage } from '../platform/http/keyset.ts';
@@ -16,7 +17,7 @@ import {
   requireUser,
 } from './membership-rules.ts';
 import { insertMembership } from './memberships.repo.ts';
-import { auditOrg, orgEvent } from './org-records.ts';
+import { auditOrg } from './org-records.ts';
 import type { CreateOrganizationInput, PatchOrganizationInput } from './organizations.decode.ts';
 import type { OrganizationView } from './organizations.present.ts';
 import {
@@ -91,7 +92,7 @@ export async function createOrganization(
   // The creator relation: the named owner, else the calling user (a service principal has none).
   const ownerId = input.ownerUserId ?? (call.actor.type === 'user' ? call.actor.id : null);
   return uniqueOr409(() =>
-    db.tx(async (tx) => {
+    inChange(db, call, async (tx, record) => {
       if (input.ownerUserId !== undefined)
         await requireUser(tx, call.realmId, input.ownerUserId, 'owner_user_id', true);
       await requireUnique(tx, call.realmId, { slug: input.slug, externalId: input.externalId ?? null });
@@ -111,10 +112,10 @@ export async function createOrganization(
         },
         call.now,
       );
-      await auditOrg(tx, call, 'organization.created', org.id, {
+      await auditOrg(record, 'organization.created', org.id, {
         data: { slug: org.slug, owner_user_id: ownerId },
       });
-      await orgEvent(tx, call, org.id, 'organization.created', { organization_id: org.id, slug: org.slug });
+      await record.event('organization.created', { organization_id: org.id, slug: org.slug }, org.id);
       if (ownerId !== null) {
         const m = await insertMembership(
           tx,
@@ -122,13 +123,13 @@ export async function createOrganization(
           { orgId: org.id, userId: ownerId, state: 'active', source: 'creator' },
           call.now,
         );
-        await orgEvent(tx, call, org.id, 'organization.membership.added', {
-          user_id: ownerId,
-          membership_id: m.id,
-          source: 'creator',
-        });
+        await record.event(
+          'organization.membership.added',
+          { user_id: ownerId, membership_id: m.id, source: 'creator' },
+          org.id,
+        );
         await assignThroughMembership(tx, call, m, [await ownerRoleId(tx, call.realmId)], 'creator');
-        await auditOrg(tx, call, 'organization.membership.added', org.id, {
+        await auditOrg(record, 'organization.membership.added', org.id, {
           subject: { type: 'user', id: ownerId },
           data: { membership_id: m.id, source: 'creator', role: 'owner' },
         });
@@ -169,7 +170,7 @@ export async function updateOrganization(
   ifMatch: string | undefined,
 ): Promise<OrganizationView> {
   return uniqueOr409(() =>
-    db.tx(async (tx) => {
+    inChange(db, call, async (tx, record) => {
       const org = await requireOrganization(tx, call, orgId);
       if (!ifMatchHolds(ifMatch, org.version)) throw problem.preconditionFailed();
       requireChangeable(org);
@@ -191,7 +192,7 @@ export async function updateOrganization(
         },
         call.now,
       );
-      await auditOrg(tx, call, 'organization.updated', org.id, {
+      await auditOrg(record, 'organization.updated', org.id, {
         data: { changed: Object.keys(input), version: updated.version },
       });
       // The organization's policy (MFA, SSO) shapes what its members' sign-ins need.
@@ -205,7 +206,7 @@ export async function updateOrganization(
 
 export async function addDomain(db: Db, call: OrgCall, orgId: string, domain: string): Promise<DomainRow> {
   return uniqueOr409(() =>
-    db.tx(async (tx) => {
+    inChange(db, call, async (tx, record) => {
       const org = await requireOrganization(tx, call, orgId);
       requireChangeable(org);
       const taken = await findDomain(tx, call.realmId, domain);
@@ -219,18 +220,18 @@ export async function addDomain(db: Db, call: OrgCall, orgId: string, domain: st
       const row = await insertDomain(tx, call.realmId, org.id, domain, call.now);
       await touchOrganization(tx, call.realmId, org.id, call.now);
       // doc 2, Catalog: domain changes emit no event; the audit record is their trace.
-      await auditOrg(tx, call, 'organization.domain.added', org.id, { data: { domain } });
+      await auditOrg(record, 'organization.domain.added', org.id, { data: { domain } });
       return row;
     }),
   );
 }
 
 export async function removeDomain(db: Db, call: OrgCall, orgId: string, domain: string): Promise<void> {
-  await db.tx(async (tx) => {
+  await inChange(db, call, async (tx, record) => {
     const org = await requireOrganization(tx, call, orgId);
     requireChangeable(org);
     if (!(await deleteDomain(tx, call.realmId, org.id, domain))) throw problem.notFound('no such domain');
     await touchOrganization(tx, call.realmId, org.id, call.now);
-    await auditOrg(tx, call, 'organization.domain.removed', org.id, { data: { domain } });
+    await auditOrg(record, 'organization.domain.removed', org.id, { data: { domain } });
   });
 }

@@ -1,7 +1,7 @@
 // Rows and call context of the organizations context (spec doc 1, "What the service does" 1;
 // doc 2, export records "organization" and "membership", Organization membership).
 
-import type { Actor } from '../audit/audit.types.ts';
+import type { Call } from '../kernel/call.ts';
 import type { Delegator } from '../roles/delegator.ts';
 
 export type OrganizationState = 'active' | 'suspended' | 'archived' | 'deleting' | 'deleted';
@@ -126,12 +126,8 @@ export interface RequestRow {
   created_at: Date;
 }
 
-/** Who asks, in which realm, and when; every use case of this context takes one. */
-export interface OrgCall {
-  realmId: string;
-  actor: Actor;
-  correlationId: string | null;
-  now: Date;
+/** The kernel Call with what this context's rules read of the caller; every use case takes one. */
+export interface OrgCall extends Call {
   /** What the caller may do at realm scope and inside the route's organization. */
   permissions: ReadonlySet<string>;
   /** The authenticated caller, whose live holdings set the delegation ceiling; null for the worker. */
