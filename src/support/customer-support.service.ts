@@ -1,6 +1,6 @@
 // Support access from the customer's side (docs/support-access.md): ending a grant on one's own
 // account, and the opt-out the realm policy may allow (impersonation.allow_customer_opt_out).
-import { recordAudit } from '../audit/index.ts';
+import { recorder } from '../audit/index.ts';
 import { problem } from '../platform/http/problem.ts';
 import { lockSupportGrant, setPreference } from '../support-grants/index.ts';
 import { endSupportGrants } from '../support-grants/support-end.ts';
@@ -60,19 +60,11 @@ export async function setSupportAccess(
           call.now,
           call.correlationId,
         );
-    await recordAudit(
-      tx,
-      {
-        realmId: call.realmId,
-        type: 'support.access.preference_set',
-        category: 'security',
-        actor,
-        subject: actor,
-        correlationId: call.correlationId,
-        data: { allowed, grants_revoked: ended.length },
-      },
-      call.now,
-    );
+    await recorder(tx, { ...call, actor }).audit('support.access.preference_set', {
+      category: 'security',
+      subject: actor,
+      data: { allowed, grants_revoked: ended.length },
+    });
     return { allowed, grants_revoked: ended.length };
   });
 }

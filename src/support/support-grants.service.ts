@@ -3,9 +3,9 @@
 // a refusal commits its own audit record (signal impersonation_denied) before the 403 leaves.
 
 import type { Actor } from '../audit/audit.types.ts';
-import { recordAudit } from '../audit/index.ts';
+import { inChange } from '../audit/index.ts';
 import { findClient } from '../clients/index.ts';
-import { addEvent } from '../events/index.ts';
+import type { Call } from '../kernel/call.ts';
 import { TOKEN_EXCHANGE } from '../oauth/grants/token-exchange.grant.ts';
 import { userMayActIn } from '../oauth/org-context.ts';
 import { maybeOne, type Tx } from '../platform/db/db.ts';
@@ -28,14 +28,12 @@ import { impersonationSettings } from './support-policy.ts';
 import { revokeLockedGrant } from './support-revoke.ts';
 
 /** Who acts, for whom the answer is shaped, and when. */
-export interface SupportCall {
-  realmId: string;
+export interface SupportCall extends Call {
   realmName: string;
   actor: Actor & { id: string };
   /** Holds support.impersonate: sees and ends every grant, not only their own. */
   supportStaff: boolean;
   correlationId: string;
-  now: Date;
 }
 
 const PRIVILEGED_ROLE_NAMES = new Set<string>(
@@ -144,7 +142,7 @@ export async function createSupportGrant(
 ): Promise<CreatedGrant> {
   const ttlMs = input.ttlSeconds * 1000;
   const handoffTtlMs = Math.min(app.config.impersonation.handoffTtlMs, ttlMs);
-  const outcome = await app.db.tx(async (tx) => {
+  const outcome = await inChange(app.db, call, async (tx, record) => {
     const settings = await impersonationSettings(tx, call.realmId);
     if (settings.approval !== 'none') {
       throw new Problem(
@@ -181,24 +179,16 @@ export async function createSupportGrant(
                 ? 'opted_out'
                 : null;
     if (denial) {
-      await recordAudit(
-        tx,
-        {
-          realmId: call.realmId,
-          type: 'support.grant.denied',
-          category: 'security',
-          outcome: 'failure',
-          actor: call.actor,
-          subject: { type: 'user', id: input.userId },
-          target: { type: 'resource', id: resource.id },
-          ...(input.organizationId ? { orgId: input.organizationId } : {}),
-          correlationId: call.correlationId,
-          signal: 'impersonation_denied',
-          reason: denial,
-          data: { client_id: input.clientId, resource: resource.audience },
-        },
-        call.now,
-      );
+      await record.audit('support.grant.denied', {
+        category: 'security',
+        outcome: 'failure',
+        subject: { type: 'user', id: input.userId },
+        target: { type: 'resource', id: resource.id },
+        orgId: input.organizationId,
+        signal: 'impersonation_denied',
+        reason: denial,
+        data: { client_id: input.clientId, resource: resource.audience },
+      });
       return { kind: 'denied', denial } as const;
     }
 
@@ -236,43 +226,32 @@ export async function createSupportGrant(
       },
       call.now,
     );
-    await recordAudit(
-      tx,
-      {
-        realmId: call.realmId,
-        type: 'support.grant.created',
-        category: 'security',
-        actor: call.actor,
-        subject: { type: 'user', id: input.userId },
-        target: { type: 'support_grant', id },
-        orgId,
-        correlationId: call.correlationId,
-        signal: 'impersonation_activity',
-        reason: input.reason,
-        data: {
-          client_id: input.clientId,
-          resource: resource.audience,
-          scopes: input.scopes,
-          write: input.write,
-          expires_at: expiresAt.toISOString(),
-        },
-      },
-      call.now,
-    );
-    // The started event is also the customer notification (notify_customer): no mail is sent yet.
-    await addEvent(tx, {
-      realmId: call.realmId,
-      type: 'support.impersonation.started',
-      occurredAt: call.now,
+    await record.audit('support.grant.created', {
+      category: 'security',
+      subject: { type: 'user', id: input.userId },
+      target: { type: 'support_grant', id },
       orgId,
-      correlationId: call.correlationId,
+      signal: 'impersonation_activity',
+      reason: input.reason,
       data: {
+        client_id: input.clientId,
+        resource: resource.audience,
+        scopes: input.scopes,
+        write: input.write,
+        expires_at: expiresAt.toISOString(),
+      },
+    });
+    // The started event is also the customer notification (notify_customer): no mail is sent yet.
+    await record.event(
+      'support.impersonation.started',
+      {
         grant_id: id,
         actor_user_id: call.actor.id,
         target_user_id: input.userId,
         expires_at: expiresAt.toISOString(),
       },
-    });
+      orgId,
+    );
     const grant = await findSupportGrant(tx, call.realmId, id);
     if (!grant) throw new Error('support grant vanished inside its own transaction');
     return { kind: 'created', grant, handoffCode: handoff.code } as const;

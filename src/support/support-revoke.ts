@@ -2,7 +2,7 @@
 // event), a grant already ended is a conflict, and the revocation is audited.
 
 import type { Actor } from '../audit/audit.types.ts';
-import { recordAudit } from '../audit/index.ts';
+import { recorder } from '../audit/index.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { findSupportGrant } from '../support-grants/index.ts';
@@ -31,21 +31,13 @@ export async function revokeLockedGrant(
     call.correlationId,
   );
   if (ended.length === 0) throw problem.conflict('the support grant has already ended');
-  await recordAudit(
-    tx,
-    {
-      realmId: call.realmId,
-      type: 'support.grant.revoked',
-      category: 'security',
-      actor: end.actor,
-      subject: end.subject,
-      target: { type: 'support_grant', id: g.id },
-      ...(g.organization_id ? { orgId: g.organization_id } : {}),
-      correlationId: call.correlationId,
-      reason: end.reason,
-      ...(end.data ? { data: end.data } : {}),
-    },
-    call.now,
-  );
+  await recorder(tx, { ...call, actor: end.actor }).audit('support.grant.revoked', {
+    category: 'security',
+    subject: end.subject,
+    target: { type: 'support_grant', id: g.id },
+    orgId: g.organization_id,
+    reason: end.reason,
+    ...(end.data ? { data: end.data } : {}),
+  });
   return (await findSupportGrant(tx, call.realmId, g.id)) ?? g;
 }
