@@ -59,3 +59,11 @@ async function openFileDatabase(): Promise<Db> {
   await migrate(db);
   return db;
 }
+
+/**
+ * node:test `skip` for race tests: PGlite runs one transaction at a time, so the interleaving a
+ * race test provokes cannot happen there and the test could not fail. They run on PostgreSQL.
+ */
+export const RACE_NEEDS_POSTGRES: string | false = TEST_DATABASE_URL
+  ? false
+  : 'PGlite runs one transaction at a time, so this race cannot happen on it; runs with PROUDAUTH_TEST_DATABASE_URL';

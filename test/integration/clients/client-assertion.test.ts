@@ -9,6 +9,7 @@ import { authenticateClient } from '../../../src/clients/client-auth.ts';
 import { JWT_BEARER_ASSERTION } from '../../../src/clients/client-auth-request.ts';
 import { OAuthError, oauthErrorBody } from '../../../src/kernel/oauth-error.ts';
 import { startHarness } from '../../harness/harness.ts';
+import { RACE_NEEDS_POSTGRES } from '../../harness/test-db.ts';
 
 type Key = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
@@ -100,7 +101,9 @@ describe('clients › private_key_jwt', () => {
     assert.equal((await auth(await sign({ aud: issuer }), { client_id: 'jwt-app' })).client.id, client.id);
   });
 
-  test('case=two concurrent uses of one assertion: exactly one wins', async (t) => {
+  test('case=two concurrent uses of one assertion: exactly one wins', {
+    skip: RACE_NEEDS_POSTGRES,
+  }, async (t) => {
     const { sign, auth } = await setup(t);
     const a = await sign();
     const results = await Promise.allSettled([auth(a), auth(a), auth(a)]);

@@ -12,9 +12,12 @@ import {
   signinSetup,
   txRow,
 } from '../../harness/signin-kit.ts';
+import { RACE_NEEDS_POSTGRES } from '../../harness/test-db.ts';
 
 describe('sign-in › races on one transaction', () => {
-  test('case=two parallel correct passwords complete the transaction once/mode=headless', async (t) => {
+  test('case=two parallel correct passwords complete the transaction once/mode=headless', {
+    skip: RACE_NEEDS_POSTGRES,
+  }, async (t) => {
     const { h, realm } = await signinSetup(t);
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     await tx.step('identify', { identifier: 'alice@example.com' });
@@ -28,7 +31,9 @@ describe('sign-in › races on one transaction', () => {
     assert.deepEqual([s.codes, s.sessions, s.signedIn], [1, 1, 1]);
   });
 
-  test('case=parallel wrong passwords never spend more than the budget/mode=headless', async (t) => {
+  test('case=parallel wrong passwords never spend more than the budget/mode=headless', {
+    skip: RACE_NEEDS_POSTGRES,
+  }, async (t) => {
     const { h, realm } = await signinSetup(t);
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     await tx.step('identify', { identifier: 'alice@example.com' });

@@ -19,6 +19,7 @@ import {
   userRow,
   wrongTotpCode,
 } from '../../harness/signin-kit.ts';
+import { RACE_NEEDS_POSTGRES } from '../../harness/test-db.ts';
 
 const setup = (t: TestContext) => signinSetup(t, { clock: movableClock() });
 
@@ -141,7 +142,9 @@ describe('sign-in › TOTP', () => {
     assert.equal(repeat.status, 409, 'a completed transaction takes no more steps');
   });
 
-  test('case=two transactions racing with one TOTP code: exactly one completes/mode=headless', async (t) => {
+  test('case=two transactions racing with one TOTP code: exactly one completes/mode=headless', {
+    skip: RACE_NEEDS_POSTGRES,
+  }, async (t) => {
     const { h, realm, clock } = await setup(t);
     const { secret } = await enrollTotp(h, realm, 'web-app', 'alice@example.com', clock);
     nextTotpStep(clock);
@@ -211,7 +214,9 @@ describe('sign-in › recovery codes', () => {
 });
 
 describe('sign-in › recovery code races', () => {
-  test('case=two transactions racing with one recovery code: exactly one completes/mode=headless', async (t) => {
+  test('case=two transactions racing with one recovery code: exactly one completes/mode=headless', {
+    skip: RACE_NEEDS_POSTGRES,
+  }, async (t) => {
     const { h, realm, clock } = await setup(t);
     const { recoveryCodes } = await enrollTotp(h, realm, 'web-app', 'alice@example.com', clock);
     const a = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');

@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import type { Task } from '../../../src/kernel/task.ts';
 import { Scheduler, takeLease } from '../../../src/main/worker/scheduler.ts';
 import { createLogger } from '../../../src/platform/log.ts';
-import { fileDatabase } from '../../harness/test-db.ts';
+import { fileDatabase, RACE_NEEDS_POSTGRES } from '../../harness/test-db.ts';
 import { MINUTE, SECOND, TestClock } from '../keys/key-helpers.ts';
 
 type Outcome = 'success' | 'failure' | 'skipped';
@@ -42,7 +42,9 @@ async function twoWorkers() {
 }
 
 describe('worker › scheduler leases', () => {
-  test('case=of two workers only one runs a task in each interval', async () => {
+  test('case=of two workers only one runs a task in each interval', {
+    skip: RACE_NEEDS_POSTGRES,
+  }, async () => {
     const { clock, outcomes, make } = await twoWorkers();
     const { runs, task } = countingTask();
     // Both schedulers run the same task definition (same name), as two processes would.
