@@ -1,5 +1,5 @@
-// Shared pieces of the sign-in integration tests: a clock tests can move, independent TOTP codes
-// (oathtool when installed), a browser driver for the authorize endpoint and the cookie binding,
+// Shared pieces of the sign-in integration tests: a clock tests can move, the TOTP codes an
+// authenticator app would show (oathtool when installed), a browser driver for the authorize endpoint and the cookie binding,
 // and row readers for the "nothing changed" checks.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -92,7 +92,11 @@ export async function signinSetup<const O extends SigninSetupOptions = Record<ne
 const oathtoolOnPath = spawnSync('oathtool', ['--version'], { encoding: 'utf8' }).status === 0;
 let warned = false;
 
-/** The TOTP code of a base32 secret at an instant, from oathtool when it is installed. */
+/**
+ * The TOTP code of a base32 secret at an instant, as the user's authenticator app shows it: a
+ * driver of sign-ins, not an oracle. That our codes match an independent implementation is
+ * src/mfa/otp.test.ts, which is skipped, not passed, without oathtool.
+ */
 export function totpCode(secretBase32: string, at: Date): string {
   if (oathtoolOnPath) {
     const seconds = Math.floor(at.getTime() / 1000);
