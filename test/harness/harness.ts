@@ -7,9 +7,9 @@ import { OPERATOR_ACTOR } from '../../src/audit/audit.types.ts';
 import { type ClientRow, insertClient, type NewClient } from '../../src/clients/clients.repo.ts';
 import { type AppContext, createContext } from '../../src/main/context.ts';
 import { buildInternalApp, buildPublicApp } from '../../src/main/http-server.ts';
-import type { Clock } from '../../src/platform/clock.ts';
+import { type Clock, systemClock } from '../../src/platform/clock.ts';
 import { loadConfig } from '../../src/platform/config/load.ts';
-import { createLogger } from '../../src/platform/log.ts';
+import { createLogger, type Logger } from '../../src/platform/log.ts';
 import { currentPolicy } from '../../src/realms/policy.repo.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
 import { createRealm } from '../../src/setup/realm.service.ts';
@@ -20,8 +20,28 @@ import { fileDatabase } from './test-db.ts';
 /** A fixed test root key: tests must never depend on a key in the environment. */
 export const TEST_ROOT_KEY = Buffer.alloc(32, 7).toString('base64');
 
+/** The clock every harness runs on: the given one (else real time), moved forward on request. */
+export interface HarnessClock extends Clock {
+  advance(ms: number): void;
+}
+
+export function harnessClock(base: Clock = systemClock): HarnessClock {
+  let offset = 0;
+  return {
+    now: () => new Date(base.now().getTime() + offset),
+    advance: (ms) => {
+      offset += ms;
+    },
+  };
+}
+
 export interface Harness {
   ctx: AppContext;
+  /**
+   * The application's clock. Tests that need an old authentication sign in for real and then move
+   * this forward; nothing in the harness writes an authentication time.
+   */
+  clock: HarnessClock;
   publicApp: FastifyInstance;
   internalApp: FastifyInstance;
   publicUrl: string;
@@ -32,7 +52,11 @@ export interface Harness {
   createRealm(name?: string): Promise<RealmRow>;
   createClient(realm: RealmRow, client: NewClient): Promise<ClientRow>;
   createUser(realm: RealmRow, user: Omit<NewUser, 'createdVia'>): Promise<UserRow>;
-  /** Sets realm policy members (a new policy revision), e.g. { interaction: { login_ui_url } }. */
+  /**
+   * Sets realm policy members (a new policy revision), e.g. { interaction: { login_ui_url } }.
+   * Stand-in until the realm policy API exists (configuration as code comes in a later issue): it
+   * writes the revision by SQL, as that API will through its service.
+   */
   setPolicy(realm: RealmRow, patch: Record<string, unknown>): Promise<void>;
 }
 
@@ -40,6 +64,8 @@ export interface HarnessOptions {
   overrides?: Record<string, unknown>;
   clock?: Clock;
   env?: NodeJS.ProcessEnv;
+  /** The application's logger (default silent); tests that read what the service logged pass one. */
+  log?: Logger;
   /** Called with the public app before it listens (tests that need an extra route). */
   beforeListen?: (app: FastifyInstance, ctx: AppContext) => void;
   /**
@@ -77,11 +103,12 @@ export const uniqueRealmName = (): string => `t${randomBytes(5).toString('hex')}
 export async function startHarness(t: TestContext, opts: HarnessOptions = {}): Promise<Harness> {
   const config = testConfig(opts.overrides, opts.env);
   const db = await fileDatabase();
+  const clock = harnessClock(opts.clock);
   const ctx = await createContext(config, {
     db,
     env: opts.env ?? {},
-    log: createLogger('silent'),
-    ...(opts.clock ? { clock: opts.clock } : {}),
+    log: opts.log ?? createLogger('silent'),
+    clock,
   });
   const publicApp = buildPublicApp(ctx);
   opts.beforeListen?.(publicApp, ctx);
@@ -96,6 +123,7 @@ export async function startHarness(t: TestContext, opts: HarnessOptions = {}): P
   if (opts.publicOriginIsListener) ctx.config.server.publicOrigin = publicUrl;
   return {
     ctx,
+    clock,
     publicApp,
     internalApp,
     publicUrl,
@@ -120,6 +148,7 @@ export async function startHarness(t: TestContext, opts: HarnessOptions = {}): P
         OPERATOR_ACTOR,
         ctx.clock.now(),
       ),
+    // The stand-in for the realm policy API (see the interface).
     setPolicy: async (realm, patch) => {
       await ctx.db.tx(async (q) => {
         const current = await currentPolicy(q, realm.id);
