@@ -2,7 +2,8 @@
 // values whole), the result is stored as a new revision, audited as realm.policy.updated.
 
 import type { Actor } from '../audit/audit.types.ts';
-import { recordAudit } from '../audit/index.ts';
+import { inChange } from '../audit/index.ts';
+import { systemCall } from '../kernel/call.ts';
 import type { Db } from '../platform/db/db.ts';
 import { currentPolicy } from './policy.repo.ts';
 
@@ -26,7 +27,7 @@ export async function updatePolicy(
   reason: string,
   now: Date,
 ): Promise<number> {
-  return db.tx(async (tx) => {
+  return inChange(db, systemCall(realmId, now, actor), async (tx, record) => {
     await tx.query('select 1 from realms where id = $1 for update', [realmId]);
     const current = await currentPolicy(tx, realmId);
     const next = mergePolicy(current.document, patch);
@@ -42,20 +43,13 @@ export async function updatePolicy(
       revision,
       now,
     ]);
-    await recordAudit(
-      tx,
-      {
-        realmId,
-        type: 'realm.policy.updated',
-        category: 'configuration',
-        actor,
-        target: { type: 'realm', id: realmId },
-        signal: 'configuration_change',
-        reason,
-        data: { policy_revision: revision, previous_revision: current.revision, members: Object.keys(patch) },
-      },
-      now,
-    );
+    await record.audit('realm.policy.updated', {
+      category: 'configuration',
+      target: { type: 'realm', id: realmId },
+      signal: 'configuration_change',
+      reason,
+      data: { policy_revision: revision, previous_revision: current.revision, members: Object.keys(patch) },
+    });
     return revision;
   });
 }

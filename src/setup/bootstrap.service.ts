@@ -3,8 +3,8 @@
 // reach the MFA session the administration API requires.
 
 import { OPERATOR_ACTOR } from '../audit/audit.types.ts';
-import { recordAudit } from '../audit/index.ts';
-import { addEvent } from '../events/index.ts';
+import { recorder } from '../audit/index.ts';
+import { systemCall } from '../kernel/call.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
@@ -98,25 +98,14 @@ export async function bootstrapAdministrator(
         },
         now,
       );
-      await recordAudit(
-        tx,
-        {
-          realmId,
-          type: 'bootstrap.administrator_created',
-          category: 'security',
-          actor: OPERATOR_ACTOR,
-          subject: { type: 'user', id: user.id },
-          signal: 'bootstrap',
-          data: { role: BUILTIN_ROLES.realmAdmin.name, required_actions: ['configure_totp'] },
-        },
-        now,
-      );
-      await addEvent(tx, {
-        realmId,
-        type: 'user.created',
-        occurredAt: now,
-        data: { user_id: user.id, created_via: 'bootstrap' },
+      const record = recorder(tx, systemCall(realmId, now, OPERATOR_ACTOR));
+      await record.audit('bootstrap.administrator_created', {
+        category: 'security',
+        subject: { type: 'user', id: user.id },
+        signal: 'bootstrap',
+        data: { role: BUILTIN_ROLES.realmAdmin.name, required_actions: ['configure_totp'] },
       });
+      await record.event('user.created', { user_id: user.id, created_via: 'bootstrap' });
       return { realm, realmCreated: existing === null, userId: user.id };
     });
   } catch (e) {

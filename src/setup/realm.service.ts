@@ -2,8 +2,9 @@
 // client, audited, in one transaction.
 
 import type { Actor } from '../audit/audit.types.ts';
-import { recordAudit } from '../audit/index.ts';
+import { recorder } from '../audit/index.ts';
 import { insertBuiltinClients } from '../clients/builtin-clients.ts';
+import { systemCall } from '../kernel/call.ts';
 import { generateKeyMaterial, type KeyMaterial } from '../keys/signing-key-material.ts';
 import { storeSigningKey } from '../keys/signing-keys.service.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
@@ -78,17 +79,10 @@ export async function createRealmInTx(
   await insertBuiltinRoles(tx, realm.id, now);
   const cliClient = await insertBuiltinClients(tx, realm.id, now);
   await storeSigningKey(tx, keyring, realm.id, key, 'active', actor, now);
-  await recordAudit(
-    tx,
-    {
-      realmId: realm.id,
-      type: 'realm.created',
-      category: 'configuration',
-      actor,
-      target: { type: 'realm', id: realm.id },
-      data: { realm_id: realm.id, policy_revision: 1, builtin_client_id: cliClient },
-    },
-    now,
-  );
+  await recorder(tx, systemCall(realm.id, now, actor)).audit('realm.created', {
+    category: 'configuration',
+    target: { type: 'realm', id: realm.id },
+    data: { realm_id: realm.id, policy_revision: 1, builtin_client_id: cliClient },
+  });
   return realm;
 }
