@@ -4,16 +4,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
-import type { ClientRow } from '../../../src/clients/clients.repo.ts';
 import { revokeAccount, revokeSession } from '../../../src/oauth/grants.repo.ts';
-import type { RealmRow } from '../../../src/realms/realm.repo.ts';
-import type { Harness } from '../../harness/harness.ts';
 import type { JsonResponse } from '../../harness/signin-driver.ts';
 import { type MovableClock, movableClock, signinSetup } from '../../harness/signin-kit.ts';
 import {
   clientSecret,
   codeFlow,
   oauthPost,
+  registerIntrospector,
   seedGrant,
   seedResource,
   seedServiceClient,
@@ -23,13 +21,6 @@ const ORDERS = 'https://orders.example.com';
 const INVENTORY = 'https://inventory.example.com';
 
 type Creds = { clientId: string; secret: string };
-
-async function registerIntrospector(h: Harness, realm: RealmRow, resourceId: string, client: ClientRow) {
-  await h.ctx.db.query(
-    'insert into resource_introspectors (realm_id, resource_id, client_row_id, created_at) values ($1, $2, $3, now())',
-    [realm.id, resourceId, client.id],
-  );
-}
 
 async function setup(
   t: Parameters<typeof signinSetup>[0],

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { decodeJwt } from 'jose';
-import type { ClientRow } from '../../../src/clients/clients.repo.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { userinfoAudience } from '../../../src/resources/builtin-resources.ts';
 import type { Harness } from '../../harness/harness.ts';
@@ -17,6 +16,7 @@ import {
   clientSecret,
   codeFlow,
   oauthPost,
+  registerIntrospector,
   seedGrant,
   seedResource,
   seedServiceClient,
@@ -31,12 +31,6 @@ const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 type Creds = { clientId: string; secret: string };
-
-const registerIntrospector = (h: Harness, realm: RealmRow, resourceId: string, client: ClientRow) =>
-  h.ctx.db.query(
-    'insert into resource_introspectors (realm_id, resource_id, client_row_id, created_at) values ($1, $2, $3, now())',
-    [realm.id, resourceId, client.id],
-  );
 
 async function setup(t: TestContext) {
   const s = await signinSetup(t);
