@@ -49,8 +49,11 @@ test('PKCE: a missing, malformed or wrong verifier is refused and the code stays
   const missing = await oauthPost(h, realm, 'token', base, creds);
   assert.equal(missing.status, 400);
   assert.equal(missing.body.error, 'invalid_request');
-  const short = await oauthPost(h, realm, 'token', { ...base, code_verifier: 'abc' }, creds);
-  assert.equal(short.body.error, 'invalid_request');
+  // RFC 7636 sections 4.1 and 4.6: outside 43..128 unreserved characters it cannot match.
+  for (const bad of ['abc', 'a'.repeat(42), 'a'.repeat(129), `${verifier.slice(1)}+`]) {
+    const malformed = await oauthPost(h, realm, 'token', { ...base, code_verifier: bad }, creds);
+    assert.deepEqual([malformed.status, malformed.body.error], [400, 'invalid_grant'], bad);
+  }
   const wrong = await oauthPost(
     h,
     realm,
