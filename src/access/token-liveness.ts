@@ -26,6 +26,12 @@ export interface TokenFacts {
   resourceId: string | null;
   /** The token came from a token exchange (it has an act claim). */
   exchanged: boolean;
+  /**
+   * With exchanged: the token's grant_client_id, the client of the user's grant the exchange
+   * derives from. That grant must be live as for a user token of that client; without the claim
+   * an exchanged user token has no grant to find and is inactive.
+   */
+  grantClientId?: string | null;
   /** Also load the subject's roles (administration API): realm scope, and rolesOrgId's scope. */
   withRoles?: boolean;
   /** With withRoles: also the roles held inside this organization. */
@@ -199,8 +205,8 @@ select c.state as client_state, c.id as client_row_id,
   s.mfa as session_mfa, s.recovery_restricted as session_restricted,
   extract(epoch from ur.revoked_before)::float8 as revoked_before,
   exists (select 1 from token_revocations t where t.realm_id = $1 and t.jti = $4) as jti_revoked,
-  case when u.id is not null and not $12::boolean then exists (select 1 from oauth_grants g
-     where g.realm_id = $1 and g.user_id = $2 and g.client_id = $3 and g.revoked_at is null
+  case when u.id is not null and $23::text is not null then exists (select 1 from oauth_grants g
+     where g.realm_id = $1 and g.user_id = $2 and g.client_id = $23 and g.revoked_at is null
        and g.org_id is not distinct from $14::text) end as user_grant,
   case when $12::boolean and $22::text is null then exists (select 1 from client_resource_grants x
      where x.realm_id = $1 and x.client_row_id = c.id and x.resource_id = coalesce($7, res.id)) end as exchange_grant,
@@ -290,7 +296,7 @@ left join resources res on res.realm_id = $1 and res.audience = $6
 left join clients cc on cc.realm_id = $1 and cc.client_id = $11
 left join organizations org on org.realm_id = $1 and org.id = $14`;
 
-const PARAMS_PER_CHECK = 22;
+const PARAMS_PER_CHECK = 23;
 
 function paramsOf(f: TokenFacts, now: Date): unknown[] {
   return [
@@ -316,6 +322,9 @@ function paramsOf(f: TokenFacts, now: Date): unknown[] {
     f.rolesOrgIds ?? [],
     f.rolesProjectIds ?? [],
     f.supportGrantId ?? null,
+    // The client whose user grant must be live: the token's own, or after an exchange the one the
+    // subject token was issued to (doc 2, Revocation exposure: an active grant for both kinds).
+    f.exchanged ? (f.grantClientId ?? null) : f.clientId,
   ];
 }
 
@@ -444,6 +453,6 @@ function judgeLiveness(f: TokenFacts, r: LivenessRow): Liveness {
   if (f.sessionId !== null && r.session_live !== true) return result('session_inactive');
   if (f.supportGrantId) {
     if (support?.live !== true) return result('grant_inactive');
-  } else if (f.exchanged ? !r.exchange_grant : !r.user_grant) return result('grant_inactive');
+  } else if (!r.user_grant || (f.exchanged && !r.exchange_grant)) return result('grant_inactive');
   return result(null);
 }

@@ -53,6 +53,8 @@ export interface VerifiedAccessToken {
   sessionId: string | null;
   orgId: string | null;
   act: Actor | null;
+  /** grant_client_id: after an exchange, the client of the user's grant it derives from. */
+  grantClientId: string | null;
   /** support_grant_id: the token acts under a support grant (docs/support-access.md). */
   supportGrantId: string | null;
 }
@@ -338,6 +340,8 @@ export function checkAccessTokenClaims(
   if (orgId === undefined) return reject('invalid_claims', 'org_id');
   const act = payload.act === undefined ? null : actorOf(payload.act);
   if (payload.act !== undefined && !act) return reject('invalid_claims', 'act');
+  const grantClientId = optional(payload.grant_client_id, isNonEmptyString);
+  if (grantClientId === undefined) return reject('invalid_claims', 'grant_client_id');
   const supportGrantId = optional(payload.support_grant_id, isNonEmptyString);
   if (supportGrantId === undefined) return reject('invalid_claims', 'support_grant_id');
 
@@ -361,6 +365,7 @@ export function checkAccessTokenClaims(
       sessionId: sid,
       orgId,
       act,
+      grantClientId,
       supportGrantId,
     },
   };

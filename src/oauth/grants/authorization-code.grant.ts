@@ -61,8 +61,6 @@ export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResp
   const redirectUri = requiredParam(g, 'redirect_uri');
   const verifier = param(g, 'code_verifier');
   if (verifier === null) throw oauthError.invalidRequest('code_verifier is required');
-  if (!isCodeVerifier(verifier))
-    throw oauthError.invalidRequest('code_verifier must be 43 to 128 unreserved characters');
   const requested = resourceParam(g);
 
   const outcome = await g.app.db.tx(async (tx) => {
@@ -79,6 +77,10 @@ export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResp
     }
     if (new Date(row.expires_at).getTime() <= g.now.getTime()) return { error: 'code expired' } as const;
     if (row.redirect_uri !== redirectUri) return { error: 'redirect_uri does not match' } as const;
+    // RFC 7636 section 4.6: a verifier of the wrong shape cannot match either, so it is invalid_grant
+    // like a wrong one, judged here so that a replayed code still revokes; the code stays unspent.
+    if (!isCodeVerifier(verifier))
+      return { error: 'code_verifier must be 43 to 128 unreserved characters' } as const;
     if (!verifyS256(verifier, row.code_challenge)) return { error: 'code_verifier does not match' } as const;
 
     const session = await maybeOne<SessionFacts>(
