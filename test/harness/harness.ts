@@ -9,6 +9,7 @@ import { type AppContext, createContext } from '../../src/main/context.ts';
 import { buildInternalApp, buildPublicApp } from '../../src/main/http-server.ts';
 import type { Clock } from '../../src/platform/clock.ts';
 import { loadConfig } from '../../src/platform/config/load.ts';
+import type { Db } from '../../src/platform/db/db.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { currentPolicy } from '../../src/realms/policy.repo.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
@@ -39,6 +40,8 @@ export interface Harness {
 export interface HarnessOptions {
   overrides?: Record<string, unknown>;
   clock?: Clock;
+  /** A database of the test's own (migrated) instead of this file's database. */
+  db?: Db;
   env?: NodeJS.ProcessEnv;
   /** Called with the public app before it listens (tests that need an extra route). */
   beforeListen?: (app: FastifyInstance, ctx: AppContext) => void;
@@ -76,7 +79,7 @@ export const uniqueRealmName = (): string => `t${randomBytes(5).toString('hex')}
 
 export async function startHarness(t: TestContext, opts: HarnessOptions = {}): Promise<Harness> {
   const config = testConfig(opts.overrides, opts.env);
-  const db = await fileDatabase();
+  const db = opts.db ?? (await fileDatabase());
   const ctx = await createContext(config, {
     db,
     env: opts.env ?? {},

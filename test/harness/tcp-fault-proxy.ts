@@ -30,7 +30,6 @@ export class TcpFaultProxy {
   latencyMs = 0;
   private readonly pairs = new Set<[Socket, Socket]>();
   private server: Server | null = null;
-  private refuseTimer: NodeJS.Timeout | null = null;
 
   private readonly target: Target;
   port = 0;
@@ -91,14 +90,15 @@ export class TcpFaultProxy {
     return n;
   }
 
-  /** Resets every open connection and refuses new ones for `ms`, then accepts again on the same port. */
-  async refuseFor(ms: number): Promise<void> {
+  /** Resets every open connection and refuses new ones until resume(). */
+  async refuse(): Promise<void> {
     this.resetAll();
     await this.stopListening();
-    this.refuseTimer = setTimeout(() => {
-      this.refuseTimer = null;
-      void this.listen();
-    }, ms);
+  }
+
+  /** Accepts connections again, on the same port. */
+  async resume(): Promise<void> {
+    if (!this.server) await this.listen();
   }
 
   private stopListening(): Promise<void> {
@@ -108,7 +108,6 @@ export class TcpFaultProxy {
   }
 
   async close(): Promise<void> {
-    if (this.refuseTimer) clearTimeout(this.refuseTimer);
     this.resetAll();
     await this.stopListening();
   }

@@ -1,10 +1,14 @@
 // Bounded load through each hot path of a running `serve`, recording every answer: a success, a
 // 503 in the right form (problem document or OAuth error, with Retry-After), or a violation (a
 // 500, an unexpected status, a connection failure of the server itself, or no answer in time).
+// Authorization codes come from headless sign-ins to completion and are redeemed at the token
+// endpoint; a redemption whose answer was a 503, or whose answer the load drops on purpose (an
+// answer lost on its way back), is retried later by two concurrent requests, as impatient clients
+// would: at most one redemption of a code may ever answer 200.
 import { newVerifier, startBody } from '../../harness/signin-driver.ts';
-import { REDIRECT } from '../../harness/signin-kit.ts';
+import { codeOf, PASSWORD, REDIRECT } from '../../harness/signin-kit.ts';
 import { basic } from '../../harness/token-kit.ts';
-import type { Creds, DrillSeed } from './drill-seed.ts';
+import { CODE_START, type Creds, type DrillSeed } from './drill-seed.ts';
 
 export type OpName =
   | 'admin.read'
@@ -13,7 +17,8 @@ export type OpName =
   | 'introspect'
   | 'me.sessions'
   | 'client_credentials'
-  | 'refresh';
+  | 'refresh'
+  | 'code';
 
 export const OPS: readonly OpName[] = [
   'admin.read',
@@ -23,6 +28,7 @@ export const OPS: readonly OpName[] = [
   'me.sessions',
   'client_credentials',
   'refresh',
+  'code',
 ];
 
 export interface Answer {
@@ -34,6 +40,18 @@ export interface Answer {
 }
 
 const REQUEST_LIMIT_MS = 20_000;
+/** Every LOSE_EVERY-th fresh redemption's answer is dropped, as if lost in transit, and retried. */
+const LOSE_EVERY = 5;
+/** A code whose redemptions keep answering 503 is given up after this many rounds (it stays checked). */
+const REDEEM_ROUNDS = 6;
+
+/** A code whose redemption's outcome the client does not know, to redeem again. */
+interface Unsettled {
+  txId: string;
+  code: string;
+  verifier: string;
+  rounds: number;
+}
 
 interface Sent {
   status: number;
@@ -48,6 +66,14 @@ export class DrillLoad {
   /** Refresh families whose rotation answered 503: the rotation may have committed before the fault. */
   private readonly uncertain = new Set<number>();
   private readonly retired = new Set<number>();
+  private readonly rotating = new Set<number>();
+  private refreshSeq = 0;
+  /** Per sign-in transaction, how many redemptions of its code answered 200 (seen or dropped). */
+  readonly codeGrants = new Map<string, number>();
+  /** Codes redeemed again by two concurrent requests, and how often that happened. */
+  readonly codeRetries = { rounds: 0, answered: 0, alreadyUsed: 0 };
+  private readonly unsettled: Unsettled[] = [];
+  private fresh = 0;
   private running = false;
   private loops: Promise<void>[] = [];
   private next = 0;
@@ -153,14 +179,112 @@ export class DrillLoad {
         return judge(await this.form('token', { grant_type: 'client_credentials' }, s.service), 200, true);
       case 'refresh':
         return this.rotate();
+      case 'code':
+        return this.unsettled.length > 0
+          ? this.redeemAgain(this.unsettled.shift() as Unsettled)
+          : this.signIn();
     }
+  }
+
+  /** A headless sign-in (start, identify, password) to its code, then the code redeemed. */
+  private async signIn(): Promise<Omit<Answer, 'op' | 'at'>> {
+    const s = this.seed;
+    const verifier = newVerifier();
+    const start = await this.api(
+      'POST',
+      '/auth/transactions',
+      '',
+      startBody(s.web.clientId, REDIRECT, verifier, CODE_START),
+    );
+    if (start.status !== 201) return judge(start, 201, false);
+    const txId = String(start.body.transaction_id);
+    const step = (path: string, body: unknown) =>
+      this.send(`/api/v1/realms/${s.realm.name}/auth/transactions/${txId}/${path}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-transaction-token': String(start.body.continuation_token),
+        },
+        body: JSON.stringify(body),
+      });
+    const identified = await step('identify', { identifier: s.email });
+    if (identified.status !== 200) return judge(identified, 200, false);
+    const done = await step('password', { password: PASSWORD });
+    if (done.status !== 200 || done.body.status !== 'completed') return judge(done, 200, false);
+    const code = codeOf(String(done.body.redirect_to));
+    const r = await this.redeem(txId, code, verifier);
+    const lost = r.status === 200 && ++this.fresh % LOSE_EVERY === 0;
+    if (r.status === 503 || lost) this.unsettled.push({ txId, code, verifier, rounds: 0 });
+    return this.grantsOnce(txId) ?? judge(r, 200, true);
+  }
+
+  private async redeem(txId: string, code: string, verifier: string): Promise<Sent> {
+    const r = await this.form(
+      'token',
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier },
+      this.seed.web,
+    );
+    if (r.status === 200) this.codeGrants.set(txId, (this.codeGrants.get(txId) ?? 0) + 1);
+    return r;
+  }
+
+  /** A violation when a code's redemptions answered 200 more than once. */
+  private grantsOnce(txId: string): Omit<Answer, 'op' | 'at'> | null {
+    const n = this.codeGrants.get(txId) ?? 0;
+    return n > 1
+      ? { outcome: 'violation', status: 200, detail: `code of ${txId} redeemed ${n} times` }
+      : null;
+  }
+
+  /**
+   * Redeems an unsettled code again with two concurrent requests: each answers 200 (the earlier
+   * redemption did not commit; at most one of the two), invalid_grant "code already used" (it
+   * did, or the other request won; the replay revokes what the code issued), or 503 again.
+   */
+  private async redeemAgain(u: Unsettled): Promise<Omit<Answer, 'op' | 'at'>> {
+    this.codeRetries.rounds++;
+    const answers = await Promise.all([1, 2].map(() => this.redeem(u.txId, u.code, u.verifier)));
+    const twice = this.grantsOnce(u.txId);
+    if (twice) return twice;
+    const judged = answers.map((r) => {
+      if (
+        r.status === 400 &&
+        r.body.error === 'invalid_grant' &&
+        /already used/.test(String(r.body.error_description))
+      ) {
+        this.codeRetries.alreadyUsed++;
+        return { outcome: 'success', status: 400 } as const;
+      }
+      if (r.status === 200) this.codeRetries.answered++;
+      return judge(r, 200, true);
+    });
+    const violation = judged.find((j) => j.outcome === 'violation');
+    if (violation) return violation;
+    const settled = judged.find((j) => j.outcome === 'success');
+    if (settled) return { ...settled, detail: 'redeemed again' };
+    if (++u.rounds < REDEEM_ROUNDS) this.unsettled.push(u);
+    return judged[0] as Omit<Answer, 'op' | 'at'>;
   }
 
   private async rotate(): Promise<Omit<Answer, 'op' | 'at'>> {
     const s = this.seed;
-    const live = s.refreshTokens.map((_, i) => i).filter((i) => !this.retired.has(i));
-    const family = live[this.next % Math.max(1, live.length)];
-    if (family === undefined) return { outcome: 'success', status: 0, detail: 'every family retired' };
+    // One rotation per family at a time: a client racing itself with one refresh token is reuse
+    // by its own doing, not a fault of the service.
+    const free = s.refreshTokens
+      .map((_, i) => i)
+      .filter((i) => !this.retired.has(i) && !this.rotating.has(i));
+    const family = free[this.refreshSeq++ % Math.max(1, free.length)];
+    if (family === undefined) return { outcome: 'success', status: 0, detail: 'no family free to rotate' };
+    this.rotating.add(family);
+    try {
+      return await this.rotateFamily(family);
+    } finally {
+      this.rotating.delete(family);
+    }
+  }
+
+  private async rotateFamily(family: number): Promise<Omit<Answer, 'op' | 'at'>> {
+    const s = this.seed;
     const token = s.refreshTokens[family] as string;
     const r = await this.form('token', { grant_type: 'refresh_token', refresh_token: token }, s.web);
     if (r.status === 200) {
@@ -185,6 +309,17 @@ export class DrillLoad {
       latest = Math.max(latest, first.at);
     }
     return latest;
+  }
+
+  /** What the code redemptions came to, for the drill report. */
+  codeReport() {
+    return {
+      codes_answered_200: this.codeGrants.size,
+      redeemed_again: this.codeRetries.rounds,
+      again_200: this.codeRetries.answered,
+      again_already_used: this.codeRetries.alreadyUsed,
+      still_unsettled: this.unsettled.length,
+    };
   }
 
   violations(): Answer[] {

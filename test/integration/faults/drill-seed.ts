@@ -1,8 +1,10 @@
 // What the fault drills need in the database before `serve` and `worker` start: a realm with a web
 // client and user, an administrator and an account caller, a service client, an introspector,
-// and refresh-token families. Seeded through the in-process harness on the test file's database.
+// and refresh-token families. Seeded through the in-process harness on the test file's database,
+// or on a database of the drill's own (a private cluster it restarts).
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
+import type { Db } from '../../../src/platform/db/db.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import type { Harness } from '../../harness/harness.ts';
@@ -16,6 +18,8 @@ import {
 } from '../../harness/token-kit.ts';
 
 export const ORDERS = 'https://orders.example.com';
+/** What the web client's sign-ins ask for: refresh tokens and an access token for ORDERS. */
+export const CODE_START = { scope: 'openid orders:read', resource: [ORDERS] };
 
 export type Creds = { clientId: string; secret: string };
 
@@ -23,6 +27,8 @@ export interface DrillSeed {
   h: Harness;
   realm: RealmRow;
   web: Creds;
+  /** The web client's user, who signs in with PASSWORD. */
+  email: string;
   service: Creds;
   introspector: Creds;
   adminToken: string;
@@ -33,8 +39,13 @@ export interface DrillSeed {
   refreshTokens: string[];
 }
 
-export async function seedDrill(t: TestContext, families: number): Promise<DrillSeed> {
-  const { h, realm, client, user } = await signinSetup(t);
+/** `db`: a migrated database of the drill's own; without it, the test file's database. */
+export async function seedDrill(
+  t: TestContext,
+  families: number,
+  opts: { db?: Db } = {},
+): Promise<DrillSeed> {
+  const { h, realm, client, user } = await signinSetup(t, opts.db ? { db: opts.db } : {});
   const web = { clientId: 'web-app', secret: await clientSecret(h, realm, client) };
   const orders = await seedResource(h, realm, { audience: ORDERS, scopes: ['orders:read'] });
   await seedGrant(h, realm, client, orders, { scopes: ['orders:read'] });
@@ -53,9 +64,7 @@ export async function seedDrill(t: TestContext, families: number): Promise<Drill
   const refreshTokens: string[] = [];
   let accessToken = '';
   for (let i = 0; i < families; i++) {
-    const tokens = await codeFlow(h, realm, web, {
-      start: { scope: 'openid orders:read', resource: [ORDERS] },
-    });
+    const tokens = await codeFlow(h, realm, web, { start: CODE_START });
     assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
     refreshTokens.push(tokens.body.refresh_token);
     accessToken = tokens.body.access_token;
@@ -64,6 +73,7 @@ export async function seedDrill(t: TestContext, families: number): Promise<Drill
     h,
     realm,
     web,
+    email: 'alice@example.com',
     service: svc.creds,
     introspector: api.creds,
     adminToken: admin.token,
