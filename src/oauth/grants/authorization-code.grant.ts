@@ -2,14 +2,14 @@
 // single use and bound to the client, redirect URI and PKCE challenge. A replayed code revokes
 // what its first redemption issued (SPEC-DECISIONS 3).
 
-import { isLiveUserState } from '../../access/token-liveness.ts';
 import { recordAudit } from '../../audit/index.ts';
 import { digestToken } from '../../kernel/digest.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { isCodeVerifier, verifyS256 } from '../../kernel/pkce.ts';
 import { maybeOne, type Tx } from '../../platform/db/db.ts';
-import { findLiveGrant, revokeFamily } from '../../sessions/index.ts';
+import { findLiveGrant, liveSessionSql, revokeFamily } from '../../sessions/index.ts';
 import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
+import { mayHoldTokens } from '../../users/account.states.ts';
 import { userMayActIn } from '../org-context.ts';
 import {
   type GrantContext,
@@ -85,14 +85,14 @@ export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResp
 
     const session = await maybeOne<SessionFacts>(
       tx,
-      `select (s.revoked_at is null and s.idle_expires_at > $3 and s.absolute_expires_at > $3) as live,
+      `select (${liveSessionSql('s', '$3')}) as live,
               s.transient, s.remember_me, s.absolute_expires_at, u.state as user_state,
               s.recovery_restricted
          from sessions s join users u on u.realm_id = s.realm_id and u.id = s.user_id
         where s.realm_id = $1 and s.id = $2`,
       [g.realm.id, row.session_id, g.now],
     );
-    if (!session?.live || !isLiveUserState(session.user_state))
+    if (!session?.live || !mayHoldTokens(session.user_state))
       return { error: 'the sign-in has ended' } as const;
     const grant = await findLiveGrant(tx, g.realm.id, row.user_id, row.client_id, row.org_id);
     if (!grant) return { error: 'the grant was revoked' } as const;
