@@ -166,7 +166,7 @@ export class AccessTokenVerifier {
     return { ok: true, signed: { kid, header: verified.protectedHeader, payload } };
   }
 
-  // Verified signatures are kept (BENCH.md: cache what cannot change): a token's bytes and its
+  // Verified signatures are kept (bench/README.md: cache what cannot change): a token's bytes and its
   // key never change, so only the key's presence in the published set is re-checked. Bounded;
   // the oldest entry goes first.
   private remember(key: string, signed: SignedParts): void {

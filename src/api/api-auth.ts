@@ -254,7 +254,7 @@ function authorizeAdmin(app: ApiDeps, caller: ApiCaller, opts: ApiAuthOptions, n
 const hasStandingIn = (caller: ApiCaller): boolean =>
   caller.permissions.has('org.read') || caller.roles.some((r) => r.scope_type === 'organization');
 
-/** SPEC-DECISIONS 13: too old an authentication answers step_up_required with the obligation. */
+/** decision D13: too old an authentication answers step_up_required with the obligation. */
 export function requireRecentAuth(app: ApiDeps, caller: ApiCaller, now: Date): void {
   if (caller.kind === 'service_principal') return;
   const windowMs = app.config.security.recentAuthWindowMs;

@@ -1,6 +1,6 @@
 // grant_type=authorization_code (RFC 6749 section 4.1.3, RFC 7636 section 4.5): the code is
 // single use and bound to the client, redirect URI and PKCE challenge. A replayed code revokes
-// what its first redemption issued (SPEC-DECISIONS 3).
+// what its first redemption issued (decision D3).
 
 import { recordAudit } from '../../audit/index.ts';
 import { digestToken } from '../../kernel/digest.ts';

@@ -1,6 +1,6 @@
 // grant_type=refresh_token (RFC 6749 section 6) with rotation: each use retires the presented
 // token. A retired token presented again, or a token presented by another client, revokes the
-// whole family (SPEC-DECISIONS 4; spec doc 2 event security.refresh_reuse_detected).
+// whole family (decision D4; spec doc 2 event security.refresh_reuse_detected).
 
 import { recordAudit } from '../../audit/index.ts';
 import { addEvent } from '../../events/index.ts';

@@ -1,7 +1,7 @@
 // grant_type=urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693; spec doc 1,
 // Authentication 10): a confidential client trades a user's access token for one to another
 // resource. The result names the user as sub and the calling service as act.sub (nesting any
-// earlier actor, SPEC-DECISIONS 6), keeps session and organization, never outlives the subject
+// earlier actor, decision D6), keeps session and organization, never outlives the subject
 // token, and stays inside the grant's exchange_policy. It names the client of the user's grant
 // behind the subject token (grant_client_id), so revoking that grant ends it too (doc 2,
 // Revocation exposure).
