@@ -1,4 +1,4 @@
-// The decision scenarios' model and inputs (BENCH.md: decision check and check-batch). On top of
+// The decision scenarios' model and inputs (bench/README.md: decision check and check-batch). On top of
 // the seeded realm `bench` (10,000 users, ~2 custom role assignments each): 1,000 organizations
 // with one active membership per user, a two-level composite role chain (doc-admin -> doc-writer
 // -> doc-reader) that the seeded team roles expand into, an organization-scope doc-admin for one

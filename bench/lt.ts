@@ -76,7 +76,7 @@ export interface LtResult {
   timeouts: number;
   /** Responses that were 2xx but not what the scenario expects (login: not `completed`). */
   unexpected: number;
-  /** form with expect=active: answers active / inactive (the sample of bodies BENCH.md asks for). */
+  /** form with expect=active: answers active / inactive (the sample of bodies bench/README.md asks for). */
   active?: number;
   inactive?: number;
   /** form with expect=decision: decisions allowed / denied, and the latency's p95 (client-measured). */

@@ -421,7 +421,7 @@ interface PairRun {
 
 type SpecBody = Omit<Spec, 'base' | 'serverPids' | 'dbPid' | 'label' | 'c' | 'd'>;
 
-/** A scenario our server and the peer both serve; per-core target and ratio target from BENCH.md. */
+/** A scenario our server and the peer both serve; per-core target and ratio target from bench/README.md. */
 interface PairedScenario {
   key: string;
   title: string;
@@ -696,7 +696,7 @@ async function main(): Promise<void> {
       }
       pairRuns.set(sc.key, runs);
     }
-    // BENCH.md: decision latency at a fixed rate of 50% of peak (the c=32 median).
+    // bench/README.md: decision latency at a fixed rate of 50% of peak (the c=32 median).
     const decisionLatency: string[] = [];
     for (const sc of paired.filter((x) => x.key.startsWith('decision'))) {
       const at32 = (pairRuns.get(sc.key) ?? []).filter((j) => j.c === 32).map((j) => j.ours.r.req_s);
@@ -873,7 +873,7 @@ async function main(): Promise<void> {
         );
       } else {
         summary.push(
-          `code flow c=32 median of ${at32.length}: ${f1(rate)} flows/s (${f1(rate / med(at32, (r) => r.r.server_cores))} per server core) vs bare Argon2id verify ${f1(a.rate)}/s (${f1(a.bareBefore.verify_s)} before, ${f1(a.bareAfter.verify_s)} after) = ${f2(rate / a.rate)} (no BENCH.md target; the password step's is >= 0.90); flow p50 ${f1(p50)} ms, p99 ${f1(med(at32, (r) => r.r.lat_p99_ms))} ms (whole flow: 4 requests, 250 ms padding on the password step, queue for the 4 hash slots)`,
+          `code flow c=32 median of ${at32.length}: ${f1(rate)} flows/s (${f1(rate / med(at32, (r) => r.r.server_cores))} per server core) vs bare Argon2id verify ${f1(a.rate)}/s (${f1(a.bareBefore.verify_s)} before, ${f1(a.bareAfter.verify_s)} after) = ${f2(rate / a.rate)} (no bench/README.md target; the password step's is >= 0.90); flow p50 ${f1(p50)} ms, p99 ${f1(med(at32, (r) => r.r.lat_p99_ms))} ms (whole flow: 4 requests, 250 ms padding on the password step, queue for the 4 hash slots)`,
         );
       }
       // Breakdown from the c=32 run with the median rate.

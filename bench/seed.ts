@@ -1,4 +1,4 @@
-// A private PostgreSQL cluster for one benchmark run (BENCH.md protocol 1) and a realistic realm in
+// A private PostgreSQL cluster for one benchmark run (bench/README.md protocol 1) and a realistic realm in
 // it: 10,000 users (email + username, one Argon2id verifier hashed once and shared), ~2 custom role
 // assignments each, 1,000 clients, 100,000 historical sessions. Bulk rows go in with batched
 // `insert ... select from unnest(...)`; the realm itself is created by createRealm.

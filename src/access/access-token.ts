@@ -43,6 +43,11 @@ export interface AccessTokenInput {
   orgId?: string | null;
   cnf?: Confirmation | null;
   act?: Actor | null;
+  /**
+   * After an exchange: the client of the user's grant the subject token came from, so the
+   * exchanged token lives only as long as that grant (docs/decisions.md, Tokens).
+   */
+  grantClientId?: string | null;
   /** Support access: the grant the token acts under (docs/support-access.md). */
   supportGrantId?: string | null;
 }
@@ -63,6 +68,7 @@ export interface AccessTokenClaims {
   sid?: string;
   org_id?: string;
   act?: Actor;
+  grant_client_id?: string;
   cnf?: Confirmation;
   support_grant_id?: string;
 }
@@ -115,6 +121,7 @@ export function accessTokenClaims(input: AccessTokenInput, now: Date): AccessTok
   if (input.sessionId) claims.sid = input.sessionId;
   if (input.orgId) claims.org_id = input.orgId;
   if (input.act) claims.act = input.act;
+  if (input.grantClientId) claims.grant_client_id = input.grantClientId;
   if (input.supportGrantId) claims.support_grant_id = input.supportGrantId;
   if (input.cnf) claims.cnf = confirmation(input.cnf);
   return claims;

@@ -5,8 +5,11 @@
 
 import { type ClientAuthRow, clientAuthJsonOf, clientAuthRowFrom } from '../clients/index.ts';
 import { one, type Queryable } from '../platform/db/db.ts';
+import { namedParams } from '../platform/db/named-params.ts';
 import { effectiveRolesSql, MAX_GROUP_DEPTH, type RoleHolding } from '../roles/effective-roles.ts';
 import { liveMembershipSql } from '../roles/live-membership.ts';
+import { liveSessionSql } from '../sessions/index.ts';
+import { mayHoldTokens } from '../users/account.states.ts';
 
 export type { RoleHolding };
 
@@ -26,6 +29,12 @@ export interface TokenFacts {
   resourceId: string | null;
   /** The token came from a token exchange (it has an act claim). */
   exchanged: boolean;
+  /**
+   * With exchanged: the token's grant_client_id, the client of the user's grant the exchange
+   * derives from. That grant must be live as for a user token of that client; without the claim
+   * an exchanged user token has no grant to find and is inactive.
+   */
+  grantClientId?: string | null;
   /** Also load the subject's roles (administration API): realm scope, and rolesOrgId's scope. */
   withRoles?: boolean;
   /** With withRoles: also the roles held inside this organization. */
@@ -183,95 +192,115 @@ interface LivenessRow {
   support: unknown;
 }
 
-// Users in these states hold no live tokens (doc 1, Account states).
-const LIVE_USER_STATES = new Set(['active', 'recovery_restricted', 'pending_verification']);
-
-/** Whether an account in this state may hold live tokens. */
-export const isLiveUserState = (state: string | null | undefined): boolean =>
-  LIVE_USER_STATES.has(state ?? '');
+// The statement's parameters by name; `$n` is never written by hand.
+const { p, count, values } = namedParams([
+  'realm',
+  'subject',
+  'client',
+  'jti',
+  'session',
+  'audience',
+  'resource',
+  'now',
+  'withRoles',
+  'introspectorRow',
+  'callerClient',
+  'exchanged',
+  'rolesOrg',
+  'org',
+  'rolesProject',
+  'decision',
+  'actions',
+  'resourceTypes',
+  'knownTypesRevision',
+  'rolesOrgs',
+  'rolesProjects',
+  'supportGrant',
+  'grantClient',
+] as const);
 
 // Every lookup is by primary or unique key; subqueries a token cannot need are skipped.
 const SQL = `
 select c.state as client_state, c.id as client_row_id,
   u.state as user_state, u.authz_version as user_authz,
   p.state as principal_state, p.authz_version as principal_authz,
-  (s.user_id = $2 and s.revoked_at is null and s.idle_expires_at > $8 and s.absolute_expires_at > $8) as session_live,
+  (s.user_id = ${p.subject} and ${liveSessionSql('s', p.now)}) as session_live,
   s.mfa as session_mfa, s.recovery_restricted as session_restricted,
   extract(epoch from ur.revoked_before)::float8 as revoked_before,
-  exists (select 1 from token_revocations t where t.realm_id = $1 and t.jti = $4) as jti_revoked,
-  case when u.id is not null and not $12::boolean then exists (select 1 from oauth_grants g
-     where g.realm_id = $1 and g.user_id = $2 and g.client_id = $3 and g.revoked_at is null
-       and g.org_id is not distinct from $14::text) end as user_grant,
-  case when $12::boolean and $22::text is null then exists (select 1 from client_resource_grants x
-     where x.realm_id = $1 and x.client_row_id = c.id and x.resource_id = coalesce($7, res.id)) end as exchange_grant,
+  exists (select 1 from token_revocations t where t.realm_id = ${p.realm} and t.jti = ${p.jti}) as jti_revoked,
+  case when u.id is not null and ${p.grantClient}::text is not null then exists (select 1 from oauth_grants g
+     where g.realm_id = ${p.realm} and g.user_id = ${p.subject} and g.client_id = ${p.grantClient} and g.revoked_at is null
+       and g.org_id is not distinct from ${p.org}::text) end as user_grant,
+  case when ${p.exchanged}::boolean and ${p.supportGrant}::text is null then exists (select 1 from client_resource_grants x
+     where x.realm_id = ${p.realm} and x.client_row_id = c.id and x.resource_id = coalesce(${p.resource}, res.id)) end as exchange_grant,
   res.state as resource_state,
   org.state as org_state,
   case when org.id is not null then (case when u.id is not null
-    then exists (select 1 from memberships m where m.realm_id = $1 and m.organization_id = org.id
-                  and m.user_id = $2 and ${liveMembershipSql('m', '$8')})
+    then exists (select 1 from memberships m where m.realm_id = ${p.realm} and m.organization_id = org.id
+                  and m.user_id = ${p.subject} and ${liveMembershipSql('m', p.now)})
     else (p.allowed_organization_ids is null or org.id = any (p.allowed_organization_ids)) end)
   end as org_member,
-  case when $15::text is not null then (select json_build_object('id', pr.id, 'state', pr.state,
+  case when ${p.rolesProject}::text is not null then (select json_build_object('id', pr.id, 'state', pr.state,
       'owner_organization_id', pr.owner_organization_id)
-    from projects pr where pr.realm_id = $1 and pr.id = $15) end as project,
-  case when cardinality($21::text[]) > 0 then (select json_agg(json_build_object('id', pr.id, 'state', pr.state,
+    from projects pr where pr.realm_id = ${p.realm} and pr.id = ${p.rolesProject}) end as project,
+  case when cardinality(${p.rolesProjects}::text[]) > 0 then (select json_agg(json_build_object('id', pr.id, 'state', pr.state,
       'owner_organization_id', pr.owner_organization_id))
-    from projects pr where pr.realm_id = $1 and pr.id = any ($21::text[])) end as projects,
-  case when coalesce($10, cc.id) is not null then exists (select 1 from resource_introspectors i
-     where i.realm_id = $1 and i.resource_id = coalesce($7, res.id) and i.client_row_id = coalesce($10, cc.id))
+    from projects pr where pr.realm_id = ${p.realm} and pr.id = any (${p.rolesProjects}::text[])) end as projects,
+  case when coalesce(${p.introspectorRow}, cc.id) is not null then exists (select 1 from resource_introspectors i
+     where i.realm_id = ${p.realm} and i.resource_id = coalesce(${p.resource}, res.id) and i.client_row_id = coalesce(${p.introspectorRow}, cc.id))
   end as introspector_allowed,
-  case when cc.id is not null then ${clientAuthJsonOf('cc', 8)} end as caller,
-  case when $9::boolean and (not $16::boolean or exists (select 1 from unnest($18::text[]) as q(n)
-      where not exists (select 1 from authz_types t where t.realm_id = $1 and t.name = q.n)))
+  case when cc.id is not null then ${clientAuthJsonOf('cc', p.now)} end as caller,
+  case when ${p.withRoles}::boolean and (not ${p.decision}::boolean or exists (select 1 from unnest(${p.resourceTypes}::text[]) as q(n)
+      where not exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = q.n)))
     then ${effectiveRolesSql({
-      realmId: '$1',
+      realmId: p.realm,
       subjectType: "(case when u.id is not null then 'user' else 'service_principal' end)",
-      subjectId: '$2',
-      now: '$8',
+      subjectId: p.subject,
+      now: p.now,
       // One organization (administration API) and any number more (decisions).
-      orgId: 'any (array_append($20::text[], $13::text))',
-      projectId: 'any (array_append($21::text[], $15::text))',
+      orgId: `any (array_append(${p.rolesOrgs}::text[], ${p.rolesOrg}::text))`,
+      projectId: `any (array_append(${p.rolesProjects}::text[], ${p.rolesProject}::text))`,
     })}
   end as roles,
-  case when $16::boolean then (select json_build_object('policy_revision', rl.policy_revision,
+  case when ${p.decision}::boolean then (select json_build_object('policy_revision', rl.policy_revision,
       'authz_revision', rl.authz_revision, 'policy_engine', pv.policy -> 'policy_engine')
     from realms rl join realm_policy_revisions pv on pv.realm_id = rl.id and pv.revision = rl.policy_revision
-    where rl.id = $1) end as realm_facts,
-  case when $16::boolean then res.scopes end as resource_scopes,
-  case when $16::boolean and cardinality($17::text[]) > 0 then (select json_object_agg(pm.name, pm.sensitivity)
-    from permissions pm where pm.realm_id = $1 and pm.name = any ($17::text[])) end as sensitivities,
-  case when $16::boolean then array(select t.name from authz_types t
-    where t.realm_id = $1 and t.name = any ($18::text[])) end as defined_types,
-  case when $16::boolean and exists (select 1 from authz_types t where t.realm_id = $1 and t.name = any ($18::text[]))
-      and (select rl.authz_revision from realms rl where rl.id = $1) is distinct from $19::bigint
+    where rl.id = ${p.realm}) end as realm_facts,
+  case when ${p.decision}::boolean then res.scopes end as resource_scopes,
+  case when ${p.decision}::boolean and cardinality(${p.actions}::text[]) > 0 then (select json_object_agg(pm.name, pm.sensitivity)
+    from permissions pm where pm.realm_id = ${p.realm} and pm.name = any (${p.actions}::text[])) end as sensitivities,
+  case when ${p.decision}::boolean then array(select t.name from authz_types t
+    where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[])) end as defined_types,
+  case when ${p.decision}::boolean and exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[]))
+      and (select rl.authz_revision from realms rl where rl.id = ${p.realm}) is distinct from ${p.knownTypesRevision}::bigint
     then (select json_object_agg(t.name, json_build_object('relations', t.relations, 'permissions', t.permissions))
-      from authz_types t where t.realm_id = $1) end as authz_types,
-  case when $16::boolean and u.id is not null
-      and exists (select 1 from authz_types t where t.realm_id = $1 and t.name = any ($18::text[]))
+      from authz_types t where t.realm_id = ${p.realm}) end as authz_types,
+  case when ${p.decision}::boolean and u.id is not null
+      and exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[]))
     then array(select m.organization_id from memberships m
-      join organizations mo on mo.realm_id = $1 and mo.id = m.organization_id and mo.state = 'active'
-     where m.realm_id = $1 and m.user_id = $2 and ${liveMembershipSql('m', '$8')}) end as member_org_ids,
-  case when $16::boolean and exists (select 1 from authz_types t where t.realm_id = $1 and t.name = any ($18::text[]))
+      join organizations mo on mo.realm_id = ${p.realm} and mo.id = m.organization_id and mo.state = 'active'
+     where m.realm_id = ${p.realm} and m.user_id = ${p.subject} and ${liveMembershipSql('m', p.now)}) end as member_org_ids,
+  case when ${p.decision}::boolean and exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[]))
     then array(with recursive sg(group_id, depth) as (
       select gm.group_id, 1 from group_members gm
-       where gm.realm_id = $1 and gm.subject_id = $2
+       where gm.realm_id = ${p.realm} and gm.subject_id = ${p.subject}
          and gm.subject_type = (case when u.id is not null then 'user' else 'service_principal' end)
       union
-      select g.parent_id, sg.depth + 1 from sg join groups g on g.realm_id = $1 and g.id = sg.group_id
+      select g.parent_id, sg.depth + 1 from sg join groups g on g.realm_id = ${p.realm} and g.id = sg.group_id
        where g.parent_id is not null and sg.depth < ${MAX_GROUP_DEPTH})
     select distinct group_id from sg) end as group_ids,
-  case when $16::boolean and cardinality($20::text[]) > 0 then array(select lo.id from organizations lo
-     where lo.realm_id = $1 and lo.id = any ($20::text[]) and lo.state = 'active'
+  case when ${p.decision}::boolean and cardinality(${p.rolesOrgs}::text[]) > 0 then array(select lo.id from organizations lo
+     where lo.realm_id = ${p.realm} and lo.id = any (${p.rolesOrgs}::text[]) and lo.state = 'active'
        and (case when u.id is not null
-         then exists (select 1 from memberships m where m.realm_id = $1 and m.organization_id = lo.id
-                       and m.user_id = $2 and ${liveMembershipSql('m', '$8')})
+         then exists (select 1 from memberships m where m.realm_id = ${p.realm} and m.organization_id = lo.id
+                       and m.user_id = ${p.subject} and ${liveMembershipSql('m', p.now)})
          else p.id is not null and (p.allowed_organization_ids is null or lo.id = any (p.allowed_organization_ids)) end))
   end as live_org_ids,
-  case when $16::boolean and u.id is null and p.id is not null
+  case when ${p.decision}::boolean and u.id is null and p.id is not null
     then json_build_object('allowed', p.allowed_organization_ids) end as principal_orgs,
-  case when $22::text is not null then (select json_build_object('live',
-      sx.state = 'active' and sx.expires_at > $8 and sx.target_user_id = $2 and sx.client_id = $3
-        and sx.organization_id = $14::text and sr.audience = $6
+  case when ${p.supportGrant}::text is not null then (select json_build_object('live',
+      sx.state = 'active' and sx.expires_at > ${p.now} and sx.target_user_id = ${p.subject} and sx.client_id = ${p.client}
+        and sx.organization_id = ${p.org}::text and sr.audience = ${p.audience}
         and sr.impersonation_enabled and sr.verification_mode = 'strict_online'
         and coalesce(sr.impersonation_policy -> 'supportClientIds', '[]'::jsonb) @> to_jsonb(sx.client_id)
         and su.state = 'active',
@@ -279,44 +308,47 @@ select c.state as client_state, c.id as client_row_id,
       'impersonation_enabled', sr.impersonation_enabled, 'policy', sr.impersonation_policy)
     from support_grants sx join resources sr on sr.realm_id = sx.realm_id and sr.id = sx.resource_id
       join users su on su.realm_id = sx.realm_id and su.id = sx.actor_user_id
-    where sx.realm_id = $1 and sx.id = $22) end as support
+    where sx.realm_id = ${p.realm} and sx.id = ${p.supportGrant}) end as support
 from (select 1) one
-left join clients c on c.realm_id = $1 and c.client_id = $3
-left join users u on u.realm_id = $1 and u.id = $2
-left join service_principals p on p.realm_id = $1 and p.id = $2
-left join sessions s on s.realm_id = $1 and s.id = $5
-left join user_revocations ur on ur.realm_id = $1 and ur.user_id = $2
-left join resources res on res.realm_id = $1 and res.audience = $6
-left join clients cc on cc.realm_id = $1 and cc.client_id = $11
-left join organizations org on org.realm_id = $1 and org.id = $14`;
+left join clients c on c.realm_id = ${p.realm} and c.client_id = ${p.client}
+left join users u on u.realm_id = ${p.realm} and u.id = ${p.subject}
+left join service_principals p on p.realm_id = ${p.realm} and p.id = ${p.subject}
+left join sessions s on s.realm_id = ${p.realm} and s.id = ${p.session}
+left join user_revocations ur on ur.realm_id = ${p.realm} and ur.user_id = ${p.subject}
+left join resources res on res.realm_id = ${p.realm} and res.audience = ${p.audience}
+left join clients cc on cc.realm_id = ${p.realm} and cc.client_id = ${p.callerClient}
+left join organizations org on org.realm_id = ${p.realm} and org.id = ${p.org}`;
 
-const PARAMS_PER_CHECK = 22;
+const PARAMS_PER_CHECK = count;
 
 function paramsOf(f: TokenFacts, now: Date): unknown[] {
-  return [
-    f.realmId,
-    f.subject,
-    f.clientId,
-    f.tokenId,
-    f.sessionId,
-    f.audience,
-    f.resourceId,
+  return values({
+    realm: f.realmId,
+    subject: f.subject,
+    client: f.clientId,
+    jti: f.tokenId,
+    session: f.sessionId,
+    audience: f.audience,
+    resource: f.resourceId,
     now,
-    f.withRoles ?? false,
-    f.introspectorRowId ?? null,
-    f.callerClientId ?? null,
-    f.exchanged,
-    f.rolesOrgId ?? null,
-    f.orgId ?? null,
-    f.rolesProjectId ?? null,
-    f.decision !== undefined && f.decision !== null,
-    f.decision?.actions ?? [],
-    f.decision?.resourceTypes ?? [],
-    f.decision?.knownTypesRevision ?? null,
-    f.rolesOrgIds ?? [],
-    f.rolesProjectIds ?? [],
-    f.supportGrantId ?? null,
-  ];
+    withRoles: f.withRoles ?? false,
+    introspectorRow: f.introspectorRowId ?? null,
+    callerClient: f.callerClientId ?? null,
+    exchanged: f.exchanged,
+    rolesOrg: f.rolesOrgId ?? null,
+    org: f.orgId ?? null,
+    rolesProject: f.rolesProjectId ?? null,
+    decision: f.decision !== undefined && f.decision !== null,
+    actions: f.decision?.actions ?? [],
+    resourceTypes: f.decision?.resourceTypes ?? [],
+    knownTypesRevision: f.decision?.knownTypesRevision ?? null,
+    rolesOrgs: f.rolesOrgIds ?? [],
+    rolesProjects: f.rolesProjectIds ?? [],
+    supportGrant: f.supportGrantId ?? null,
+    // The client whose user grant must be live: the token's own, or after an exchange the one the
+    // subject token was issued to (doc 2, Revocation exposure: an active grant for both kinds).
+    grantClient: f.exchanged ? (f.grantClientId ?? null) : f.clientId,
+  });
 }
 
 export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Promise<Liveness> {
@@ -437,13 +469,13 @@ function judgeLiveness(f: TokenFacts, r: LivenessRow): Liveness {
   if (subjectType === 'service_principal') {
     return result(r.principal_state === 'active' ? null : 'subject_inactive');
   }
-  if (subjectType === null || !isLiveUserState(r.user_state)) return result('subject_inactive');
+  if (subjectType === null || !mayHoldTokens(r.user_state)) return result('subject_inactive');
   // One-second resolution: a token issued in the revoking second is revoked too.
   if (r.revoked_before !== null && f.issuedAt <= Math.floor(r.revoked_before))
     return result('account_revoked');
   if (f.sessionId !== null && r.session_live !== true) return result('session_inactive');
   if (f.supportGrantId) {
     if (support?.live !== true) return result('grant_inactive');
-  } else if (f.exchanged ? !r.exchange_grant : !r.user_grant) return result('grant_inactive');
+  } else if (!r.user_grant || (f.exchanged && !r.exchange_grant)) return result('grant_inactive');
   return result(null);
 }

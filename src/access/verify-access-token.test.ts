@@ -125,7 +125,7 @@ describe('access token verification: round trips', () => {
     test(`case=issued token verifies/alg=${alg}`, async () => {
       const { verifier } = fixture();
       const { token, claims } = await signAccessToken(
-        userInput({ orgId: 'org_1', act: { sub: 'cli_svc' } }),
+        userInput({ orgId: 'org_1', act: { sub: 'cli_svc' }, grantClientId: 'cli_web' }),
         signerOf(keys.get(alg)!),
         T0,
       );
@@ -149,6 +149,7 @@ describe('access token verification: round trips', () => {
         sessionId: 'ses_1',
         orgId: 'org_1',
         act: { sub: 'cli_svc' },
+        grantClientId: 'cli_web',
         supportGrantId: null,
       });
     });
@@ -458,6 +459,7 @@ describe('access token claim checks (pure)', () => {
     ['sid a number', { sid: 1 }, 'invalid_claims', 'sid'],
     ['org_id null', { org_id: null }, 'invalid_claims', 'org_id'],
     ['act without sub', { act: { act: { sub: 'x' } } }, 'invalid_claims', 'act'],
+    ['grant_client_id empty', { grant_client_id: '' }, 'invalid_claims', 'grant_client_id'],
     ['support_grant_id not a string', { support_grant_id: 7 }, 'invalid_claims', 'support_grant_id'],
     ['iss missing', { iss: undefined }, 'wrong_issuer'],
   ];

@@ -53,6 +53,8 @@ export interface VerifiedAccessToken {
   sessionId: string | null;
   orgId: string | null;
   act: Actor | null;
+  /** grant_client_id: after an exchange, the client of the user's grant it derives from. */
+  grantClientId: string | null;
   /** support_grant_id: the token acts under a support grant (docs/support-access.md). */
   supportGrantId: string | null;
 }
@@ -164,7 +166,7 @@ export class AccessTokenVerifier {
     return { ok: true, signed: { kid, header: verified.protectedHeader, payload } };
   }
 
-  // Verified signatures are kept (BENCH.md: cache what cannot change): a token's bytes and its
+  // Verified signatures are kept (bench/README.md: cache what cannot change): a token's bytes and its
   // key never change, so only the key's presence in the published set is re-checked. Bounded;
   // the oldest entry goes first.
   private remember(key: string, signed: SignedParts): void {
@@ -338,6 +340,8 @@ export function checkAccessTokenClaims(
   if (orgId === undefined) return reject('invalid_claims', 'org_id');
   const act = payload.act === undefined ? null : actorOf(payload.act);
   if (payload.act !== undefined && !act) return reject('invalid_claims', 'act');
+  const grantClientId = optional(payload.grant_client_id, isNonEmptyString);
+  if (grantClientId === undefined) return reject('invalid_claims', 'grant_client_id');
   const supportGrantId = optional(payload.support_grant_id, isNonEmptyString);
   if (supportGrantId === undefined) return reject('invalid_claims', 'support_grant_id');
 
@@ -361,6 +365,7 @@ export function checkAccessTokenClaims(
       sessionId: sid,
       orgId,
       act,
+      grantClientId,
       supportGrantId,
     },
   };

@@ -120,6 +120,7 @@ export async function verifyOwnToken(
       audience: target.audience,
       resourceId: target.resourceId,
       exchanged: t.act !== null,
+      grantClientId: t.grantClientId,
       orgId: t.orgId,
       withRoles: target.withRoles ?? false,
       rolesOrgId: target.rolesOrgId ?? null,
@@ -179,6 +180,7 @@ export async function verifyApiCaller(
       audience,
       resourceId: opts.audience === 'admin' ? BUILTIN_ADMIN : BUILTIN_ACCOUNT,
       exchanged: t.act !== null,
+      grantClientId: t.grantClientId,
       orgId: t.orgId,
       withRoles: opts.audience === 'admin',
       rolesOrgId: organizationOf(req, opts),
@@ -252,7 +254,7 @@ function authorizeAdmin(app: ApiDeps, caller: ApiCaller, opts: ApiAuthOptions, n
 const hasStandingIn = (caller: ApiCaller): boolean =>
   caller.permissions.has('org.read') || caller.roles.some((r) => r.scope_type === 'organization');
 
-/** SPEC-DECISIONS 13: too old an authentication answers step_up_required with the obligation. */
+/** decision D13: too old an authentication answers step_up_required with the obligation. */
 export function requireRecentAuth(app: ApiDeps, caller: ApiCaller, now: Date): void {
   if (caller.kind === 'service_principal') return;
   const windowMs = app.config.security.recentAuthWindowMs;

@@ -1,4 +1,4 @@
-// The registrar of the administration and account (/me) API families (ARCHITECTURE.md, Request
+// The registrar of the administration and account (/me) API families (docs/architecture.md, Request
 // path; the audience option says which): it authenticates as a route option, holds the
 // cross-cutting rules once (MFA session, recent authentication, permissions, recovery-restricted
 // writes: api-auth.ts) and hands the handler the realm, the authorized caller and one `Call`.
@@ -73,7 +73,7 @@ export interface SharedLiveCheckCall<P> {
 /**
  * An API route whose handler checks other tokens live (the decision API): the caller's token is
  * verified offline up front and its live check rides in the handler's statement, so a decision
- * costs one database round trip instead of two (BENCH.md).
+ * costs one database round trip instead of two (bench/README.md).
  */
 export function apiRouteSharingLiveCheck<P extends Record<string, string> = Record<never, never>>(
   app: FastifyInstance,

@@ -12,6 +12,11 @@ import { OAuthError, oauthError, oauthErrorBody } from '../kernel/oauth-error.ts
 import { hasNul } from '../kernel/text.ts';
 import { checkCharset } from '../platform/http/json-body.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  dependencyOutage,
+  logOutage,
+} from '../platform/http/problem-mapper.ts';
 import type { RealmRow } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import type { ApiDeps } from './api.deps.ts';
@@ -43,10 +48,22 @@ export function useFormBodies(scope: FastifyInstance): void {
   });
 }
 
+/**
+ * A database outage on a protocol endpoint, in the endpoint's own error form: OAuth clients read
+ * `error`, not a problem document (RFC 6749 section 5.2 lists temporarily_unavailable for this).
+ */
+function asOAuthOutage(err: unknown, ctx: ApiDeps, requestId: string): OAuthError | null {
+  const outage = dependencyOutage(err);
+  if (!outage) return null;
+  logOutage(ctx.log, err, requestId);
+  return oauthError.temporarilyUnavailable(outage.detail, DATABASE_RETRY_AFTER_SECONDS);
+}
+
 /** The scope renders OAuthError as RFC 6749 JSON; other errors go on to the problem mapper. */
 export function useOAuthErrors(scope: FastifyInstance, ctx: ApiDeps): void {
-  scope.setErrorHandler((err, _req, reply) => {
-    if (!(err instanceof OAuthError)) throw err;
+  scope.setErrorHandler((thrown, req, reply) => {
+    const err = thrown instanceof OAuthError ? thrown : asOAuthOutage(thrown, ctx, String(req.id));
+    if (!err) throw thrown;
     if (err.debug) ctx.log.info({ oauth_error: err.error, reason: err.debug }, 'oauth request refused');
     reply.code(err.status).headers({ 'cache-control': 'no-store', ...err.headers });
     return reply.send(oauthErrorBody(err));

@@ -1,6 +1,6 @@
 // Clients every realm has from birth. `identity-cli` is a public native client for the operator
 // CLI's headless sign-in: PKCE, no secret, loopback redirect URIs on which any port matches
-// (SPEC-DECISIONS 1, RFC 8252 section 7.3).
+// (decision D1, RFC 8252 section 7.3).
 import type { Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 

@@ -16,23 +16,26 @@ interface Raw extends ClientRow {
 }
 
 /** The unrevoked, unexpired secrets (as of $<nowParam>) of the client row `alias`, as JSON. */
-export const clientSecretsJson = (alias: string, nowParam: number): string => `(
+export const clientSecretsJson = (alias: string, now: string): string => `(
   select coalesce(json_agg(json_build_object('id', s.id, 'verifier', s.verifier,
            'key_version', s.key_version, 'last_used_at', s.last_used_at) order by s.created_at), '[]')
     from client_secrets s
    where s.realm_id = ${alias}.realm_id and s.client_row_id = ${alias}.id and s.revoked_at is null
-     and (s.expires_at is null or s.expires_at > $${nowParam}))`;
+     and (s.expires_at is null or s.expires_at > ${now}))`;
 
-/** The client row `alias` with its secrets as one JSON value (clientAuthRowFrom reads it). */
-export const clientAuthJsonOf = (alias: string, nowParam: number): string =>
-  `to_jsonb(${alias}) || jsonb_build_object('secrets', ${clientSecretsJson(alias, nowParam)})`;
+/**
+ * The client row `alias` with its secrets as one JSON value (clientAuthRowFrom reads it); `now`
+ * is the SQL expression of the current time (a placeholder).
+ */
+export const clientAuthJsonOf = (alias: string, now: string): string =>
+  `to_jsonb(${alias}) || jsonb_build_object('secrets', ${clientSecretsJson(alias, now)})`;
 
 /**
  * The client with client_id $<clientParam> in realm $1 with its secrets, as one JSON value: a
  * scalar subquery, so other statements can load the caller in the same round trip.
  */
 export const clientForAuthJson = (clientParam: number, nowParam: number): string =>
-  `(select ${clientAuthJsonOf('c', nowParam)} from clients c where c.realm_id = $1 and c.client_id = $${clientParam})`;
+  `(select ${clientAuthJsonOf('c', `$${nowParam}`)} from clients c where c.realm_id = $1 and c.client_id = $${clientParam})`;
 
 /** The row clientForAuthJson produced (pg and PGlite hand json over parsed or as text). */
 export function clientAuthRowFrom(value: unknown): ClientAuthRow | null {

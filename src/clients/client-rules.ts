@@ -1,6 +1,6 @@
 // What a client of each type may register (docs/api-clients.md): grant types, token endpoint
 // authentication, redirect and logout URIs (spec doc 1, Value formats, RedirectURI row;
-// SPEC-DECISIONS 1-2), browser origins (Origin row) and private_key_jwt public keys. Pure: every
+// decisions D1-D2), browser origins (Origin row) and private_key_jwt public keys. Pure: every
 // rule returns field errors, so one request reports everything wrong at once.
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import type { FieldError } from '../platform/http/problem.ts';

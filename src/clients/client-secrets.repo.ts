@@ -104,7 +104,7 @@ export const updateSecretRevoked = (
 
 /**
  * Records a successful use at most once per `resolutionMs`: a write per token request would put
- * a hot-row UPDATE on every client_credentials call (BENCH.md).
+ * a hot-row UPDATE on every client_credentials call (bench/README.md).
  */
 export async function touchSecretUsed(
   q: Queryable,

@@ -1,6 +1,6 @@
 // Client secrets (spec doc 2, Limits: active secrets per client): generation, keyed verifiers, and
 // the issue, revoke and list use cases. Secrets carry 256 random bits, so a verifier is one
-// HMAC-SHA-256 under a root-key-derived key (BENCH.md): a password KDF would only cap the token
+// HMAC-SHA-256 under a root-key-derived key (bench/README.md): a password KDF would only cap the token
 // endpoint. Each verifier records its root key version, so it outlives a root key rotation.
 import { createHmac, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Actor } from '../audit/audit.types.ts';

@@ -1,4 +1,4 @@
-// Table-driven corpus for the redirect URI rules (spec doc 1 RedirectURI row; SPEC-DECISIONS 1, 2;
+// Table-driven corpus for the redirect URI rules (spec doc 1 RedirectURI row; decision D1, 2;
 // SECURITY-BAR 3 Keycloak vectors, 5 items 1 and 15, 9.3).
 
 import assert from 'node:assert/strict';
@@ -97,7 +97,7 @@ const rejected: Array<[string, Ctx, RedirectUriRejection]> = [
   // percent-encoding syntax
   ['https://a.example/c%zzb', dev(), 'invalid_percent_encoding'],
   ['https://a.example/cb?x=%', dev(), 'invalid_percent_encoding'],
-  // dot segments and encoded separators (Keycloak vectors, SPEC-DECISIONS 2)
+  // dot segments and encoded separators (Keycloak vectors, decision D2)
   ['https://a.example/..', dev(), 'dot_segment'],
   ['https://a.example/cb/../admin', dev(), 'dot_segment'],
   ['https://a.example/./cb', dev(), 'dot_segment'],

@@ -1,5 +1,5 @@
 // Redirect URI shape and matching: spec doc 1, "Value formats used in configuration" (RedirectURI row)
-// and Limits; SPEC-DECISIONS 1 and 2; SECURITY-BAR 5 (item 1, 15) and 9.3.
+// and Limits; decisions D1 and D2; SECURITY-BAR 5 (item 1, 15) and 9.3.
 //
 // Every rule runs on the raw string. The WHATWG parser is consulted only twice: as an extra source of
 // "this is loopback" (a deny signal, never an allow) and, last, to require that parsing does not change
@@ -207,7 +207,7 @@ export function validateRedirectUri(
   if (authority?.includes('@') || path.includes('@')) return fail('userinfo');
   if (/%(?![0-9a-f]{2})/i.test(raw)) return fail('invalid_percent_encoding');
   if (path.split('/').some((seg) => seg === '.' || seg === '..')) return fail('dot_segment');
-  // Any depth of %25 wrapping an encoded dot, slash or backslash (SPEC-DECISIONS 2: path only).
+  // Any depth of %25 wrapping an encoded dot, slash or backslash (decision D2: path only).
   if (/%(?:25)*(?:2e|2f|5c)/i.test(path)) return fail('encoded_separator');
 
   let parsed: URL | null = null;
@@ -239,7 +239,7 @@ function loopbackParts(uri: string): { host: string; port: string | null; rest: 
 
 /**
  * Whether a requested redirect URI equals one registered for the client: exact comparison of raw
- * strings, except that native clients on http loopback IP literals may use any port (SPEC-DECISIONS 1).
+ * strings, except that native clients on http loopback IP literals may use any port (decision D1).
  */
 export function matchRedirectUri(
   requested: string,

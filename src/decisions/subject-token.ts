@@ -26,6 +26,8 @@ export interface SubjectToken {
   /** res_… for opaque tokens (stored); null: resolved from the audience by the live check. */
   resourceId: string | null;
   exchanged: boolean;
+  /** After an exchange: the client of the user's grant it derives from (grant_client_id). */
+  grantClientId: string | null;
   scopes: string[];
   acr: string | null;
   amr: string[];
@@ -83,6 +85,7 @@ async function jwt(app: DecisionApiDeps, realm: RealmRef, token: string): Promis
     audience: aud,
     resourceId: null,
     exchanged: t.act !== null,
+    grantClientId: t.grantClientId,
     scopes: t.scopes,
     acr: t.acr,
     amr: t.amr,
@@ -144,6 +147,7 @@ function opaque(app: DecisionApiDeps, realm: RealmRef, stored: StoredOpaque | nu
     audience: c.aud,
     resourceId: stored.resourceId,
     exchanged: c.act !== undefined,
+    grantClientId: c.grant_client_id ?? null,
     scopes: c.scope ? c.scope.split(' ') : [],
     acr: c.acr ?? null,
     amr: c.amr ?? [],
@@ -164,6 +168,7 @@ export const livenessFactsOf = (realmId: string, t: SubjectToken): TokenFacts =>
   audience: t.audience,
   resourceId: t.resourceId,
   exchanged: t.exchanged,
+  grantClientId: t.grantClientId,
   orgId: t.orgId,
   supportGrantId: t.supportGrantId,
 });

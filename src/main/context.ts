@@ -16,6 +16,7 @@ import { createLogger, type Logger } from '../platform/log.ts';
 import { Metrics } from '../platform/metrics.ts';
 import { RealmCache } from '../realms/realm-cache.ts';
 import { PasswordHasher } from '../users/password-hasher.ts';
+import { throttledWarning } from './throttled-warning.ts';
 
 export interface AppContext extends ApiDeps {
   config: Config;
@@ -37,13 +38,17 @@ export interface AppContext extends ApiDeps {
   draining: boolean;
 }
 
-export async function openDatabase(config: Config, applicationName = 'proudauth'): Promise<Db> {
+export async function openDatabase(config: Config, log?: Logger, applicationName = 'proudauth'): Promise<Db> {
   if (config.database.url) {
+    const warn = log
+      ? throttledWarning(log, 'database connection lost; the pool reconnects on demand')
+      : null;
     return openPostgres({
       url: config.database.url,
       maxConns: config.storage.maxConns,
       statementTimeoutMs: config.storage.statementTimeoutMs,
       applicationName,
+      ...(warn ? { onConnectionError: (e: Error) => warn({ err: String(e) }) } : {}),
     });
   }
   return openPglite({ dataDir: resolve(config.dataDir) });
@@ -83,7 +88,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const log = opts.log ?? createLogger(config.observability.logLevel);
   const { root, pepper, keyProvider } = await loadKeyrings(config, env);
   const metricsAuth = await resolveMetricsAuth(config, env, log);
-  const db = opts.db ?? (await openDatabase(config));
+  const db = opts.db ?? (await openDatabase(config, log));
   const clock = opts.clock ?? systemClock;
   const keyStore = new KeyStore(db, root, clock);
   return {

@@ -7,6 +7,7 @@ import { migrate, schemaState } from '../platform/db/migrate.ts';
 import { type AppContext, createContext, requireKeyring } from './context.ts';
 import { DEV_REALM, ensureDevRealm } from './dev-setup.ts';
 import { startHttpServers } from './http-server.ts';
+import { installProcessGuards } from './process-guard.ts';
 import { loadRuntimeConfig } from './runtime-config.ts';
 import { startWorker } from './worker/worker.ts';
 
@@ -46,6 +47,7 @@ function onSignals(stop: () => Promise<void>): void {
 async function dev(argv: string[]): Promise<void> {
   const config = configFrom(argv);
   const ctx = await createContext(config);
+  installProcessGuards(ctx.log);
   requireKeyring(ctx);
   await migrate(ctx.db, ctx.migrations);
   const admin = await ensureDevRealm(ctx);
@@ -85,6 +87,7 @@ async function reportSchema(ctx: AppContext): Promise<void> {
 
 async function serve(argv: string[]): Promise<void> {
   const ctx = await createContext(configFrom(argv));
+  installProcessGuards(ctx.log);
   requireKeyring(ctx);
   await reportSchema(ctx);
   const http = await startHttpServers(ctx);
@@ -97,6 +100,7 @@ async function serve(argv: string[]): Promise<void> {
 
 async function worker(argv: string[]): Promise<void> {
   const ctx = await createContext(configFrom(argv));
+  installProcessGuards(ctx.log);
   requireKeyring(ctx);
   const state = await schemaState(ctx.db, ctx.migrations);
   if (!state.current) throw new Error('the database schema is not current: run `proudauth migrate` first');

@@ -61,6 +61,7 @@ export function livenessFacts(realm: RealmRef, candidate: Candidate): TokenFacts
     audience: c.aud,
     resourceId: candidate.resourceId,
     exchanged: c.act !== undefined,
+    grantClientId: c.grant_client_id ?? null,
     // Doc 2, Revocation exposure: organization and membership active when org_id is present.
     orgId: c.org_id ?? null,
     // A support token is live only with its grant (docs/support-access.md).
@@ -134,6 +135,8 @@ async function jwtCandidate(app: OAuthDeps, realm: RealmRef, token: string): Pro
   if (t.sessionId !== null) claims.sid = t.sessionId;
   if (t.orgId !== null) claims.org_id = t.orgId;
   if (t.act !== null) claims.act = t.act;
+  // Kept for the live check only; the introspection answer does not show it.
+  if (t.grantClientId !== null) claims.grant_client_id = t.grantClientId;
   if (t.supportGrantId !== null) claims.support_grant_id = t.supportGrantId;
   return { claims, resourceId: null };
 }

@@ -1,5 +1,5 @@
-// GET and POST /realms/{realm}/oauth/logout (OpenID Connect RP-Initiated Logout 1.0; SPEC-DECISIONS
-// 9): ends the browser's session (pa_sid, spec doc 1, Authentication 3) and the session an
+// GET and POST /realms/{realm}/oauth/logout (OpenID Connect RP-Initiated Logout 1.0; decision
+// D9): ends the browser's session (pa_sid, spec doc 1, Authentication 3) and the session an
 // id_token_hint names, with the refresh families bound to them, then returns to the client's
 // registered post-logout URI or answers JSON (the service serves no pages). Every parameter is
 // checked before anything ends, so a refused request changes nothing and never redirects.
@@ -105,7 +105,7 @@ async function checkRequest(ctx: ApiDeps, realm: RealmRow, p: Params) {
   if (p.post_logout_redirect_uri === undefined) return { hint, redirect: null };
   if (clientId === null) throw invalid('post_logout_redirect_uri needs client_id or id_token_hint');
   const client = await findClientRecord(ctx.db, realm.id, clientId);
-  // Exact string comparison with a registered URI (SPEC-DECISIONS 1), never a prefix or pattern.
+  // Exact string comparison with a registered URI (decision D1), never a prefix or pattern.
   const registered =
     client?.state === 'active' && client.post_logout_redirect_uris.includes(p.post_logout_redirect_uri);
   if (!registered) throw invalid('post_logout_redirect_uri is not registered for this client');

@@ -1,4 +1,4 @@
-// POST /realms/{realm}/oauth/revoke (RFC 7009; SPEC-DECISIONS 9): a client ends a token it was
+// POST /realms/{realm}/oauth/revoke (RFC 7009; decision D9): a client ends a token it was
 // issued. A refresh token ends its whole family; a JWT access token's jti is recorded until the
 // token would have expired; an opaque token's record is marked revoked. The live checks (doc 2,
 // Revocation exposure) make each inactive from the commit. Tokens that are unknown, invalid,

@@ -54,6 +54,8 @@ export interface AccessTokenRequest {
   scopes: readonly string[];
   authentication: Authentication | null;
   act?: Actor | null;
+  /** A token exchange: the client of the user's grant behind the subject token. */
+  grantClientId?: string | null;
   orgId?: string | null;
   /** A token exchange never outlives the token it came from. */
   notAfterSeconds?: number;
@@ -94,6 +96,7 @@ export async function issueAccessToken(
     sessionId: r.authentication?.sessionId ?? null,
     orgId: r.orgId ?? null,
     act: r.act ?? null,
+    grantClientId: r.grantClientId ?? null,
     supportGrantId: r.supportGrantId ?? null,
   };
   if (r.target.resource.tokenFormat === 'jwt') {

@@ -1,4 +1,4 @@
-// POST /realms/{realm}/oauth/token (SPEC-DECISIONS 9): client authentication, then one grant
+// POST /realms/{realm}/oauth/token (decision D9): client authentication, then one grant
 // handler per grant_type. The realm's signing key is looked up first, so a realm without a usable
 // key answers 503 before any code or refresh token is spent (spec doc 1, Errors case rule 3).
 import type { FastifyInstance } from 'fastify';

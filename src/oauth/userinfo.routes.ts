@@ -1,5 +1,5 @@
 // GET and POST /realms/{realm}/oauth/userinfo (OpenID Connect Core 1.0 section 5.3;
-// SPEC-DECISIONS 8 and 9): the claims of the signed-in user that the token's scopes release. The
+// decisions D8 and D9): the claims of the signed-in user that the token's scopes release. The
 // token is a bearer for the built-in userinfo audience, read from the Authorization header only
 // (spec doc 1, Authentication 7), and passes the live checks of doc 2, Revocation exposure.
 // Errors follow RFC 6750 section 3.

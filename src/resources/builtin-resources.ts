@@ -1,4 +1,4 @@
-// The three resources every realm has (SPEC-DECISIONS 8): the administration API, the account
+// The three resources every realm has (decision D8): the administration API, the account
 // (/me) API and UserInfo. They are derived from the public origin rather than stored, so a
 // changed origin moves their audiences with it; grants name them builtin:<name>.
 import {

@@ -29,7 +29,7 @@ import type { ExchangePolicy, ResourceDefinition, ResourceScope, VerificationMod
 
 // ---- audience --------------------------------------------------------------------------------
 
-// Both forms are checked on the raw string (SPEC-DECISIONS 2: never on a normalised URL) and must
+// Both forms are checked on the raw string (decision D2: never on a normalised URL) and must
 // be written in one spelling: lower-case scheme and host, since tokens compare aud exactly.
 const HOST_LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
 const PCHAR = "[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2}";

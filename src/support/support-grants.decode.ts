@@ -1,5 +1,5 @@
 // Strict input of the support-access API (docs/support-access.md): shape errors are 400, values
-// that break a rule 422 (SPEC-DECISIONS 10).
+// that break a rule 422 (decision D10).
 import { isScopeName } from '../kernel/scope.ts';
 import { array, boolean, integer, object, optional, refine, string } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';

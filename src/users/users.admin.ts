@@ -30,7 +30,7 @@ async function requireUser(tx: Tx, realmId: string, userId: string): Promise<Use
   return user;
 }
 
-/** SPEC-DECISIONS 13: an administrator never changes the state of their own account. */
+/** decision D13: an administrator never changes the state of their own account. */
 function refuseSelf(call: AdminCall, userId: string): void {
   if (call.actor.type === 'user' && call.actor.id === userId) {
     throw problem.forbidden('administrators cannot change the state of their own account');

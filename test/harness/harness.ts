@@ -9,6 +9,7 @@ import { type AppContext, createContext } from '../../src/main/context.ts';
 import { buildInternalApp, buildPublicApp } from '../../src/main/http-server.ts';
 import { type Clock, systemClock } from '../../src/platform/clock.ts';
 import { loadConfig } from '../../src/platform/config/load.ts';
+import type { Db } from '../../src/platform/db/db.ts';
 import { createLogger, type Logger } from '../../src/platform/log.ts';
 import { currentPolicy } from '../../src/realms/policy.repo.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
@@ -63,6 +64,8 @@ export interface Harness {
 export interface HarnessOptions {
   overrides?: Record<string, unknown>;
   clock?: Clock;
+  /** A database of the test's own (migrated) instead of this file's database. */
+  db?: Db;
   env?: NodeJS.ProcessEnv;
   /** The application's logger (default silent); tests that read what the service logged pass one. */
   log?: Logger;
@@ -102,7 +105,7 @@ export const uniqueRealmName = (): string => `t${randomBytes(5).toString('hex')}
 
 export async function startHarness(t: TestContext, opts: HarnessOptions = {}): Promise<Harness> {
   const config = testConfig(opts.overrides, opts.env);
-  const db = await fileDatabase();
+  const db = opts.db ?? (await fileDatabase());
   const clock = harnessClock(opts.clock);
   const ctx = await createContext(config, {
     db,

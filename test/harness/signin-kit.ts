@@ -8,6 +8,7 @@ import type { ClientRow, NewClient } from '../../src/clients/clients.repo.ts';
 import { decodeBase32 } from '../../src/mfa/base32.ts';
 import { totpAt, totpStep } from '../../src/mfa/otp.ts';
 import type { Clock } from '../../src/platform/clock.ts';
+import type { Db } from '../../src/platform/db/db.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
 import type { UserRow } from '../../src/users/users.repo.ts';
 import type { NewUser } from '../../src/users/users.service.ts';
@@ -38,6 +39,8 @@ export function movableClock(start = Date.now()): MovableClock {
 
 export interface SigninSetupOptions {
   clock?: Clock;
+  /** A database of the test's own (migrated) instead of this file's database. */
+  db?: Db;
   overrides?: Record<string, unknown>;
   /** Sets the realm's interaction.login_ui_url (before the client is created). */
   loginUi?: string | undefined;
@@ -67,6 +70,7 @@ export async function signinSetup<const O extends SigninSetupOptions = Record<ne
   const h = await startHarness(t, {
     ...(opts.overrides ? { overrides: opts.overrides } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.db ? { db: opts.db } : {}),
   });
   const realm = await h.createRealm();
   if (opts.loginUi) await h.setPolicy(realm, { interaction: { login_ui_url: opts.loginUi } });

@@ -145,6 +145,13 @@ export async function seedGrant(
   );
 }
 
+/** Lets the client introspect the resource's tokens. */
+export const registerIntrospector = (h: Harness, realm: RealmRow, resourceId: string, client: ClientRow) =>
+  h.ctx.db.query(
+    'insert into resource_introspectors (realm_id, resource_id, client_row_id, created_at) values ($1, $2, $3, now())',
+    [realm.id, resourceId, client.id],
+  );
+
 /** A service client with its service principal and a secret. */
 export async function seedServiceClient(
   h: Harness,

@@ -1,7 +1,7 @@
 // The operator's stored admin sign-ins (docs/cli.md): one JSON file, one entry per issuer (public
 // origin + realm), written 0600 in a 0700 directory. Every change is read-modify-write under a
 // lock file, because the refresh token rotates and two processes refreshing with the same one
-// would trip reuse detection and end the sign-in (SPEC-DECISIONS 4).
+// would trip reuse detection and end the sign-in (decision D4).
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Task, TaskReport } from '../../kernel/task.ts';
 import type { Db } from '../../platform/db/db.ts';
+import { isDatabaseFault } from '../../platform/db/pg-errors.ts';
 import type { Logger } from '../../platform/log.ts';
 
 export const WORKER_ID = `wkr-${randomUUID()}`;
@@ -25,6 +26,18 @@ export async function takeLease(
   return r.rowCount === 1;
 }
 
+/**
+ * Gives a lease back after a failed run (best effort: the database may still be down, and then the
+ * lease simply runs out after one interval), so any worker may run the task again at its next tick.
+ */
+export async function releaseLease(db: Db, name: string, holder: string, now: Date): Promise<void> {
+  await db.query('update worker_leases set locked_until = $3 where name = $1 and holder = $2', [
+    name,
+    holder,
+    now,
+  ]);
+}
+
 export interface SchedulerHooks {
   onRun(task: string, outcome: 'success' | 'failure' | 'skipped'): void;
 }
@@ -32,6 +45,8 @@ export interface SchedulerHooks {
 export class Scheduler<D> {
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly running = new Set<Promise<unknown>>();
+  /** Tasks with a run in progress in this process: a slow database must not stack up runs. */
+  private readonly busy = new Set<string>();
   private stopped = false;
 
   private readonly db: Db;
@@ -64,8 +79,12 @@ export class Scheduler<D> {
   start(): void {
     for (const task of this.tasks) {
       const tick = () => {
-        if (this.stopped) return;
-        const p = this.runOnce(task).finally(() => this.running.delete(p));
+        if (this.stopped || this.busy.has(task.name)) return;
+        this.busy.add(task.name);
+        const p = this.runOnce(task).finally(() => {
+          this.running.delete(p);
+          this.busy.delete(task.name);
+        });
         this.running.add(p);
       };
       tick();
@@ -75,13 +94,24 @@ export class Scheduler<D> {
     }
   }
 
-  /** Runs one task now if its lease can be taken; used by the ticker and by tests. */
+  /**
+   * Runs one task now if its lease can be taken; used by the ticker and by tests. Never rejects: a
+   * failed run (the database gone mid-task included) is counted and logged, its lease given back,
+   * and the task runs again at a later tick. Each item a task handles commits in its own
+   * transaction, so an interrupted run leaves items either done or untouched (STYLE.md section 7).
+   */
   async runOnce(task: Task<D>): Promise<TaskReport | null> {
     const now = this.clock();
+    let leased = false;
     try {
-      if (
-        !(await takeLease(this.db, task.name, this.holder, now, new Date(now.getTime() + task.intervalMs)))
-      ) {
+      leased = await takeLease(
+        this.db,
+        task.name,
+        this.holder,
+        now,
+        new Date(now.getTime() + task.intervalMs),
+      );
+      if (!leased) {
         this.hooks.onRun(task.name, 'skipped');
         return null;
       }
@@ -91,7 +121,13 @@ export class Scheduler<D> {
       return report;
     } catch (e) {
       this.hooks.onRun(task.name, 'failure');
-      this.log.error({ task: task.name, err: e }, 'task failed');
+      if (isDatabaseFault(e))
+        this.log.warn(
+          { task: task.name, err: String(e) },
+          'task interrupted by a database fault; it runs again later',
+        );
+      else this.log.error({ task: task.name, err: e }, 'task failed');
+      if (leased) await releaseLease(this.db, task.name, this.holder, this.clock()).catch(() => {});
       return null;
     }
   }

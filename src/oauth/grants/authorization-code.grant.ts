@@ -1,15 +1,15 @@
 // grant_type=authorization_code (RFC 6749 section 4.1.3, RFC 7636 section 4.5): the code is
 // single use and bound to the client, redirect URI and PKCE challenge. A replayed code revokes
-// what its first redemption issued (SPEC-DECISIONS 3).
+// what its first redemption issued (decision D3).
 
-import { isLiveUserState } from '../../access/token-liveness.ts';
 import { recordAudit } from '../../audit/index.ts';
 import { digestToken } from '../../kernel/digest.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { isCodeVerifier, verifyS256 } from '../../kernel/pkce.ts';
 import { maybeOne, type Tx } from '../../platform/db/db.ts';
-import { findLiveGrant, revokeFamily } from '../../sessions/index.ts';
+import { findLiveGrant, liveSessionSql, revokeFamily } from '../../sessions/index.ts';
 import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
+import { mayHoldTokens } from '../../users/account.states.ts';
 import { userMayActIn } from '../org-context.ts';
 import {
   type GrantContext,
@@ -61,8 +61,6 @@ export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResp
   const redirectUri = requiredParam(g, 'redirect_uri');
   const verifier = param(g, 'code_verifier');
   if (verifier === null) throw oauthError.invalidRequest('code_verifier is required');
-  if (!isCodeVerifier(verifier))
-    throw oauthError.invalidRequest('code_verifier must be 43 to 128 unreserved characters');
   const requested = resourceParam(g);
 
   const outcome = await g.app.db.tx(async (tx) => {
@@ -79,18 +77,22 @@ export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResp
     }
     if (new Date(row.expires_at).getTime() <= g.now.getTime()) return { error: 'code expired' } as const;
     if (row.redirect_uri !== redirectUri) return { error: 'redirect_uri does not match' } as const;
+    // RFC 7636 section 4.6: a verifier of the wrong shape cannot match either, so it is invalid_grant
+    // like a wrong one, judged here so that a replayed code still revokes; the code stays unspent.
+    if (!isCodeVerifier(verifier))
+      return { error: 'code_verifier must be 43 to 128 unreserved characters' } as const;
     if (!verifyS256(verifier, row.code_challenge)) return { error: 'code_verifier does not match' } as const;
 
     const session = await maybeOne<SessionFacts>(
       tx,
-      `select (s.revoked_at is null and s.idle_expires_at > $3 and s.absolute_expires_at > $3) as live,
+      `select (${liveSessionSql('s', '$3')}) as live,
               s.transient, s.remember_me, s.absolute_expires_at, u.state as user_state,
               s.recovery_restricted
          from sessions s join users u on u.realm_id = s.realm_id and u.id = s.user_id
         where s.realm_id = $1 and s.id = $2`,
       [g.realm.id, row.session_id, g.now],
     );
-    if (!session?.live || !isLiveUserState(session.user_state))
+    if (!session?.live || !mayHoldTokens(session.user_state))
       return { error: 'the sign-in has ended' } as const;
     const grant = await findLiveGrant(tx, g.realm.id, row.user_id, row.client_id, row.org_id);
     if (!grant) return { error: 'the grant was revoked' } as const;

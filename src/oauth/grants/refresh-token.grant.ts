@@ -1,8 +1,7 @@
 // grant_type=refresh_token (RFC 6749 section 6) with rotation: each use retires the presented
 // token. A retired token presented again, or a token presented by another client, revokes the
-// whole family (SPEC-DECISIONS 4; spec doc 2 event security.refresh_reuse_detected).
+// whole family (decision D4; spec doc 2 event security.refresh_reuse_detected).
 
-import { isLiveUserState } from '../../access/token-liveness.ts';
 import { recordAudit } from '../../audit/index.ts';
 import { addEvent } from '../../events/index.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
@@ -10,6 +9,7 @@ import { maybeOne, type Tx } from '../../platform/db/db.ts';
 import {
   addToken,
   isRefreshTokenShape,
+  liveSessionSql,
   lockByToken,
   markRotated,
   type RefreshFamilyRow,
@@ -17,6 +17,7 @@ import {
   touchFamily,
 } from '../../sessions/index.ts';
 import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
+import { mayHoldTokens } from '../../users/account.states.ts';
 import { userMayActIn } from '../org-context.ts';
 import {
   type GrantContext,
@@ -67,7 +68,7 @@ export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse>
       tx,
       `select u.state as user_state,
          exists (select 1 from oauth_grants gr where gr.realm_id = $1 and gr.id = $3 and gr.revoked_at is null) as grant_live,
-         (select s.revoked_at is null and s.idle_expires_at > $5 and s.absolute_expires_at > $5
+         (select ${liveSessionSql('s', '$5')}
             from sessions s where s.realm_id = $1 and s.id = $4) as session_live,
          (select s.transient from sessions s where s.realm_id = $1 and s.id = $4) as session_transient,
          (select s.remember_me from sessions s where s.realm_id = $1 and s.id = $4) as session_remember,
@@ -75,7 +76,7 @@ export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse>
        from users u where u.realm_id = $1 and u.id = $2`,
       [g.realm.id, family.user_id, family.grant_id, family.session_id, g.now],
     );
-    if (!live || !isLiveUserState(live.user_state) || !live.grant_live) {
+    if (!live || !mayHoldTokens(live.user_state) || !live.grant_live) {
       return { error: 'the grant is no longer active' } as const;
     }
     if (family.session_id !== null && live.session_live !== true)

@@ -3,7 +3,7 @@
 // one access token for the grant's resource, with the customer as sub, the support user as
 // act.sub and the grant named in support_grant_id. No refresh token, no ID token; the token never
 // outlives the grant. A replayed code ends the grant (like a replayed authorization code,
-// SPEC-DECISIONS 3).
+// decision D3).
 import { recordAudit } from '../../audit/index.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { maybeOne, type Tx } from '../../platform/db/db.ts';

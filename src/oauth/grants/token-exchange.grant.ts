@@ -1,8 +1,10 @@
 // grant_type=urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693; spec doc 1,
 // Authentication 10): a confidential client trades a user's access token for one to another
 // resource. The result names the user as sub and the calling service as act.sub (nesting any
-// earlier actor, SPEC-DECISIONS 6), keeps session and organization, never outlives the subject
-// token, and stays inside the grant's exchange_policy.
+// earlier actor, decision D6), keeps session and organization, never outlives the subject
+// token, and stays inside the grant's exchange_policy. It names the client of the user's grant
+// behind the subject token (grant_client_id), so revoking that grant ends it too (doc 2,
+// Revocation exposure).
 
 import { type AccessTokenClaims, type Actor, isOpaqueAccessToken } from '../../access/access-token.ts';
 import { findLiveOpaqueToken } from '../../access/index.ts';
@@ -39,6 +41,8 @@ interface SubjectToken {
   amr: string[];
   orgId: string | null;
   act: Actor | null;
+  /** The client of the user's grant the subject token derives from. */
+  grantClientId: string | null;
 }
 
 export async function tokenExchangeGrant(g: GrantContext): Promise<TokenResponse> {
@@ -105,6 +109,8 @@ export async function tokenExchangeGrant(g: GrantContext): Promise<TokenResponse
               acr: subject.acr ?? 'basic',
             },
       act,
+      // A nested exchange stays bound to the grant of the first one.
+      grantClientId: subject.grantClientId,
       orgId: subject.orgId,
       notAfterSeconds: subject.expiresAt,
     },
@@ -149,6 +155,7 @@ async function readSubjectToken(g: GrantContext, token: string): Promise<Subject
       amr: t.amr,
       orgId: t.orgId,
       act: t.act,
+      grantClientId: grantClientOf(t.clientId, t.act, t.grantClientId),
     };
   }
   const resource = await findResourceByAudience(g.app.db, g.realm, g.settings.publicOrigin, s.audience);
@@ -165,6 +172,7 @@ async function readSubjectToken(g: GrantContext, token: string): Promise<Subject
       audience: s.audience,
       resourceId: resource.id,
       exchanged: s.act !== null,
+      grantClientId: s.grantClientId,
       orgId: s.orgId,
     },
     g.now,
@@ -187,5 +195,10 @@ function fromClaims(c: AccessTokenClaims): SubjectToken {
     amr: c.amr ?? [],
     orgId: c.org_id ?? null,
     act: c.act ?? null,
+    grantClientId: grantClientOf(c.client_id, c.act ?? null, c.grant_client_id ?? null),
   };
 }
+
+/** A user token's grant is its own client's; an exchanged token names it (grant_client_id). */
+const grantClientOf = (clientId: string, act: Actor | null, claimed: string | null): string | null =>
+  act === null ? clientId : claimed;

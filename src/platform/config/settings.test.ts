@@ -12,7 +12,7 @@ import {
 } from './settings.ts';
 
 describe('settings table', () => {
-  test('case=names are unique and env names follow SPEC-DECISIONS 15', () => {
+  test('case=names are unique and env names follow decision D15', () => {
     assert.equal(new Set(SETTINGS.map((s) => s.name)).size, SETTINGS.length);
     assert.equal(envVarName('database.url'), 'PROUDAUTH_DATABASE_URL');
     assert.equal(envVarName('data_dir'), 'PROUDAUTH_DATA_DIR');

@@ -1,6 +1,6 @@
 // The operator settings: one declarative table that drives loading, validation and the generated
 // settings reference. Names follow spec doc 1 and doc 2 (Limits tables, Authentication 6, Key
-// custody); env var names follow SPEC-DECISIONS 15.
+// custody); env var names follow decision D15.
 
 import { isIP, isIPv4, isIPv6 } from 'node:net';
 
@@ -216,7 +216,7 @@ export const SETTINGS: readonly Setting[] = [
   dur('impersonation.handoff_ttl', '30s', '1s', '30s', 'Lifetime of a support handoff code (single use)'),
 ];
 
-/** `database.url` -> `PROUDAUTH_DATABASE_URL` (SPEC-DECISIONS 15). */
+/** `database.url` -> `PROUDAUTH_DATABASE_URL` (decision D15). */
 export function envVarName(name: string): string {
   return `PROUDAUTH_${name.replace(/\./g, '_').toUpperCase()}`;
 }

@@ -1,6 +1,7 @@
 // node-postgres driver: a pool per process; transactions hold one pooled client.
 import pg from 'pg';
 import type { Db, QueryResult, Tx } from './db.ts';
+import { isDatabaseFault, toDatabaseError } from './pg-errors.ts';
 import { withRetry } from './tx-retry.ts';
 
 export interface PgOptions {
@@ -8,7 +9,22 @@ export interface PgOptions {
   maxConns: number;
   statementTimeoutMs: number;
   applicationName?: string;
+  /** Told about connections that fail outside any statement (idle, or between statements). */
+  onConnectionError?: (e: Error) => void;
 }
+
+/**
+ * How long past storage.statement_timeout the client waits for an answer before giving up on the
+ * connection: the server's timeout cannot fire when the network, not the query, is slow.
+ */
+const READ_GRACE_MS = 1000;
+
+/**
+ * After such a failure the connection may still run the statement or be dead: rolling back on it
+ * would wait behind the statement or fail, so the client is discarded instead, which also ends any
+ * open transaction on the server (nothing half-written commits).
+ */
+const unusable = isDatabaseFault;
 
 /**
  * Names for parameterized statements, so each pooled connection parses and plans a statement
@@ -39,12 +55,18 @@ export function openPostgres(opts: PgOptions): Db {
     // choose, PostgreSQL re-plans the large live-check statement on every call (about twice its
     // execution time), because its generic estimate includes branches a call never takes.
     options: '-c plan_cache_mode=force_generic_plan',
+    query_timeout: opts.statementTimeoutMs + READ_GRACE_MS,
     connectionTimeoutMillis: 5000,
     // Idle pooled connections alone never keep a process alive (CLI commands, test files).
     allowExitOnIdle: true,
   });
-  // An idle client losing its connection must not crash the process; the next query reconnects.
-  pool.on('error', () => {});
+  // node-postgres emits 'error' on a client whose connection breaks, and an 'error' event without a
+  // listener kills the process. The pool listens only while a client is idle, so every client gets
+  // a listener of its own for its whole life: checked out, mid-query or idle. The failed statement
+  // (if any) rejects on its own; the pool drops the client when it is released with the error.
+  const onConnectionError = (e: Error) => opts.onConnectionError?.(e);
+  pool.on('error', onConnectionError);
+  pool.on('connect', (client) => client.on('error', onConnectionError));
 
   const names = new StatementNames();
   const run = async <R>(
@@ -53,12 +75,24 @@ export function openPostgres(opts: PgOptions): Db {
     params?: readonly unknown[],
   ): Promise<QueryResult<R>> => {
     const name = params && params.length > 0 ? names.of(sql) : undefined;
-    const r = await q.query({
-      text: sql,
-      values: params as unknown[] | undefined,
-      ...(name ? { name } : {}),
-    });
-    return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
+    try {
+      const r = await q.query({
+        text: sql,
+        values: params as unknown[] | undefined,
+        ...(name ? { name } : {}),
+      });
+      return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
+    } catch (e) {
+      throw toDatabaseError(e);
+    }
+  };
+
+  const connect = async (): Promise<pg.PoolClient> => {
+    try {
+      return await pool.connect();
+    } catch (e) {
+      throw toDatabaseError(e);
+    }
   };
 
   return {
@@ -66,32 +100,36 @@ export function openPostgres(opts: PgOptions): Db {
     query: (sql, params) => run(pool, sql, params),
     async tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
       return withRetry(async () => {
-        const client = await pool.connect();
-        let broken = false;
+        const client = await connect();
+        let broken: Error | undefined;
         try {
-          await client.query('begin');
+          await run(client, 'begin');
           const result = await fn({
             query: (sql, params) => run(client, sql, params),
             exec: async (script) => {
-              await client.query(script);
+              await run(client, script);
             },
           });
-          await client.query('commit');
+          await run(client, 'commit');
           return result;
         } catch (e) {
-          try {
-            await client.query('rollback');
-          } catch {
-            broken = true;
+          if (unusable(e)) broken = e as Error;
+          else {
+            try {
+              await client.query('rollback');
+            } catch (r) {
+              broken = r as Error;
+            }
           }
           throw e;
         } finally {
+          // Released with an error, the pool destroys the client rather than reuse it.
           client.release(broken);
         }
       });
     },
     async exec(script) {
-      await pool.query(script);
+      await run(pool, script);
     },
     close: () => pool.end(),
   };

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { PGlite, types } from '@electric-sql/pglite';
 import type { Db, QueryResult, Tx } from './db.ts';
 import { acquireDirLock, type DirLock } from './dir-lock.ts';
+import { toDatabaseError } from './pg-errors.ts';
 import { withRetry } from './tx-retry.ts';
 
 export interface PgliteOptions {
@@ -43,24 +44,38 @@ export async function openPglite(opts: PgliteOptions): Promise<Db & { dump(): Pr
     rowCount: Math.max(r.affectedRows ?? 0, r.rows.length),
   });
 
+  // The embedded database has no network to lose, but it can be closed under a running request
+  // (shutdown) or time out a statement: those become the same DatabaseUnavailable as on PostgreSQL.
+  const guarded = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (e) {
+      throw toDatabaseError(e);
+    }
+  };
+
   return {
     kind: 'pglite',
-    query: async (sql, params) => toResult(await db.query(sql, params as unknown[] | undefined)),
+    query: (sql, params) =>
+      guarded(async () => toResult(await db.query(sql, params as unknown[] | undefined))),
     tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-      return withRetry(() =>
-        db.transaction(async (t) =>
-          fn({
-            query: async (sql, params) => toResult(await t.query(sql, params as unknown[] | undefined)),
-            exec: async (script) => {
-              await t.exec(script);
-            },
-          }),
+      return guarded(() =>
+        withRetry(() =>
+          db.transaction(async (t) =>
+            fn({
+              query: async (sql, params) => toResult(await t.query(sql, params as unknown[] | undefined)),
+              exec: async (script) => {
+                await t.exec(script);
+              },
+            }),
+          ),
         ),
       );
     },
-    async exec(script) {
-      await db.exec(script);
-    },
+    exec: (script) =>
+      guarded(async () => {
+        await db.exec(script);
+      }),
     async close() {
       try {
         await db.close();

@@ -1,7 +1,7 @@
 // Declarative decoders from strict-JSON values to camelCase domain values (STYLE.md section 5).
 // Spec section "Decoding rules for the document (and every strict JSON body of the service)",
 // rules 2 and 5: a member the shape does not name is an error at any depth; lookup ignores ASCII
-// case using the very folding strict-json.ts uses for duplicates (SPEC-DECISIONS 10); a JSON null
+// case using the very folding strict-json.ts uses for duplicates (decision D10); a JSON null
 // counts as a missing member except where the shape wraps the member in nullable(). All field
 // errors are gathered in one pass so a client sees everything wrong with its body at once.
 
@@ -48,7 +48,7 @@ export function tryDecode<T>(decoder: Decoder<T>, value: unknown): DecodeResult<
   return { ok: true, value: out };
 }
 
-/** Decodes a request body; any failure is 400 invalid_request listing `errors` (SPEC-DECISIONS 10). */
+/** Decodes a request body; any failure is 400 invalid_request listing `errors` (decision D10). */
 export function decodeBody<T>(decoder: Decoder<T>, value: unknown): T {
   const result = tryDecode(decoder, value);
   if (!result.ok) throw problem.invalidRequest('request body has invalid members', result.errors);

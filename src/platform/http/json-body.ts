@@ -1,5 +1,5 @@
-// The only body parser the service has: strict JSON (spec doc 1, decoding rules; SPEC-DECISIONS
-// 10). Fastify's own parsers are removed so no other media type is ever accepted by accident.
+// The only body parser the service has: strict JSON (spec doc 1, decoding rules; decision
+// D10). Fastify's own parsers are removed so no other media type is ever accepted by accident.
 import type { FastifyInstance } from 'fastify';
 import { problem } from './problem.ts';
 import { parseStrictJson } from './strict-json.ts';

@@ -1,4 +1,4 @@
-// In-flight limit per process (spec doc 2, Limits; SPEC-DECISIONS 11). Ordinary requests stop at
+// In-flight limit per process (spec doc 2, Limits; decision D11). Ordinary requests stop at
 // max minus the reserved pool; health paths and administrative requests carrying credentials may
 // use the whole limit, so operators can still see and steer an overloaded server.
 import type { IncomingMessage } from 'node:http';

@@ -1,6 +1,7 @@
 // The single place where errors become HTTP responses (RFC 9457 problem documents).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
+  DatabaseUnavailable,
   isConnectionError,
   isInvalidText,
   isRetryable,
@@ -11,6 +12,33 @@ import type { Logger } from '../log.ts';
 import { Problem, problem, problemBody } from './problem.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** Seconds a client is asked to wait before retrying a request the database could not serve. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The 503 for a database that cannot serve the request now: unreachable, restarting, too slow, or
+ * a serialization conflict that failed its one retry (spec doc 1, Errors: dependency outage). The
+ * use case's transaction did not commit (unless only its acknowledgement was lost, which single-use
+ * rules already cover), so the client may retry. Null for other errors.
+ */
+export function dependencyOutage(err: unknown): Problem | null {
+  const headers = { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) };
+  if (isRetryable(err))
+    return problem.unavailable('the request conflicted with another one; retry it', headers);
+  if (isStatementTimeout(err))
+    return new Problem(503, 'request_timeout', 'the database did not answer in time', undefined, headers);
+  if (isConnectionError(err)) return problem.unavailable('the database is unavailable', headers);
+  return null;
+}
+
+/** One warning per refused request: which request, and why, without the statement or its values. */
+export function logOutage(log: Logger, err: unknown, requestId: string): void {
+  log.warn(
+    { requestId, reason: err instanceof DatabaseUnavailable ? err.reason : 'conflict', err: String(err) },
+    'database could not serve the request; answered 503',
+  );
+}
 
 /** Turns any thrown value into the Problem the client sees; unexpected errors become a bare 500. */
 export function toProblem(err: unknown, log: Logger, requestId: string, bodyLimit = 0): Problem {
@@ -29,9 +57,11 @@ export function toProblem(err: unknown, log: Logger, requestId: string, bodyLimi
   // Input that reached SQL but cannot be stored as text (a NUL character): the request is at fault.
   if (isInvalidText(err))
     return problem.invalidRequest('the request contains characters that cannot be stored');
-  if (isRetryable(err)) return problem.unavailable('the request conflicted with another one; retry it');
-  if (isStatementTimeout(err)) return problem.timeout();
-  if (isConnectionError(err)) return problem.unavailable('the database is unavailable');
+  const outage = dependencyOutage(err);
+  if (outage) {
+    logOutage(log, err, requestId);
+    return outage;
+  }
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new Problem(fe.statusCode, 'invalid_request', 'the request could not be read');
   }

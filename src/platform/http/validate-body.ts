@@ -1,5 +1,5 @@
 // Strict request bodies of the administration APIs: a body of the wrong shape (unknown members,
-// wrong JSON types, repeated members) is a bad request (SPEC-DECISIONS 10); a body of the right
+// wrong JSON types, repeated members) is a bad request (decision D10); a body of the right
 // shape whose values break a rule is a validation failure.
 import { type Decoder, tryDecode } from './decode.ts';
 import { problem } from './problem.ts';

@@ -494,7 +494,7 @@ describe('clients api › create', () => {
 });
 
 describe('clients api › hostile redirect URIs', () => {
-  // [uri, client type, expected reason or 'ok'] (spec doc 1, RedirectURI row; SPEC-DECISIONS 1-2).
+  // [uri, client type, expected reason or 'ok'] (spec doc 1, RedirectURI row; decisions D1-D2).
   const DEVELOPMENT: [string, string, string][] = [
     ['https://app.example.com/a/%2e%2e/b', 'web', 'encoded_separator'],
     ['https://app.example.com/a/%2E%2E/b', 'web', 'encoded_separator'],

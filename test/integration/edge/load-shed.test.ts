@@ -1,4 +1,4 @@
-// In-flight shedding at the public listener (spec doc 2 Limits and Errors; SPEC-DECISIONS 11):
+// In-flight shedding at the public listener (spec doc 2 Limits and Errors; decision D11):
 // with limits.max_inflight_requests = 8 the reserved pool is 8/4+1 = 3, so ordinary requests are
 // shed from the 6th in flight while health and administrative requests may use all 8.
 import assert from 'node:assert/strict';

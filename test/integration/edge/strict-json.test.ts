@@ -1,5 +1,5 @@
 // Strict JSON bodies as a client meets them through the real public listener: media types, size
-// limits, the hostile-input corpus and member decoding (spec doc 1 decoding rules; SPEC-DECISIONS 10).
+// limits, the hostile-input corpus and member decoding (spec doc 1 decoding rules; decision D10).
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { describe, test } from 'node:test';

@@ -14,6 +14,7 @@ import {
   clientSecret,
   codeFlow,
   oauthPost,
+  registerIntrospector,
   seedGrant,
   seedResource,
   seedServiceClient,
@@ -23,13 +24,6 @@ const ORDERS = 'https://orders.example.com';
 const INVENTORY = 'https://inventory.example.com';
 
 type Creds = { clientId: string; secret: string };
-
-async function registerIntrospector(h: Harness, realm: RealmRow, resourceId: string, client: ClientRow) {
-  await h.ctx.db.query(
-    'insert into resource_introspectors (realm_id, resource_id, client_row_id, created_at) values ($1, $2, $3, now())',
-    [realm.id, resourceId, client.id],
-  );
-}
 
 async function setup(
   t: Parameters<typeof signinSetup>[0],

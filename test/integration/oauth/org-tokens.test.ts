@@ -17,6 +17,7 @@ import {
   clientSecret,
   codeFlow,
   oauthPost,
+  registerIntrospector,
   seedGrant,
   seedResource,
   seedServiceClient,
@@ -31,12 +32,6 @@ const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 type Creds = { clientId: string; secret: string };
-
-const registerIntrospector = (h: Harness, realm: RealmRow, resourceId: string, client: ClientRow) =>
-  h.ctx.db.query(
-    'insert into resource_introspectors (realm_id, resource_id, client_row_id, created_at) values ($1, $2, $3, now())',
-    [realm.id, resourceId, client.id],
-  );
 
 async function setup(t: TestContext) {
   const s = await signinSetup(t);

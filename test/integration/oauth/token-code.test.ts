@@ -1,11 +1,12 @@
 // grant_type=authorization_code at POST /realms/{realm}/oauth/token: PKCE, binding to client and
 // redirect URI, single use with revocation on replay, ID token and refresh token issuance, and a
-// realm without a signing key (spec doc 1 Errors case rule 3).
+// realm without a signing key, which spends neither code nor refresh token (spec doc 1 Errors case
+// rule 3).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { s256Challenge } from '../../../src/kernel/pkce.ts';
-import { count, REDIRECT, rows, signinSetup } from '../../harness/signin-kit.ts';
+import { count, events, REDIRECT, rows, signinSetup } from '../../harness/signin-kit.ts';
 import { clientSecret, codeFlow, oauthPost, signInForCode } from '../../harness/token-kit.ts';
 
 async function setup(t: Parameters<typeof signinSetup>[0], client: Record<string, unknown> = {}) {
@@ -49,8 +50,11 @@ test('PKCE: a missing, malformed or wrong verifier is refused and the code stays
   const missing = await oauthPost(h, realm, 'token', base, creds);
   assert.equal(missing.status, 400);
   assert.equal(missing.body.error, 'invalid_request');
-  const short = await oauthPost(h, realm, 'token', { ...base, code_verifier: 'abc' }, creds);
-  assert.equal(short.body.error, 'invalid_request');
+  // RFC 7636 sections 4.1 and 4.6: outside 43..128 unreserved characters it cannot match.
+  for (const bad of ['abc', 'a'.repeat(42), 'a'.repeat(129), `${verifier.slice(1)}+`]) {
+    const malformed = await oauthPost(h, realm, 'token', { ...base, code_verifier: bad }, creds);
+    assert.deepEqual([malformed.status, malformed.body.error], [400, 'invalid_grant'], bad);
+  }
   const wrong = await oauthPost(
     h,
     realm,
@@ -177,24 +181,44 @@ test('a JSON body is not a token request', async (t) => {
   assert.equal(res.status, 415);
 });
 
-test('without a usable signing key the token endpoint answers 503 and the code survives', async (t) => {
+test('without a usable signing key the token endpoint answers 503 and spends neither the code nor the refresh token', async (t) => {
   const { h, realm, creds } = await setup(t);
+  const first = await codeFlow(h, realm, creds);
+  assert.equal(first.status, 200, JSON.stringify(first.body));
   const { code, verifier } = await signInForCode(h, realm, 'web-app');
-  const params = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier };
-  await h.ctx.db.query(`update signing_keys set state = 'retired' where realm_id = $1 and state = 'active'`, [
-    realm.id,
-  ]);
-  const res = await oauthPost(h, realm, 'token', params, creds);
-  assert.equal(res.status, 503);
-  assert.equal(res.body.error, 'temporarily_unavailable');
+  const redeem = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier };
+  const refresh = { grant_type: 'refresh_token', refresh_token: first.body.refresh_token };
+  const setKeyState = (from: string, to: string) =>
+    h.ctx.db.query('update signing_keys set state = $3 where realm_id = $1 and state = $2', [
+      realm.id,
+      from,
+      to,
+    ]);
+
+  // Spec doc 1, Errors case rule 3.
+  await setKeyState('active', 'retired');
+  for (const params of [redeem, refresh]) {
+    const res = await oauthPost(h, realm, 'token', params, creds);
+    assert.deepEqual([res.status, res.body.error], [503, 'temporarily_unavailable'], params.grant_type);
+    assert.ok(res.headers.get('retry-after'));
+  }
   const metrics = await (await h.internal('/metrics')).text();
-  assert.match(metrics, /service_signing_failures_total\{reason="no_active_key"\} 1/);
-  await h.ctx.db.query(`update signing_keys set state = 'active' where realm_id = $1 and state = 'retired'`, [
-    realm.id,
-  ]);
-  const ok = await oauthPost(h, realm, 'token', params, creds);
-  assert.equal(ok.status, 200);
+  assert.match(metrics, /service_signing_failures_total\{reason="no_active_key"\} 2/);
   assert.match(metrics, /service_tokens_total\{grant_type="authorization_code",outcome="failure"\} 1/);
+  assert.match(metrics, /service_tokens_total\{grant_type="refresh_token",outcome="failure"\} 1/);
+  assert.equal(
+    await count(h, 'select 1 from refresh_tokens where realm_id = $1 and rotated_at is not null', [realm.id]),
+    0,
+    'the refresh token was not rotated',
+  );
+
+  await setKeyState('retired', 'active');
+  assert.equal((await oauthPost(h, realm, 'token', redeem, creds)).status, 200);
+  const refreshed = await oauthPost(h, realm, 'token', refresh, creds);
+  assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+  assert.match(refreshed.body.refresh_token, /^pa_rt_/);
+  assert.notEqual(refreshed.body.refresh_token, first.body.refresh_token);
+  assert.deepEqual(await events(h, realm, 'security.refresh_reuse_detected'), []);
 });
 
 test('an ordinary sign-in gets a session-bound refresh family; offline_access makes an offline one', async (t) => {
