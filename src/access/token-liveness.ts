@@ -10,6 +10,7 @@ import { effectiveRolesSql, MAX_GROUP_DEPTH, type RoleHolding } from '../roles/e
 import { liveMembershipSql } from '../roles/live-membership.ts';
 import { liveSessionSql } from '../sessions/index.ts';
 import { mayHoldTokens } from '../users/account.states.ts';
+import type { VerifiedAccessToken } from './verify-access-token.ts';
 
 export type { RoleHolding };
 
@@ -349,6 +350,28 @@ function paramsOf(f: TokenFacts, now: Date): unknown[] {
     // subject token was issued to (doc 2, Revocation exposure: an active grant for both kinds).
     grantClient: f.exchanged ? (f.grantClientId ?? null) : f.clientId,
   });
+}
+
+/** The live-check facts a verified JWT access token gives, for the audience it was verified for. */
+export function factsOfToken(
+  realmId: string,
+  t: VerifiedAccessToken,
+  audience: string,
+  resourceId: string | null,
+): TokenFacts {
+  return {
+    realmId,
+    subject: t.subject,
+    clientId: t.clientId,
+    tokenId: t.tokenId,
+    issuedAt: t.issuedAt,
+    sessionId: t.sessionId,
+    audience,
+    resourceId,
+    exchanged: t.act !== null,
+    grantClientId: t.grantClientId,
+    orgId: t.orgId,
+  };
 }
 
 export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Promise<Liveness> {

@@ -3,7 +3,7 @@
 // token) and checks named permissions; /me takes an account-audience token. Every request runs
 // the live checks of doc 2, Revocation exposure, so a revocation counts from its commit.
 import type { FastifyRequest } from 'fastify';
-import { checkLiveness, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
+import { checkLiveness, factsOfToken, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
 import type { VerifiedAccessToken } from '../access/verify-access-token.ts';
 import {
   accountAudience,
@@ -111,17 +111,7 @@ export async function verifyOwnToken(
   const live = await checkLiveness(
     app.db,
     {
-      realmId: realm.id,
-      subject: t.subject,
-      clientId: t.clientId,
-      tokenId: t.tokenId,
-      issuedAt: t.issuedAt,
-      sessionId: t.sessionId,
-      audience: target.audience,
-      resourceId: target.resourceId,
-      exchanged: t.act !== null,
-      grantClientId: t.grantClientId,
-      orgId: t.orgId,
+      ...factsOfToken(realm.id, t, target.audience, target.resourceId),
       withRoles: target.withRoles ?? false,
       rolesOrgId: target.rolesOrgId ?? null,
     },
@@ -171,17 +161,7 @@ export async function verifyApiCaller(
     now: app.clock.now(),
     write: req.method !== 'GET' && req.method !== 'HEAD',
     facts: {
-      realmId: realm.id,
-      subject: t.subject,
-      clientId: t.clientId,
-      tokenId: t.tokenId,
-      issuedAt: t.issuedAt,
-      sessionId: t.sessionId,
-      audience,
-      resourceId: opts.audience === 'admin' ? BUILTIN_ADMIN : BUILTIN_ACCOUNT,
-      exchanged: t.act !== null,
-      grantClientId: t.grantClientId,
-      orgId: t.orgId,
+      ...factsOfToken(realm.id, t, audience, opts.audience === 'admin' ? BUILTIN_ADMIN : BUILTIN_ACCOUNT),
       withRoles: opts.audience === 'admin',
       rolesOrgId: organizationOf(req, opts),
     },

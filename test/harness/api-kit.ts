@@ -1,24 +1,156 @@
-// Callers of the administration and account APIs for tests: an administrator (realm-admin role,
-// an MFA session, a grant to identity-cli) holding an access token signed by the realm's active
-// key, as the token endpoint would issue it. Tests of the token endpoint itself get their tokens
-// through HTTP; this kit is for tests of what sits behind the bearer check.
+// Callers of the administration, account and decision APIs for tests, signed in the way an operator
+// signs in: a headless transaction of the built-in identity-cli client (identify, password, TOTP
+// enrollment or TOTP), then the code exchanged at the token endpoint with PKCE and the resource,
+// and the refresh token used whenever the access token has lapsed on the harness clock. Nothing
+// here writes a session, an authentication time or an MFA flag.
 
-import { signAccessToken } from '../../src/access/access-token.ts';
 import { CLI_CLIENT_ID } from '../../src/clients/builtin-clients.ts';
-import { accountAudience, adminAudience, issuerOf } from '../../src/kernel/audiences.ts';
-import type { Tx } from '../../src/platform/db/db.ts';
+import { accountAudience, adminAudience } from '../../src/kernel/audiences.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
 import { assignRealmRole, findRoleByName } from '../../src/roles/builtin-roles.repo.ts';
-import { upsertGrant } from '../../src/sessions/grants.repo.ts';
-import { STANDARD } from '../../src/sessions/session-lifetimes.ts';
-import { insertSession } from '../../src/sessions/sessions.repo.ts';
 import type { Harness } from './harness.ts';
+import { type JsonResponse, startHeadless } from './signin-driver.ts';
+import { actionTypes, codeOf, PASSWORD, sessionOfTx, totpCode } from './signin-kit.ts';
+import { oauthPost } from './token-kit.ts';
+
+/** identity-cli accepts any loopback port (RFC 8252 section 7.3); the code is read from the answer. */
+export const CLI_REDIRECT = 'http://127.0.0.1/callback';
+
+export interface CliTokens {
+  accessToken: string;
+  refreshToken: string;
+  sessionId: string;
+  /** Refreshes now (the access token keeps the sign-in's auth_time, acr and amr). */
+  refresh(): Promise<string>;
+  /** The access token, refreshed first when it has lapsed on the harness clock. */
+  usable(): Promise<string>;
+}
+
+export interface CliSignInOptions {
+  /** Audiences requested (RFC 8707); the first one is the token's. */
+  resources: string[];
+  /** Scopes beyond openid. */
+  scopes?: string[];
+  organization?: string;
+  /** acr_values of the request, e.g. 'mfa' to have a second factor asked for. */
+  acrValues?: string;
+}
+
+// TOTP secrets the kits enrolled, per harness and user, and the last step each one spent: the
+// service refuses a code of a step already used (replay), so a second sign-in in the same
+// 30-second step moves the harness clock to the next one.
+const enrolled = new WeakMap<Harness, Map<string, { secret: string; lastStep: number }>>();
+
+function totpSecrets(h: Harness) {
+  const m = enrolled.get(h) ?? new Map<string, { secret: string; lastStep: number }>();
+  enrolled.set(h, m);
+  return m;
+}
+
+const stepOf = (at: Date) => Math.floor(at.getTime() / 30_000);
+
+async function expectOk(what: string, r: JsonResponse): Promise<JsonResponse> {
+  if (r.status !== 200) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r;
+}
+
+/**
+ * Signs the user in through identity-cli and exchanges the code. MFA happens when the service asks
+ * for it (an administration audience, a privileged role, an enrolled authenticator): enrollment on
+ * the first time, then the TOTP of the enrolled secret.
+ */
+export async function cliSignIn(
+  h: Harness,
+  realm: RealmRow,
+  user: { id: string; email: string; password?: string },
+  o: CliSignInOptions,
+): Promise<CliTokens> {
+  const tx = await startHeadless(h, realm.name, CLI_CLIENT_ID, CLI_REDIRECT, {
+    scope: ['openid', ...(o.scopes ?? [])].join(' '),
+    resource: o.resources,
+    ...(o.organization ? { organization: o.organization } : {}),
+    ...(o.acrValues ? { acr_values: o.acrValues } : {}),
+  });
+  await expectOk('identify', await tx.step('identify', { identifier: user.email }));
+  let state = await expectOk('password', await tx.step('password', { password: user.password ?? PASSWORD }));
+  const secrets = totpSecrets(h);
+  while (state.body.status !== 'completed') {
+    const next = actionTypes(state.body);
+    if (next.includes('enroll_totp')) {
+      const secret: string = (await expectOk('totp/enroll', await tx.step('totp/enroll', {}))).body.one_time
+        .totp.secret;
+      const now = h.clock.now();
+      state = await expectOk(
+        'totp/activate',
+        await tx.step('totp/activate', { code: totpCode(secret, now) }),
+      );
+      secrets.set(user.id, { secret, lastStep: stepOf(now) });
+    } else if (next.includes('totp')) {
+      const known = secrets.get(user.id);
+      if (!known) throw new Error(`user ${user.id} has a TOTP authenticator this kit did not enroll`);
+      if (stepOf(h.clock.now()) <= known.lastStep) h.clock.advance(30_000);
+      const now = h.clock.now();
+      state = await expectOk('totp', await tx.step('totp', { code: totpCode(known.secret, now) }));
+      known.lastStep = stepOf(now);
+    } else if (next.includes('organization')) {
+      state = await expectOk('organization', await tx.step('organization', { organization: o.organization }));
+    } else {
+      throw new Error(`sign-in stopped at ${JSON.stringify(state.body)}`);
+    }
+  }
+  const code = codeOf(state.body.redirect_to);
+  const session = await sessionOfTx(h, realm.id, tx.id);
+  if (!session) throw new Error('the code names no session');
+  const sessionId: string = session.id;
+  const resource = o.resources[0] ?? '';
+  const exchanged = await oauthPost(h, realm, 'token', {
+    grant_type: 'authorization_code',
+    client_id: CLI_CLIENT_ID,
+    code,
+    redirect_uri: CLI_REDIRECT,
+    code_verifier: tx.verifier,
+    resource,
+  });
+  if (exchanged.status !== 200) throw new Error(`code exchange: ${JSON.stringify(exchanged.body)}`);
+  let access: string = exchanged.body.access_token;
+  let refreshToken: string = exchanged.body.refresh_token;
+  const lapsesAt = (r: JsonResponse) => h.clock.now().getTime() + Number(r.body.expires_in) * 1000;
+  let expiresAt = lapsesAt(exchanged);
+  const tokens: CliTokens = {
+    get accessToken() {
+      return access;
+    },
+    get refreshToken() {
+      return refreshToken;
+    },
+    sessionId,
+    async refresh() {
+      const r = await oauthPost(h, realm, 'token', {
+        grant_type: 'refresh_token',
+        client_id: CLI_CLIENT_ID,
+        refresh_token: refreshToken,
+        resource,
+      });
+      if (r.status !== 200) throw new Error(`refresh: ${r.status} ${JSON.stringify(r.body)}`);
+      access = r.body.access_token;
+      refreshToken = r.body.refresh_token;
+      expiresAt = lapsesAt(r);
+      return access;
+    },
+    async usable() {
+      return expiresAt - 30_000 > h.clock.now().getTime() ? access : tokens.refresh();
+    },
+  };
+  return tokens;
+}
 
 export interface ApiCallerKit {
   userId: string;
+  email: string;
   sessionId: string;
-  token: string;
-  /** JSON request with the bearer; body objects are sent as application/json. */
+  /** The current access token (a refresh replaces it). */
+  readonly token: string;
+  /** JSON request with a usable bearer; body objects are sent as application/json. */
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
 }
 
@@ -26,71 +158,90 @@ export interface CallerOptions {
   audience?: 'admin' | 'account';
   /** Role names to assign at realm level; default realm-admin (admin) or none (account). */
   roles?: string[];
-  mfa?: boolean;
-  /** Seconds the sign-in lies in the past (recent-authentication tests). */
-  authAgeSeconds?: number;
   email?: string;
+  /** An existing user (created with the harness password) instead of a new one. */
   userId?: string;
-  lifetimeSeconds?: number;
 }
 
 /**
- * A grant to identity-cli and a session behind it, signed in `authTime`, as a sign-in through the
- * CLI leaves them; tokens naming the session pass its live checks.
+ * A caller of the administration (default) or account API: a new user, or the one named, with the
+ * roles, signed in through identity-cli. Each call is a separate sign-in and session; see
+ * realmAdmin for the shared administrator of a realm.
  */
-export async function seedCliSession(
-  tx: Tx,
-  realmId: string,
-  userId: string,
-  o: { mfa: boolean; acr?: string; authTime: Date },
-  now: Date,
-) {
-  const grant = await upsertGrant(
-    tx,
-    { realmId, userId, clientId: CLI_CLIENT_ID, scopes: [], resources: [] },
-    now,
-  );
-  const session = await insertSession(
-    tx,
-    {
-      realmId,
-      userId,
-      cookieDigest: null,
-      amr: o.mfa ? ['pwd', 'otp'] : ['pwd'],
-      acr: o.acr ?? (o.mfa ? 'mfa' : 'basic'),
-      mfa: o.mfa,
-      recoveryRestricted: false,
-      rememberMe: false,
-      transient: false,
-      lifetimes: STANDARD,
-    },
-    now,
-  );
-  await tx.query('update sessions set auth_time = $3 where realm_id = $1 and id = $2', [
-    realmId,
-    session.id,
-    o.authTime,
-  ]);
-  return { grant, session };
-}
-
 export async function apiCaller(
   h: Harness,
   realm: RealmRow,
   opts: CallerOptions = {},
 ): Promise<ApiCallerKit> {
   const audienceKind = opts.audience ?? 'admin';
-  const now = h.ctx.clock.now();
-  const userId =
-    opts.userId ??
-    (
-      await h.createUser(realm, {
-        email: opts.email ?? `admin-${now.getTime()}-${Math.random().toString(36).slice(2, 8)}@example.com`,
-      })
-    ).id;
+  const origin = h.ctx.config.server.publicOrigin;
+  const user = opts.userId
+    ? { id: opts.userId, email: await emailOf(h, realm, opts.userId) }
+    : await newUser(h, realm, opts.email);
   const roles = opts.roles ?? (audienceKind === 'admin' ? ['realm-admin'] : []);
-  const authTime = new Date(now.getTime() - (opts.authAgeSeconds ?? 0) * 1000);
-  const session = await h.ctx.db.tx(async (tx) => {
+  await assignRoles(h, realm, user.id, roles);
+  const audience =
+    audienceKind === 'admin' ? adminAudience(origin, realm.name) : accountAudience(origin, realm.name);
+  const tokens = await cliSignIn(h, realm, user, { resources: [audience] });
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    h.get(`/api/v1/realms/${realm.name}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${await tokens.usable()}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+  return {
+    userId: user.id,
+    email: user.email,
+    sessionId: tokens.sessionId,
+    get token() {
+      return tokens.accessToken;
+    },
+    call,
+  };
+}
+
+const admins = new WeakMap<Harness, Map<string, Promise<ApiCallerKit>>>();
+
+/**
+ * The realm's administrator, signed in once per harness and realm and shared by the tests' setup
+ * calls. Tests that end its session or change its roles take their own apiCaller.
+ */
+export function realmAdmin(h: Harness, realm: RealmRow): Promise<ApiCallerKit> {
+  const m = admins.get(h) ?? new Map<string, Promise<ApiCallerKit>>();
+  admins.set(h, m);
+  const admin = m.get(realm.id) ?? apiCaller(h, realm);
+  m.set(realm.id, admin);
+  return admin;
+}
+
+async function newUser(h: Harness, realm: RealmRow, email?: string) {
+  const address = email ?? `caller-${Math.random().toString(36).slice(2, 10)}@example.com`;
+  const u = await h.createUser(realm, { email: address, password: PASSWORD });
+  return { id: u.id, email: address };
+}
+
+export async function emailOf(h: Harness, realm: RealmRow, userId: string): Promise<string> {
+  const r = await h.ctx.db.query<{ value: string }>(
+    `select value from user_identifiers where realm_id = $1 and user_id = $2 and type = 'email' limit 1`,
+    [realm.id, userId],
+  );
+  const email = r.rows[0]?.value;
+  if (!email) throw new Error(`user ${userId} has no email to sign in with`);
+  return email;
+}
+
+/**
+ * Realm-level role assignments written through the roles repository: a speed shortcut for what an
+ * administrator does with POST /role-assignments (the roles suites test that API).
+ */
+export async function assignRoles(h: Harness, realm: RealmRow, userId: string, roles: string[]) {
+  if (roles.length === 0) return;
+  const now = h.clock.now();
+  await h.ctx.db.tx(async (tx) => {
     for (const name of roles) {
       const role = await findRoleByName(tx, realm.id, name);
       if (!role) throw new Error(`no role ${name}`);
@@ -100,44 +251,5 @@ export async function apiCaller(
         now,
       );
     }
-    const { session: s } = await seedCliSession(
-      tx,
-      realm.id,
-      userId,
-      { mfa: opts.mfa ?? true, authTime },
-      now,
-    );
-    return s;
   });
-  const signer = await h.ctx.keyStore.activeSigner(realm.id);
-  if (!signer) throw new Error('realm has no active signing key');
-  const origin = h.ctx.config.server.publicOrigin;
-  const { token } = await signAccessToken(
-    {
-      issuer: issuerOf(origin, realm.name),
-      subject: userId,
-      audience:
-        audienceKind === 'admin' ? adminAudience(origin, realm.name) : accountAudience(origin, realm.name),
-      clientId: CLI_CLIENT_ID,
-      scopes: [],
-      lifetimeSeconds: opts.lifetimeSeconds ?? 300,
-      authTime,
-      acr: session.acr,
-      amr: session.amr,
-      sessionId: session.id,
-    },
-    signer,
-    now,
-  );
-  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    h.get(`/api/v1/realms/${realm.name}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...headers,
-      },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
-  return { userId, sessionId: session.id, token, call };
 }

@@ -25,9 +25,9 @@ describe('decisions › roles', () => {
   });
 
   test('case=the cache lifetime never outlives the subject token', async (t) => {
-    const k = await decisionKit(t);
+    const k = await decisionKit(t, { tokenTtlSeconds: 30 });
     const role = await k.role('reader', ['documents.read']);
-    const { userId, token } = await k.subject({ lifetimeSeconds: 30 });
+    const { userId, token } = await k.subject();
     await k.assign(role, { type: 'user', id: userId });
     const r = await k.check(checkBody(token, 'documents.read'));
     assert.equal(r.body.reason_code, 'ALLOWED');
@@ -122,7 +122,7 @@ describe('decisions › inactive subjects', () => {
   test('case=garbage, expired, revoked-session and suspended-account tokens are inactive', async (t) => {
     let offsetMs = 0;
     const clock = { now: () => new Date(Date.now() + offsetMs) };
-    const k = await decisionKit(t, { clock, callerLifetimeSeconds: 3600 });
+    const k = await decisionKit(t, { clock, tokenTtlSeconds: 30 });
     const role = await k.role('editor', ['documents.edit']);
     const inactive = async (token: string) => {
       const r = await k.check(checkBody(token, 'documents.edit'));
@@ -158,9 +158,9 @@ describe('decisions › inactive subjects', () => {
     );
     await inactive(pending.token);
 
-    const expiring = await k.subject({ lifetimeSeconds: 30 });
+    const expiring = await k.subject();
     await k.assign(role, { type: 'user', id: expiring.userId });
-    // Past the token's expiry and the 60 s clock tolerance; the caller's own token lives longer.
+    // Past the token's expiry and the 60 s clock tolerance; the caller's token is refreshed.
     offsetMs = 5 * 60 * 1000;
     await inactive(expiring.token);
   });

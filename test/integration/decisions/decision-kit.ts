@@ -1,19 +1,21 @@
 // Decision API tests: a realm with a resource server caller (role resource-server), a registered
-// resource, and subject tokens signed as the token endpoint would sign them, with the session and
-// grant their live checks need.
+// resource, and subject tokens from real sign-ins: identity-cli granted the resource, the code
+// exchanged at the token endpoint, and client-credentials tokens for service principals.
 import type { TestContext } from 'node:test';
-import { issueOpaqueAccessToken, signAccessToken } from '../../../src/access/access-token.ts';
 import { CLI_CLIENT_ID } from '../../../src/clients/builtin-clients.ts';
-import { issuerOf } from '../../../src/kernel/audiences.ts';
+import type { ClientRow } from '../../../src/clients/clients.repo.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import type { ResourceScope } from '../../../src/resources/resource.ts';
 import { findRoleByName } from '../../../src/roles/builtin-roles.repo.ts';
-import { type ApiCallerKit, apiCaller, seedCliSession } from '../../harness/api-kit.ts';
+import { type ApiCallerKit, apiCaller, cliSignIn, emailOf } from '../../harness/api-kit.ts';
 import { type Harness, type HarnessOptions, startHarness } from '../../harness/harness.ts';
-import { seedResource, seedServiceClient } from '../../harness/token-kit.ts';
+import { PASSWORD } from '../../harness/signin-kit.ts';
+import { oauthPost, seedGrant, seedResource, seedServiceClient } from '../../harness/token-kit.ts';
 
 export const AUDIENCE = 'https://api.example.test';
+/** The same resource server's second audience, which takes opaque tokens. */
+export const OPAQUE_AUDIENCE = 'https://opaque.api.example.test';
 
 export interface DecisionKit {
   h: Harness;
@@ -39,12 +41,13 @@ export interface DecisionKit {
 
 export interface SubjectOptions {
   userId?: string;
+  /** Signs in to this organization (the user must be a member). */
   orgId?: string;
   scopes?: string[];
+  /** Asks for acr mfa at sign-in: TOTP enrollment the first time, the TOTP afterwards. */
   mfa?: boolean;
-  acr?: string;
+  /** Moves the harness clock this far after the sign-in and refreshes the token. */
   authAgeSeconds?: number;
-  lifetimeSeconds?: number;
   opaque?: boolean;
 }
 
@@ -53,16 +56,17 @@ export async function decisionKit(
   opts: HarnessOptions & {
     scopes?: ResourceScope[];
     callerRoles?: string[];
-    callerLifetimeSeconds?: number;
+    /** The access token lifetime of the kit's resource (default 300 s). */
+    tokenTtlSeconds?: number;
   } = {},
 ): Promise<DecisionKit> {
   const h = await startHarness(t, opts);
   const realm = await h.createRealm();
-  const caller = await apiCaller(h, realm, {
-    roles: opts.callerRoles ?? ['resource-server'],
-    lifetimeSeconds: opts.callerLifetimeSeconds ?? 300,
-  });
-  const resourceId = await seedResource(h, realm, { audience: AUDIENCE });
+  const caller = await apiCaller(h, realm, { roles: opts.callerRoles ?? ['resource-server'] });
+  // The resources and identity-cli's grants are rows written the way the resources API writes them
+  // (a speed shortcut; test/integration/api/resources.test.ts covers that API).
+  const resourceId = await seedResource(h, realm, { audience: AUDIENCE, ttl: opts.tokenTtlSeconds ?? 300 });
+  const opaqueId = await seedResource(h, realm, { audience: OPAQUE_AUDIENCE, tokenFormat: 'opaque' });
   if (opts.scopes) {
     await h.ctx.db.query('update resources set scopes = $3 where realm_id = $1 and id = $2', [
       realm.id,
@@ -70,6 +74,10 @@ export async function decisionKit(
       JSON.stringify(opts.scopes),
     ]);
   }
+  const cli = await cliClient(h, realm);
+  const scopeNames = (opts.scopes ?? []).map((s) => s.name);
+  await seedGrant(h, realm, cli, resourceId, { scopes: scopeNames });
+  await seedGrant(h, realm, cli, opaqueId, { scopes: [] });
   const post = async (path: string, body: unknown) => {
     const res = await caller.call('POST', path, body);
     const text = await res.text();
@@ -85,88 +93,43 @@ export async function decisionKit(
     post,
     check: (body) => post('/authorization/check', body),
     async subject(o = {}) {
-      const now = h.ctx.clock.now();
-      const userId =
-        o.userId ?? (await h.createUser(realm, { email: `u-${newId('usr').slice(-10)}@example.com` })).id;
-      const mfa = o.mfa ?? false;
-      const authTime = new Date(now.getTime() - (o.authAgeSeconds ?? 0) * 1000);
-      const session = await db.tx(async (tx) => {
-        const { grant, session: s } = await seedCliSession(
-          tx,
-          realm.id,
-          userId,
-          { mfa, acr: o.acr, authTime },
-          now,
-        );
-        if (o.orgId) {
-          await tx.query('update oauth_grants set org_id = $3 where realm_id = $1 and id = $2', [
-            realm.id,
-            grant.id,
-            o.orgId,
-          ]);
-        }
-        return s;
-      });
-      const input = {
-        issuer: issuerOf(h.ctx.config.server.publicOrigin, realm.name),
-        subject: userId,
-        audience: AUDIENCE,
-        clientId: CLI_CLIENT_ID,
+      const user = o.userId
+        ? { id: o.userId, email: await emailOf(h, realm, o.userId) }
+        : await newSubjectUser(h, realm);
+      const tokens = await cliSignIn(h, realm, user, {
+        resources: [o.opaque ? OPAQUE_AUDIENCE : AUDIENCE],
         scopes: o.scopes ?? [],
-        lifetimeSeconds: o.lifetimeSeconds ?? 300,
-        authTime,
-        acr: session.acr,
-        amr: session.amr,
-        sessionId: session.id,
-        orgId: o.orgId ?? null,
-      };
-      if (o.opaque) {
-        const issued = issueOpaqueAccessToken(input, now);
-        await db.query(
-          `insert into opaque_access_tokens (realm_id, token_digest, jti, resource_id, client_id, user_id, session_id,
-             claims, expires_at, created_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-          [
-            realm.id,
-            issued.digest,
-            issued.claims.jti,
-            resourceId,
-            CLI_CLIENT_ID,
-            userId,
-            session.id,
-            JSON.stringify(issued.claims),
-            new Date(issued.claims.exp * 1000),
-            now,
-          ],
-        );
-        return { userId, token: issued.token, sessionId: session.id };
+        ...(o.orgId ? { organization: o.orgId } : {}),
+        ...(o.mfa ? { acrValues: 'mfa' } : {}),
+      });
+      let token = tokens.accessToken;
+      if (o.authAgeSeconds) {
+        h.clock.advance(o.authAgeSeconds * 1000);
+        token = await tokens.refresh();
       }
-      const signer = await h.ctx.keyStore.activeSigner(realm.id);
-      if (!signer) throw new Error('no signer');
-      const { token } = await signAccessToken(input, signer, now);
-      return { userId, token, sessionId: session.id };
+      return { userId: user.id, token, sessionId: tokens.sessionId };
     },
     async principal(o = {}) {
-      const now = h.ctx.clock.now();
-      const { client, principalId } = await seedServiceClient(h, realm, `svc-${newId('cli').slice(-10)}`);
+      const { client, principalId, creds } = await seedServiceClient(
+        h,
+        realm,
+        `svc-${newId('cli').slice(-10)}`,
+      );
+      // Written as the service principals API writes it (a speed shortcut; roles suites test it).
       await db.query(
         'update service_principals set allowed_organization_ids = $3 where realm_id = $1 and id = $2',
         [realm.id, principalId, o.allowedOrgIds ?? null],
       );
-      const signer = await h.ctx.keyStore.activeSigner(realm.id);
-      if (!signer) throw new Error('no signer');
-      const { token } = await signAccessToken(
-        {
-          issuer: issuerOf(h.ctx.config.server.publicOrigin, realm.name),
-          subject: principalId,
-          audience: AUDIENCE,
-          clientId: client.client_id,
-          scopes: [],
-          lifetimeSeconds: 300,
-        },
-        signer,
-        now,
+      await seedGrant(h, realm, client, resourceId, { scopes: [], subjectTypes: ['service_principal'] });
+      const r = await oauthPost(
+        h,
+        realm,
+        'token',
+        { grant_type: 'client_credentials', resource: AUDIENCE },
+        creds,
       );
-      return { principalId, token };
+      if (r.status !== 200) throw new Error(`client credentials: ${JSON.stringify(r.body)}`);
+      return { principalId, token: r.body.access_token as string };
     },
     async role(name, permissions, composites = []) {
       const id = newId('rol');
@@ -200,6 +163,22 @@ export async function decisionKit(
       );
     },
   };
+}
+
+async function cliClient(h: Harness, realm: RealmRow): Promise<ClientRow> {
+  const r = await h.ctx.db.query<ClientRow>('select * from clients where realm_id = $1 and client_id = $2', [
+    realm.id,
+    CLI_CLIENT_ID,
+  ]);
+  const row = r.rows[0];
+  if (!row) throw new Error('realm has no identity-cli client');
+  return row;
+}
+
+async function newSubjectUser(h: Harness, realm: RealmRow) {
+  const email = `u-${newId('usr').slice(-10)}@example.com`;
+  const u = await h.createUser(realm, { email, password: PASSWORD });
+  return { id: u.id, email };
 }
 
 /** A decision request body for the kit's resource server. */

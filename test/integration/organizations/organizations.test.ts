@@ -458,7 +458,8 @@ describe('organizations API › deletion', () => {
   test('case=needs org.delete and a recent sign-in', async (t) => {
     const s = await setup(t);
     const org = await createOrg(s);
-    const stale = await apiCaller(s.h, s.realm, { authAgeSeconds: 11 * 60 });
+    const stale = await apiCaller(s.h, s.realm);
+    s.h.clock.advance(11 * 60_000);
     const res = await stale.call('DELETE', `/organizations/${org.id}`);
     assert.equal(res.status, 403);
     const problem: Body = await body(res);
