@@ -2,8 +2,7 @@
 // authorization code bound to client, redirect URI, PKCE challenge, nonce, scopes, resources,
 // session and organization, and the redirect that carries it.
 
-import { recordAudit } from '../audit/index.ts';
-import { addEvent } from '../events/index.ts';
+import { recorder } from '../audit/index.ts';
 import { digestToken } from '../kernel/digest.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
@@ -146,35 +145,30 @@ export async function completeTransaction(
     now,
   ]);
   const redirectTo = await redirectFor(app, q, realm, t, { code }, now);
-  await recordAudit(
-    q,
-    {
-      realmId: realm.id,
-      type: 'user.signed_in',
-      category: 'security',
-      actor: { type: 'user', id: t.userId },
-      subject: { type: 'user', id: t.userId },
-      correlationId,
-      ...(t.organizationId ? { orgId: t.organizationId } : {}),
-      data: {
-        session_id: session.id,
-        client_id: t.clientId,
-        transaction_id: t.id,
-        amr: session.amr,
-        mode: t.mode,
-      },
-    },
-    now,
-  );
-  // Doc 2 event catalog: org_id on the envelope when an organization was selected.
-  await addEvent(q, {
+  const record = recorder(q, {
     realmId: realm.id,
-    type: 'user.signed_in',
-    occurredAt: now,
+    actor: { type: 'user', id: t.userId },
     correlationId,
-    ...(t.organizationId ? { orgId: t.organizationId } : {}),
-    data: { user_id: t.userId, session_id: session.id, client_id: t.clientId },
+    now,
   });
+  await record.audit('user.signed_in', {
+    category: 'security',
+    subject: { type: 'user', id: t.userId },
+    orgId: t.organizationId,
+    data: {
+      session_id: session.id,
+      client_id: t.clientId,
+      transaction_id: t.id,
+      amr: session.amr,
+      mode: t.mode,
+    },
+  });
+  // Doc 2 event catalog: org_id on the envelope when an organization was selected.
+  await record.event(
+    'user.signed_in',
+    { user_id: t.userId, session_id: session.id, client_id: t.clientId },
+    t.organizationId,
+  );
   app.metrics.authentications.inc({ outcome: 'success' });
   return { tx: complete(t, redirectTo, now), session, sessionCookie };
 }

@@ -1,6 +1,6 @@
 // Creates a pending transaction from validated start parameters, with its binding secret: the
 // browser cookie value or the headless continuation token (returned once, stored as a digest).
-import { recordAudit } from '../audit/index.ts';
+import { recorder } from '../audit/index.ts';
 import { digestToken } from '../kernel/digest.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { newId, randomToken } from '../platform/ids.ts';
@@ -75,23 +75,16 @@ export async function createTransaction(
     completedAt: null,
   };
   await insertTransaction(q, tx, digestToken(secret));
-  await recordAudit(
-    q,
-    {
-      realmId: realm.id,
-      type: 'signin.transaction.started',
-      category: 'security',
-      actor: { type: 'client', id: p.client.client_id },
-      correlationId,
-      data: {
-        transaction_id: tx.id,
-        mode,
-        intent: tx.intent,
-        client_id: tx.clientId,
-        ...(seed ? { session_id: seed.sessionId } : {}),
-      },
+  const actor = { type: 'client', id: p.client.client_id } as const;
+  await recorder(q, { realmId: realm.id, actor, correlationId, now }).audit('signin.transaction.started', {
+    category: 'security',
+    data: {
+      transaction_id: tx.id,
+      mode,
+      intent: tx.intent,
+      client_id: tx.clientId,
+      ...(seed ? { session_id: seed.sessionId } : {}),
     },
-    now,
-  );
+  });
   return { tx, secret };
 }

@@ -1,10 +1,8 @@
 // Account-state effects of second factors (spec doc 1, "Account states"): a recovery-code sign-in
 // restricts the account; a strong factor restores it. Each change is audited and published.
-import { recordAudit } from '../../audit/index.ts';
-import { addEvent } from '../../events/index.ts';
 import type { Tx } from '../../platform/db/db.ts';
 import { setUserState } from '../../users/index.ts';
-import type { StepContext } from './step.ts';
+import { type StepContext, stepActor, stepRecorder } from './step.ts';
 
 async function changeState(
   q: Tx,
@@ -16,28 +14,15 @@ async function changeState(
   const realmId = ctx.realm.id;
   await setUserState(q, realmId, userId, to, ctx.now);
   const type = to === 'active' ? 'user.reactivated' : 'user.recovery_restricted';
-  await recordAudit(
-    q,
-    {
-      realmId,
-      type,
-      category: 'security',
-      actor: { type: 'user', id: userId },
-      subject: { type: 'user', id: userId },
-      correlationId: ctx.correlationId,
-      reason,
-      ...(to === 'recovery_restricted' ? { signal: 'factor_recovery' as const } : {}),
-      data: { state: to },
-    },
-    ctx.now,
-  );
-  await addEvent(q, {
-    realmId,
-    type,
-    occurredAt: ctx.now,
-    correlationId: ctx.correlationId,
-    data: { user_id: userId, state: to, reason },
+  const record = stepRecorder(q, realmId, ctx, stepActor(userId));
+  await record.audit(type, {
+    category: 'security',
+    subject: { type: 'user', id: userId },
+    reason,
+    ...(to === 'recovery_restricted' ? { signal: 'factor_recovery' as const } : {}),
+    data: { state: to },
   });
+  await record.event(type, { user_id: userId, state: to, reason });
 }
 
 export async function restrictAfterRecoveryCode(q: Tx, ctx: StepContext, userId: string): Promise<void> {

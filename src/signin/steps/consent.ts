@@ -1,10 +1,9 @@
 // consent {approve, scopes}: the user grants some or all requested scopes; refusing ends the
 // transaction with access_denied. A grant is remembered for later requests of the same client.
-import { recordAudit } from '../../audit/index.ts';
 import { array, boolean, object, optional, string } from '../../platform/http/decode.ts';
 import { problem } from '../../platform/http/problem.ts';
 import { fail } from '../transitions.ts';
-import type { Step } from './step.ts';
+import { type Step, stepActor, stepRecorder } from './step.ts';
 
 const decode = object({
   approve: boolean(),
@@ -29,20 +28,12 @@ export const consentStep: Step<{ approve: boolean; scopes?: string[] }> = {
              updated_at = excluded.updated_at`,
       [t.realmId, userId, t.clientId, granted, ctx.now],
     );
-    await recordAudit(
-      q,
-      {
-        realmId: t.realmId,
-        type: 'consent.granted',
-        category: 'privacy',
-        actor: { type: 'user', id: userId },
-        subject: { type: 'user', id: userId },
-        target: { type: 'client', id: t.clientId },
-        correlationId: ctx.correlationId,
-        data: { scopes: granted, transaction_id: t.id },
-      },
-      ctx.now,
-    );
+    await stepRecorder(q, t.realmId, ctx, stepActor(userId)).audit('consent.granted', {
+      category: 'privacy',
+      subject: { type: 'user', id: userId },
+      target: { type: 'client', id: t.clientId },
+      data: { scopes: granted, transaction_id: t.id },
+    });
     return { tx: { ...t, consentScopes: granted } };
   },
 };

@@ -1,11 +1,10 @@
 // recovery-code {code}: a single-use code in place of the authenticator; the account becomes
 // recovery-restricted (spec doc 1, "Account states"; audit mfa.recovery_code.used).
-import { recordAudit } from '../../audit/index.ts';
 import { consumeRecoveryCode } from '../../mfa/index.ts';
 import { withFactor } from '../transitions.ts';
 import { restrictAfterRecoveryCode } from './account-effects.ts';
 import { proofFailed } from './proof-failed.ts';
-import type { Step } from './step.ts';
+import { type Step, stepActor, stepRecorder } from './step.ts';
 import { codeBody } from './totp.ts';
 
 export const recoveryCodeStep: Step<{ code: string }> = {
@@ -17,19 +16,11 @@ export const recoveryCodeStep: Step<{ code: string }> = {
     if (!userId || !(await consumeRecoveryCode(q, t.realmId, userId, body.code, ctx.now))) {
       return proofFailed(q, t, ctx, 'recovery');
     }
-    await recordAudit(
-      q,
-      {
-        realmId: t.realmId,
-        type: 'mfa.recovery_code.used',
-        category: 'security',
-        actor: { type: 'user', id: userId },
-        subject: { type: 'user', id: userId },
-        correlationId: ctx.correlationId,
-        data: { transaction_id: t.id },
-      },
-      ctx.now,
-    );
+    await stepRecorder(q, t.realmId, ctx, stepActor(userId)).audit('mfa.recovery_code.used', {
+      category: 'security',
+      subject: { type: 'user', id: userId },
+      data: { transaction_id: t.id },
+    });
     await restrictAfterRecoveryCode(q, ctx, userId);
     return { tx: withFactor(t, 'recovery') };
   },

@@ -1,8 +1,7 @@
 // Steps allowed at any time while pending: cancel, resume, remember-me and transient.
-import { recordAudit } from '../../audit/index.ts';
 import { boolean, literal, object } from '../../platform/http/decode.ts';
 import { cancel } from '../transitions.ts';
-import type { Step } from './step.ts';
+import { type Step, stepActor, stepRecorder } from './step.ts';
 
 const empty = object({});
 
@@ -11,18 +10,10 @@ export const cancelStep: Step<Record<string, never>> = {
   action: null,
   decode: empty,
   async run(q, t, _body, ctx) {
-    await recordAudit(
-      q,
-      {
-        realmId: t.realmId,
-        type: 'signin.transaction.cancelled',
-        category: 'security',
-        actor: t.userId ? { type: 'user', id: t.userId } : { type: 'system', id: null },
-        correlationId: ctx.correlationId,
-        data: { transaction_id: t.id },
-      },
-      ctx.now,
-    );
+    await stepRecorder(q, t.realmId, ctx, stepActor(t.userId)).audit('signin.transaction.cancelled', {
+      category: 'security',
+      data: { transaction_id: t.id },
+    });
     return { tx: cancel(t) };
   },
 };

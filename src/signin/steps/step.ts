@@ -2,6 +2,8 @@
 // work (password hashing) before the row lock is taken; `run` applies the step inside the
 // transaction. A failed proof is a result, not an exception, so its spent budget commits.
 
+import type { Actor } from '../../audit/audit.types.ts';
+import { type Recorder, recorder } from '../../audit/index.ts';
 import type { ClientRow } from '../../clients/index.ts';
 import type { Tx } from '../../platform/db/db.ts';
 import type { Decoder } from '../../platform/http/decode.ts';
@@ -46,3 +48,11 @@ export interface Step<B, P = undefined> {
 // Steps differ in body and preparation types; the registry only needs to call them uniformly.
 // biome-ignore lint/suspicious/noExplicitAny: heterogeneous registry of typed steps
 export type AnyStep = Step<any, any>;
+
+/** The recorder of a step's evidence: `actor` acting in the realm, at the step's request and time. */
+export const stepRecorder = (q: Tx, realmId: string, ctx: StepContext, actor: Actor): Recorder =>
+  recorder(q, { realmId, actor, correlationId: ctx.correlationId, now: ctx.now });
+
+/** The transaction's user once known; the system before. */
+export const stepActor = (userId: string | null): Actor =>
+  userId ? { type: 'user', id: userId } : { type: 'system', id: null };

@@ -2,7 +2,6 @@
 // once and held sealed in the transaction until a code from it proves the authenticator works.
 // Activation stores the authenticator, issues recovery codes (shown once), clears the
 // configure_totp required action and counts as the second factor.
-import { recordAudit } from '../../audit/index.ts';
 import { encodeBase32 } from '../../mfa/base32.ts';
 import { replaceRecoveryCodes, storeTotp } from '../../mfa/index.ts';
 import { verifyTotp } from '../../mfa/otp.ts';
@@ -14,7 +13,7 @@ import { removeRequiredAction } from '../../users/index.ts';
 import { withFactor } from '../transitions.ts';
 import { restoreAfterStrongFactor } from './account-effects.ts';
 import { proofFailed } from './proof-failed.ts';
-import type { Step, StepContext } from './step.ts';
+import { type Step, type StepContext, stepActor, stepRecorder } from './step.ts';
 import { codeBody } from './totp.ts';
 
 const enrollmentContext = (realmId: string, txId: string) => `totp-enrollment/${realmId}/${txId}`;
@@ -64,19 +63,11 @@ export const totpActivateStep: Step<{ code: string }> = {
     const codes = generateRecoveryCodes();
     await replaceRecoveryCodes(q, t.realmId, userId, codes, ctx.now);
     await removeRequiredAction(q, t.realmId, userId, 'configure_totp', ctx.now);
-    await recordAudit(
-      q,
-      {
-        realmId: t.realmId,
-        type: 'mfa.totp.enrolled',
-        category: 'security',
-        actor: { type: 'user', id: userId },
-        subject: { type: 'user', id: userId },
-        correlationId: ctx.correlationId,
-        data: { transaction_id: t.id, recovery_codes: codes.length },
-      },
-      ctx.now,
-    );
+    await stepRecorder(q, t.realmId, ctx, stepActor(userId)).audit('mfa.totp.enrolled', {
+      category: 'security',
+      subject: { type: 'user', id: userId },
+      data: { transaction_id: t.id, recovery_codes: codes.length },
+    });
     await restoreAfterStrongFactor(q, ctx, userId);
     return { tx: withFactor({ ...t, pendingTotpSealed: null }, 'totp'), oneTime: { recovery_codes: codes } };
   },

@@ -1,13 +1,11 @@
 // password/update {new_password}: the administrator-set required action update_password.
-import { recordAudit } from '../../audit/index.ts';
-import { addEvent } from '../../events/index.ts';
 import { object, string } from '../../platform/http/decode.ts';
 import { policyValue } from '../../realms/index.ts';
 import { revokeUserSessions } from '../../sessions/index.ts';
 import { removeRequiredAction, setPassword } from '../../users/index.ts';
 import type { PasswordVerifier } from '../../users/password-hasher.ts';
 import { MIN_PASSWORD_LENGTH } from '../../users/password-rules.ts';
-import type { Step } from './step.ts';
+import { type Step, stepActor, stepRecorder } from './step.ts';
 
 const decode = object({ new_password: string({ minLength: MIN_PASSWORD_LENGTH, maxBytes: 1024 }) });
 
@@ -22,31 +20,22 @@ export const updatePasswordStep: Step<{ newPassword: string }, PasswordVerifier>
     await removeRequiredAction(q, t.realmId, userId, 'update_password', ctx.now);
     // Other sessions ended with the old password unless the realm keeps them (spec doc 1,
     // policy password.revoke_sessions_on_change, default true).
+    const record = stepRecorder(q, t.realmId, ctx, stepActor(userId));
     if (policyValue(ctx.policy, 'password', 'revoke_sessions_on_change') !== false) {
       for (const sessionId of await revokeUserSessions(q, t.realmId, userId, 'password_changed', ctx.now)) {
-        await addEvent(q, {
-          realmId: t.realmId,
-          type: 'session.revoked',
-          occurredAt: ctx.now,
-          correlationId: ctx.correlationId,
-          data: { user_id: userId, session_id: sessionId, reason: 'password_changed' },
+        await record.event('session.revoked', {
+          user_id: userId,
+          session_id: sessionId,
+          reason: 'password_changed',
         });
       }
     }
-    await recordAudit(
-      q,
-      {
-        realmId: t.realmId,
-        type: 'user.password_changed',
-        category: 'security',
-        actor: { type: 'user', id: userId },
-        subject: { type: 'user', id: userId },
-        correlationId: ctx.correlationId,
-        reason: 'required action update_password',
-        data: { transaction_id: t.id },
-      },
-      ctx.now,
-    );
+    await record.audit('user.password_changed', {
+      category: 'security',
+      subject: { type: 'user', id: userId },
+      reason: 'required action update_password',
+      data: { transaction_id: t.id },
+    });
     return { tx: t };
   },
 };
