@@ -73,6 +73,8 @@ export async function cliSignIn(
   });
   await expectOk('identify', await tx.step('identify', { identifier: user.email }));
   let state = await expectOk('password', await tx.step('password', { password: user.password ?? PASSWORD }));
+  if (actionTypes(state.body).includes('password'))
+    throw new Error(`the password of ${user.email} was refused`);
   const secrets = totpSecrets(h);
   while (state.body.status !== 'completed') {
     const next = actionTypes(state.body);
@@ -159,8 +161,10 @@ export interface CallerOptions {
   /** Role names to assign at realm level; default realm-admin (admin) or none (account). */
   roles?: string[];
   email?: string;
-  /** An existing user (created with the harness password) instead of a new one. */
+  /** An existing user instead of a new one. */
   userId?: string;
+  /** The existing user's password (default the harness PASSWORD). */
+  password?: string;
 }
 
 /**
@@ -176,7 +180,7 @@ export async function apiCaller(
   const audienceKind = opts.audience ?? 'admin';
   const origin = h.ctx.config.server.publicOrigin;
   const user = opts.userId
-    ? { id: opts.userId, email: await emailOf(h, realm, opts.userId) }
+    ? { id: opts.userId, email: await emailOf(h, realm, opts.userId), password: opts.password }
     : await newUser(h, realm, opts.email);
   const roles = opts.roles ?? (audienceKind === 'admin' ? ['realm-admin'] : []);
   await assignRoles(h, realm, user.id, roles);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { startHarness } from '../../harness/harness.ts';
-import { audits, count, events, rows } from '../../harness/signin-kit.ts';
+import { audits, count, events, PASSWORD, rows } from '../../harness/signin-kit.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked member by member
 type Body = any;
@@ -13,7 +13,7 @@ const body = async (res: Response): Promise<Body> => res.json();
 async function setup(t: TestContext) {
   const h = await startHarness(t);
   const realm = await h.createRealm();
-  const user = await h.createUser(realm, { email: 'me@example.com' });
+  const user = await h.createUser(realm, { email: 'me@example.com', password: PASSWORD });
   const current = await apiCaller(h, realm, { audience: 'account', userId: user.id });
   const other = await apiCaller(h, realm, { audience: 'account', userId: user.id });
   return { h, realm, user, current, other };
@@ -22,11 +22,14 @@ async function setup(t: TestContext) {
 describe('self-service › sessions', () => {
   test("case=lists the caller's live sessions and marks the current one", async (t) => {
     const { h, realm, user, current, other } = await setup(t);
-    const stranger = await h.createUser(realm, { email: 'stranger@example.com' });
+    const stranger = await h.createUser(realm, { email: 'stranger@example.com', password: PASSWORD });
     await apiCaller(h, realm, { audience: 'account', userId: stranger.id });
     const ended = await apiCaller(h, realm, { audience: 'account', userId: user.id });
     const idle = await apiCaller(h, realm, { audience: 'account', userId: user.id });
     const now = h.ctx.clock.now();
+    // Speed shortcuts for states users reach without this test's caller: a session ended (as
+    // DELETE /me/sessions/{id} ends it, tested below) and one gone idle (moving the harness clock
+    // would idle every session of the test).
     await h.ctx.db.query('update sessions set revoked_at = $3 where realm_id = $1 and id = $2', [
       realm.id,
       ended.sessionId,
@@ -58,7 +61,8 @@ describe('self-service › sessions', () => {
       'transient',
       'user_agent',
     ]);
-    assert.deepEqual(mine.amr, ['pwd', 'otp']);
+    // A password sign-in for the account audience (no second factor asked).
+    assert.deepEqual([mine.amr, mine.acr], [['pwd'], 'basic']);
     assert.equal(mine.remember_me, false);
     assert.ok(!Number.isNaN(Date.parse(mine.auth_time)));
   });
@@ -103,7 +107,7 @@ describe('self-service › sessions', () => {
 
   test("case=another account's session is 404 and stays live", async (t) => {
     const { h, realm, current } = await setup(t);
-    const stranger = await h.createUser(realm, { email: 'stranger@example.com' });
+    const stranger = await h.createUser(realm, { email: 'stranger@example.com', password: PASSWORD });
     const theirs = await apiCaller(h, realm, { audience: 'account', userId: stranger.id });
     const res = await current.call('DELETE', `/me/sessions/${theirs.sessionId}`);
     assert.equal(res.status, 404);
@@ -122,7 +126,7 @@ describe('self-service › sessions', () => {
 
   test('case=revoke-all logs out everywhere and kills every token of the account', async (t) => {
     const { h, realm, user, current, other } = await setup(t);
-    const stranger = await h.createUser(realm, { email: 'stranger@example.com' });
+    const stranger = await h.createUser(realm, { email: 'stranger@example.com', password: PASSWORD });
     const theirs = await apiCaller(h, realm, { audience: 'account', userId: stranger.id });
     const res = await current.call('POST', '/me/sessions/revoke-all');
     assert.equal(res.status, 200);

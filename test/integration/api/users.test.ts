@@ -6,7 +6,8 @@ import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { findPasswordVerifier } from '../../../src/users/users.repo.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { type Harness, type HarnessOptions, startHarness } from '../../harness/harness.ts';
-import { audits, count, events, rows } from '../../harness/signin-kit.ts';
+import { recoverySetup, tokensFor } from '../../harness/recovery-kit.ts';
+import { audits, count, events, PASSWORD, rows } from '../../harness/signin-kit.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked member by member
 type Body = any;
@@ -264,7 +265,11 @@ describe('users API › password', () => {
   test('case=replaces the password and ends the sessions of the account', async (t) => {
     const { h, realm, admin } = await setup(t);
     const user = await h.createUser(realm, { email: 'pw@example.com', password: 'old-password-1' });
-    const own = await apiCaller(h, realm, { audience: 'account', userId: user.id });
+    const own = await apiCaller(h, realm, {
+      audience: 'account',
+      userId: user.id,
+      password: 'old-password-1',
+    });
     assert.equal((await own.call('GET', '/me/sessions')).status, 200);
     const res = await admin.call('PUT', `/users/${user.id}/password`, { password: 'new-password-2' });
     assert.equal(res.status, 204);
@@ -298,7 +303,7 @@ describe('users API › password', () => {
   test('case=keeps sessions when the realm policy says so', async (t) => {
     const { h, realm, admin } = await setup(t);
     await h.setPolicy(realm, { password: { revoke_sessions_on_change: false } });
-    const user = await h.createUser(realm, { email: 'keep@example.com' });
+    const user = await h.createUser(realm, { email: 'keep@example.com', password: PASSWORD });
     const own = await apiCaller(h, realm, { audience: 'account', userId: user.id });
     assert.equal(
       (await admin.call('PUT', `/users/${user.id}/password`, { password: 'kept-sessions' })).status,
@@ -335,7 +340,11 @@ describe('users API › compromised password', () => {
   test('case=marks it, demands a new one, ends every session and raises the alert', async (t) => {
     const { h, realm, admin } = await setup(t);
     const user = await h.createUser(realm, { email: 'leak@example.com', password: 'leaked-password' });
-    const own = await apiCaller(h, realm, { audience: 'account', userId: user.id });
+    const own = await apiCaller(h, realm, {
+      audience: 'account',
+      userId: user.id,
+      password: 'leaked-password',
+    });
     const res = await admin.call('POST', `/users/${user.id}/credentials/password/compromised`);
     assert.equal(res.status, 204);
     const [cred] = await rows(
@@ -392,7 +401,7 @@ describe('users API › compromised password', () => {
 describe('users API › account state', () => {
   test('case=suspend ends everything; reactivate restores the account but not its sessions', async (t) => {
     const { h, realm, admin } = await setup(t);
-    const user = await h.createUser(realm, { email: 'sus@example.com' });
+    const user = await h.createUser(realm, { email: 'sus@example.com', password: PASSWORD });
     const own = await apiCaller(h, realm, { audience: 'account', userId: user.id });
     assert.equal((await own.call('GET', '/me/sessions')).status, 200);
 
@@ -440,7 +449,7 @@ describe('users API › account state', () => {
 
   test('case=lock, then suspend from locked, then reactivate', async (t) => {
     const { h, realm, admin } = await setup(t);
-    const user = await h.createUser(realm, { email: 'lock@example.com' });
+    const user = await h.createUser(realm, { email: 'lock@example.com', password: PASSWORD });
     const own = await apiCaller(h, realm, { audience: 'account', userId: user.id });
     const locked = await admin.call('POST', `/users/${user.id}/lock`, { reason: 'too many failures' });
     assert.equal(locked.status, 200);
@@ -459,17 +468,19 @@ describe('users API › account state', () => {
   });
 
   test('case=reactivate lifts a recovery restriction; pending_verification cannot be reactivated', async (t) => {
-    const { h, realm, admin } = await setup(t);
-    const user = await h.createUser(realm, { email: 'rr@example.com' });
-    await h.ctx.db.query(`update users set state = 'recovery_restricted' where realm_id = $1 and id = $2`, [
-      realm.id,
-      user.id,
-    ]);
+    // The restriction comes from a real sign-in with a recovery code in place of the TOTP code.
+    const s = await recoverySetup(t);
+    const { h, realm } = s;
+    const admin = await apiCaller(h, realm);
+    const user = { id: s.userId };
+    await tokensFor(s, s.accountAudience, 'recovery-code');
+    assert.equal(await userState(h, realm, user.id), 'recovery_restricted');
     assert.equal(
       (await admin.call('POST', `/users/${user.id}/reactivate`, { reason: 'verified by phone' })).status,
       200,
     );
     assert.equal(await userState(h, realm, user.id), 'active');
+    // Speed shortcut: an account awaiting email verification, as self-registration leaves it.
     await h.ctx.db.query(`update users set state = 'pending_verification' where realm_id = $1 and id = $2`, [
       realm.id,
       user.id,
@@ -523,7 +534,7 @@ describe('users API › account state', () => {
 describe('users API › revoke sessions', () => {
   test('case=ends every session, grant and token of the account, one event per session', async (t) => {
     const { h, realm, admin } = await setup(t);
-    const user = await h.createUser(realm, { email: 'rs@example.com' });
+    const user = await h.createUser(realm, { email: 'rs@example.com', password: PASSWORD });
     const phone = await apiCaller(h, realm, { audience: 'account', userId: user.id });
     const laptop = await apiCaller(h, realm, { audience: 'account', userId: user.id });
     const res = await admin.call('POST', `/users/${user.id}/revoke-sessions`, { reason: 'lost device' });
@@ -557,7 +568,7 @@ describe('users API › delete', () => {
       username: 'del',
       password: 'delete-me-pw',
     });
-    const own = await apiCaller(h, realm, { audience: 'account', userId: user.id });
+    const own = await apiCaller(h, realm, { audience: 'account', userId: user.id, password: 'delete-me-pw' });
     const res = await admin.call('DELETE', `/users/${user.id}`);
     assert.equal(res.status, 204);
     assert.equal(await userState(h, realm, user.id), 'deleted');

@@ -73,7 +73,7 @@ describe('decisions › step-up', () => {
     const keys = await k.check(checkBody(mfa.token, 'keys.rotate'));
     assert.deepEqual(keys.body.obligations, reauth('phishing_resistant'));
     // No sign-in step yields acr phishing_resistant yet (no passkeys); acrSatisfies' table test
-    // (src/decisions/assurance.test.ts) holds that it meets the rule.
+    // (test/integration/decisions/assurance.test.ts) holds that it meets the rule.
   });
 
   test('case=high and privileged permissions need MFA, privileged a recent sign-in too', async (t) => {

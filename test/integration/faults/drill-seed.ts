@@ -59,8 +59,8 @@ export async function seedDrill(
     'insert into resource_introspectors (realm_id, resource_id, client_row_id, created_at) values ($1, $2, $3, now())',
     [realm.id, orders, api.client.id],
   );
-  const admin = await apiCaller(h, realm, { lifetimeSeconds: 600 });
-  const account = await apiCaller(h, realm, { audience: 'account', userId: user.id, lifetimeSeconds: 600 });
+  const admin = await apiCaller(h, realm);
+  const account = await apiCaller(h, realm, { audience: 'account', userId: user.id });
   const refreshTokens: string[] = [];
   let accessToken = '';
   for (let i = 0; i < families; i++) {

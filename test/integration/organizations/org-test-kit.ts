@@ -8,7 +8,7 @@ import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { type ApiCallerKit, apiCaller } from '../../harness/api-kit.ts';
 import { type Harness, startHarness } from '../../harness/harness.ts';
 import { seedMembership, seedOrgRole } from '../../harness/org-kit.ts';
-import { type MovableClock, movableClock, rows } from '../../harness/signin-kit.ts';
+import { type MovableClock, movableClock, PASSWORD, rows } from '../../harness/signin-kit.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked member by member
 export type Body = any;
@@ -52,9 +52,13 @@ export const accountCaller = (s: OrgSetup, userId: string) =>
   apiCaller(s.h, s.realm, { audience: 'account', userId });
 
 export const newUser = async (s: OrgSetup): Promise<string> =>
-  (await s.h.createUser(s.realm, { email: `u-${newId('usr').slice(-10)}@example.com` })).id;
+  (await s.h.createUser(s.realm, { email: `u-${newId('usr').slice(-10)}@example.com`, password: PASSWORD }))
+    .id;
 
-/** An org-bound grant with a refresh family and an opaque access token, as sign-in would leave them. */
+/**
+ * An org-bound grant with a refresh family and an opaque access token, as sign-in would leave them:
+ * a speed shortcut for rows the tests only watch being revoked (nobody presents these tokens).
+ */
 export async function seedOrgGrant(s: OrgSetup, userId: string, orgId: string) {
   const now = s.clock.now();
   const grantId = newId('grt', now.getTime());

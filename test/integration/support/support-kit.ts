@@ -10,7 +10,7 @@ import { type ApiCallerKit, apiCaller } from '../../harness/api-kit.ts';
 import { type Harness, startHarness } from '../../harness/harness.ts';
 import { seedMembership, seedOrganization } from '../../harness/org-kit.ts';
 import { type JsonResponse, json } from '../../harness/signin-driver.ts';
-import { type MovableClock, movableClock } from '../../harness/signin-kit.ts';
+import { type MovableClock, movableClock, PASSWORD } from '../../harness/signin-kit.ts';
 import { oauthPost, seedServiceClient } from '../../harness/token-kit.ts';
 
 export const TICKETS = 'https://tickets.example.test';
@@ -127,7 +127,10 @@ export async function supportKit(t: TestContext): Promise<SupportKit> {
     tool,
     introspector: api.creds,
     async customer() {
-      const user = await h.createUser(realm, { email: `c-${newId('usr').slice(-10)}@example.com` });
+      const user = await h.createUser(realm, {
+        email: `c-${newId('usr').slice(-10)}@example.com`,
+        password: PASSWORD,
+      });
       await db.query(
         `insert into role_assignments (realm_id, id, role_id, subject_type, subject_id, scope_type, scope_id, source, created_at)
          values ($1, $2, $3, 'user', $4, 'realm', '', 'test', now())`,
