@@ -4,10 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
-import type { ClientRow } from '../../../src/clients/clients.repo.ts';
-import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { revokeAccount, revokeSession } from '../../../src/sessions/grants.repo.ts';
-import type { Harness } from '../../harness/harness.ts';
 import type { JsonResponse } from '../../harness/signin-driver.ts';
 import { type MovableClock, movableClock, signinSetup } from '../../harness/signin-kit.ts';
 import {

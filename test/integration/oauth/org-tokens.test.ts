@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { decodeJwt } from 'jose';
-import type { ClientRow } from '../../../src/clients/clients.repo.ts';
 import { userinfoAudience } from '../../../src/kernel/audiences.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import type { Harness } from '../../harness/harness.ts';
