@@ -40,9 +40,19 @@ export const mayHoldTokens = (state: string | null | undefined): boolean => TOKE
 /** Its role holdings count for permissions and decisions. */
 export const mayHoldRoles = (state: string | null | undefined): boolean => ROLES.has(state ?? '');
 
-/** Not suspended, locked or deleted: an administrator may still suspend or lock it. */
-export const isOpenAccount = (state: string): boolean =>
-  state === 'active' ||
-  state === 'pending_verification' ||
-  state === 'recovery_restricted' ||
-  state === 'pending_deletion';
+export type StateChange = 'suspend' | 'lock' | 'reactivate';
+
+// Not suspended, locked or deleted: an administrator may still suspend or lock it.
+const OPEN: readonly AccountState[] = [
+  'active',
+  'pending_verification',
+  'recovery_restricted',
+  'pending_deletion',
+];
+
+/** The administrator's moves (document 1, Account states); any other move is a conflict. */
+export const ADMIN_STATE_CHANGES: Record<StateChange, { from: readonly AccountState[]; to: AccountState }> = {
+  suspend: { from: [...OPEN, 'locked'], to: 'suspended' },
+  lock: { from: [...OPEN, 'suspended'], to: 'locked' },
+  reactivate: { from: ['suspended', 'locked', 'recovery_restricted', 'pending_deletion'], to: 'active' },
+};

@@ -9,6 +9,7 @@ import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { currentPolicy, policyValue } from '../realms/index.ts';
 import { type AccountRevocation, endAccountSessions } from '../sessions/index.ts';
+import { ADMIN_STATE_CHANGES, type StateChange } from './account.states.ts';
 import type { UsersDeps } from './users.deps.ts';
 import {
   addRequiredAction,
@@ -104,23 +105,14 @@ export async function markAccountPasswordCompromised(
 
 // ---- account state -----------------------------------------------------------------------------
 
-/*  Administrator transitions (doc 1, Account states):
-      active | pending_verification | recovery_restricted | pending_deletion | locked    --suspend-->    suspended
-      active | pending_verification | recovery_restricted | pending_deletion | suspended --lock-->       locked
-      suspended | locked | recovery_restricted | pending_deletion                          --reactivate--> active
-    suspend and lock end every session, grant and token; reactivate restores none of them.
-    Deleted accounts are not found; any other move is a conflict.                                */
-export type StateChange = 'suspend' | 'lock' | 'reactivate';
+// The administrator's moves are in account.states.ts. Suspend and lock end every session, grant
+// and token; reactivate restores none of them. Deleted accounts are not found.
+export type { StateChange };
 
-const LIVE = ['active', 'pending_verification', 'recovery_restricted', 'pending_deletion'];
 const TRANSITIONS: Record<StateChange, { from: readonly string[]; to: string; audit: AuditType }> = {
-  suspend: { from: [...LIVE, 'locked'], to: 'suspended', audit: 'user.suspended' },
-  lock: { from: [...LIVE, 'suspended'], to: 'locked', audit: 'user.locked' },
-  reactivate: {
-    from: ['suspended', 'locked', 'recovery_restricted', 'pending_deletion'],
-    to: 'active',
-    audit: 'user.reactivated',
-  },
+  suspend: { ...ADMIN_STATE_CHANGES.suspend, audit: 'user.suspended' },
+  lock: { ...ADMIN_STATE_CHANGES.lock, audit: 'user.locked' },
+  reactivate: { ...ADMIN_STATE_CHANGES.reactivate, audit: 'user.reactivated' },
 };
 
 export async function changeAccountState(
