@@ -24,16 +24,12 @@ for (const [name, cause] of Object.entries(CAUSES)) {
   test(`${name} of the support user ends their grants (actor_revoked) and their support tokens`, async (t) => {
     const k = await supportKit(t);
     // Only an account with a password can have it marked compromised.
+    const password = 'a long enough passphrase 4711';
     const userId =
       name === 'password compromised'
-        ? (
-            await k.h.createUser(k.realm, {
-              email: `agent-${Date.now()}@example.com`,
-              password: 'a long enough passphrase 4711',
-            })
-          ).id
+        ? (await k.h.createUser(k.realm, { email: `agent-${Date.now()}@example.com`, password })).id
         : undefined;
-    const actor = await apiCaller(k.h, k.realm, userId === undefined ? {} : { userId });
+    const actor = await apiCaller(k.h, k.realm, userId === undefined ? {} : { userId, password });
     const customer = await k.customer();
     const { grant, token } = await supportToken(k, customer, {}, actor);
     assert.equal((await k.introspect(token)).body.active, true);
