@@ -3,4 +3,4 @@
 // Other folders reach this context's tables through this file, never through its *.repo.ts files
 // (docs/architecture.md, import rules).
 export { recordAudit } from './audit.repo.ts';
-export { type AuditAbout, inChange, type Recorder, recorder } from './evidence.ts';
+export { inChange, type Recorder, recorder } from './evidence.ts';

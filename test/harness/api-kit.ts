@@ -169,8 +169,7 @@ export interface CallerOptions {
 
 /**
  * A caller of the administration (default) or account API: a new user, or the one named, with the
- * roles, signed in through identity-cli. Each call is a separate sign-in and session; see
- * realmAdmin for the shared administrator of a realm.
+ * roles, signed in through identity-cli. Each call is a separate sign-in and session.
  */
 export async function apiCaller(
   h: Harness,
@@ -206,20 +205,6 @@ export async function apiCaller(
     },
     call,
   };
-}
-
-const admins = new WeakMap<Harness, Map<string, Promise<ApiCallerKit>>>();
-
-/**
- * The realm's administrator, signed in once per harness and realm and shared by the tests' setup
- * calls. Tests that end its session or change its roles take their own apiCaller.
- */
-export function realmAdmin(h: Harness, realm: RealmRow): Promise<ApiCallerKit> {
-  const m = admins.get(h) ?? new Map<string, Promise<ApiCallerKit>>();
-  admins.set(h, m);
-  const admin = m.get(realm.id) ?? apiCaller(h, realm);
-  m.set(realm.id, admin);
-  return admin;
 }
 
 async function newUser(h: Harness, realm: RealmRow, email?: string) {
