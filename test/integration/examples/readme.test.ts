@@ -4,12 +4,13 @@
 // output, the real output must match it, each `...` standing for any text.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { decodeBase32 } from '../../../src/mfa/base32.ts';
 import { totpAt, totpStep } from '../../../src/mfa/otp.ts';
+import { loadConfig } from '../../../src/platform/config/load.ts';
 import { childEnv, type RunResult } from '../cli/cli-process.ts';
 import {
   ADMIN_PASSWORD,
@@ -194,6 +195,14 @@ test('"Registering a client": the administration commands and the openid-client 
     if (created) secret = created;
   }
   assert.ok(secret, 'a client secret was shown');
+  // Commands quoted in the text (`npm run identity-cli -- api GET /users`) run as well.
+  const quoted = [...README.matchAll(/`(npm run identity-cli -- api GET [^`]+)`/g)].map((m) => m[1] ?? '');
+  assert.ok(quoted.length > 0);
+  for (const command of quoted) {
+    const r = await bash(localize(s, command), env);
+    ok(r, command);
+    assert.ok(JSON.parse(r.stdout), command);
+  }
 
   // The openid-client example with the secret the README's client registration printed.
   const example = commandOf(blocks, 'examples/openid-client-code-flow.mjs');
@@ -217,4 +226,15 @@ test('the openid-client example fails with its message when a setting is missing
   });
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /set CLIENT_ID/);
+});
+
+test('"Configuration": the production example is a valid configuration', (t) => {
+  const [yaml] = blocksOf('Configuration').filter((b) => b.lang === 'yaml');
+  assert.ok(yaml, 'the README shows a configuration file');
+  const file = join(configDir(t), 'proudauth.yaml');
+  writeFileSync(file, yaml.text);
+  // The key and token references are checked when a process resolves them, not when it loads.
+  const config = loadConfig({ file, env: {} });
+  assert.equal(config.environment, 'production');
+  assert.equal(config.server.publicOrigin, 'https://id.example.com');
 });
