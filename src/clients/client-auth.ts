@@ -104,12 +104,23 @@ export async function authenticateClient(
   return { client, method: presented.method, secretId: null };
 }
 
-/** The client may authenticate at all, and with the method it registered. */
+// A secret proves the same thing in the header or in the form, so a client registered for one
+// secret method accepts the other (decision D19, as Keycloak does): libraries differ in their
+// default. The registered method is still what the client record and discovery advertise.
+const SECRET_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
+
+/** The registered method accepts the presented one: exactly, or either secret method for the other. */
+function methodAccepted(registered: string, presented: ClientAuthMethod): boolean {
+  if (registered === presented) return true;
+  return SECRET_METHODS.includes(presented) && (SECRET_METHODS as readonly string[]).includes(registered);
+}
+
+/** The client may authenticate at all, and with a method its registration accepts. */
 function checkClient(
   client: ClientAuthRow,
   presented: PresentedCredentials,
   fail: (debug: string) => Error,
 ): void {
   if (client.state !== 'active') throw fail('client_disabled');
-  if (client.token_endpoint_auth_method !== presented.method) throw fail('method_mismatch');
+  if (!methodAccepted(client.token_endpoint_auth_method, presented.method)) throw fail('method_mismatch');
 }

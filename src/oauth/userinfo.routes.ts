@@ -28,6 +28,7 @@ const invalidToken = () =>
 
 interface UserRecord {
   display_name: string | null;
+  /** When the profile last changed (OIDC Core 5.1), not when the account row did: a sign-in moves that. */
   updated_at: number;
   identifiers: { type: 'email' | 'username' | 'phone'; value: string; verified: boolean }[] | string | null;
 }
@@ -36,7 +37,7 @@ interface UserRecord {
 const findUserRecord = (q: Queryable, realmId: string, userId: string) =>
   maybeOne<UserRecord>(
     q,
-    `select u.display_name, floor(extract(epoch from u.updated_at))::float8 as updated_at,
+    `select u.display_name, floor(extract(epoch from u.profile_updated_at))::float8 as updated_at,
        (select json_agg(json_build_object('type', i.type, 'value', i.value, 'verified', i.verified)
                         order by i.is_primary desc, i.created_at, i.id)
           from user_identifiers i where i.realm_id = u.realm_id and i.user_id = u.id) as identifiers

@@ -10,6 +10,7 @@ import { problem } from '../platform/http/problem.ts';
 import { currentPolicy, policyValue } from '../realms/index.ts';
 import { type AccountRevocation, endAccountSessions } from '../sessions/index.ts';
 import { ADMIN_STATE_CHANGES, type StateChange } from './account.states.ts';
+import type { ProfileChange } from './users.decode.ts';
 import type { UsersDeps } from './users.deps.ts';
 import {
   addRequiredAction,
@@ -20,6 +21,7 @@ import {
   setPassword,
   setUserState,
   type UserRow,
+  updateProfile,
 } from './users.repo.ts';
 import { type AdminCall, type UserView, userSubject, viewOf } from './users.service.ts';
 
@@ -100,6 +102,34 @@ export async function markAccountPasswordCompromised(
       data: revocationCounts(revoked),
     });
     await record.event('security.credential_compromised', { user_id: userId });
+  });
+}
+
+// ---- profile -----------------------------------------------------------------------------------
+
+/**
+ * Changes the account's profile. Only a real change counts: it moves the profile time that
+ * UserInfo reports as updated_at (OIDC Core 5.1) and is audited; the same value again changes
+ * nothing.
+ */
+export async function updateAccountProfile(
+  db: Db,
+  call: AdminCall,
+  userId: string,
+  change: ProfileChange,
+): Promise<UserView> {
+  return inChange(db, call, async (tx, record) => {
+    let user = await requireUser(tx, call.realmId, userId);
+    if (user.display_name !== change.displayName) {
+      user = await updateProfile(tx, call.realmId, userId, change, call.now);
+      await record.audit('user.updated', {
+        category: 'identity',
+        subject: userSubject(userId),
+        data: { fields: ['display_name'] },
+      });
+    }
+    const [view] = await viewOf(tx, call.realmId, [user]);
+    return view as UserView;
   });
 }
 

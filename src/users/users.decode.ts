@@ -1,7 +1,16 @@
 // Strict input of the users administration API (spec doc 1, "Recovery and account
 // administration"; doc 2, Limits: page size and keyset cursors). Shape errors (unknown members,
 // wrong JSON types) answer 400 invalid_request; values that break a rule answer 422.
-import { array, boolean, enumOf, object, optional, refine, string } from '../platform/http/decode.ts';
+import {
+  array,
+  boolean,
+  enumOf,
+  nullable,
+  object,
+  optional,
+  refine,
+  string,
+} from '../platform/http/decode.ts';
 import {
   cursorBinding,
   openCursor,
@@ -28,15 +37,20 @@ const identifier = (type: 'email' | 'username' | 'phone') =>
     'invalid',
   );
 
+const displayName = () => string({ minLength: 1, maxLength: 200 });
+
 const createUserShape = object({
   email: optional(identifier('email')),
   username: optional(identifier('username')),
   phone: optional(identifier('phone')),
-  display_name: optional(string({ minLength: 1, maxLength: 200 })),
+  display_name: optional(displayName()),
   password: optional(password()),
   email_verified: optional(boolean()),
   required_actions: optional(array(enumOf(ADMIN_REQUIRED_ACTIONS), { maxItems: 3, unique: true })),
 });
+
+// PATCH /users/{user}: the profile members an administrator may change; null clears one.
+const updateProfileShape = object({ display_name: nullable(optional(displayName())) });
 
 const setPasswordShape = object({ password: password(), temporary: optional(boolean()) });
 
@@ -57,6 +71,17 @@ export function decodeCreateUser(body: unknown) {
     throw problem.validation([{ field: 'email_verified', code: 'not_allowed', detail: 'no email given' }]);
   }
   return input;
+}
+
+export type ProfileChange = { displayName: string | null };
+
+/** A PATCH body naming nothing to change is 422, so a misspelt client sees it. */
+export function decodeUpdateProfile(body: unknown): ProfileChange {
+  const input = decodeOrValidate(updateProfileShape, body);
+  if (input.displayName === undefined) {
+    throw problem.validation([{ field: 'display_name', code: 'required', detail: 'nothing to change' }]);
+  }
+  return { displayName: input.displayName };
 }
 
 export const decodeSetPassword = (body: unknown) => decodeOrValidate(setPasswordShape, body);

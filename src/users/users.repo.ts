@@ -12,6 +12,8 @@ export interface UserRow {
   created_via: string;
   created_at: Date;
   updated_at: Date;
+  /** When the profile (display name, identifiers) last changed: UserInfo's updated_at. */
+  profile_updated_at: Date;
   last_login_at: Date | null;
 }
 
@@ -31,8 +33,9 @@ export async function insertUser(
   now: Date,
 ): Promise<UserRow> {
   const r = await tx.query<UserRow>(
-    `insert into users (realm_id, id, state, display_name, required_actions, created_via, created_at, updated_at)
-     values ($1, $2, 'active', $3, $4, $5, $6, $6) returning *`,
+    `insert into users (realm_id, id, state, display_name, required_actions, created_via, created_at, updated_at,
+       profile_updated_at)
+     values ($1, $2, 'active', $3, $4, $5, $6, $6, $6) returning *`,
     [u.realmId, newId('usr', now.getTime()), u.displayName, u.requiredActions, u.createdVia, now],
   );
   return r.rows[0] as UserRow;
@@ -184,6 +187,25 @@ export async function addRequiredAction(tx: Tx, realmId: string, userId: string,
   );
 }
 
+/**
+ * Changes profile members; only these calls move profile_updated_at (a sign-in, a required action
+ * or a state change does not). Returns the row as it is now.
+ */
+export async function updateProfile(
+  tx: Tx,
+  realmId: string,
+  userId: string,
+  change: { displayName: string | null },
+  now: Date,
+): Promise<UserRow> {
+  const r = await tx.query<UserRow>(
+    `update users set display_name = $3, updated_at = $4, profile_updated_at = $4
+      where realm_id = $1 and id = $2 returning *`,
+    [realmId, userId, change.displayName, now],
+  );
+  return r.rows[0] as UserRow;
+}
+
 /** Flags the account's password as known to others; false when it has none. */
 export async function markPasswordCompromised(tx: Tx, realmId: string, userId: string): Promise<boolean> {
   const r = await tx.query(
@@ -202,7 +224,8 @@ export async function eraseUser(tx: Tx, realmId: string, userId: string, now: Da
     await tx.query(`delete from ${table} where realm_id = $1 and user_id = $2`, [realmId, userId]);
   }
   await tx.query(
-    `update users set state = 'deleted', display_name = null, required_actions = '{}', updated_at = $3
+    `update users set state = 'deleted', display_name = null, required_actions = '{}', updated_at = $3,
+       profile_updated_at = $3
       where realm_id = $1 and id = $2`,
     [realmId, userId, now],
   );

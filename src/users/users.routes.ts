@@ -12,6 +12,7 @@ import {
   revokeAccountSessions,
   type StateChange,
   setAccountPassword,
+  updateAccountProfile,
 } from './users.admin.ts';
 import {
   decodeCreateUser,
@@ -19,6 +20,7 @@ import {
   decodeOptionalReason,
   decodeReason,
   decodeSetPassword,
+  decodeUpdateProfile,
   userIdParam,
 } from './users.decode.ts';
 import { createAccount, listAccounts, readAccount, type UserView } from './users.service.ts';
@@ -70,6 +72,12 @@ export function registerUserRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   apiRoute<UserParams>(app, ctx, 'GET', '/users/:user', read, async ({ req, call }) => {
     const userId = userIdParam(req.params.user);
     return presentUser(await readAccount(ctx.db, call, userId));
+  });
+
+  apiRoute<UserParams>(app, ctx, 'PATCH', '/users/:user', write, async ({ req, call }) => {
+    const userId = userIdParam(req.params.user);
+    const change = decodeUpdateProfile(req.body);
+    return presentUser(await updateAccountProfile(ctx.db, call, userId, change));
   });
 
   apiRoute<UserParams>(app, ctx, 'DELETE', '/users/:user', write, async ({ req, reply, call }) => {

@@ -261,6 +261,52 @@ describe('users API › read and list', () => {
   });
 });
 
+describe('users API › profile', () => {
+  test('case=PATCH changes or clears the display name, audited once per real change', async (t) => {
+    const { h, realm, admin } = await setup(t);
+    const user = await h.createUser(realm, { email: 'carol@example.com', displayName: 'Carol' });
+    h.clock.advance(2_000);
+    const res = await admin.call('PATCH', `/users/${user.id}`, { display_name: 'Carol K.' });
+    assert.equal(res.status, 200);
+    const b = await body(res);
+    assert.deepEqual(
+      [b.id, b.display_name, b.identifiers[0]?.value],
+      [user.id, 'Carol K.', 'carol@example.com'],
+    );
+    const [row] = await rows(h, 'select profile_updated_at from users where realm_id = $1 and id = $2', [
+      realm.id,
+      user.id,
+    ]);
+    assert.ok(new Date(String(row?.profile_updated_at)).getTime() > user.profile_updated_at.getTime());
+    const [audit] = await audits(h, realm, 'user.updated');
+    assert.deepEqual([audit?.subject_id, audit?.data], [user.id, { fields: ['display_name'] }]);
+    // The same value again changes nothing; null clears the name.
+    assert.equal((await admin.call('PATCH', `/users/${user.id}`, { display_name: 'Carol K.' })).status, 200);
+    assert.equal((await audits(h, realm, 'user.updated')).length, 1);
+    const cleared = await admin.call('PATCH', `/users/${user.id}`, { display_name: null });
+    assert.equal((await body(cleared)).display_name, null);
+    assert.equal((await audits(h, realm, 'user.updated')).length, 2);
+  });
+
+  test('case=bad bodies and unknown accounts', async (t) => {
+    const { h, realm, admin } = await setup(t);
+    const user = await h.createUser(realm, { email: 'dan@example.com' });
+    const cases: [unknown, number, string][] = [
+      [{}, 422, 'validation_failed'],
+      [{ display_name: '' }, 422, 'validation_failed'],
+      [{ display_name: 'x'.repeat(201) }, 422, 'validation_failed'],
+      [{ display_name: 7 }, 400, 'invalid_request'],
+      [{ email: 'other@example.com' }, 400, 'invalid_request'],
+    ];
+    for (const [payload, status, code] of cases) {
+      const res = await admin.call('PATCH', `/users/${user.id}`, payload);
+      assert.deepEqual([res.status, (await body(res)).code], [status, code], JSON.stringify(payload));
+    }
+    const missing = await admin.call('PATCH', '/users/usr_00000000000000000000000000', { display_name: 'x' });
+    assert.equal(missing.status, 404);
+  });
+});
+
 describe('users API › password', () => {
   test('case=replaces the password and ends the sessions of the account', async (t) => {
     const { h, realm, admin } = await setup(t);

@@ -42,6 +42,7 @@ async function setup(t: TestContext) {
     basic: await add({ clientId: 'basic-app', tokenEndpointAuthMethod: 'client_secret_basic' }),
     post: await add({ clientId: 'post-app', tokenEndpointAuthMethod: 'client_secret_post' }),
     spa: await add({ clientId: 'spa', type: 'spa', tokenEndpointAuthMethod: 'none' }),
+    jwt: await add({ clientId: 'jwt-app', tokenEndpointAuthMethod: 'private_key_jwt' }),
   };
   const auth = (c: Call) =>
     authenticateClient(
@@ -182,15 +183,36 @@ describe('clients › authentication with secrets', () => {
     assert.deepEqual([unknownPost.status, unknownPost.body, unknownPost.headers], [401, INVALID_CLIENT, {}]);
   });
 
-  test('case=the method must be the registered one, even with the right secret', async (t) => {
+  test('case=a secret client accepts its secret by either secret method (decision D19)', async (t) => {
     const { clients, auth, issue } = await setup(t);
     const b = await issue(clients.basic);
     const p = await issue(clients.post);
+    const viaPost = await auth({ form: { client_id: 'basic-app', client_secret: b.secret } });
+    assert.deepEqual(
+      [viaPost.method, viaPost.secretId, viaPost.client.token_endpoint_auth_method],
+      ['client_secret_post', b.id, 'client_secret_basic'],
+    );
+    const viaBasic = await auth({ authorization: basic('post-app', p.secret) });
+    assert.deepEqual(
+      [viaBasic.method, viaBasic.secretId, viaBasic.client.token_endpoint_auth_method],
+      ['client_secret_basic', p.id, 'client_secret_post'],
+    );
+    // The other method does not relax the secret check.
+    const wrong = await refusal(auth({ form: { client_id: 'basic-app', client_secret: p.secret } }));
+    assert.deepEqual([wrong.status, wrong.body, wrong.debug], [401, INVALID_CLIENT, 'secret_mismatch']);
+  });
+
+  test('case=none and private_key_jwt stay exact, even with the right secret', async (t) => {
+    const { clients, auth, issue } = await setup(t);
+    const b = await issue(clients.basic);
     const cases: [string, Call][] = [
-      ['basic client via post', { form: { client_id: 'basic-app', client_secret: b.secret } }],
-      ['post client via basic', { authorization: basic('post-app', p.secret) }],
       ['basic client as public', { form: { client_id: 'basic-app' } }],
+      ['post client as public', { form: { client_id: 'post-app' } }],
       ['public client with a secret', { form: { client_id: 'spa', client_secret: b.secret } }],
+      ['public client with Basic', { authorization: basic('spa', b.secret) }],
+      ['private_key_jwt client via post', { form: { client_id: 'jwt-app', client_secret: b.secret } }],
+      ['private_key_jwt client via basic', { authorization: basic('jwt-app', b.secret) }],
+      ['private_key_jwt client as public', { form: { client_id: 'jwt-app' } }],
     ];
     for (const [name, call] of cases) {
       const r = await refusal(auth(call));

@@ -6,6 +6,7 @@ import { decodeJwt } from 'jose';
 import { signAccessToken } from '../../../src/access/access-token.ts';
 import { issuerOf, userinfoAudience } from '../../../src/kernel/audiences.ts';
 import { revokeSession } from '../../../src/sessions/grants.repo.ts';
+import { apiCaller } from '../../harness/api-kit.ts';
 import type { Harness } from '../../harness/harness.ts';
 import { json } from '../../harness/signin-driver.ts';
 import { signinSetup } from '../../harness/signin-kit.ts';
@@ -64,22 +65,16 @@ async function signedLike(
 }
 
 test('GET and POST release the claims of the granted scopes', async (t) => {
-  const { h, realm, user, userinfo } = await setup(t);
+  const { user, userinfo } = await setup(t);
   const got = await userinfo();
   assert.equal(got.status, 200, JSON.stringify(got.body));
   assert.equal(got.headers.get('cache-control'), 'no-store');
   assert.match(got.headers.get('content-type') ?? '', /^application\/json/);
-  const [row] = (
-    await h.ctx.db.query<{ t: number }>(
-      'select floor(extract(epoch from updated_at))::int as t from users where realm_id = $1 and id = $2',
-      [realm.id, user.id],
-    )
-  ).rows;
   assert.deepEqual(got.body, {
     sub: user.id,
     name: 'Alice Liddell',
     preferred_username: 'alice',
-    updated_at: row?.t,
+    updated_at: Math.floor(user.profile_updated_at.getTime() / 1000),
     email: 'alice@example.com',
     email_verified: true,
     phone_number: '+14155550100',
@@ -94,6 +89,45 @@ test('GET and POST release the claims of the granted scopes', async (t) => {
     body: 'unrelated=1',
   });
   assert.equal(form.status, 200);
+});
+
+test('updated_at is when the profile changed: sign-ins leave it, a profile change moves it', async (t) => {
+  const { h, realm, user, creds, userinfo } = await setup(t);
+  const created = Math.floor(user.profile_updated_at.getTime() / 1000);
+  const accountRow = async () =>
+    (
+      await h.ctx.db.query<{ updated_at: Date; last_login_at: Date }>(
+        'select updated_at, last_login_at from users where realm_id = $1 and id = $2',
+        [realm.id, user.id],
+      )
+    ).rows[0];
+  assert.equal((await userinfo()).body.updated_at, created);
+
+  // A second sign-in later moves the account row (last login), not the profile time.
+  h.clock.advance(5_000);
+  const before = await accountRow();
+  const again = await codeFlow(h, realm, creds, { start: { scope: 'openid profile' } });
+  assert.equal(again.status, 200, JSON.stringify(again.body));
+  const after = await accountRow();
+  assert.ok(after && before && after.last_login_at.getTime() > before.last_login_at.getTime());
+  assert.ok(after.updated_at.getTime() > before.updated_at.getTime(), 'the sign-in touched the row');
+  assert.equal((await userinfo({}, again.body.access_token)).body.updated_at, created);
+
+  // An administrator changes the display name through the users API: updated_at moves to then.
+  const admin = await apiCaller(h, realm);
+  h.clock.advance(5_000);
+  const changedAt = Math.floor(h.clock.now().getTime() / 1000);
+  const patched = await admin.call('PATCH', `/users/${user.id}`, { display_name: 'Alice P. Liddell' });
+  assert.equal(patched.status, 200);
+  assert.equal(((await patched.json()) as { display_name: string }).display_name, 'Alice P. Liddell');
+  const changed = (await userinfo({}, again.body.access_token)).body;
+  assert.equal(changed.name, 'Alice P. Liddell');
+  assert.ok(changed.updated_at >= changedAt && changed.updated_at > created, String(changed.updated_at));
+
+  // The same value again is no change.
+  h.clock.advance(5_000);
+  await admin.call('PATCH', `/users/${user.id}`, { display_name: 'Alice P. Liddell' });
+  assert.equal((await userinfo({}, again.body.access_token)).body.updated_at, changed.updated_at);
 });
 
 test('openid alone releases only sub; email alone adds the email claims', async (t) => {

@@ -473,3 +473,45 @@ test('client authentication as advertised: client_secret_post, a public client (
     return true;
   });
 });
+
+test('decision D19: basic-registered clients configured for client_secret_post at token, introspection and revocation', async (t) => {
+  const s = await rpSetup(t);
+  const { resource } = await ordersResource(s);
+  // The same registrations, the libraries configured for the other secret method.
+  const rsCreds = await seedServiceClient(s.h, s.realm, 'orders-rs-post');
+  await addIntrospector(s.h, s.realm, resource, rsCreds.client);
+  const asPost = (clientId: string, secret: string) =>
+    oidc.discovery(new URL(s.issuer), clientId, undefined, oidc.ClientSecretPost(secret), {
+      execute: [oidc.allowInsecureRequests, oidc.enableNonRepudiationChecks],
+    });
+  const web = await asPost('web-app', s.secret);
+  const rs = await asPost('orders-rs-post', rsCreds.creds.secret);
+  assert.equal(s.client.token_endpoint_auth_method, 'client_secret_basic');
+  assert.equal(rsCreds.client.token_endpoint_auth_method, 'client_secret_basic');
+
+  // Token endpoint: code redemption and refresh.
+  const { tokens } = await codeFlow(s, web, { scope: 'openid orders:read', resource: ORDERS });
+  assert.equal(tokens.claims()?.aud, 'web-app');
+  const refreshed = await oidc.refreshTokenGrant(web, tokens.refresh_token ?? '', { resource: ORDERS });
+  // An openid grant may add the UserInfo audience (decision D18); the resource is among them.
+  assert.ok([decodeJwt(refreshed.access_token).aud].flat().includes(ORDERS));
+  // Introspection by the resource server.
+  const active = await oidc.tokenIntrospection(rs, refreshed.access_token);
+  assert.deepEqual([active.active, active.client_id, active.sub], [true, 'web-app', s.user.id]);
+  // Revocation by the client, seen by introspection.
+  await oidc.tokenRevocation(web, refreshed.access_token);
+  assert.deepEqual(await oidc.tokenIntrospection(rs, refreshed.access_token), { active: false });
+
+  // The other method does not relax the secret: a wrong one is invalid_client, without a Basic challenge.
+  const wrong = await asPost('web-app', 'pa_cs_wrong');
+  await assert.rejects(
+    oidc.refreshTokenGrant(wrong, refreshed.refresh_token ?? ''),
+    oauthError('invalid_client', 401),
+  );
+  await assert.rejects(
+    oidc.tokenRevocation(wrong, refreshed.access_token),
+    oauthError('invalid_client', 401),
+  );
+  // Discovery still lists every method; the client record keeps its registered one.
+  assert.ok(web.serverMetadata().token_endpoint_auth_methods_supported?.includes('client_secret_basic'));
+});
