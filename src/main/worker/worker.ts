@@ -21,6 +21,9 @@ export function workerDeps(ctx: AppContext): WorkerDeps {
     signingAlgorithm: ctx.config.keys.signingAlgorithm,
     timings: { ...ctx.config.keys, maxAccessTokenTtlMs: ctx.config.tokens.maxAccessTokenTtlMs },
     sessionRetentionMs: ctx.config.privacy.sessionRetentionMs,
+    clock: ctx.clock,
+    exportRetentionMs: ctx.config.privacy.exportRetentionMs,
+    maxJobsPerOrganization: ctx.config.workers.maxJobsPerOrganization,
   };
 }
 
