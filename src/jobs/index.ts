@@ -20,5 +20,9 @@ export {
   type RunningJob,
   transientFailure,
 } from './job-type.ts';
-export { eraseJobResultsOfOrganization, findLiveJobOfOrganization } from './jobs.repo.ts';
+export {
+  eraseJobResultsOfOrganization,
+  findLiveJobOfOrganization,
+  oldestQueuedJobSeconds,
+} from './jobs.repo.ts';
 export { purgeJobResults, runJobsTask } from './jobs.task.ts';

@@ -39,6 +39,8 @@ export interface JobRunnerDeps {
   exportRetentionMs: number;
   /** workers.max_jobs_per_organization */
   maxJobsPerOrganization: number;
+  /** Told how each claimed run ended (the worker counts failures in service_jobs_failed_total). */
+  jobEnded?: (type: string, end: RunEnd) => void;
 }
 
 export interface JobRunnerOptions {
@@ -106,7 +108,9 @@ export class JobRunner<D extends JobRunnerDeps> {
       ),
     );
     if (!job) return null;
-    return this.#run(job, now);
+    const end = await this.#run(job, now);
+    this.#deps.jobEnded?.(job.type, end);
+    return end;
   }
 
   async #run(job: JobRow, now: Date): Promise<RunEnd> {

@@ -246,6 +246,16 @@ export async function useDownloadToken(tx: Tx, realmId: string, digest: string, 
   ]);
 }
 
+/** Seconds the oldest due queued job has waited; 0 when none (spec doc 2, status and metrics). */
+export async function oldestQueuedJobSeconds(q: Queryable, now: Date): Promise<number> {
+  const r = await q.query<{ oldest: Date | null }>(
+    `select min(available_at) as oldest from jobs where state = 'queued' and available_at <= $1`,
+    [now],
+  );
+  const oldest = r.rows[0]?.oldest;
+  return oldest ? Math.max(0, Math.floor((now.getTime() - new Date(oldest).getTime()) / 1000)) : 0;
+}
+
 // ---- organization deletion (spec doc 2, Organization deletion) ------------------------------------
 
 /** The job of `type` for the organization that is queued or running, if any. */

@@ -174,7 +174,13 @@ describe('organization deletion › the worker half', () => {
     );
     // A member role leaves the owner in the organization, without org.delete.
     await seedOrgRole(s.h, s.realm, org.id, { type: 'user', id: owner.userId }, 'admin');
-    assert.equal(await runner(s, JOB_TYPES).runNext(), 'dead_letter');
+    const worker = startWorker(s.h.ctx, { autostart: false });
+    t.after(() => worker.stop());
+    const jobsTask = TASKS.find((x) => x.name === 'jobs.run');
+    assert.ok(jobsTask);
+    assert.deepEqual(await worker.scheduler.runOnce(jobsTask), { dead_letter: 1 });
+    const failed = await s.h.ctx.metrics.registry.getSingleMetricAsString('service_jobs_failed_total');
+    assert.match(failed, /service_jobs_failed_total\{type="organization.delete"\} 1/);
     const dead = await jobRow(s, job_id);
     assert.equal(dead.state, 'dead_letter');
     assert.match(dead.last_error, /permanent failure.*org\.delete/);
