@@ -282,6 +282,35 @@ describe('jobs › the runner', () => {
     assert.equal((await jobRow(s, other)).last_error, 'bad input');
   });
 
+  test('case=at most workers.max_jobs_per_organization jobs of one organization run at once', async (t) => {
+    const s = await setup(t);
+    const org = await s.admin.call('POST', '/organizations', { slug: 'busy', display_name: 'busy' });
+    const orgId: string = (await body(org)).id;
+    const type = fileJob('config.export', 'realm.configuration.export', 'json');
+    const busy = [
+      await queue(s, type, s.admin.userId, { organizationId: orgId }),
+      await queue(s, type, s.admin.userId, { organizationId: orgId }),
+    ];
+    // Two runs of the organization hold live leases (workers elsewhere).
+    await s.h.ctx.db.query(
+      `update jobs set state = 'running', locked_by = 'elsewhere', locked_until = $3
+        where realm_id = $1 and id = any ($2::text[])`,
+      [s.realm.id, busy, new Date(s.h.clock.now().getTime() + 60_000)],
+    );
+    const third = await queue(s, type, s.admin.userId, { organizationId: orgId });
+    const r = runner(s, [type]);
+    assert.equal(await r.runNext(), null, 'the third job of the organization waits');
+    const realmWide = await queue(s, type, s.admin.userId);
+    assert.equal(await r.runNext(), 'succeeded');
+    assert.deepEqual(type.runs, [realmWide], 'other work is not held up');
+    await s.h.ctx.db.query(`update jobs set state = 'succeeded' where realm_id = $1 and id = $2`, [
+      s.realm.id,
+      busy[0],
+    ]);
+    assert.equal(await r.runNext(), 'succeeded');
+    assert.deepEqual(type.runs, [realmWide, third]);
+  });
+
   test('case=a worker that does not know a job type gives it back untouched', async (t) => {
     const s = await setup(t);
     const type = fileJob('config.export', 'realm.configuration.export', 'json');
