@@ -140,12 +140,12 @@ export class JobRunner<D extends JobRunnerDeps> {
 
   /** spec doc 2, Jobs and exports: the requester still holds the type's permission, unconditionally. */
   async #authority(job: JobRow, type: JobType<D>, now: Date): Promise<string | null> {
-    const requester = requesterOf(job);
-    if (type.permission === null) return null;
-    const orgId = type.permission.startsWith('org.') ? job.organization_id : null;
-    const standing = await standingOf(this.#deps.db, job.realm_id, requester, orgId, now);
+    const p = type.permission;
+    const orgId = p?.startsWith('org.') ? job.organization_id : null;
+    // An inactive requester stops even a job that needs no permission (spec doc 2, Job).
+    const standing = await standingOf(this.#deps.db, job.realm_id, requesterOf(job), orgId, now);
     if (!standing.active) return inactiveRequesterError;
-    if (!standing.permissions.has(type.permission)) return lostPermissionError(type.permission);
+    if (p !== null && !standing.permissions.has(p)) return lostPermissionError(p);
     return null;
   }
 
