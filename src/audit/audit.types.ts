@@ -60,6 +60,7 @@ export type AuditType =
   | 'organization.reactivated'
   | 'organization.archived'
   | 'organization.deleted'
+  | 'organization.deletion.completed'
   | 'organization.domain.added'
   | 'organization.domain.removed'
   | 'organization.membership.added'
@@ -104,7 +105,8 @@ export type AuditType =
   | 'support.grant.revoked'
   | 'support.grant.redeemed'
   | 'support.handoff.replayed'
-  | 'support.access.preference_set';
+  | 'support.access.preference_set'
+  | 'job.result.downloaded';
 
 export type AuditCategory =
   | 'configuration'

@@ -17,6 +17,7 @@ export interface EventData {
   'organization.reactivated': { organization_id: string; state: string };
   'organization.archived': { organization_id: string; state: string };
   'organization.deleted': { organization_id: string };
+  'organization.deletion.completed': { organization_id: string };
   'organization.membership.added': { user_id: string; membership_id: string; source: string };
   'organization.membership.removed': {
     user_id: string;

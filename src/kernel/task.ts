@@ -9,5 +9,10 @@ export interface TaskReport {
 export interface Task<D> {
   name: string;
   intervalMs: number;
+  /**
+   * false: every worker runs the task at each tick (its items carry leases of their own, as jobs
+   * do); otherwise one worker in the deployment holds the task's lease for an interval.
+   */
+  lease?: false;
   run(deps: D, now: Date): Promise<TaskReport>;
 }

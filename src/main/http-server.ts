@@ -4,6 +4,7 @@ import { registerCors } from '../api/protocol-cors.ts';
 import { registerClientRoutes } from '../clients/clients.routes.ts';
 import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
+import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
 import { registerAuthorize } from '../oauth/authorize.routes.ts';
 import { registerDiscovery } from '../oauth/discovery.routes.ts';
@@ -91,6 +92,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerProjectRoutes(app, ctx);
   registerServicePrincipalRoutes(app, ctx);
   registerOrganizationRoutes(app, ctx);
+  registerJobRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);
   registerDecisionRoutes(app, ctx);
   registerRelationshipRoutes(app, ctx);

@@ -1,5 +1,6 @@
 // Dependency probes shared by readiness, the operator status object and the scrape-time gauges.
 import { oldestPendingSeconds } from '../events/index.ts';
+import { oldestQueuedJobSeconds } from '../jobs/index.ts';
 import type { KeyStore, SigningHealth } from '../keys/key-store.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { Db } from '../platform/db/db.ts';
@@ -55,3 +56,7 @@ export const signing = (ctx: ProbeContext): Promise<SigningHealth> =>
 /** Age in seconds of the oldest undispatched outbox event; 0 when none. */
 export const outboxBacklog = (ctx: ProbeContext): Promise<number> =>
   withDeadline(oldestPendingSeconds(ctx.db, ctx.clock.now()));
+
+/** Age in seconds of the oldest due job still queued; 0 when none. */
+export const jobsBacklog = (ctx: ProbeContext): Promise<number> =>
+  withDeadline(oldestQueuedJobSeconds(ctx.db, ctx.clock.now()));

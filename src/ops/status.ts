@@ -1,6 +1,14 @@
 // The operator status object behind GET /status (spec doc 2, "Operator status object"). It lists
 // the capabilities that exist in this release; later ones join as they are built.
-import { clockSkewMs, databaseUp, outboxBacklog, type ProbeContext, schema, signing } from './probes.ts';
+import {
+  clockSkewMs,
+  databaseUp,
+  jobsBacklog,
+  outboxBacklog,
+  type ProbeContext,
+  schema,
+  signing,
+} from './probes.ts';
 
 type Capability = 'ok' | 'degraded' | 'unavailable';
 
@@ -18,17 +26,19 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
     return { status: 'unavailable', ...base, capabilities: { database: 'unavailable' } };
   }
   try {
-    const [schemaState, signingHealth, skew, outboxAge] = await Promise.all([
+    const [schemaState, signingHealth, skew, outboxAge, jobsAge] = await Promise.all([
       schema(ctx),
       signing(ctx),
       clockSkewMs(ctx),
       outboxBacklog(ctx),
+      jobsBacklog(ctx),
     ]);
     const capabilities: Record<string, Capability> = {
       database: 'ok',
       schema: schemaState.current ? 'ok' : 'degraded',
       signing: signingHealth.realmsMissing > 0 ? 'unavailable' : 'ok',
       outbox: outboxAge > BACKLOG_DEGRADED_SECONDS ? 'degraded' : 'ok',
+      jobs: jobsAge > BACKLOG_DEGRADED_SECONDS ? 'degraded' : 'ok',
     };
     const allOk = Object.values(capabilities).every((c) => c === 'ok');
     return {
@@ -36,7 +46,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
       ...base,
       ...(schemaState.pending.length > 0 ? { schema: 'behind' } : {}),
       capabilities,
-      backlog_oldest_seconds: { outbox: outboxAge },
+      backlog_oldest_seconds: { outbox: outboxAge, jobs: jobsAge },
       clock_skew_ms: skew,
     };
   } catch {

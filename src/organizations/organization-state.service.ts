@@ -14,14 +14,20 @@
 import type { AuditType } from '../audit/audit.types.ts';
 import { inChange } from '../audit/index.ts';
 import { addEvent } from '../events/index.ts';
+import {
+  eraseJobResultsOfOrganization,
+  findLiveJobOfOrganization,
+  queueJob,
+  replayedJob,
+} from '../jobs/index.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';
-import { eraseJobResults, findLiveDeletionJob, queueDeletionJob } from './deletion-jobs.repo.ts';
 import { decideRequest, lockPendingRequestsOfOrg } from './membership-requests.repo.ts';
 import { requireOrganization } from './membership-rules.ts';
 import { activeMemberIds, setMembershipState } from './memberships.repo.ts';
 import { auditOrg } from './org-records.ts';
+import { organizationDeleteJob } from './organization-delete.job.ts';
 import { revokeOrganizationGrants } from './organization-revocation.ts';
 import type { OrganizationView } from './organizations.present.ts';
 import {
@@ -86,18 +92,32 @@ export async function changeOrganizationState(
 /**
  * The request transaction of doc 2, Organization deletion: the organization becomes deleting, its
  * grants end, pending invitations and join requests end, its service principals are disabled and
- * its projects suspended, job results are erased and an organization.delete job is queued.
+ * its projects suspended, job results are erased and an organization.delete job is queued. A
+ * retry with the Idempotency-Key of an earlier request answers that request's job again.
  */
 export async function deleteOrganization(
   db: Db,
   call: OrgCall,
   orgId: string,
+  idempotencyKey: string | null = null,
 ): Promise<{ state: 'deleting'; job_id: string }> {
   return inChange(db, call, async (tx, record) => {
+    const request = {
+      realmId: call.realmId,
+      requester: call.actor,
+      now: call.now,
+      organizationId: orgId,
+      idempotencyKey,
+    };
+    const replayed = await replayedJob(tx, organizationDeleteJob.name, request);
+    if (replayed) return { state: 'deleting', job_id: replayed.id };
     const org = await requireOrganization(tx, call, orgId);
-    if (org.state === 'deleting' && (await findLiveDeletionJob(tx, call.realmId, org.id)))
+    if (
+      org.state === 'deleting' &&
+      (await findLiveJobOfOrganization(tx, call.realmId, org.id, organizationDeleteJob.name))
+    )
       throw problem.conflict('a deletion job for the organization is queued or running');
-    const jobId = await queueDeletionJob(tx, call.realmId, org.id, call.actor, call.now);
+    const { id: jobId } = await queueJob(tx, organizationDeleteJob, request);
     await setOrganizationState(tx, call.realmId, org.id, 'deleting', call.now, jobId);
     const revoked = await revokeOrganizationGrants(
       tx,
@@ -137,7 +157,7 @@ export async function deleteOrganization(
       });
     }
     const projects = await suspendOwnedProjects(tx, call.realmId, org.id, call.now);
-    await eraseJobResults(tx, call.realmId, org.id, call.now);
+    await eraseJobResultsOfOrganization(tx, call.realmId, org.id, call.now);
     await membersChanged(tx, call, org.id);
     await authorizationChanged(
       tx,

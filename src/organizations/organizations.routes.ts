@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { inOrg, type OrgParams, orgCall } from '../api/org-call.ts';
+import { idempotencyKeyOf } from '../jobs/index.ts';
 import { pageBody } from '../platform/http/keyset.ts';
 import { decodeListQuery } from './list-query.ts';
 import { registerMyOrganizationRoutes } from './me-organizations.routes.ts';
@@ -131,7 +132,12 @@ export function registerOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps): 
     { ...inOrg('org.delete'), recentAuth: true },
     async ({ req, reply, caller, call }) => {
       const orgId = orgParam(req.params.org);
-      const started = await deleteOrganization(ctx.db, orgCall(call, caller), orgId);
+      const started = await deleteOrganization(
+        ctx.db,
+        orgCall(call, caller),
+        orgId,
+        idempotencyKeyOf(req.headers),
+      );
       return reply.code(202).send(started);
     },
   );

@@ -39,11 +39,17 @@ export interface RoleContextSql {
   orgId: string;
   /** A project id, or `null` */
   projectId: string;
+  /**
+   * Organization states in which organization-scope assignments count (default active only). The
+   * job re-check also counts a deleting organization, which the deletion it runs put there.
+   */
+  orgStates?: readonly ('active' | 'deleting')[];
 }
 
 /** A scalar subquery answering a JSON array of RoleHolding. */
 export function effectiveRolesSql(c: RoleContextSql): string {
   const { realmId: R, subjectType: ST, subjectId: SID, now: NOW, orgId: ORG, projectId: PRJ } = c;
+  const orgStates = (c.orgStates ?? ['active']).map((s) => `'${s}'`).join(', ');
   return `(with recursive
   sg(group_id, depth) as (
     select gm.group_id, 1 from group_members gm
@@ -62,7 +68,7 @@ export function effectiveRolesSql(c: RoleContextSql): string {
        and (ra.expires_at is null or ra.expires_at > ${NOW})
        and (ra.scope_type = 'realm'
          or (ra.scope_type = 'organization' and ra.scope_id = ${ORG} and exists (
-              select 1 from organizations o where o.realm_id = ${R} and o.id = ra.scope_id and o.state = 'active'
+              select 1 from organizations o where o.realm_id = ${R} and o.id = ra.scope_id and o.state in (${orgStates})
                 and (case when ${ST} = 'user'
                   then exists (select 1 from memberships m where m.realm_id = ${R} and m.organization_id = o.id
                                 and m.user_id = ${SID} and ${liveMembershipSql('m', NOW)})

@@ -12,3 +12,4 @@ export {
   principalAllowedIn,
 } from './references.repo.ts';
 export { loadRoleGraph, lockAuthorization } from './roles.repo.ts';
+export { type Standing, standingOf } from './standing-permissions.ts';

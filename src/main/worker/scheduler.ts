@@ -104,6 +104,13 @@ export class Scheduler<D> {
     const now = this.clock();
     let leased = false;
     try {
+      if (task.lease === false) {
+        const report = await task.run(this.deps, now);
+        this.hooks.onRun(task.name, 'success');
+        if (Object.values(report).some((n) => n > 0))
+          this.log.info({ task: task.name, ...report }, 'task ran');
+        return report;
+      }
       leased = await takeLease(
         this.db,
         task.name,

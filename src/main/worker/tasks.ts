@@ -1,12 +1,21 @@
 // The worker's periodic tasks: name, interval, function (STYLE.md section 7).
 import { cleanupOutbox, dispatchOutbox } from '../../events/outbox-dispatch.task.ts';
+import { type JobRunnerDeps, type JobType, purgeJobResults, runJobsTask } from '../../jobs/index.ts';
 import type { Task } from '../../kernel/task.ts';
 import { type KeyLifecycleDeps, runKeyLifecycle } from '../../keys/key-lifecycle.task.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
+import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
 import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
 import { cleanupSignin } from '../../signin/signin-cleanup.task.ts';
+import { WORKER_ID } from './scheduler.ts';
 
-export type WorkerDeps = KeyLifecycleDeps & { sessionRetentionMs: number };
+export type WorkerDeps = KeyLifecycleDeps & JobRunnerDeps & { sessionRetentionMs: number };
+
+/**
+ * The job types the worker runs (docs/jobs.md), each declared beside the context it works on in a
+ * `*.job.ts` file. Adding a type is one entry here, its file, and the route that queues it.
+ */
+export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [organizationDeleteJob];
 
 export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'keys.lifecycle', intervalMs: 60_000, run: runKeyLifecycle },
@@ -15,4 +24,7 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'signin.cleanup', intervalMs: 600_000, run: cleanupSignin },
   { name: 'tokens.cleanup', intervalMs: 600_000, run: cleanupTokens },
   { name: 'organizations.memberships', intervalMs: 60_000, run: sweepMemberships },
+  // Every worker runs jobs; each job is claimed under its own lease (jobs/job-runner.ts).
+  { name: 'jobs.run', intervalMs: 1_000, lease: false, run: runJobsTask(JOB_TYPES, WORKER_ID) },
+  { name: 'jobs.purge', intervalMs: 600_000, run: purgeJobResults },
 ];

@@ -21,6 +21,9 @@ export function workerDeps(ctx: AppContext): WorkerDeps {
     signingAlgorithm: ctx.config.keys.signingAlgorithm,
     timings: { ...ctx.config.keys, maxAccessTokenTtlMs: ctx.config.tokens.maxAccessTokenTtlMs },
     sessionRetentionMs: ctx.config.privacy.sessionRetentionMs,
+    clock: ctx.clock,
+    exportRetentionMs: ctx.config.privacy.exportRetentionMs,
+    maxJobsPerOrganization: ctx.config.workers.maxJobsPerOrganization,
   };
 }
 
@@ -38,7 +41,19 @@ export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {})
     );
     return Number(r.rows[0]?.n ?? 0);
   });
-  const scheduler = new Scheduler(ctx.db, workerDeps(ctx), TASKS, () => ctx.clock.now(), ctx.log, {
+  const failedJobs = new Counter({
+    name: 'service_jobs_failed_total',
+    help: 'Jobs that ended failed or dead-lettered, by type',
+    labelNames: ['type'],
+    registers: [ctx.metrics.registry],
+  });
+  const deps: WorkerDeps = {
+    ...workerDeps(ctx),
+    jobEnded(type, end) {
+      if (end === 'failed' || end === 'dead_letter') failedJobs.inc({ type });
+    },
+  };
+  const scheduler = new Scheduler(ctx.db, deps, TASKS, () => ctx.clock.now(), ctx.log, {
     onRun(task, outcome) {
       runs.inc({ task, outcome });
     },

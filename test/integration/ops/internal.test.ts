@@ -75,6 +75,8 @@ describe('ops › internal listener › liveness and metrics', () => {
     assert.ok(Math.abs(skew ?? Number.NaN) < 60_000, `skew ${skew}`);
     assert.equal(familyType(text, 'service_outbox_oldest_pending_seconds'), 'gauge');
     assert.ok((sampleValue(text, 'service_outbox_oldest_pending_seconds') ?? -1) >= 0);
+    assert.equal(familyType(text, 'service_jobs_oldest_queued_seconds'), 'gauge');
+    assert.equal(sampleValue(text, 'service_jobs_oldest_queued_seconds'), 0);
 
     // promtool does not catch repeated series (STACK.md 4.3), so this check is ours.
     assert.deepEqual(duplicateSeries(text), []);
@@ -204,7 +206,13 @@ describe('ops › internal listener › status', () => {
     assert.equal(res.headers['cache-control'], 'no-store');
     const body = assertJson(res, 200) as Record<string, unknown>;
     assert.equal(body.status, 'ok');
-    assert.deepEqual(body.capabilities, { database: 'ok', schema: 'ok', signing: 'ok', outbox: 'ok' });
+    assert.deepEqual(body.capabilities, {
+      database: 'ok',
+      schema: 'ok',
+      signing: 'ok',
+      outbox: 'ok',
+      jobs: 'ok',
+    });
     assert.equal(typeof body.clock_skew_ms, 'number');
     assert.ok(Math.abs(body.clock_skew_ms as number) < 60_000);
     assert.equal(body.key_provider, 'software');
@@ -212,6 +220,7 @@ describe('ops › internal listener › status', () => {
     assert.ok(Math.abs(Date.parse(body.time as string) - Date.now()) < 60_000, `time ${body.time}`);
     assert.equal(body.schema, undefined, 'a current schema is not reported as behind');
     assert.equal(typeof (body.backlog_oldest_seconds as { outbox: unknown }).outbox, 'number');
+    assert.equal((body.backlog_oldest_seconds as { jobs: unknown }).jobs, 0);
   });
 
   test('case=status reports the clock skew of the server clock', async (t) => {
