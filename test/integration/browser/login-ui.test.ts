@@ -1,0 +1,96 @@
+// The built-in login UI and account page in a real Chromium (docs/login-ui.md): the first
+// administrator signs in and enrolls TOTP, comes back with TOTP, then with a recovery code; and
+// the UI speaks German when asked to.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { launchBrowser, NO_BROWSER } from '../../harness/browser.ts';
+import {
+  ADMIN_EMAIL,
+  accountPage,
+  accountShown,
+  collectErrors,
+  confirmCodesSaved,
+  currentCode,
+  enrollTotp,
+  enterPassword,
+  realmWithAdministrator,
+  startUiHarness,
+} from '../../harness/login-ui-kit.ts';
+
+describe('built-in login UI in a browser', { skip: NO_BROWSER ?? false }, () => {
+  test('case=first administrator enrolls TOTP, then signs in again with TOTP and with a recovery code', async (t) => {
+    const h = await startUiHarness(t);
+    const realm = await realmWithAdministrator(h);
+    const browser = await launchBrowser(t);
+
+    // First sign-in: the account page sends the browser through the authorization endpoint to the
+    // login UI, which the realm uses because it names no login UI of its own.
+    const first = await (await browser.newContext()).newPage();
+    const errors = collectErrors(first);
+    await first.goto(accountPage(h, realm));
+    await first.waitForURL(/\/ui\/login\/\?/);
+    const loginUrl = new URL(first.url());
+    assert.equal(loginUrl.searchParams.get('realm'), realm);
+    assert.ok(loginUrl.searchParams.get('transaction_id'));
+    await enterPassword(first);
+    const { secret, codes } = await enrollTotp(h, first);
+    assert.equal(codes.length, 10, 'ten recovery codes are shown once');
+    const next = first.getByRole('button', { name: 'Continue' });
+    assert.equal(await next.isDisabled(), true, 'going on needs the confirmation first');
+    await confirmCodesSaved(first);
+    await first.waitForURL(/\/ui\/account\/\?realm=/);
+    const shown = await accountShown(first);
+    assert.match(shown.who, new RegExp(ADMIN_EMAIL));
+    assert.equal(shown.sessions, 1);
+
+    // Returning: another browser profile signs in with password and the authenticator code.
+    h.clock.advance(30_000);
+    const second = await (await browser.newContext()).newPage();
+    errors.push(...collectErrors(second));
+    await second.goto(accountPage(h, realm));
+    await enterPassword(second);
+    await second.getByLabel('Authenticator code').fill(currentCode(h, secret));
+    await second.getByRole('button', { name: 'Verify' }).click();
+    const back = await accountShown(second);
+    assert.match(back.who, new RegExp(ADMIN_EMAIL));
+    assert.equal(back.sessions, 2, 'both browsers are signed in');
+
+    // A wrong code is answered in plain words, and a recovery code gets the administrator in.
+    h.clock.advance(30_000);
+    const third = await (await browser.newContext()).newPage();
+    errors.push(...collectErrors(third));
+    await third.goto(accountPage(h, realm));
+    await enterPassword(third);
+    await third.getByRole('button', { name: 'Use a recovery code instead' }).click();
+    await third.getByLabel('Recovery code').fill('AAAA-AAAA-AAAA');
+    await third.getByRole('button', { name: 'Verify' }).click();
+    await third.getByRole('alert').filter({ hasText: 'That recovery code is not correct' }).waitFor();
+    await third.getByLabel('Recovery code').fill(codes[3] ?? '');
+    await third.getByRole('button', { name: 'Verify' }).click();
+    const recovered = await accountShown(third);
+    assert.match(recovered.who, new RegExp(ADMIN_EMAIL));
+
+    // Ending the other sessions from the account page.
+    await third.getByRole('button', { name: 'Sign out everywhere' }).click();
+    await third.getByText('You are signed out everywhere.').waitFor();
+    assert.deepEqual(errors, [], 'no script, policy or network errors');
+  });
+
+  test('case=ui_locales=de shows the login UI in German', async (t) => {
+    const h = await startUiHarness(t);
+    const realm = await realmWithAdministrator(h);
+    const browser = await launchBrowser(t);
+    const page = await (await browser.newContext()).newPage();
+    const errors = collectErrors(page);
+    await page.goto(accountPage(h, realm, '&ui_locales=de'));
+    await page.waitForURL(/\/ui\/login\/\?/);
+    await page.getByRole('heading', { name: 'Passwort eingeben' }).waitFor();
+    assert.equal(await page.getAttribute('html', 'lang'), 'de');
+    assert.ok(await page.getByLabel('E-Mail oder Benutzername').isVisible());
+    await page.getByLabel('E-Mail oder Benutzername').fill(ADMIN_EMAIL);
+    await page.getByLabel('Passwort', { exact: true }).fill('not the password');
+    await page.getByRole('button', { name: 'Anmelden' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Passwort ist nicht korrekt' }).waitFor();
+    assert.deepEqual(errors, []);
+  });
+});
