@@ -9,6 +9,7 @@ export const de: Partial<Record<MessageKey, string>> = {
   'app.cancel': 'Anmeldung abbrechen',
   'app.continue': 'Weiter',
   'app.redirecting': 'Angemeldet. Zurück zur Anwendung…',
+  'app.returning': 'Zurück zur Anwendung…',
   'app.missing_transaction': 'Diese Seite muss über den Anmeldelink einer Anwendung geöffnet werden.',
   'app.no_screen':
     'Diese Anmeldung braucht einen Schritt, den diese Seite noch nicht anzeigen kann ({type}).',

@@ -7,6 +7,7 @@ export const en = {
   'app.cancel': 'Cancel sign-in',
   'app.continue': 'Continue',
   'app.redirecting': 'Signed in. Returning to the application…',
+  'app.returning': 'Returning to the application…',
   'app.missing_transaction': 'This page must be opened from an application’s sign-in link.',
   'app.no_screen': 'This sign-in needs a step this page cannot show yet ({type}).',
   'app.try_again': 'Start again from the application.',

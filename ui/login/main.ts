@@ -97,8 +97,10 @@ function render(state: TxState, message: HTMLElement | null): void {
     );
     return;
   }
-  if (state.status === 'completed' && state.redirect_to) {
-    show(t('app.title'), notice(t('app.redirecting')));
+  // Back to the application: after success, a cancel or a denial (it hears the error). Too many
+  // failures is explained first, with the way back as a link.
+  if (state.redirect_to && state.error !== 'too_many_failures') {
+    show(t('app.title'), notice(t(state.status === 'completed' ? 'app.redirecting' : 'app.returning')));
     location.assign(state.redirect_to);
     return;
   }

@@ -16,6 +16,7 @@ import {
   realmWithAdministrator,
   startUiHarness,
 } from '../../harness/login-ui-kit.ts';
+import { authorizeQuery } from '../../harness/signin-kit.ts';
 
 describe('built-in login UI in a browser', { skip: NO_BROWSER ?? false }, () => {
   test('case=first administrator enrolls TOTP, then signs in again with TOTP and with a recovery code', async (t) => {
@@ -74,6 +75,63 @@ describe('built-in login UI in a browser', { skip: NO_BROWSER ?? false }, () => 
     await third.getByRole('button', { name: 'Sign out everywhere' }).click();
     await third.getByText('You are signed out everywhere.').waitFor();
     assert.deepEqual(errors, [], 'no script, policy or network errors');
+  });
+
+  test('case=a required password update and consent, then back to the application; cancelling', async (t) => {
+    const h = await startUiHarness(t);
+    const realm = await h.createRealm();
+    const callback = `${h.publicUrl}/callback`;
+    await h.createClient(realm, {
+      clientId: 'shop',
+      name: 'The Shop',
+      type: 'spa',
+      redirectUris: [callback],
+      grantTypes: ['authorization_code'],
+      tokenEndpointAuthMethod: 'none',
+      consentMode: 'required',
+    });
+    const user = await h.createUser(realm, {
+      email: 'alice@example.com',
+      password: 'the first password',
+      displayName: 'Alice',
+      requiredActions: ['update_password'],
+    });
+    const browser = await launchBrowser(t);
+    const page = await (await browser.newContext()).newPage();
+    const errors = collectErrors(page);
+    const authorizeUrl = () =>
+      `${h.publicUrl}/realms/${realm.name}/oauth/authorize?${authorizeQuery('shop', callback, { scope: 'openid profile email' }).params}`;
+
+    await page.goto(authorizeUrl());
+    await enterPassword(page, 'alice@example.com', 'the first password');
+    await page.getByLabel('New password').fill('a second and better password');
+    await page.getByRole('button', { name: 'Save password' }).click();
+    await page.getByRole('heading', { name: 'Allow access' }).waitFor();
+    assert.ok(await page.getByText('The Shop asks for access to:').isVisible());
+    await page.getByLabel('Your email address').uncheck();
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await page.waitForURL(/\/callback\?/);
+    const back = new URL(page.url());
+    assert.ok(back.searchParams.get('code'), 'an authorization code for the client');
+    assert.equal(back.searchParams.get('state'), 'st-123');
+    const consent = await h.ctx.db.query<{ scopes: string[] }>(
+      'select scopes from consents where realm_id = $1 and user_id = $2',
+      [realm.id, user.id],
+    );
+    assert.deepEqual([...(consent.rows[0]?.scopes ?? [])].sort(), ['openid', 'profile']);
+
+    // A new sign-in in a fresh profile, cancelled: the client hears access_denied.
+    const other = await (await browser.newContext()).newPage();
+    errors.push(...collectErrors(other));
+    await other.goto(authorizeUrl());
+    await other.getByRole('button', { name: 'Cancel sign-in' }).click();
+    await other.waitForURL(/\/callback\?/);
+    assert.equal(new URL(other.url()).searchParams.get('error'), 'access_denied');
+    // The callback page of this test does not exist; its 404 is the only error allowed.
+    assert.deepEqual(
+      errors.filter((e) => !e.includes('404')),
+      [],
+    );
   });
 
   test('case=ui_locales=de shows the login UI in German', async (t) => {
