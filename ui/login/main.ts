@@ -26,7 +26,7 @@ let chosen: string | null = null;
 function show(title: string, ...content: (HTMLElement | null)[]): void {
   const heading = h('h1', { tabindex: '-1' }, title);
   app.replaceChildren(heading, ...content.filter((c): c is HTMLElement => c !== null));
-  document.title = `${title} · ${t('app.title')}`;
+  document.title = title === t('app.title') ? title : `${title} · ${t('app.title')}`;
   const first = app.querySelector<HTMLElement>('input:not([type=hidden]):not([disabled]), select, textarea');
   (first ?? heading).focus();
 }

@@ -7,6 +7,8 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { accountAudience } from '../../../src/kernel/audiences.ts';
+import { de } from '../../../ui/lib/messages.de.ts';
+import { en } from '../../../ui/lib/messages.en.ts';
 import { startHarness } from '../../harness/harness.ts';
 import { startUiHarness } from '../../harness/login-ui-kit.ts';
 import { authorizeQuery } from '../../harness/signin-kit.ts';
@@ -136,5 +138,14 @@ describe('built-in login UI serving', () => {
     assert.equal(byRealm.get(without.id)?.builtin, true);
     assert.match(byRealm.get(without.id)?.id ?? '', /^cli_[0-9a-z]{26}$/);
     assert.equal(byRealm.get(own.id)?.name, 'Theirs', 'a client of its own named account is kept');
+  });
+
+  test('case=the German texts cover every English one, with the same placeholders', () => {
+    const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+    for (const [key, text] of Object.entries(en)) {
+      const german = de[key as keyof typeof en];
+      assert.ok(german, `no German text for ${key}`);
+      assert.deepEqual(placeholders(german), placeholders(text), key);
+    }
   });
 });
