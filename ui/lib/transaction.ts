@@ -30,13 +30,15 @@ export class ApiProblem extends Error {
     readonly status: number,
     readonly code: string,
     detail: string,
+    /** A step on a transaction that is no longer pending names its status (e.g. `expired`). */
+    readonly transactionStatus: string | null = null,
   ) {
     super(detail);
   }
 }
 
 async function problemOf(res: Response): Promise<ApiProblem> {
-  let body: { code?: unknown; error?: unknown; detail?: unknown } = {};
+  let body: { code?: unknown; error?: unknown; detail?: unknown; transaction_status?: unknown } = {};
   try {
     body = await res.json();
   } catch {
@@ -44,7 +46,13 @@ async function problemOf(res: Response): Promise<ApiProblem> {
   }
   const code =
     typeof body.code === 'string' ? body.code : typeof body.error === 'string' ? body.error : 'http';
-  return new ApiProblem(res.status, code, typeof body.detail === 'string' ? body.detail : res.statusText);
+  const status = typeof body.transaction_status === 'string' ? body.transaction_status : null;
+  return new ApiProblem(
+    res.status,
+    code,
+    typeof body.detail === 'string' ? body.detail : res.statusText,
+    status,
+  );
 }
 
 export class Transaction {

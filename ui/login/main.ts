@@ -35,8 +35,7 @@ const alert = (text: string) => h('p', { class: 'alert', role: 'alert' }, text);
 const notice = (text: string) => h('p', { class: 'notice', role: 'status' }, text);
 
 function errorText(e: unknown): string {
-  if (e instanceof ApiProblem)
-    return describeCode(e.code === 'conflict' && /expired/.test(e.message) ? 'expired' : e.code);
+  if (e instanceof ApiProblem) return describeCode(e.transactionStatus === 'expired' ? 'expired' : e.code);
   return describeCode('network');
 }
 
