@@ -30,6 +30,16 @@ if (files.length === 0) {
   process.exit(1);
 }
 
+// Tests of the built-in login UI load its built files (dist/ui): build them first, as `npm run
+// build` and `npm start` do.
+if (files.some((f) => f.includes('browser') || f.includes('builtin-ui'))) {
+  const built = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'build-ui.ts')], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  if (built.status !== 0) process.exit(built.status ?? 1);
+}
+
 const runId = `pa_test_${process.pid}_${randomBytes(3).toString('hex')}`;
 const env: NodeJS.ProcessEnv = { ...process.env };
 const baseUrl = process.env.PROUDAUTH_TEST_DATABASE_URL || null;

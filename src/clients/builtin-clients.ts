@@ -1,10 +1,29 @@
 // Clients every realm has from birth. `identity-cli` is a public native client for the operator
 // CLI's headless sign-in: PKCE, no secret, loopback redirect URIs on which any port matches
-// (decision D1, RFC 8252 section 7.3).
+// (decision D1, RFC 8252 section 7.3). `account` is the public browser client of the built-in
+// account page (docs/login-ui.md): its one redirect URI is that page on the public origin, derived
+// rather than stored, so a changed origin moves it the way it moves the built-in audiences.
 import type { Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 
 export const CLI_CLIENT_ID = 'identity-cli';
+export const ACCOUNT_CLIENT_ID = 'account';
+
+/** Where the public listener serves the built-in UI (docs/login-ui.md). */
+export const BUILTIN_UI_PATH = '/ui/';
+export const BUILTIN_LOGIN_UI_PATH = '/ui/login/';
+export const ACCOUNT_PAGE_PATH = '/ui/account/';
+
+export const accountPageUrl = (publicOrigin: string): string => `${publicOrigin}${ACCOUNT_PAGE_PATH}`;
+
+/** The redirect URIs a client may use: its registered ones, and for `account` its page. */
+export function redirectUrisOf(
+  client: { client_id: string; builtin: boolean; redirect_uris: string[] },
+  publicOrigin: string,
+): string[] {
+  if (client.builtin && client.client_id === ACCOUNT_CLIENT_ID) return [accountPageUrl(publicOrigin)];
+  return client.redirect_uris;
+}
 
 export async function insertBuiltinClients(tx: Tx, realmId: string, now: Date): Promise<string> {
   const id = newId('cli', now.getTime());
@@ -21,5 +40,23 @@ export async function insertBuiltinClients(tx: Tx, realmId: string, now: Date): 
       now,
     ],
   );
+  await insertAccountClient(tx, realmId, now);
   return id;
+}
+
+/** The account page's client; its redirect URI comes from redirectUrisOf, so none is stored. */
+async function insertAccountClient(tx: Tx, realmId: string, now: Date): Promise<void> {
+  await tx.query(
+    `insert into clients (realm_id, id, client_id, name, type, builtin, state, redirect_uris, grant_types,
+       token_endpoint_auth_method, consent_mode, created_at, updated_at)
+     values ($1, $2, $3, 'Account', 'spa', true, 'active', '{}', $4, 'none', 'implicit', $5, $5)`,
+    // One millisecond on, so listings in id order show it after identity-cli every time.
+    [
+      realmId,
+      newId('cli', now.getTime() + 1),
+      ACCOUNT_CLIENT_ID,
+      ['authorization_code', 'refresh_token'],
+      now,
+    ],
+  );
 }

@@ -29,6 +29,7 @@ import { registerMeSessionRoutes } from '../sessions/sessions.routes.ts';
 import { registerSigninRoutes } from '../signin/signin.routes.ts';
 import { registerSupportRoutes } from '../support/support-grants.routes.ts';
 import { registerUserRoutes } from '../users/users.routes.ts';
+import { registerBuiltinUi } from './builtin-ui.routes.ts';
 import type { AppContext } from './context.ts';
 
 export interface HttpServers {
@@ -97,6 +98,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerDecisionRoutes(app, ctx);
   registerRelationshipRoutes(app, ctx);
   registerSupportRoutes(app, ctx);
+  if (ctx.config.ui.enabled) registerBuiltinUi(app, ctx.log);
   return app;
 }
 

@@ -1,5 +1,6 @@
 // `proudauth dev | serve | worker | migrate`: the server's composition root.
 
+import { accountPageUrl } from '../clients/builtin-clients.ts';
 import { FlagError, parseFlags } from '../platform/cli/flags.ts';
 import { ConfigError } from '../platform/config/load.ts';
 import type { Config } from '../platform/config/settings.ts';
@@ -46,6 +47,7 @@ function onSignals(stop: () => Promise<void>): void {
 
 async function dev(argv: string[]): Promise<void> {
   const config = configFrom(argv);
+  config.ui.enabled = true; // dev always serves the built-in login UI and account page
   const ctx = await createContext(config);
   installProcessGuards(ctx.log);
   requireKeyring(ctx);
@@ -61,6 +63,9 @@ async function dev(argv: string[]): Promise<void> {
   out(`  internal listener  ${http.internalUrl}   (/metrics, /status)`);
   out(`  realm "${DEV_REALM}" issuer  ${issuer}`);
   out(`  key set            ${issuer}/jwks`);
+  out(
+    `  account page       ${accountPageUrl(config.server.publicOrigin)}?realm=${DEV_REALM}   (open it to sign in)`,
+  );
   if (admin) {
     out('');
     out('First administrator of realm "main" (shown once; store it now):');

@@ -1,7 +1,7 @@
 // Which resource a token is for and which scopes it may carry (spec doc 1, API resource
 // definition and GrantSpec; RFC 8707): only scopes the resource declares and the client's grant
 // allows, for the subject types the grant names.
-import { CLI_CLIENT_ID } from '../clients/builtin-clients.ts';
+import { ACCOUNT_CLIENT_ID, CLI_CLIENT_ID } from '../clients/builtin-clients.ts';
 import { BUILTIN_ACCOUNT, BUILTIN_ADMIN, BUILTIN_USERINFO, userinfoAudience } from '../kernel/audiences.ts';
 import { oauthError } from '../kernel/oauth-error.ts';
 import type { Queryable } from '../platform/db/db.ts';
@@ -24,7 +24,8 @@ export interface Target {
 
 /**
  * Grants every realm gives without an administrator: UserInfo's OpenID scopes to every client
- * acting for a user, and the administration and account APIs to the operator CLI.
+ * acting for a user, the administration and account APIs to the operator CLI, and the account API
+ * to the account page's client.
  */
 function implicitGrant(
   client: TargetClient,
@@ -43,6 +44,9 @@ function implicitGrant(
     client.client_id === CLI_CLIENT_ID &&
     (resource.id === BUILTIN_ADMIN || resource.id === BUILTIN_ACCOUNT)
   ) {
+    return { ...base, allowedScopes: [] };
+  }
+  if (client.client_id === ACCOUNT_CLIENT_ID && resource.id === BUILTIN_ACCOUNT) {
     return { ...base, allowedScopes: [] };
   }
   return null;

@@ -2,6 +2,7 @@
 // SSO session from pa_sid unless prompt=login or max_age forbids it, and either answer
 // prompt=none at once or start a transaction and send the browser to the login UI.
 
+import { BUILTIN_LOGIN_UI_PATH } from '../clients/builtin-clients.ts';
 import { digestToken } from '../kernel/digest.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -43,9 +44,15 @@ async function errorRedirect(
   );
 }
 
-function loginUiOf(value: unknown): URL {
+/**
+ * The realm's login UI; without one configured, the built-in UI when this process serves it
+ * (setting ui.enabled, docs/login-ui.md), so a new realm can sign in at once.
+ */
+function loginUiOf(app: SigninDeps, value: unknown): URL {
   const unavailable = () =>
     problem.unavailable('the realm has no usable login UI configured (policy interaction.login_ui_url)');
+  if ((value === undefined || value === null || value === '') && app.config.ui.enabled)
+    return new URL(`${app.config.server.publicOrigin}${BUILTIN_LOGIN_UI_PATH}`);
   if (typeof value !== 'string' || value === '') throw unavailable();
   let url: URL;
   try {
@@ -136,7 +143,7 @@ export async function authorize(
   // Checked before any transaction is created, so a bad setting leaves nothing behind.
   const loginUi = p.prompt.includes('none')
     ? null
-    : loginUiOf(policyValue(await currentPolicy(q, realm.id), 'interaction', 'login_ui_url'));
+    : loginUiOf(app, policyValue(await currentPolicy(q, realm.id), 'interaction', 'login_ui_url'));
   const seed = await sessionSeed(app, q, realm, p, sessionCookie);
   const r = await fromSession(app, q, realm, p, seed, correlationId);
   if ('kind' in r) return r;

@@ -1,6 +1,8 @@
 // Starting a transaction from an authorization request: the same checks for the browser entry
 // (GET /oauth/authorize) and the headless one (POST /auth/transactions). Errors are sorted by
 // whether the redirect URI can be trusted to receive them (RFC 6749 section 4.1.2.1).
+
+import { redirectUrisOf } from '../clients/builtin-clients.ts';
 import type { ClientRow } from '../clients/index.ts';
 import { findClient } from '../clients/index.ts';
 import { matchRedirectUri } from '../clients/redirect-uri.ts';
@@ -137,7 +139,10 @@ export async function validateStart(
   if (nul) return direct('invalid_request', `${nul} must not contain a NUL character`);
   const client = input.clientId ? await findClient(q, realm.id, input.clientId) : null;
   if (client?.state !== 'active') return direct('invalid_request', 'unknown or inactive client_id');
-  if (!input.redirectUri || !matchRedirectUri(input.redirectUri, client.redirect_uris, client.type)) {
+  if (
+    !input.redirectUri ||
+    !matchRedirectUri(input.redirectUri, redirectUrisOf(client, publicOrigin), client.type)
+  ) {
     return direct('invalid_request', 'redirect_uri is missing or not registered for this client');
   }
   const responseMode = (input.responseMode ?? 'query') as ResponseMode;

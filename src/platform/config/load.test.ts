@@ -98,6 +98,7 @@ const DEFAULTS: Config = {
   webauthn: { relatedOrigins: false },
   authorization: { policyEngines: null, policyEngineTimeoutMs: 500 },
   impersonation: { handoffTtlMs: 30_000 },
+  ui: { enabled: false },
 };
 
 describe('loadConfig › defaults', () => {

@@ -83,6 +83,7 @@ export interface Config {
   webauthn: { relatedOrigins: boolean };
   authorization: { policyEngines: string | null; policyEngineTimeoutMs: number };
   impersonation: { handoffTtlMs: number };
+  ui: { enabled: boolean };
 }
 
 interface Base {
@@ -214,6 +215,9 @@ export const SETTINGS: readonly Setting[] = [
 
   // doc 2, Default lifetimes: a support handoff code lives at most 30 s.
   dur('impersonation.handoff_ttl', '30s', '1s', '30s', 'Lifetime of a support handoff code (single use)'),
+
+  // `proudauth dev` serves the built-in UI whatever this says (docs/login-ui.md).
+  bool('ui.enabled', false, 'Serve the built-in login UI and account page under /ui/ on the public listener (always on in proudauth dev)'),
 ];
 
 /** `database.url` -> `PROUDAUTH_DATABASE_URL` (decision D15). */

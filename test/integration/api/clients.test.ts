@@ -6,7 +6,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { describe, type TestContext, test } from 'node:test';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { checkLiveness } from '../../../src/access/token-liveness.ts';
-import { CLI_CLIENT_ID } from '../../../src/clients/builtin-clients.ts';
+import { ACCOUNT_CLIENT_ID, CLI_CLIENT_ID } from '../../../src/clients/builtin-clients.ts';
 import { authenticateClient } from '../../../src/clients/client-auth.ts';
 import { JWT_BEARER_ASSERTION } from '../../../src/clients/client-auth-request.ts';
 import { OAuthError } from '../../../src/kernel/oauth-error.ts';
@@ -454,12 +454,12 @@ describe('clients api › create', () => {
       assert.deepEqual([res.status, res.body.code], [422, 'validation_failed'], label);
       assert.deepEqual(errorsOf(res.body), expected, label);
     }
-    // Nothing refused left a row behind.
+    // Nothing refused left a row behind: only the two built-in clients are there.
     const n = await h.ctx.db.query<{ n: number }>(
       'select count(*)::int as n from clients where realm_id = $1',
       [realm.id],
     );
-    assert.equal(n.rows[0]!.n, 1);
+    assert.equal(n.rows[0]!.n, 2);
   });
 
   test('case=every rule broken at once is reported in one answer', async (t) => {
@@ -659,7 +659,7 @@ describe('clients api › read', () => {
 
   test('case=the list pages with keyset cursors in creation order', async (t) => {
     const { h, admin } = await setup(t);
-    const made = [CLI_CLIENT_ID];
+    const made = [CLI_CLIENT_ID, ACCOUNT_CLIENT_ID];
     for (const id of ['a1', 'a2', 'a3', 'a4']) {
       assert.equal((await send(admin, 'POST', '/clients', web(id))).status, 201);
       made.push(id);
@@ -685,13 +685,13 @@ describe('clients api › read', () => {
       pages++;
     } while (cursor && pages < 10);
     assert.deepEqual(seen, made);
-    assert.equal(pages, 3);
+    assert.equal(pages, 4);
 
     const all = await send(admin, 'GET', '/clients');
-    assert.deepEqual([all.body.items.length, all.body.next_cursor], [6, null]);
+    assert.deepEqual([all.body.items.length, all.body.next_cursor], [7, null]);
     assert.equal(all.body.items.find((c: Json) => c.client_id === 'a1').secrets.length, 1);
     const huge = await send(admin, 'GET', '/clients?limit=100000');
-    assert.deepEqual([huge.status, huge.body.items.length], [200, 6]);
+    assert.deepEqual([huge.status, huge.body.items.length], [200, 7]);
     assert.ok(h.ctx.config.limits.maxPageSize < 100000);
 
     const services = await send(admin, 'GET', '/clients?type=service');

@@ -35,7 +35,7 @@ describe('realms › creation', () => {
     assert.deepEqual(revisions.rows[0]?.policy, NEW_REALM_POLICY);
   });
 
-  test('case=a new realm has the built-in roles and the identity-cli native public client', async (t) => {
+  test('case=a new realm has the built-in roles, the identity-cli native public client and the account page client', async (t) => {
     const h = await startHarness(t);
     const realm = await h.createRealm();
     const roles = await h.ctx.db.query<{ name: string; builtin: boolean; scope: string }>(
@@ -52,10 +52,10 @@ describe('realms › creation', () => {
 
     const clients = await h.ctx.db.query<Record<string, unknown>>(
       `select client_id, type, builtin, state, redirect_uris, grant_types, token_endpoint_auth_method
-         from clients where realm_id = $1`,
+         from clients where realm_id = $1 order by id`,
       [realm.id],
     );
-    assert.equal(clients.rows.length, 1);
+    assert.equal(clients.rows.length, 2);
     const cli = clients.rows[0]!;
     assert.equal(cli.client_id, 'identity-cli');
     assert.equal(cli.type, 'native');
@@ -68,6 +68,14 @@ describe('realms › creation', () => {
       assert.match(uri, /^http:\/\/(127\.0\.0\.1|\[::1\])\//, `${uri} is a loopback IP literal URI`);
     }
     assert.ok((cli.grant_types as string[]).includes('authorization_code'));
+
+    // The account page's public browser client; its redirect URI derives from the public origin.
+    const account = clients.rows[1]!;
+    assert.deepEqual(
+      [account.client_id, account.type, account.builtin, account.state, account.token_endpoint_auth_method],
+      ['account', 'spa', true, 'active', 'none'],
+    );
+    assert.deepEqual(account.redirect_uris, []);
   });
 
   test('case=realm creation is audited with its signing key', async (t) => {

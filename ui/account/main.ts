@@ -1,0 +1,178 @@
+// The account page (docs/login-ui.md): signs in through the realm's authorization endpoint, then
+// shows who is signed in (UserInfo) and their sessions, with ending one and signing out everywhere.
+import { h } from '../lib/dom.js';
+import { describeCode, type MessageKey, pickLocale, setLocale, t } from '../lib/i18n.js';
+import { finishSignIn, OAuthFailure, signIn, type Tokens } from './oauth.js';
+
+const app = document.getElementById('app') as HTMLElement;
+const params = new URLSearchParams(location.search);
+const locale = pickLocale(params.get('ui_locales'), ...navigator.languages);
+
+interface Session {
+  id: string;
+  created_at: string;
+  last_seen_at: string;
+  amr: string[];
+  current: boolean;
+  user_agent: string | null;
+  client_id: string | null;
+}
+
+class ApiFailure extends Error {
+  constructor(readonly code: string) {
+    super(code);
+  }
+}
+
+function show(...content: HTMLElement[]): void {
+  const heading = h('h1', { tabindex: '-1' }, t('acct.title'));
+  app.replaceChildren(heading, ...content);
+  document.title = t('acct.title');
+}
+
+function signInAgain(realm: string, label: MessageKey, message?: HTMLElement): void {
+  const b = h('button', { type: 'button', class: 'primary' }, t(label));
+  b.addEventListener('click', () => void signIn(realm, locale));
+  show(...(message ? [message] : []), b);
+  b.focus();
+}
+
+async function api(realm: string, token: string, method: string, path: string): Promise<unknown> {
+  const res = await fetch(`/api/v1/realms/${encodeURIComponent(realm)}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      accept: 'application/json',
+      ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(method === 'POST' ? { body: '{}' } : {}),
+  });
+  if (res.status === 204) return null;
+  const body = (await res.json().catch(() => ({}))) as { code?: string };
+  if (!res.ok) throw new ApiFailure(body.code ?? `http_${res.status}`);
+  return body;
+}
+
+async function userinfo(realm: string, tokens: Tokens): Promise<Record<string, unknown>> {
+  const res = await fetch(`/realms/${encodeURIComponent(realm)}/oauth/userinfo`, {
+    headers: { authorization: `Bearer ${tokens.userinfo}`, accept: 'application/json' },
+  });
+  // Without UserInfo the ID token still says who this is.
+  return res.ok ? ((await res.json()) as Record<string, unknown>) : tokens.idClaims;
+}
+
+const when = (iso: string) => new Date(iso).toLocaleString(locale);
+
+function row(label: string, value: unknown): HTMLElement | null {
+  return typeof value === 'string' && value !== ''
+    ? h('div', {}, h('dt', {}, label), h('dd', {}, value))
+    : null;
+}
+
+async function render(realm: string, tokens: Tokens, message?: HTMLElement): Promise<void> {
+  let profile: Record<string, unknown>;
+  let sessions: Session[];
+  try {
+    profile = await userinfo(realm, tokens);
+    sessions = ((await api(realm, tokens.account, 'GET', '/me/sessions')) as { items: Session[] }).items;
+  } catch (e) {
+    signInAgain(realm, 'acct.sign_in_again', failure(e));
+    return;
+  }
+  const who = h(
+    'dl',
+    { class: 'who-am-i' },
+    ...[
+      row(t('acct.name'), profile.name),
+      row(t('acct.email'), profile.email),
+      row(t('acct.username'), profile.preferred_username),
+      row(t('acct.subject'), profile.sub),
+    ].filter((x): x is HTMLElement => x !== null),
+  );
+  const list = h(
+    'ul',
+    { class: 'sessions' },
+    ...sessions.map((s) => {
+      const end = h('button', { type: 'button', class: 'secondary' }, t('acct.end'));
+      end.addEventListener('click', () => void endSession(realm, tokens, s));
+      return h(
+        'li',
+        {},
+        h(
+          'div',
+          {},
+          s.current ? h('strong', {}, `${t('acct.session_current')} · `) : null,
+          `${t('acct.session_started', { time: when(s.created_at) })}, ${t('acct.session_seen', { time: when(s.last_seen_at) })}`,
+          h('br'),
+          h('span', { class: 'small' }, t('acct.session_methods', { methods: s.amr.join(', ') })),
+          s.user_agent ? h('span', { class: 'small ua' }, s.user_agent) : null,
+        ),
+        end,
+      );
+    }),
+  );
+  const endAll = h('button', { type: 'button', class: 'danger' }, t('acct.end_all'));
+  endAll.addEventListener('click', () => void signOutEverywhere(realm, tokens));
+  show(
+    ...(message ? [message] : []),
+    h('section', { 'aria-labelledby': 'who' }, h('h2', { id: 'who' }, t('acct.who')), who),
+    h(
+      'section',
+      { 'aria-labelledby': 'sessions' },
+      h('h2', { id: 'sessions' }, t('acct.sessions')),
+      sessions.length > 0 ? list : h('p', {}, t('acct.no_sessions')),
+      endAll,
+    ),
+  );
+}
+
+function failure(e: unknown): HTMLElement {
+  const code = e instanceof ApiFailure || e instanceof OAuthFailure ? e.code : 'network';
+  return h('p', { class: 'alert', role: 'alert' }, describeCode(code));
+}
+
+async function endSession(realm: string, tokens: Tokens, s: Session): Promise<void> {
+  try {
+    await api(realm, tokens.account, 'DELETE', `/me/sessions/${encodeURIComponent(s.id)}`);
+  } catch (e) {
+    await render(realm, tokens, failure(e));
+    return;
+  }
+  // Ending this browser's own session ends the tokens of this page too.
+  if (s.current) signInAgain(realm, 'acct.sign_in');
+  else await render(realm, tokens);
+}
+
+async function signOutEverywhere(realm: string, tokens: Tokens): Promise<void> {
+  try {
+    await api(realm, tokens.account, 'POST', '/me/sessions/revoke-all');
+  } catch (e) {
+    await render(realm, tokens, failure(e));
+    return;
+  }
+  signInAgain(realm, 'acct.sign_in', h('p', { class: 'notice', role: 'status' }, t('acct.ended_all')));
+}
+
+async function start(): Promise<void> {
+  setLocale(locale);
+  show(h('p', {}, t('acct.loading')));
+  if (params.has('code') || params.has('error')) {
+    try {
+      const { realm, tokens } = await finishSignIn(params);
+      history.replaceState(null, '', `${location.pathname}?realm=${encodeURIComponent(realm)}`);
+      await render(realm, tokens);
+    } catch (e) {
+      const realm = params.get('realm') ?? 'main';
+      const reason = describeCode(e instanceof OAuthFailure ? e.code : 'network');
+      signInAgain(
+        realm,
+        'acct.sign_in',
+        h('p', { class: 'alert', role: 'alert' }, t('acct.failed', { reason })),
+      );
+    }
+    return;
+  }
+  await signIn(params.get('realm') ?? 'main', locale);
+}
+
+void start();

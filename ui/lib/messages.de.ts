@@ -1,0 +1,147 @@
+// German texts; a key missing here falls back to English.
+import type { MessageKey } from './messages.en.js';
+
+export const de: Partial<Record<MessageKey, string>> = {
+  'app.title': 'Anmelden',
+  'app.loading': 'Wird geladen…',
+  'app.signing_in_to': 'Melden Sie sich an, um mit {client} fortzufahren',
+  'app.signed_in_as': 'Angemeldet als {name}',
+  'app.cancel': 'Anmeldung abbrechen',
+  'app.continue': 'Weiter',
+  'app.redirecting': 'Angemeldet. Zurück zur Anwendung…',
+  'app.returning': 'Zurück zur Anwendung…',
+  'app.missing_transaction': 'Diese Seite muss über den Anmeldelink einer Anwendung geöffnet werden.',
+  'app.no_screen':
+    'Diese Anmeldung braucht einen Schritt, den diese Seite noch nicht anzeigen kann ({type}).',
+  'app.try_again': 'Beginnen Sie erneut in der Anwendung.',
+
+  'identify.title': 'Anmelden',
+  'identify.identifier': 'E-Mail oder Benutzername',
+  'identify.submit': 'Weiter',
+
+  'password.title': 'Passwort eingeben',
+  'password.identifier': 'E-Mail oder Benutzername',
+  'password.password': 'Passwort',
+  'password.submit': 'Anmelden',
+  'password.failed': 'E-Mail, Benutzername oder Passwort ist nicht korrekt.',
+
+  'session.remember': 'Auf diesem Gerät angemeldet bleiben',
+  'session.transient': 'Gemeinsam genutztes Gerät: Anmeldung beim Schließen des Browsers beenden',
+
+  'totp.title': 'Bestätigung in zwei Schritten',
+  'totp.help': 'Geben Sie den 6-stelligen Code aus Ihrer Authenticator-App ein.',
+  'totp.code': 'Authenticator-Code',
+  'totp.submit': 'Bestätigen',
+  'totp.failed':
+    'Dieser Code ist nicht korrekt oder wurde bereits verwendet. Warten Sie auf den nächsten Code und versuchen Sie es erneut.',
+
+  'recovery.title': 'Wiederherstellungscode verwenden',
+  'recovery.help': 'Geben Sie einen Ihrer gespeicherten Wiederherstellungscodes ein. Jeder Code gilt einmal.',
+  'recovery.code': 'Wiederherstellungscode',
+  'recovery.submit': 'Bestätigen',
+  'recovery.failed': 'Dieser Wiederherstellungscode ist nicht korrekt oder wurde bereits verwendet.',
+  'recovery.restricted':
+    'Sie haben sich mit einem Wiederherstellungscode angemeldet: Richten Sie bald einen neuen Authenticator ein. Einige Änderungen bleiben bis dahin gesperrt.',
+
+  'enroll.title': 'Bestätigung in zwei Schritten einrichten',
+  'enroll.help':
+    'Scannen Sie diesen QR-Code mit einer Authenticator-App (etwa Aegis, Google Authenticator oder 1Password).',
+  'enroll.start': 'Authenticator-App einrichten',
+  'enroll.intro':
+    'Ihr Konto braucht bei der Anmeldung einen zweiten Schritt: einen Code aus einer Authenticator-App.',
+  'enroll.qr_label': 'QR-Code für Ihre Authenticator-App',
+  'enroll.manual': 'Scannen nicht möglich? Geben Sie diesen Schlüssel in der App ein:',
+  'enroll.code': 'Code aus der App',
+  'enroll.submit': 'Aktivieren',
+  'enroll.failed':
+    'Dieser Code passt nicht. Prüfen Sie die Uhrzeit Ihres Telefons und versuchen Sie den nächsten Code.',
+
+  'codes.title': 'Wiederherstellungscodes speichern',
+  'codes.help':
+    'Falls Sie Ihr Telefon verlieren, erlaubt jeder dieser Codes eine Anmeldung. Sie werden nur jetzt angezeigt: Drucken Sie sie aus oder speichern Sie sie in einem Passwortmanager.',
+  'codes.confirm': 'Ich habe diese Wiederherstellungscodes gespeichert',
+  'codes.continue': 'Weiter',
+
+  'update_password.title': 'Neues Passwort wählen',
+  'update_password.help': 'Ihr Administrator bittet Sie, ein neues Passwort festzulegen.',
+  'update_password.password': 'Neues Passwort',
+  'update_password.submit': 'Passwort speichern',
+
+  'organization.title': 'Organisation wählen',
+  'organization.help': 'Bei welcher Organisation möchten Sie sich anmelden?',
+  'organization.submit': 'Weiter',
+
+  'account.title': 'Mit diesem Konto fortfahren?',
+  'account.continue': 'Weiter als {name}',
+  'account.other': 'Anderes Konto verwenden',
+
+  'consent.title': 'Zugriff erlauben',
+  'consent.help': '{client} bittet um Zugriff auf:',
+  'consent.approve': 'Erlauben',
+  'consent.deny': 'Ablehnen',
+
+  'alt.recovery_code': 'Stattdessen einen Wiederherstellungscode verwenden',
+  'alt.totp': 'Stattdessen die Authenticator-App verwenden',
+  'alt.identify': 'Anderes Konto verwenden',
+  'alt.password': 'Mit Passwort anmelden',
+
+  'scope.openid': 'Ihre Benutzerkennung',
+  'scope.profile': 'Ihren Namen und Ihr Profil',
+  'scope.email': 'Ihre E-Mail-Adresse',
+  'scope.phone': 'Ihre Telefonnummer',
+  'scope.offline_access': 'Zugriff, während Sie abwesend sind',
+
+  'code.forbidden':
+    'Diese Anmeldung kann in diesem Browser nicht fortgesetzt werden. Beginnen Sie erneut in der Anwendung.',
+  'code.not_found':
+    'Diese Anmeldung gibt es nicht oder sie ist beendet. Beginnen Sie erneut in der Anwendung.',
+  'code.conflict':
+    'Diese Anmeldung ist bereits beendet oder weiter. Laden Sie die Seite neu oder beginnen Sie erneut.',
+  'code.invalid_request': 'Die Angaben wurden nicht angenommen. Prüfen Sie sie und versuchen Sie es erneut.',
+  'code.validation_failed':
+    'Die Angaben wurden nicht angenommen. Prüfen Sie sie und versuchen Sie es erneut.',
+  'code.rate_limited': 'Zu viele Versuche. Warten Sie einen Moment und versuchen Sie es erneut.',
+  'code.temporarily_unavailable':
+    'Der Dienst ist ausgelastet oder nicht verfügbar. Versuchen Sie es gleich erneut.',
+  'code.request_timeout': 'Die Anfrage hat zu lange gedauert. Versuchen Sie es erneut.',
+  'code.internal_error': 'Bei uns ist etwas schiefgelaufen. Versuchen Sie es erneut.',
+  'code.network': 'Der Dienst ist nicht erreichbar. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.',
+  'code.expired':
+    'Diese Anmeldung hat zu lange gedauert und ist abgelaufen. Beginnen Sie erneut in der Anwendung.',
+  'code.too_many_failures': 'Zu viele Fehlversuche. Diese Anmeldung wurde beendet.',
+  'code.access_denied': 'Der Zugriff wurde verweigert.',
+  'code.account_unavailable':
+    'Dieses Konto kann sich gerade nicht anmelden. Wenden Sie sich an Ihren Administrator.',
+  'code.organization_access_denied': 'Sie können sich bei dieser Organisation nicht anmelden.',
+  'code.no_organization': 'Ihr Konto gehört zu keiner Organisation, die diese Anwendung nutzen kann.',
+  'code.login_method_not_allowed': 'Diese Anwendung verlangt eine Anmeldemethode, die Ihr Konto nicht hat.',
+  'code.registration_pending_approval': 'Ihre Registrierung wartet auf Freigabe.',
+  'code.guest_not_permitted': 'Gastkonten können sich hier nicht anmelden.',
+  'code.authentication_policy_denied': 'Die Anmeldung wurde durch eine Richtlinie abgelehnt.',
+  'code.connection_not_allowed': 'Diese Anmeldemethode ist hier nicht erlaubt.',
+  'code.cancelled': 'Die Anmeldung wurde abgebrochen.',
+  'code.unauthorized': 'Ihre Sitzung ist beendet. Melden Sie sich erneut an.',
+  'code.recovery_restricted':
+    'Diese Änderung ist nach einer Anmeldung mit Wiederherstellungscode gesperrt, bis Sie einen neuen Authenticator einrichten.',
+  'code.unknown': 'Etwas ist schiefgelaufen ({code}).',
+
+  'acct.title': 'Ihr Konto',
+  'acct.loading': 'Sie werden angemeldet…',
+  'acct.who': 'Angemeldet',
+  'acct.name': 'Name',
+  'acct.email': 'E-Mail',
+  'acct.username': 'Benutzername',
+  'acct.subject': 'Benutzer-ID',
+  'acct.sessions': 'Ihre Sitzungen',
+  'acct.session_started': 'Begonnen {time}',
+  'acct.session_seen': 'zuletzt aktiv {time}',
+  'acct.session_current': 'Dieser Browser',
+  'acct.session_methods': 'Angemeldet mit: {methods}',
+  'acct.end': 'Diese Sitzung beenden',
+  'acct.end_all': 'Überall abmelden',
+  'acct.ended_all': 'Sie sind überall abgemeldet.',
+  'acct.sign_in': 'Anmelden',
+  'acct.sign_in_again': 'Erneut anmelden',
+  'acct.no_sessions': 'Keine aktiven Sitzungen.',
+  'acct.failed': 'Anmeldung fehlgeschlagen: {reason}',
+};

@@ -1,0 +1,90 @@
+// The sign-in transaction API as the login UI uses it (docs/login-ui.md): browser mode, bound to
+// the transaction's HttpOnly cookie; every step sends the CSRF token from the state read. The
+// browser adds the Origin header itself.
+
+export interface NextAction {
+  type: string;
+  required: boolean;
+  fields: string[];
+  options?: Record<string, unknown>;
+}
+
+export interface TxState {
+  id: string;
+  status: 'pending' | 'completed' | 'failed' | 'cancelled' | 'expired';
+  intent: string;
+  client: { client_id: string; name: string };
+  next_actions: NextAction[];
+  completed_factors: string[];
+  user?: { display_name: string | null; email_hint?: string };
+  redirect_to?: string;
+  error?: string;
+  one_time?: { totp?: { secret: string; otpauth_uri: string }; recovery_codes?: string[] };
+  csrf_token?: string;
+  locale?: string;
+}
+
+/** An RFC 9457 problem answer; `code` is the service's problem code. */
+export class ApiProblem extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    detail: string,
+    /** A step on a transaction that is no longer pending names its status (e.g. `expired`). */
+    readonly transactionStatus: string | null = null,
+  ) {
+    super(detail);
+  }
+}
+
+async function problemOf(res: Response): Promise<ApiProblem> {
+  let body: { code?: unknown; error?: unknown; detail?: unknown; transaction_status?: unknown } = {};
+  try {
+    body = await res.json();
+  } catch {
+    // not a problem body: the status alone speaks
+  }
+  const code =
+    typeof body.code === 'string' ? body.code : typeof body.error === 'string' ? body.error : 'http';
+  const status = typeof body.transaction_status === 'string' ? body.transaction_status : null;
+  return new ApiProblem(
+    res.status,
+    code,
+    typeof body.detail === 'string' ? body.detail : res.statusText,
+    status,
+  );
+}
+
+export class Transaction {
+  private csrf = '';
+
+  constructor(
+    readonly apiBase: string,
+    readonly realm: string,
+    readonly id: string,
+  ) {}
+
+  private get url(): string {
+    return `${this.apiBase}/api/v1/realms/${encodeURIComponent(this.realm)}/auth/transactions/${encodeURIComponent(this.id)}`;
+  }
+
+  async read(): Promise<TxState> {
+    const res = await fetch(this.url, { credentials: 'include', headers: { accept: 'application/json' } });
+    if (!res.ok) throw await problemOf(res);
+    const state = (await res.json()) as TxState;
+    if (state.csrf_token) this.csrf = state.csrf_token;
+    return state;
+  }
+
+  /** POSTs one step (`path` below the transaction, e.g. `password` or `totp/activate`). */
+  async step(path: string, body: Record<string, unknown> = {}): Promise<TxState> {
+    const res = await fetch(`${this.url}/${path}`, {
+      method: 'POST',
+      credentials: 'include',
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-csrf-token': this.csrf },
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw await problemOf(res);
+    return (await res.json()) as TxState;
+  }
+}

@@ -1,0 +1,184 @@
+// The login UI's controller (docs/login-ui.md): reads transaction_id and realm from the URL,
+// reads the transaction state, shows the screen of the first offered next action (the others as
+// alternatives), runs steps, shows errors and notices in plain words, and follows redirect_to.
+import { h } from '../lib/dom.js';
+import { describeCode, type MessageKey, pickLocale, setLocale, t } from '../lib/i18n.js';
+import { ApiProblem, type NextAction, Transaction, type TxState } from '../lib/transaction.js';
+import { recoveryCodesView } from './recovery-codes.js';
+import { SCREENS } from './screens/index.js';
+import type { Screen, ScreenContext, StepOptions } from './screens/screen.js';
+
+const app = document.getElementById('app') as HTMLElement;
+const params = new URLSearchParams(location.search);
+
+/** The server's origin: this page's own unless the deployment names another (docs/login-ui.md). */
+function apiBase(): string {
+  const meta = document.querySelector<HTMLMetaElement>('meta[name="proudauth-server"]');
+  const value = meta?.content.trim();
+  return value ? value.replace(/\/$/, '') : location.origin;
+}
+
+let tx: Transaction;
+let totp: ScreenContext['totp'] = null;
+let chosen: string | null = null;
+
+/** Replaces the page content; moves focus to the first field, else the heading. */
+function show(title: string, ...content: (HTMLElement | null)[]): void {
+  const heading = h('h1', { tabindex: '-1' }, title);
+  app.replaceChildren(heading, ...content.filter((c): c is HTMLElement => c !== null));
+  document.title = title === t('app.title') ? title : `${title} · ${t('app.title')}`;
+  const first = app.querySelector<HTMLElement>('input:not([type=hidden]):not([disabled]), select, textarea');
+  (first ?? heading).focus();
+}
+
+const alert = (text: string) => h('p', { class: 'alert', role: 'alert' }, text);
+const notice = (text: string) => h('p', { class: 'notice', role: 'status' }, text);
+
+function errorText(e: unknown): string {
+  if (e instanceof ApiProblem) return describeCode(e.transactionStatus === 'expired' ? 'expired' : e.code);
+  return describeCode('network');
+}
+
+function showFatal(text: string): void {
+  show(t('app.title'), alert(text), h('p', {}, t('app.try_again')));
+}
+
+function cancelButton(): HTMLElement {
+  const b = h('button', { type: 'button', class: 'link' }, t('app.cancel'));
+  b.addEventListener('click', () => void run(() => tx.step('cancel')));
+  return b;
+}
+
+/**
+ * The action to show: the chosen alternative if still offered, else the first with a screen. An
+ * action another offered screen covers (identify, under password with its identifier) is skipped.
+ */
+function pick(actions: NextAction[]): { action: NextAction; screen: Screen } | null {
+  const covered = new Set(actions.flatMap((a) => SCREENS.get(a.type)?.supersedes ?? []));
+  const usable = actions.filter((a) => SCREENS.has(a.type) && !covered.has(a.type));
+  const action = usable.find((a) => a.type === chosen) ?? usable[0];
+  if (!action) return null;
+  return { action, screen: SCREENS.get(action.type) as Screen };
+}
+
+function alternatives(actions: NextAction[], shown: Screen): HTMLElement | null {
+  const others = actions.filter(
+    (a) => a.type !== shown.type && SCREENS.get(a.type)?.alternative && !shown.supersedes?.includes(a.type),
+  );
+  if (others.length === 0) return null;
+  return h(
+    'div',
+    { class: 'alternatives' },
+    ...others.map((a) => {
+      const s = SCREENS.get(a.type) as Screen;
+      const b = h('button', { type: 'button', class: 'link' }, t(s.alternative as MessageKey));
+      b.addEventListener('click', () => {
+        chosen = a.type;
+        render(current, null);
+      });
+      return b;
+    }),
+  );
+}
+
+let current: TxState;
+
+/** Shows a state: recovery codes first, then a redirect, an error or the next screen. */
+function render(state: TxState, message: HTMLElement | null): void {
+  current = state;
+  if (state.one_time?.totp) totp = state.one_time.totp;
+  const codes = state.one_time?.recovery_codes;
+  if (codes && codes.length > 0) {
+    const rest = { ...state, one_time: undefined };
+    show(
+      t('codes.title'),
+      recoveryCodesView(codes, () => render(rest, null)),
+    );
+    return;
+  }
+  // Back to the application: after success, a cancel or a denial (it hears the error). Too many
+  // failures is explained first, with the way back as a link.
+  if (state.redirect_to && state.error !== 'too_many_failures') {
+    show(t('app.title'), notice(t(state.status === 'completed' ? 'app.redirecting' : 'app.returning')));
+    location.assign(state.redirect_to);
+    return;
+  }
+  if (state.status !== 'pending') {
+    const code = state.status === 'expired' ? 'expired' : (state.error ?? state.status);
+    const back = state.redirect_to
+      ? h('a', { class: 'button primary', href: state.redirect_to }, t('app.continue'))
+      : h('p', {}, t('app.try_again'));
+    show(t('app.title'), alert(describeCode(code)), back);
+    return;
+  }
+  if (state.error) {
+    show(t('app.title'), alert(describeCode(state.error)), cancelButton());
+    return;
+  }
+  const picked = pick(state.next_actions);
+  if (!picked) {
+    const type = state.next_actions.map((a) => a.type).join(', ') || '-';
+    show(t('app.title'), alert(t('app.no_screen', { type })), cancelButton());
+    return;
+  }
+  if (picked.action.type !== 'enroll_totp') totp = null;
+  const ctx: ScreenContext = {
+    state,
+    action: picked.action,
+    totp,
+    step: (path, body, opts) => run(() => tx.step(path, body ?? {}), opts, picked.action.type),
+    send: (path, body) => tx.step(path, body ?? {}),
+  };
+  const subtitle = h('p', { class: 'subtitle' }, t('app.signing_in_to', { client: state.client.name }));
+  show(
+    t(picked.screen.title),
+    subtitle,
+    message,
+    picked.screen.render(ctx),
+    alternatives(state.next_actions, picked.screen),
+    cancelButton(),
+  );
+}
+
+/** Runs a call; a proof that was not accepted leaves its action offered and gets the failed notice. */
+async function run(call: () => Promise<TxState>, opts: StepOptions = {}, actionType?: string): Promise<void> {
+  const before = current;
+  try {
+    const next = await call();
+    const stillOffered =
+      next.status === 'pending' &&
+      next.next_actions.some((a) => a.type === actionType) &&
+      next.completed_factors.length === before?.completed_factors.length;
+    render(next, opts.failed && stillOffered ? alert(t(opts.failed)) : null);
+  } catch (e) {
+    // The state may have moved on (or ended); show the error over a fresh read when possible.
+    let fresh: TxState | null = null;
+    try {
+      fresh = await tx.read();
+    } catch {
+      // the transaction cannot be read any more: the error alone is shown
+    }
+    if (fresh) render(fresh, alert(errorText(e)));
+    else showFatal(errorText(e));
+  }
+}
+
+async function start(): Promise<void> {
+  setLocale(pickLocale(params.get('ui_locales'), navigator.language));
+  const id = params.get('transaction_id');
+  const realm = params.get('realm');
+  if (!id || !realm) {
+    showFatal(t('app.missing_transaction'));
+    return;
+  }
+  tx = new Transaction(apiBase(), realm, id);
+  try {
+    const state = await tx.read();
+    setLocale(pickLocale(state.locale, params.get('ui_locales'), ...navigator.languages));
+    render(state, null);
+  } catch (e) {
+    showFatal(errorText(e));
+  }
+}
+
+void start();

@@ -1,0 +1,26 @@
+// The registry of login screens by next-action type. A new factor (email code, magic link, HOTP,
+// passkey) is one screen file and one line here (docs/login-ui.md, "Adding a screen").
+import { accountScreen } from './account.js';
+import { consentScreen } from './consent.js';
+import { enrollTotpScreen } from './enroll-totp.js';
+import { identifyScreen } from './identify.js';
+import { organizationScreen } from './organization.js';
+import { passwordScreen } from './password.js';
+import { recoveryCodeScreen } from './recovery-code.js';
+import type { Screen } from './screen.js';
+import { totpScreen } from './totp.js';
+import { updatePasswordScreen } from './update-password.js';
+
+export const SCREENS: ReadonlyMap<string, Screen> = new Map(
+  [
+    accountScreen,
+    identifyScreen,
+    passwordScreen,
+    totpScreen,
+    recoveryCodeScreen,
+    enrollTotpScreen,
+    updatePasswordScreen,
+    organizationScreen,
+    consentScreen,
+  ].map((s) => [s.type, s]),
+);

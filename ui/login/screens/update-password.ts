@@ -1,0 +1,25 @@
+// update_password {new_password}: the administrator asked for a new password.
+import { field, h } from '../../lib/dom.js';
+import { t } from '../../lib/i18n.js';
+import { stepForm } from './form.js';
+import type { Screen } from './screen.js';
+
+// The server's minimum (users/password-rules.ts); it checks again and answers a problem if shorter.
+const MIN_LENGTH = 8;
+
+export const updatePasswordScreen: Screen = {
+  type: 'update_password',
+  title: 'update_password.title',
+  render(ctx) {
+    const pw = field(t('update_password.password'), {
+      name: 'new_password',
+      type: 'password',
+      autocomplete: 'new-password',
+      minlength: String(MIN_LENGTH),
+      required: true,
+    });
+    return stepForm(t('update_password.submit'), [h('p', {}, t('update_password.help')), pw.wrap], () =>
+      ctx.step('password/update', { new_password: pw.input.value }),
+    );
+  },
+};
