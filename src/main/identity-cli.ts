@@ -18,16 +18,20 @@ commands:
   realm set-login-ui NAME URL                  where the realm's authorization endpoint sends browsers
   bootstrap --realm NAME --admin-email EMAIL [--password-file FILE]
                                                create the realm if needed and its first administrator
-  login --realm NAME [--email E] [--server URL] [--credentials FILE]
+  login --realm NAME [--email EMAIL] [--server URL] [--credentials FILE] [--qr dark|light|ansi]
                                                sign in headlessly with the built-in identity-cli client
                                                and store an admin token (docs/cli.md)
-  api METHOD PATH [--data JSON|@FILE]          call the administration API of the logged-in realm
-  logout [--realm NAME]                        revoke and delete the stored admin token
+  api METHOD PATH [--data JSON|@FILE|@-] [--header 'NAME: VALUE']... [--include]
+      [--realm NAME] [--server URL] [--credentials FILE]
+                                               call the administration API of the logged-in realm
+  logout [--realm NAME] [--server URL] [--credentials FILE]
+                                               revoke and delete the stored admin token
   generate-root-key                            print a new random root key
   doctor                                       print non-secret fingerprints of the key hierarchy
 
-every command that reads the database takes --config FILE (or PROUDAUTH_CONFIG) and the same
-PROUDAUTH_* environment settings as the server`;
+every command takes --config FILE (or PROUDAUTH_CONFIG) and the same PROUDAUTH_* environment
+settings as the server; login, api and logout use it only for server.public_origin when --server
+is not given. Flags take one dash or two (-realm is --realm).`;
 
 type Command = (argv: string[]) => Promise<unknown>;
 

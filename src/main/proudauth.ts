@@ -9,6 +9,7 @@ import { type AppContext, createContext, requireKeyring } from './context.ts';
 import { DEV_REALM, ensureDevRealm } from './dev-setup.ts';
 import { startHttpServers } from './http-server.ts';
 import { installProcessGuards } from './process-guard.ts';
+import { processLogger } from './process-log.ts';
 import { loadRuntimeConfig } from './runtime-config.ts';
 import { startWorker } from './worker/worker.ts';
 
@@ -28,14 +29,43 @@ function configFrom(argv: string[]): Config {
   return loadRuntimeConfig(flags.config as string | undefined);
 }
 
-function onSignals(stop: () => Promise<void>): void {
+const contextFor = (config: Config, command: string): Promise<AppContext> =>
+  createContext(config, { log: processLogger(config, command) });
+
+/** The start-up line: where the process listens and which database it uses, never its URL. */
+function logStarted(ctx: AppContext, fields: Record<string, unknown>): void {
+  const { config } = ctx;
+  ctx.log.info(
+    {
+      ...fields,
+      database: config.database.url ? 'postgresql' : 'embedded',
+      ...(config.database.url ? {} : { data_dir: config.dataDir }),
+      public_origin: config.server.publicOrigin,
+      environment: config.environment,
+    },
+    'started',
+  );
+}
+
+/** Stops on SIGTERM or SIGINT; `drains` when the process has listeners that drain first. */
+function onSignals(ctx: AppContext, stop: () => Promise<void>, drains = true): void {
   let stopping = false;
-  const handler = () => {
+  const handler = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
+    if (drains)
+      ctx.log.info(
+        { signal, drain_delay_ms: ctx.config.server.drainDelayMs },
+        'shutdown: signal received, draining',
+      );
+    else ctx.log.info({ signal }, 'shutdown: signal received, stopping');
     stop().then(
-      () => process.exit(0),
+      () => {
+        ctx.log.info({ signal }, 'shutdown: closed');
+        process.exit(0);
+      },
       (e) => {
+        ctx.log.error({ signal, err: (e as Error).message }, 'shutdown failed');
         process.stderr.write(`shutdown failed: ${(e as Error).message}\n`);
         process.exit(1);
       },
@@ -48,7 +78,7 @@ function onSignals(stop: () => Promise<void>): void {
 async function dev(argv: string[]): Promise<void> {
   const config = configFrom(argv);
   config.ui.enabled = true; // dev always serves the built-in login UI and account page
-  const ctx = await createContext(config);
+  const ctx = await contextFor(config, 'dev');
   installProcessGuards(ctx.log);
   requireKeyring(ctx);
   await migrate(ctx.db, ctx.migrations);
@@ -56,6 +86,11 @@ async function dev(argv: string[]): Promise<void> {
   const http = await startHttpServers(ctx);
   const worker = startWorker(ctx);
   const issuer = `${config.server.publicOrigin}/realms/${DEV_REALM}`;
+  logStarted(ctx, { command: 'dev', public: http.publicUrl, internal: http.internalUrl, realm: DEV_REALM });
+  // The banner is collected and written in one write after the listeners are up: log lines share
+  // process.stdout (process-log.ts), so none can land inside it.
+  const banner: string[] = [];
+  const out = (line: string) => banner.push(line);
   out(
     `ProudAuth is running (${config.database.url ? 'PostgreSQL' : `embedded database in ${config.dataDir}`})`,
   );
@@ -73,7 +108,8 @@ async function dev(argv: string[]): Promise<void> {
     out(`  password  ${admin.password}`);
     out('  At first sign-in the administrator must enroll an authenticator app (TOTP).');
   }
-  onSignals(async () => {
+  process.stdout.write(`${banner.join('\n')}\n`);
+  onSignals(ctx, async () => {
     await http.shutdown();
     await worker.stop();
     await ctx.db.close();
@@ -91,36 +127,40 @@ async function reportSchema(ctx: AppContext): Promise<void> {
 }
 
 async function serve(argv: string[]): Promise<void> {
-  const ctx = await createContext(configFrom(argv));
+  const ctx = await contextFor(configFrom(argv), 'serve');
   installProcessGuards(ctx.log);
   requireKeyring(ctx);
   await reportSchema(ctx);
   const http = await startHttpServers(ctx);
-  ctx.log.info({ public: http.publicUrl, internal: http.internalUrl }, 'listening');
-  onSignals(async () => {
+  logStarted(ctx, { command: 'serve', public: http.publicUrl, internal: http.internalUrl });
+  onSignals(ctx, async () => {
     await http.shutdown();
     await ctx.db.close();
   });
 }
 
 async function worker(argv: string[]): Promise<void> {
-  const ctx = await createContext(configFrom(argv));
+  const ctx = await contextFor(configFrom(argv), 'worker');
   installProcessGuards(ctx.log);
   requireKeyring(ctx);
   const state = await schemaState(ctx.db, ctx.migrations);
   if (!state.current) throw new Error('the database schema is not current: run `proudauth migrate` first');
   const w = startWorker(ctx);
   const internal = await w.listenInternal();
-  if (internal) ctx.log.info({ internal }, 'worker internal listener');
-  onSignals(async () => {
-    await w.stop();
-    await ctx.db.close();
-  });
+  logStarted(ctx, { command: 'worker', ...(internal ? { internal } : {}) });
+  onSignals(
+    ctx,
+    async () => {
+      await w.stop();
+      await ctx.db.close();
+    },
+    false,
+  );
 }
 
 async function migrateCommand(argv: string[]): Promise<void> {
   const config = configFrom(argv);
-  const ctx = await createContext(config);
+  const ctx = await contextFor(config, 'migrate');
   try {
     const applied = await migrate(ctx.db, ctx.migrations);
     out(JSON.stringify({ applied, current: (await schemaState(ctx.db, ctx.migrations)).current }));

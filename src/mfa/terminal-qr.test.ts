@@ -13,18 +13,23 @@ const uri = totpUri({
   secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP',
 });
 
-// Inverse of the plain rendering: each glyph holds a top and a bottom module (true = dark).
+// Inverse of the plain rendering for a dark terminal: each glyph holds a top and a bottom module
+// (true = dark); a glyph paints light modules.
 const glyphs: Record<string, [boolean, boolean]> = {
   '\u2588': [false, false],
   '\u2580': [false, true],
   '\u2584': [true, false],
   ' ': [true, true],
 };
+// For a light terminal a glyph paints dark modules: the same table, inverted.
+const lightGlyphs: Record<string, [boolean, boolean]> = Object.fromEntries(
+  Object.entries(glyphs).map(([g, [t, b]]) => [g, [!t, !b]]),
+);
 
-function unrender(text: string): boolean[][] {
+function unrender(text: string, table = glyphs): boolean[][] {
   const rows: boolean[][] = [];
   for (const line of text.split('\n')) {
-    const cells = [...line].map((c) => glyphs[c]);
+    const cells = [...line].map((c) => table[c]);
     assert.ok(
       cells.every((c) => c !== undefined),
       `unexpected glyph in ${JSON.stringify(line)}`,
@@ -78,6 +83,14 @@ describe('terminal QR', () => {
     assert.deepEqual(unrender(text).slice(0, modules.length), modules);
   });
 
+  test('case=the light-terminal rendering holds the same modules, painted the other way', () => {
+    const modules = qrModules(uri);
+    const text = renderTerminalQr(uri, { style: 'light' });
+    assert.deepEqual(unrender(text, lightGlyphs).slice(0, modules.length), modules);
+    assert.notEqual(text, renderTerminalQr(uri, { style: 'dark' }));
+    assert.equal(renderTerminalQr(uri), renderTerminalQr(uri, { style: 'dark' }), 'dark is the default');
+  });
+
   test('case=a light quiet zone of 4 modules surrounds the symbol', () => {
     const modules = qrModules(uri);
     const size = modules.length;
@@ -93,7 +106,7 @@ describe('terminal QR', () => {
 
   test('case=the ANSI rendering sets both colours on every cell and resets each line', () => {
     const modules = qrModules(uri);
-    const lines = renderTerminalQr(uri, { ansi: true }).split('\n');
+    const lines = renderTerminalQr(uri, { style: 'ansi' }).split('\n');
     assert.equal(lines.length, Math.ceil(modules.length / 2));
     for (const line of lines) {
       const visible = line.replaceAll('\u001b[', '<CSI>');

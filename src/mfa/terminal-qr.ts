@@ -6,13 +6,17 @@ import { encode } from 'uqr';
 // relied on to be light, so the margin is drawn.
 const QUIET_ZONE = 4;
 
+/**
+ * dark (default): plain Unicode half blocks for a dark background, light modules drawn as block
+ * glyphs in the (light) text colour; survives copying into a file.
+ * light: the same for a light background, dark modules drawn in the (dark) text colour.
+ * ansi: explicit ANSI black and white, correct on any terminal theme that shows colours.
+ */
+export type QrStyle = 'dark' | 'light' | 'ansi';
+export const QR_STYLES: readonly QrStyle[] = ['dark', 'light', 'ansi'];
+
 export interface TerminalQrOptions {
-  /**
-   * false (default): plain Unicode half blocks, light modules drawn as block glyphs, which reads
-   * correctly on the usual light-on-dark terminal and survives copying into a file.
-   * true: explicit ANSI black and white, correct on any terminal theme.
-   */
-  ansi?: boolean;
+  style?: QrStyle;
 }
 
 /** Rows of modules including the quiet zone; true is dark. */
@@ -20,13 +24,19 @@ export function qrModules(text: string): boolean[][] {
   return encode(text, { ecc: 'M', border: QUIET_ZONE }).data;
 }
 
-const PLAIN: Record<string, string> = {
-  // key: top module dark?, bottom module dark?
-  '00': '\u2588', // both light: full block in the (light) foreground colour
-  '01': '\u2580', // top light, bottom dark: upper half block
-  '10': '\u2584', // top dark, bottom light: lower half block
-  '11': ' ',
+// Which modules a glyph paints in the text colour: light ones on a dark terminal, dark ones on a
+// light terminal. key: top module painted?, bottom module painted?
+const GLYPHS: Record<string, string> = {
+  '11': '\u2588', // both: full block
+  '10': '\u2580', // top only: upper half block
+  '01': '\u2584', // bottom only: lower half block
+  '00': ' ',
 };
+
+function plainCell(topDark: boolean, bottomDark: boolean, paintDark: boolean): string {
+  const paint = (dark: boolean) => (dark === paintDark ? 1 : 0);
+  return GLYPHS[`${paint(topDark)}${paint(bottomDark)}`]!;
+}
 
 const ESC = '\u001b[';
 
@@ -37,6 +47,7 @@ function ansiCell(topDark: boolean, bottomDark: boolean): string {
 
 /** Two module rows per text line, one module per column; lines joined with '\n'. */
 export function renderTerminalQr(text: string, opts: TerminalQrOptions = {}): string {
+  const style = opts.style ?? 'dark';
   const rows = qrModules(text);
   const lines: string[] = [];
   for (let y = 0; y < rows.length; y += 2) {
@@ -47,9 +58,9 @@ export function renderTerminalQr(text: string, opts: TerminalQrOptions = {}): st
     for (let x = 0; x < top.length; x++) {
       const t = top[x]!;
       const b = bottom[x]!;
-      line += opts.ansi ? ansiCell(t, b) : PLAIN[`${t ? 1 : 0}${b ? 1 : 0}`];
+      line += style === 'ansi' ? ansiCell(t, b) : plainCell(t, b, style === 'light');
     }
-    lines.push(opts.ansi ? `${line}${ESC}0m` : line);
+    lines.push(style === 'ansi' ? `${line}${ESC}0m` : line);
   }
   return lines.join('\n');
 }

@@ -12,6 +12,7 @@ import { type GrantContext, type TokenResponse, tokenSettings } from './grants/g
 import { refreshTokenGrant } from './grants/refresh-token.grant.ts';
 import { TOKEN_EXCHANGE, tokenExchangeGrant } from './grants/token-exchange.grant.ts';
 import { SigningError } from './token-issuer.ts';
+import { logTokenOutcome } from './token-log.ts';
 
 const GRANTS: Record<string, { label: string; run: (g: GrantContext) => Promise<TokenResponse> }> = {
   authorization_code: { label: 'authorization_code', run: authorizationCodeGrant },
@@ -23,17 +24,22 @@ const GRANTS: Record<string, { label: string; run: (g: GrantContext) => Promise<
 export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void {
   oauthEndpoint(app, ctx, 'token', async (call) => {
     const now = ctx.clock.now();
+    const logged = { requestId: String(call.req.id), realm: call.realm.name, form: call.form };
     const grantType = singleParam(call.form, 'grant_type');
     if (grantType === null) throw oauthError.invalidRequest('grant_type is required');
     const grant = Object.hasOwn(GRANTS, grantType) ? GRANTS[grantType] : undefined;
     if (!grant) {
       ctx.metrics.tokens.inc({ grant_type: 'unsupported', outcome: 'failure' });
-      throw oauthError.unsupportedGrantType();
+      const e = oauthError.unsupportedGrantType();
+      logTokenOutcome(ctx.log, logged, { grantType: 'unsupported', clientId: null, error: e });
+      throw e;
     }
+    let clientId: string | null = null;
     try {
       const prefetch =
         grantType === 'client_credentials' ? prefetchServiceToken(ctx, call.realm, call.form, now) : null;
       const caller = await authenticateOAuthClient(ctx, call, 'token', now, prefetch?.loadClient);
+      clientId = caller.client.client_id;
       if (!caller.client.grant_types.includes(grantType)) {
         throw oauthError.unauthorizedClient('the client may not use this grant type');
       }
@@ -57,9 +63,11 @@ export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void 
         prefetched,
       });
       ctx.metrics.tokens.inc({ grant_type: grant.label, outcome: 'success' });
+      logTokenOutcome(ctx.log, logged, { grantType: grant.label, clientId });
       return response;
     } catch (e) {
       ctx.metrics.tokens.inc({ grant_type: grant.label, outcome: 'failure' });
+      logTokenOutcome(ctx.log, logged, { grantType: grant.label, clientId, error: e });
       if (e instanceof SigningError) {
         ctx.log.error({ err: (e.cause as Error)?.message }, 'token signing failed');
         ctx.metrics.signingFailures.inc({ reason: 'sign_error' });

@@ -19,37 +19,48 @@ export interface StatusContext extends ProbeContext {
   keyProvider: 'kms_unwrapped' | 'software';
 }
 
+const settled = <T>(r: PromiseSettledResult<T>): T | null => (r.status === 'fulfilled' ? r.value : null);
+
+const backlogCapability = (ageSeconds: number | null): Capability =>
+  ageSeconds === null ? 'unavailable' : ageSeconds > BACKLOG_DEGRADED_SECONDS ? 'degraded' : 'ok';
+
 export async function operatorStatus(ctx: StatusContext): Promise<Record<string, unknown>> {
   const time = ctx.clock.now().toISOString();
   const base = { time, key_provider: ctx.keyProvider };
-  if (!(await databaseUp(ctx))) {
-    return { status: 'unavailable', ...base, capabilities: { database: 'unavailable' } };
-  }
-  try {
-    const [schemaState, signingHealth, skew, outboxAge, jobsAge] = await Promise.all([
-      schema(ctx),
-      signing(ctx),
-      clockSkewMs(ctx),
-      outboxBacklog(ctx),
-      jobsBacklog(ctx),
-    ]);
-    const capabilities: Record<string, Capability> = {
-      database: 'ok',
-      schema: schemaState.current ? 'ok' : 'degraded',
-      signing: signingHealth.realmsMissing > 0 ? 'unavailable' : 'ok',
-      outbox: outboxAge > BACKLOG_DEGRADED_SECONDS ? 'degraded' : 'ok',
-      jobs: jobsAge > BACKLOG_DEGRADED_SECONDS ? 'degraded' : 'ok',
-    };
-    const allOk = Object.values(capabilities).every((c) => c === 'ok');
-    return {
-      status: allOk ? 'ok' : 'degraded',
-      ...base,
-      ...(schemaState.pending.length > 0 ? { schema: 'behind' } : {}),
-      capabilities,
-      backlog_oldest_seconds: { outbox: outboxAge, jobs: jobsAge },
-      clock_skew_ms: skew,
-    };
-  } catch {
-    return { status: 'unavailable', ...base, capabilities: { database: 'unavailable' } };
-  }
+  const down = { status: 'unavailable', ...base, capabilities: { database: 'unavailable' } };
+  if (!(await databaseUp(ctx))) return down;
+  // Each probe on its own: on a schema that is behind, the tables a probe reads may not exist yet,
+  // and that makes its capability unavailable, not the database.
+  const [schemaResult, signingResult, skewResult, outboxResult, jobsResult] = await Promise.allSettled([
+    schema(ctx),
+    signing(ctx),
+    clockSkewMs(ctx),
+    outboxBacklog(ctx),
+    jobsBacklog(ctx),
+  ]);
+  const schemaState = settled(schemaResult);
+  if (!schemaState) return down;
+  const signingHealth = settled(signingResult);
+  const skew = settled(skewResult);
+  const outboxAge = settled(outboxResult);
+  const jobsAge = settled(jobsResult);
+  const capabilities: Record<string, Capability> = {
+    database: 'ok',
+    schema: schemaState.current ? 'ok' : 'degraded',
+    signing: signingHealth === null || signingHealth.realmsMissing > 0 ? 'unavailable' : 'ok',
+    outbox: backlogCapability(outboxAge),
+    jobs: backlogCapability(jobsAge),
+  };
+  const allOk = Object.values(capabilities).every((c) => c === 'ok');
+  return {
+    status: allOk ? 'ok' : 'degraded',
+    ...base,
+    ...(schemaState.pending.length > 0 ? { schema: 'behind' } : {}),
+    capabilities,
+    backlog_oldest_seconds: {
+      ...(outboxAge === null ? {} : { outbox: outboxAge }),
+      ...(jobsAge === null ? {} : { jobs: jobsAge }),
+    },
+    ...(skew === null ? {} : { clock_skew_ms: skew }),
+  };
 }

@@ -1,7 +1,8 @@
 // Prometheus metrics (spec doc 2, Metrics). Labels never carry user ids, emails or realm names, and
 // each family is capped at the spec's number of label combinations: past the cap, new combinations
-// are counted under the value "overflow" instead of growing the series without bound.
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+// are counted under the value "overflow" instead of growing the series without bound. The standard
+// process and Node.js runtime families (process_*, nodejs_*) are exposed beside them.
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 const COUNTER_CAP = 1000;
 const HISTOGRAM_CAP = 500;
@@ -51,6 +52,20 @@ export class CappedHistogram<N extends string> {
 
 export type GaugeCollector = () => Promise<number | null>;
 
+/**
+ * The process and runtime families describe the process, not one Metrics instance: one registry
+ * per process, created on first use, so several apps in one process (tests) neither register them
+ * twice nor each start their own event-loop monitor and GC observer.
+ */
+let runtimeRegistry: Registry | null = null;
+function runtimeMetrics(): Registry {
+  if (!runtimeRegistry) {
+    runtimeRegistry = new Registry();
+    collectDefaultMetrics({ register: runtimeRegistry });
+  }
+  return runtimeRegistry;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   readonly httpRequests: CappedCounter<'route' | 'status'>;
@@ -60,6 +75,8 @@ export class Metrics {
   readonly securitySignals: CappedCounter<'signal'>;
   readonly authentications: CappedCounter<'outcome'>;
   readonly tokens: CappedCounter<'grant_type' | 'outcome'>;
+
+  private readonly runtime = runtimeMetrics();
 
   constructor() {
     const registers = [this.registry];
@@ -149,6 +166,6 @@ export class Metrics {
   }
 
   render(): Promise<string> {
-    return this.registry.metrics();
+    return Registry.merge([this.registry, this.runtime]).metrics();
   }
 }

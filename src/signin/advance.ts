@@ -20,6 +20,7 @@ import type { Evaluation, Facts } from './next-actions.types.ts';
 import { withOrganization } from './organization-rules.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import { findTransaction, lockTransaction, saveTransaction } from './signin.repo.ts';
+import { logStepRefused, logStepResult, type StepLogContext, type StepResult } from './signin-log.ts';
 import { presentState } from './state.ts';
 import type { AnyStep, OneTime } from './steps/step.ts';
 import type { SigninTx } from './transaction.ts';
@@ -32,6 +33,8 @@ export interface StepResponse {
   /** The transaction ended: its pa_tx cookie is cleared. */
   clearTxCookie: boolean;
 }
+
+type Ran = StepResponse & { result: StepResult };
 
 async function requireRealm(app: SigninDeps, realmName: string): Promise<RealmRow> {
   const realm = await findRequestedRealm(app, realmName);
@@ -93,8 +96,28 @@ export async function runStep(
   correlationId: string,
 ): Promise<StepResponse> {
   const startedAt = Date.now();
+  const logged: StepLogContext = {
+    log: app.log,
+    requestId: correlationId,
+    realm: realmName,
+    transactionId: txId,
+    step: step.path,
+  };
   try {
-    return await runStepUnpadded(app, realmName, txId, creds, step, rawBody, correlationId);
+    const { result, ...response } = await runStepUnpadded(
+      app,
+      realmName,
+      txId,
+      creds,
+      step,
+      rawBody,
+      correlationId,
+    );
+    logStepResult(logged, result);
+    return response;
+  } catch (e) {
+    logStepRefused(logged, e);
+    throw e;
   } finally {
     // Known and unknown accounts, right and wrong passwords: all answer after the same floor.
     if (step.padded) await sleep(app.config.security.minAuthResponseMs - (Date.now() - startedAt));
@@ -109,7 +132,7 @@ async function runStepUnpadded(
   step: AnyStep,
   rawBody: unknown,
   correlationId: string,
-): Promise<StepResponse> {
+): Promise<Ran> {
   const realm = await requireRealm(app, realmName);
   requireTxId(txId);
   const body = decodeBody(step.decode, rawBody ?? {});
@@ -145,7 +168,7 @@ async function runStepUnpadded(
         correlationId,
         before,
       );
-      return { expired: false as const, ...denied, oneTime: undefined };
+      return { expired: false as const, ...denied, oneTime: undefined, proofFailed: false };
     }
     if (!offered(step, before.evaluation)) {
       throw new Problem(409, 'conflict', `the ${step.path} step is not offered now`);
@@ -161,6 +184,7 @@ async function runStepUnpadded(
       expired: false as const,
       ...(await settle(app, q, realm, outcome.tx, now, correlationId, before)),
       oneTime: outcome.oneTime,
+      proofFailed: outcome.tx.failures > stored.tx.failures,
     };
   });
   if (result.expired)
@@ -175,6 +199,13 @@ async function runStepUnpadded(
     }),
     ...(result.sessionCookie ? { sessionCookie: result.sessionCookie } : {}),
     clearTxCookie: result.tx.status !== 'pending' && result.tx.mode === 'browser',
+    result: {
+      status: result.tx.status,
+      error: result.tx.error,
+      clientId: result.tx.clientId,
+      factors: result.tx.completedFactors,
+      proofFailed: result.proofFailed,
+    },
   };
 }
 

@@ -123,7 +123,7 @@ export async function exchangeCode(x: CodeExchange, now: Date): Promise<TokenSet
 }
 
 const loginAgain = (c: StoredCredential, why: string) =>
-  new CliError(`${why}: run identity-cli login -realm ${c.realm} -server ${c.server}`);
+  new CliError(`${why}: run identity-cli login --realm ${c.realm} --server ${c.server}`);
 
 async function refresh(c: StoredCredential, now: Date): Promise<StoredCredential> {
   if (!c.refreshToken) throw loginAgain(c, `the sign-in to realm ${c.realm} has expired`);

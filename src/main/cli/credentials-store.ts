@@ -202,7 +202,7 @@ export async function withStoreLock<T>(path: string, fn: () => Promise<T>): Prom
 const trimSlash = (s: string): string => s.replace(/\/+$/, '');
 
 /**
- * The entry a command means: the only one, or the only one matching -realm and -server (which
+ * The entry a command means: the only one, or the only one matching --realm and --server (which
  * may name either the public origin or the URL the CLI logged in through).
  */
 export function selectCredential(
@@ -217,12 +217,12 @@ export function selectCredential(
   );
   const only = matches[0];
   if (matches.length === 1 && only) return only;
-  const realmFlag = want.realm ? ` -realm ${want.realm}` : ' -realm NAME';
+  const realmFlag = want.realm ? ` --realm ${want.realm}` : ' --realm NAME';
   if (matches.length === 0) {
     throw new CliError(
       `not logged in${want.realm ? ` to realm ${want.realm}` : ''}: run identity-cli login${realmFlag}`,
     );
   }
   const names = matches.map((c) => c.issuer).join(', ');
-  throw new CliError(`several stored sign-ins match (${names}): choose one with -realm and -server`);
+  throw new CliError(`several stored sign-ins match (${names}): choose one with --realm and --server`);
 }

@@ -54,7 +54,7 @@ describe('parseFlags', () => {
   test('case=int flags parse and refuse non-integers', () => {
     assert.equal(parseFlags(['-limit', '-5'], spec).flags.limit, -5);
     assert.equal(parseFlags(['--limit=7'], spec).flags.limit, 7);
-    assert.throws(() => parseFlags(['-limit', '1.5'], spec), /invalid value "1.5" for flag -limit/);
+    assert.throws(() => parseFlags(['-limit', '1.5'], spec), /invalid value "1.5" for flag --limit/);
   });
 
   test('case=list flags repeat', () => {
@@ -81,9 +81,9 @@ describe('parseFlags', () => {
   test('case=a lone dash is positional', () => assert.deepEqual(parseFlags(['-'], spec).rest, ['-']));
 
   test('case=unknown flag and missing value are errors', () => {
-    assert.throws(() => parseFlags(['-x'], spec), { name: 'FlagError', message: 'unknown flag -x' });
-    assert.throws(() => parseFlags(['--nope=1'], spec), { message: 'unknown flag -nope' });
-    assert.throws(() => parseFlags(['-since'], spec), { message: 'flag -since needs a value' });
+    assert.throws(() => parseFlags(['-x'], spec), { name: 'FlagError', message: 'unknown flag --x' });
+    assert.throws(() => parseFlags(['--nope=1'], spec), { message: 'unknown flag --nope' });
+    assert.throws(() => parseFlags(['-since'], spec), { message: 'flag --since needs a value' });
     assert.throws(() => parseFlags(['---since', 'x'], spec), /bad flag syntax/);
   });
 });

@@ -1,6 +1,7 @@
 // Go `flag`-style argument parsing (STACK.md 4.4): the spec writes `-since` and
 // `--trust-email-verification` side by side, so one and two dashes mean the same thing.
-// Unlike Go, flags and positional arguments may be interleaved.
+// Unlike Go, flags and positional arguments may be interleaved. Help and error texts write the
+// two-dash form, the one the README and docs/cli.md use.
 
 export type FlagType = 'string' | 'bool' | 'int' | 'list';
 export type FlagSpec = Record<string, { type: FlagType; default?: unknown }>;
@@ -44,23 +45,23 @@ export function parseFlags(
     const name = eq === -1 ? body : body.slice(0, eq);
     if (name === '' || name.startsWith('-')) throw new FlagError(`bad flag syntax: ${arg}`);
     const def = spec[name];
-    if (!def) throw new FlagError(`unknown flag -${name}`);
+    if (!def) throw new FlagError(`unknown flag --${name}`);
     let value = eq === -1 ? undefined : body.slice(eq + 1);
 
     if (def.type === 'bool') {
       if (value === undefined || TRUE.has(value)) flags[name] = true;
       else if (FALSE.has(value)) flags[name] = false;
-      else throw new FlagError(`invalid boolean value ${JSON.stringify(value)} for flag -${name}`);
+      else throw new FlagError(`invalid boolean value ${JSON.stringify(value)} for flag --${name}`);
       continue;
     }
     // As in Go, the next argument is the value even when it starts with a dash (`-n -5`).
     if (value === undefined) {
-      if (i + 1 >= argv.length) throw new FlagError(`flag -${name} needs a value`);
+      if (i + 1 >= argv.length) throw new FlagError(`flag --${name} needs a value`);
       value = argv[++i]!;
     }
     if (def.type === 'int') {
       if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
-        throw new FlagError(`invalid value ${JSON.stringify(value)} for flag -${name}: not an integer`);
+        throw new FlagError(`invalid value ${JSON.stringify(value)} for flag --${name}: not an integer`);
       }
       flags[name] = Number(value);
     } else if (def.type === 'list') {

@@ -81,7 +81,7 @@ const DEFAULTS: Config = {
     kms: { command: null, timeoutMs: 10_000 },
   },
   storage: { statementTimeoutMs: 30_000, maxConns: 20 },
-  observability: { metricsEnabled: true, maxClockSkewMs: 1000, logLevel: 'info' },
+  observability: { metricsEnabled: true, maxClockSkewMs: 1000, logLevel: 'info', logFormat: 'auto' },
   privacy: {
     auditRetentionMs: 400 * DAY,
     sessionRetentionMs: 30 * DAY,

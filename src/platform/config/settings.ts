@@ -7,6 +7,7 @@ import { isIP, isIPv4, isIPv6 } from 'node:net';
 export type Environment = 'development' | 'production';
 export type SigningAlgorithm = 'RS256' | 'PS256' | 'ES256' | 'EdDSA';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export type LogFormatSetting = 'auto' | 'json' | 'pretty';
 
 export interface Config {
   environment: Environment;
@@ -66,7 +67,12 @@ export interface Config {
     kms: { command: string | null; timeoutMs: number };
   };
   storage: { statementTimeoutMs: number; maxConns: number };
-  observability: { metricsEnabled: boolean; maxClockSkewMs: number; logLevel: LogLevel };
+  observability: {
+    metricsEnabled: boolean;
+    maxClockSkewMs: number;
+    logLevel: LogLevel;
+    logFormat: LogFormatSetting;
+  };
   privacy: {
     auditRetentionMs: number;
     sessionRetentionMs: number;
@@ -193,6 +199,7 @@ export const SETTINGS: readonly Setting[] = [
   bool('observability.metrics_enabled', true, 'Serve /metrics'),
   dur('observability.max_clock_skew', '1s', '0', '10m', 'Clock skew against the database above which readiness degrades'),
   { name: 'observability.log_level', kind: 'enum', default: 'info', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], description: 'Log level' },
+  { name: 'observability.log_format', kind: 'enum', default: 'auto', values: ['auto', 'json', 'pretty'], description: 'Log lines as JSON or human text; auto is human text for proudauth dev on a terminal, JSON otherwise' },
 
   dur('privacy.audit_retention', '400d', '1d', '3650d', 'Audit event retention'),
   dur('privacy.session_retention', '30d', '1d', '3650d', 'Retention of ended sessions, grants and tokens'),

@@ -1,5 +1,6 @@
 // Builds a Fastify instance with the edge every route gets for free: strict JSON bodies, problem
-// responses, request ids, size limits, a request deadline, in-flight shedding and HTTP metrics.
+// responses, request ids, size limits, a request deadline, in-flight shedding and HTTP metrics
+// and a log line per request.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from '../log.ts';
@@ -9,6 +10,7 @@ import { InflightGate, poolFor } from './load-shed.ts';
 import { type Problem, problem, problemBody } from './problem.ts';
 import { installProblemHandlers, PROBLEM_CONTENT_TYPE, sendProblem } from './problem-mapper.ts';
 import { requestIdFrom } from './request-id.ts';
+import { logRequest } from './request-log.ts';
 
 export interface EdgeOptions {
   log: Logger;
@@ -29,7 +31,7 @@ export function buildEdge(opts: EdgeOptions): FastifyInstance {
   const gate = opts.maxInflight ? new InflightGate(opts.maxInflight) : null;
   const app = Fastify({
     loggerInstance: opts.log as FastifyBaseLogger,
-    // Per-request lines would double what the metrics already count; errors are logged by the mapper.
+    // Fastify's own request lines carry the raw URL (query strings included); ours name the route.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
@@ -89,6 +91,7 @@ export function buildEdge(opts: EdgeOptions): FastifyInstance {
     const route = req.routeOptions.url ?? 'unmatched';
     opts.metrics.httpRequests.inc({ route, status: `${Math.floor(reply.statusCode / 100)}xx` });
     opts.metrics.httpDuration.observe({ route }, reply.elapsedTime / 1000);
+    logRequest(opts.log, req, reply, route);
   });
 
   return app;

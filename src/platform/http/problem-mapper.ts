@@ -35,7 +35,11 @@ export function dependencyOutage(err: unknown): Problem | null {
 /** One warning per refused request: which request, and why, without the statement or its values. */
 export function logOutage(log: Logger, err: unknown, requestId: string): void {
   log.warn(
-    { requestId, reason: err instanceof DatabaseUnavailable ? err.reason : 'conflict', err: String(err) },
+    {
+      request_id: requestId,
+      reason: err instanceof DatabaseUnavailable ? err.reason : 'conflict',
+      err: String(err),
+    },
     'database could not serve the request; answered 503',
   );
 }
@@ -65,7 +69,7 @@ export function toProblem(err: unknown, log: Logger, requestId: string, bodyLimi
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new Problem(fe.statusCode, 'invalid_request', 'the request could not be read');
   }
-  log.error({ err, requestId }, 'unhandled error');
+  log.error({ err, request_id: requestId }, 'unhandled error');
   return problem.internal();
 }
 

@@ -1,7 +1,7 @@
 // identity-cli as an operator runs it: a child process over a deployment of its own (a data
 // directory, or a PostgreSQL database when the run uses one), asserting exit codes, output and rows.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { verify } from '@node-rs/argon2';
@@ -258,6 +258,58 @@ describe('identity-cli', () => {
       assert.equal(await verify(cred.hash, password), true);
     });
   });
+
+  test('case=bootstrap checks the database before it asks for the password', LIMIT, async (t) => {
+    // A database without the schema: refused before any prompt.
+    const empty = await scratchDeployment();
+    t.after(() => empty.cleanup());
+    const early = await run(
+      'identity-cli',
+      ['bootstrap', '--realm', 'early', '--admin-email', 'e@example.com'],
+      {
+        env: empty.env(),
+        input: 'never-read-password-1\n',
+      },
+    );
+    assert.equal(early.code, 1, early.stderr);
+    assert.match(early.stderr, /schema is not current: run `proudauth migrate` first/);
+    assert.doesNotMatch(early.stderr, /Password/);
+
+    if (dep.kind !== 'pglite') return;
+    // The embedded database held by another live process (this test's): refused before any prompt.
+    const lock = join(dep.dataDir, 'proudauth.lock');
+    writeFileSync(lock, String(process.pid), { flag: 'wx' });
+    try {
+      const held = await cli(['bootstrap', '--realm', 'held', '--admin-email', 'h@example.com'], {
+        input: 'never-read-password-1\n',
+      });
+      assert.notEqual(held.code, 0);
+      assert.match(held.stderr, /is in use by another ProudAuth process \(pid \d+\)/);
+      assert.doesNotMatch(held.stderr, /Password/);
+    } finally {
+      rmSync(lock, { force: true });
+    }
+  });
+
+  test(
+    'case=every command takes --config, and flags are written with two dashes in errors',
+    LIMIT,
+    async () => {
+      const file = join(dep.dataDir, 'empty.yaml');
+      writeFileSync(file, '{}\n');
+      const key = await cli(['generate-root-key', '--config', file]);
+      assert.equal(key.code, 0, key.stderr);
+      const doctor = await cli(['doctor', '--config', file]);
+      assert.equal(doctor.code, 0, doctor.stderr);
+      const unknown = await cli(['doctor', '-bogus']);
+      assert.equal(unknown.code, 2);
+      assert.match(unknown.stderr, /unknown flag --bogus/);
+      const usage = await run('identity-cli', ['help'], { env: childEnv({}) });
+      assert.match(usage.stderr, /every command takes --config FILE/);
+      // The help writes every flag with two dashes.
+      assert.doesNotMatch(usage.stderr, /(^|\s)\[?-[a-z]/m);
+    },
+  );
 
   test('case=doctor prints fingerprints of the key hierarchy and no key material', LIMIT, async () => {
     const pepper = newRootKey();

@@ -10,11 +10,30 @@ const LISTEN = {
   PROUDAUTH_SERVER_LISTEN: '127.0.0.1:0',
   PROUDAUTH_SERVER_INTERNAL_LISTEN: '127.0.0.1:0',
   PROUDAUTH_SERVER_DRAIN_DELAY: '0s',
+  // Info, so the start-up, request and shutdown lines are there to check.
+  PROUDAUTH_OBSERVABILITY_LOG_LEVEL: 'info',
 };
 
 const RUNNING = /key set\s+\S+\/jwks\n/;
 const publicUrlOf = (out: string) => out.match(/public listener\s+(http:\/\/\S+)/)?.[1];
 const internalUrlOf = (out: string) => out.match(/internal listener\s+(http:\/\/\S+)/)?.[1];
+
+/** The JSON log lines of an output (stdout is not a terminal, so logs are JSON). */
+const logLines = (out: string): Record<string, unknown>[] =>
+  out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+/** The banner: from its first line to the last line given, with no log line inside. */
+function assertBannerIsOneBlock(out: string, last: RegExp): void {
+  const lines = out.split('\n');
+  const from = lines.findIndex((l) => l.startsWith('ProudAuth is running'));
+  const to = lines.findIndex((l, i) => i > from && last.test(l));
+  assert.ok(from >= 0 && to > from, out);
+  const inside = lines.slice(from, to + 1).filter((l) => l.startsWith('{'));
+  assert.deepEqual(inside, [], 'no log line inside the banner');
+}
 
 async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
@@ -66,6 +85,23 @@ describe('proudauth dev', () => {
 
     assert.deepEqual(await first.stop('SIGTERM'), { code: 0, signal: null });
     assert.equal(first.stdout.split(password).length - 1, 1, 'the password is printed exactly once');
+    assertBannerIsOneBlock(first.stdout, /must enroll an authenticator app/);
+    const logged = logLines(first.stdout);
+    const startedLine = logged.find((l) => l.msg === 'started');
+    assert.ok(startedLine, first.stdout);
+    assert.equal(startedLine.command, 'dev');
+    assert.equal(startedLine.realm, 'main');
+    assert.equal(startedLine.database, dep.kind === 'postgres' ? 'postgresql' : 'embedded');
+    assert.equal(startedLine.public, publicUrl);
+    assert.ok(
+      logged.some((l) => l.msg === 'request' && l.route === '/realms/:realm/jwks' && l.realm === 'main'),
+      'requests are logged',
+    );
+    const shutdown = logged.filter((l) => String(l.msg).startsWith('shutdown')).map((l) => [l.msg, l.signal]);
+    assert.deepEqual(shutdown, [
+      ['shutdown: signal received, draining', 'SIGTERM'],
+      ['shutdown: closed', 'SIGTERM'],
+    ]);
 
     const again = new Background('proudauth', ['dev'], env);
     started.push(again);

@@ -79,11 +79,11 @@ export async function startServices(t: TestContext, seed: DrillSeed, databaseUrl
   };
   t.after(kill);
   const [, publicUrl = '', internalUrl = ''] = await serve.waitFor(
-    /"public":"(http[^"]+)","internal":"(http[^"]+)"/,
+    /"command":"serve","public":"(http[^"]+)","internal":"(http[^"]+)"/,
     90_000,
   );
   const [, workerUrl = ''] = await worker.waitFor(
-    /"internal":"(http[^"]+)"[^\n]*worker internal listener/,
+    /"command":"worker","internal":"(http[^"]+)"/,
     90_000,
   );
   return { serve, worker, publicUrl, internalUrl, workerUrl, kill };

@@ -171,7 +171,7 @@ describe('identity-cli api', () => {
     assert.match(outside.stderr, /leaves/);
     const notJson = await op.cli(['api', 'POST', '/users', '-data', '{email:']);
     assert.equal(notJson.code, 2);
-    assert.match(notJson.stderr, /-data is not JSON/);
+    assert.match(notJson.stderr, /--data is not JSON/);
   });
 
   test(
@@ -218,6 +218,33 @@ describe('identity-cli api', () => {
       assert.deepEqual(families.rows, [{ revoked_at: null, tokens: 2 }], 'one rotation, family live');
       const again = await op.cli(['api', 'GET', '/users']);
       assert.equal(again.code, 0, again.stderr);
+    },
+  );
+});
+
+describe('identity-cli api and logout with --config', () => {
+  test(
+    "case=the configuration's public origin chooses the stored sign-in/mode=headless",
+    LIMIT,
+    async (t) => {
+      const op = await loggedIn(t);
+      const dir = tempDir(t);
+      const here = join(dir, 'here.yaml');
+      const elsewhere = join(dir, 'elsewhere.yaml');
+      writeFileSync(here, `server:\n  public_origin: ${op.h.ctx.config.server.publicOrigin}\n`);
+      writeFileSync(elsewhere, 'server:\n  public_origin: https://elsewhere.example.test\n');
+
+      const none = await op.cli(['api', 'GET', '/users', '--config', elsewhere]);
+      assert.equal(none.code, 2, none.stderr);
+      assert.match(none.stderr, /not logged in: run identity-cli login --realm NAME/);
+      const listed = await op.cli(['api', 'GET', '/users', '--config', here]);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.ok(Array.isArray(parse(listed).items));
+
+      assert.equal((await op.cli(['logout', '--config', elsewhere])).code, 2);
+      const out = await op.cli(['logout', '--config', here]);
+      assert.equal(out.code, 0, out.stderr);
+      assert.equal(parse(out).revoked, true);
     },
   );
 });
@@ -297,7 +324,7 @@ describe('identity-cli logout', () => {
       env: childEnv({ PROUDAUTH_CREDENTIALS: file }),
     });
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /not logged in to realm main: run identity-cli login -realm main/);
+    assert.match(r.stderr, /not logged in to realm main: run identity-cli login --realm main/);
     assert.equal(r.stdout, '');
   });
 });

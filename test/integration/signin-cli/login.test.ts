@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import { decodeBase32 } from '../../../src/mfa/base32.ts';
 import { totpAt, totpStep } from '../../../src/mfa/otp.ts';
+import { renderTerminalQr } from '../../../src/mfa/terminal-qr.ts';
 import { bootstrapAdministrator } from '../../../src/setup/bootstrap.service.ts';
 import { startHarness, uniqueRealmName } from '../../harness/harness.ts';
 import { signinSetup } from '../../harness/signin-kit.ts';
@@ -125,6 +126,67 @@ describe('identity-cli login', () => {
     assert.equal(users.status, 200, await users.clone().text());
     const listed = (await users.json()) as { items: { id: string }[] };
     assert.ok(listed.items.some((u) => u.id === out.user.id));
+  });
+
+  test('case=the authenticator prompt also takes a recovery code, which gets no admin token; --qr light draws for a light terminal/mode=headless', async (t) => {
+    const h = await startHarness(t);
+    const realm = uniqueRealmName();
+    const password = 'first-admin-password-1';
+    await bootstrapAdministrator(
+      { ...h.ctx, keyring: h.ctx.keyring as NonNullable<typeof h.ctx.keyring>, signingAlgorithm: 'RS256' },
+      { realm, email: 'admin@example.com', password },
+    );
+    const args = ['--realm', realm, '--email', 'admin@example.com', '--server', h.publicUrl];
+    const first = await runLogin(
+      [...args, '--qr=light'],
+      (err, written) => {
+        if (written === 0 && err.includes('Password')) return [password];
+        const key = /key: ([A-Z2-7]+)/.exec(err)?.[1];
+        if (written === 1 && key) return [totpAt(decodeBase32(key), totpStep(Date.now()))];
+        return null;
+      },
+      credentialsFile(t),
+    );
+    assert.equal(first.code, 0, first.stderr);
+    const uri = /^ {2}(otpauth:\/\/\S+)$/m.exec(first.stderr)?.[1];
+    assert.ok(uri, first.stderr);
+    assert.ok(first.stderr.includes(renderTerminalQr(uri, { style: 'light' })), 'the light-terminal QR code');
+    assert.ok(!first.stderr.includes(renderTerminalQr(uri, { style: 'dark' })));
+    const codes = first.stderr.match(/^ {2}[a-z2-9]{5}-[a-z2-9]{5}$/gm) ?? [];
+    assert.equal(codes.length, 10);
+    const recovery = codes[0]!.trim();
+
+    // The phone is lost: the recovery code goes where the authenticator code would. The sign-in
+    // completes, but a recovery-code sign-in gets no administration token (spec doc 1, Errors,
+    // case rule 1), and the command says so.
+    const secondFile = credentialsFile(t);
+    const second = await runLogin(
+      args,
+      (err, written) => {
+        if (written === 0 && err.includes('Password')) return [password];
+        if (written === 1 && err.includes('Code from the authenticator app (or a recovery code)'))
+          return [recovery];
+        return null;
+      },
+      secondFile,
+    );
+    assert.equal(second.code, 2, second.stderr);
+    assert.match(second.stderr, /signed in with a recovery code, which gets no administration token/);
+    assert.match(second.stderr, /recovery-restricted/);
+    assert.doesNotMatch(second.stderr, /That did not work/);
+    assert.equal(second.stdout, '');
+    assert.throws(() => statSync(secondFile), /ENOENT/, 'nothing is stored');
+    const [used] = await h.ctx.db
+      .query<{ n: string }>(
+        'select count(*) as n from recovery_codes c join realms r on r.id = c.realm_id where r.name = $1 and c.used_at is not null',
+        [realm],
+      )
+      .then((r) => r.rows);
+    assert.ok(Number(used?.n) >= 1, 'the recovery code was accepted and spent');
+
+    const bad = await runLogin([...args, '--qr', 'sepia'], () => null, credentialsFile(t));
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--qr must be one of dark, light, ansi/);
   });
 
   test('case=a wrong password is refused without completing/mode=headless', async (t) => {

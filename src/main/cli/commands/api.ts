@@ -5,14 +5,15 @@ import { readFileSync } from 'node:fs';
 import { parseFlags } from '../../../platform/cli/flags.ts';
 import { type ApiRequest, apiUrl, callApi, usableCredential } from '../api-client.ts';
 import { CliError } from '../cli-error.ts';
+import { serverFlag } from '../configured-server.ts';
 import { credentialsPath, readStore, selectCredential } from '../credentials-store.ts';
 
-const USAGE = `usage: identity-cli api METHOD PATH [-data JSON | -data @FILE | -data @-] [-header 'Name: value']...
-                        [-include] [-realm NAME] [-server URL] [-credentials FILE]`;
+const USAGE = `usage: identity-cli api METHOD PATH [--data JSON | --data @FILE | --data @-] [--header 'Name: value']...
+                        [--include] [--realm NAME] [--server URL] [--credentials FILE] [--config FILE]`;
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** -data as given, from a file (@FILE) or from standard input (@-); checked to be JSON. */
+/** --data as given, from a file (@FILE) or from standard input (@-); checked to be JSON. */
 function requestBody(data: string | undefined): string | null {
   if (data === undefined) return null;
   let text = data;
@@ -29,7 +30,7 @@ function requestBody(data: string | undefined): string | null {
   try {
     JSON.parse(text);
   } catch (e) {
-    throw new CliError(`-data is not JSON: ${(e as Error).message}`);
+    throw new CliError(`--data is not JSON: ${(e as Error).message}`);
   }
   // Sent as written: the server's strict decoder, not this one, judges duplicates and the like.
   return text;
@@ -41,9 +42,9 @@ function requestHeaders(lines: string[]): Record<string, string> {
     const colon = line.indexOf(':');
     const name = colon > 0 ? line.slice(0, colon).trim().toLowerCase() : '';
     if (!/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(name))
-      throw new CliError(`-header ${line}: expected 'Name: value'`);
+      throw new CliError(`--header ${line}: expected 'Name: value'`);
     if (name === 'authorization')
-      throw new CliError('-header cannot set Authorization: the stored token is used');
+      throw new CliError('--header cannot set Authorization: the stored token is used');
     out[name] = line.slice(colon + 1).trim();
   }
   return out;
@@ -68,6 +69,7 @@ function problemSummary(status: number, body: unknown): string {
 
 export async function api(argv: string[]): Promise<unknown> {
   const { flags, rest } = parseFlags(argv, {
+    config: { type: 'string' },
     data: { type: 'string' },
     header: { type: 'list' },
     include: { type: 'bool' },
@@ -81,13 +83,13 @@ export async function api(argv: string[]): Promise<unknown> {
   if (!METHODS.has(method)) throw new CliError(`unknown method ${rawMethod}\n${USAGE}`);
   const body = requestBody(flags.data as string | undefined);
   if (body !== null && (method === 'GET' || method === 'HEAD'))
-    throw new CliError(`${method} takes no -data`);
+    throw new CliError(`${method} takes no --data`);
   const headers = requestHeaders(flags.header as string[]);
 
   const file = credentialsPath(flags.credentials as string | undefined, process.env);
   const stored = selectCredential(readStore(file), {
     realm: flags.realm as string | undefined,
-    server: flags.server as string | undefined,
+    server: serverFlag(flags),
   });
   const request: ApiRequest = { method, url: apiUrl(stored.apiBase, path), headers, body };
   let credential = await usableCredential(file, stored, new Date());
@@ -110,7 +112,7 @@ export async function api(argv: string[]): Promise<unknown> {
   if (out !== undefined) {
     process.stdout.write(typeof out === 'string' ? `${out}\n` : `${JSON.stringify(out, null, 2)}\n`);
   }
-  const hint = res.status === 401 ? `; run identity-cli login -realm ${credential.realm}` : '';
+  const hint = res.status === 401 ? `; run identity-cli login --realm ${credential.realm}` : '';
   process.stderr.write(`identity-cli: ${method} ${path}: ${problemSummary(res.status, out)}${hint}\n`);
   process.exitCode = 1;
   return undefined;

@@ -1,4 +1,6 @@
-// identity-cli bootstrap --realm NAME --admin-email E [--password-file F]
+// identity-cli bootstrap --realm NAME --admin-email E [--password-file F]. The database is opened
+// and checked (reachable, migrated, the embedded one not held by another process) before the
+// password is asked for, so an operator never types it for a command that cannot run.
 import { readFileSync } from 'node:fs';
 import { BootstrapError, bootstrapAdministrator } from '../../../setup/bootstrap.service.ts';
 import { InvalidRealmNameError } from '../../../setup/realm.service.ts';
@@ -7,7 +9,8 @@ import { CONFIG_FLAG, parseFlags, withCliContext } from '../cli-context.ts';
 import { CliError } from '../cli-error.ts';
 import { promptSecret } from '../prompt.ts';
 
-const USAGE = 'usage: identity-cli bootstrap --realm NAME --admin-email EMAIL [--password-file FILE]';
+const USAGE =
+  'usage: identity-cli bootstrap --realm NAME --admin-email EMAIL [--password-file FILE] [--config FILE]';
 
 async function readPassword(file: string | undefined): Promise<string> {
   if (!file) return promptSecret('Password for the administrator');
@@ -25,8 +28,8 @@ export async function bootstrap(argv: string[]): Promise<unknown> {
   const realm = flags.realm as string | undefined;
   const email = flags['admin-email'] as string | undefined;
   if (!realm || !email || rest.length > 0) throw new CliError(USAGE);
-  const password = await readPassword(flags['password-file'] as string | undefined);
   return withCliContext(flags, async (ctx) => {
+    const password = await readPassword(flags['password-file'] as string | undefined);
     try {
       const r = await bootstrapAdministrator(
         {

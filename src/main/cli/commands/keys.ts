@@ -4,14 +4,16 @@ import { CONFIG_FLAG, parseFlags, withCliContext } from '../cli-context.ts';
 import { CliError } from '../cli-error.ts';
 
 export async function generateRootKeyCommand(argv: string[]): Promise<string> {
-  const { rest } = parseFlags(argv, {});
+  // --config is accepted like everywhere else; a new key needs nothing from it.
+  const { rest } = parseFlags(argv, CONFIG_FLAG);
   if (rest.length > 0) throw new CliError('usage: identity-cli generate-root-key');
   return generateRootKey();
 }
 
 /** Fingerprints only: the report can be pasted into a ticket without exposing a key. */
 export async function doctor(argv: string[]): Promise<unknown> {
-  const { flags } = parseFlags(argv, CONFIG_FLAG);
+  const { flags, rest } = parseFlags(argv, CONFIG_FLAG);
+  if (rest.length > 0) throw new CliError('usage: identity-cli doctor [--config FILE]');
   return withCliContext(flags, async (ctx) => {
     const configured = new Set(ctx.keyring?.versions() ?? []);
     const used = await ctx.db.query<{ root_key_version: number; n: string }>(

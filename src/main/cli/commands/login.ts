@@ -1,16 +1,17 @@
 // identity-cli login --realm NAME: headless sign-in of an operator with the realm's built-in
 // identity-cli client (PKCE, loopback redirect). It answers whatever the transaction asks for:
 // password, TOTP enrollment (otpauth URI and a terminal QR code; recovery codes shown once),
-// TOTP or recovery code, a password update, consent. The code is then exchanged for an
-// admin-audience token, stored with its refresh token in the credentials file (docs/cli.md).
+// TOTP or recovery code (one prompt takes either), a password update, consent. The code is then
+// exchanged for an admin-audience token, stored with its refresh token in the credentials file
+// (docs/cli.md).
 import { randomBytes } from 'node:crypto';
 import { CLI_CLIENT_ID } from '../../../clients/builtin-clients.ts';
 import { s256Challenge } from '../../../kernel/pkce.ts';
-import { renderTerminalQr } from '../../../mfa/terminal-qr.ts';
+import { QR_STYLES, type QrStyle, renderTerminalQr } from '../../../mfa/terminal-qr.ts';
 import { parseFlags } from '../../../platform/cli/flags.ts';
-import { loadRuntimeConfig } from '../../runtime-config.ts';
 import { apiBaseOf, discoverRealm, exchangeCode } from '../api-client.ts';
 import { CliError } from '../cli-error.ts';
+import { configuredServer } from '../configured-server.ts';
 import {
   credentialsPath,
   readStore,
@@ -20,7 +21,8 @@ import {
 } from '../credentials-store.ts';
 import { createPrompter, type Prompter } from '../prompt.ts';
 
-const USAGE = 'usage: identity-cli login --realm NAME [--email EMAIL] [--server URL] [--credentials FILE]';
+const USAGE =
+  'usage: identity-cli login --realm NAME [--email EMAIL] [--server URL] [--credentials FILE] [--qr dark|light|ansi] [--config FILE]';
 const REDIRECT_URI = 'http://127.0.0.1/callback';
 
 interface Action {
@@ -51,7 +53,54 @@ class TransactionClient {
   }
 }
 
-async function answer(action: Action, tx: TransactionClient, p: Prompter, email: string | undefined) {
+interface Answering {
+  prompter: Prompter;
+  email: string | undefined;
+  qr: QrStyle;
+}
+
+interface Answered {
+  /** The step that was sent: totp or recovery_code when one prompt offered both. */
+  type: string;
+  res: { status: number; body: State };
+}
+
+// An authenticator code is digits only; a recovery code has letters and a dash (xxxxx-xxxxx).
+const isAuthenticatorCode = (s: string) => /^\d{6,8}$/.test(s.replace(/\s+/g, ''));
+
+/** One prompt for a TOTP code, which also takes a recovery code when the transaction offers one. */
+async function totpOrRecovery(
+  tx: TransactionClient,
+  p: Prompter,
+  recoveryOffered: boolean,
+): Promise<Answered> {
+  if (!recoveryOffered) {
+    const code = await p.ask('Code from the authenticator app');
+    return { type: 'totp', res: await tx.step('totp', { code }) };
+  }
+  const code = (await p.ask('Code from the authenticator app (or a recovery code)')).trim();
+  if (isAuthenticatorCode(code))
+    return { type: 'totp', res: await tx.step('totp', { code: code.replace(/\s+/g, '') }) };
+  return { type: 'recovery_code', res: await tx.step('recovery-code', { code }) };
+}
+
+async function answer(
+  action: Action,
+  offered: Action[],
+  tx: TransactionClient,
+  a: Answering,
+): Promise<Answered> {
+  if (action.type === 'totp')
+    return totpOrRecovery(
+      tx,
+      a.prompter,
+      offered.some((o) => o.type === 'recovery_code'),
+    );
+  return { type: action.type, res: await answerOne(action, tx, a) };
+}
+
+async function answerOne(action: Action, tx: TransactionClient, a: Answering) {
+  const { prompter: p, email } = a;
   switch (action.type) {
     case 'identify':
     case 'password': {
@@ -65,7 +114,7 @@ async function answer(action: Action, tx: TransactionClient, p: Prompter, email:
       if (enrolled.status !== 200) return enrolled;
       const totp = enrolled.body.one_time?.totp as { secret: string; otpauth_uri: string };
       say('Your account needs an authenticator app. Scan this code, or enter the key by hand:');
-      say(renderTerminalQr(totp.otpauth_uri));
+      say(renderTerminalQr(totp.otpauth_uri, { style: a.qr }));
       say(`  ${totp.otpauth_uri}`);
       say(`  key: ${totp.secret}`);
       const code = await p.ask('Code from the authenticator app');
@@ -77,8 +126,6 @@ async function answer(action: Action, tx: TransactionClient, p: Prompter, email:
       }
       return activated;
     }
-    case 'totp':
-      return tx.step('totp', { code: await p.ask('Code from the authenticator app') });
     case 'recovery_code':
       return tx.step('recovery-code', { code: await p.ask('Recovery code') });
     case 'update_password':
@@ -95,7 +142,7 @@ async function answer(action: Action, tx: TransactionClient, p: Prompter, email:
   }
 }
 
-/** Prefers the action a person can answer here: a TOTP code over a recovery code. */
+/** Prefers a TOTP code over a recovery code: its prompt takes a recovery code too. */
 function pick(actions: Action[]): Action | undefined {
   return actions.find((a) => a.type !== 'recovery_code') ?? actions[0];
 }
@@ -116,22 +163,20 @@ function codeFrom(redirectTo: string, state: string, issuer: string): string {
 async function runTransaction(
   tx: TransactionClient,
   first: State,
-  email: string | undefined,
+  opts: { email: string | undefined; qr: QrStyle },
 ): Promise<State> {
   const p = createPrompter();
   try {
     let state = first;
     while (state.status === 'pending') {
       if (state.error) throw new CliError(`the sign-in cannot go on: ${state.error}`);
-      const action = pick(state.next_actions as Action[]);
+      const offered = state.next_actions as Action[];
+      const action = pick(offered);
       if (!action) throw new CliError('the sign-in offers no next step');
-      const r = await answer(action, tx, p, email);
+      const { type, res: r } = await answer(action, offered, tx, { prompter: p, ...opts });
       if (r.status !== 200)
-        throw new CliError(`the server refused the ${action.type} step: ${r.body.detail ?? r.status}`);
-      if (
-        r.body.status === 'pending' &&
-        (r.body.next_actions as Action[]).some((a) => a.type === action.type)
-      ) {
+        throw new CliError(`the server refused the ${type} step: ${r.body.detail ?? r.status}`);
+      if (r.body.status === 'pending' && (r.body.next_actions as Action[]).some((a) => a.type === type)) {
         say('That did not work; try again.');
       }
       state = r.body;
@@ -144,6 +189,26 @@ async function runTransaction(
   }
 }
 
+/**
+ * A sign-in with a recovery code completes, but gets no administration token (spec doc 1, Errors,
+ * case rule 1) and leaves the account recovery-restricted: say so, and what restores it.
+ */
+function recoveryRefusal(e: unknown): CliError {
+  return new CliError(
+    'signed in with a recovery code, which gets no administration token: the account is now ' +
+      'recovery-restricted until it signs in with its authenticator app again or another administrator ' +
+      `restores it (${(e as Error).message})`,
+  );
+}
+
+/** --qr as given; else explicit colours on a terminal that shows them, the dark style otherwise. */
+function qrStyle(flag: string | undefined): QrStyle {
+  if (flag === undefined) return process.stderr.isTTY && !process.env.NO_COLOR ? 'ansi' : 'dark';
+  if (!(QR_STYLES as readonly string[]).includes(flag))
+    throw new CliError(`--qr must be one of ${QR_STYLES.join(', ')}, not ${flag}`);
+  return flag as QrStyle;
+}
+
 export async function login(argv: string[]): Promise<unknown> {
   const { flags, rest } = parseFlags(argv, {
     config: { type: 'string' },
@@ -151,13 +216,14 @@ export async function login(argv: string[]): Promise<unknown> {
     email: { type: 'string' },
     server: { type: 'string' },
     credentials: { type: 'string' },
+    qr: { type: 'string' },
   });
   const realm = flags.realm as string | undefined;
   if (!realm || rest.length > 0) throw new CliError(USAGE);
+  const qr = qrStyle(flags.qr as string | undefined);
   const file = credentialsPath(flags.credentials as string | undefined, process.env);
   const server = (
-    (flags.server as string | undefined) ??
-    loadRuntimeConfig(flags.config as string | undefined).server.publicOrigin
+    (flags.server as string | undefined) ?? configuredServer(flags.config as string | undefined)
   ).replace(/\/+$/, '');
   // The resource must be the audience the server derives from its public origin, which can
   // differ from the URL this command reaches it at; the realm's issuer says which it is.
@@ -188,14 +254,16 @@ export async function login(argv: string[]): Promise<unknown> {
     throw new CliError(`the server refused the sign-in: ${started.detail ?? res.status}`);
   const tx = new TransactionClient(`${startUrl}/${started.transaction_id}`, started.continuation_token);
   const email = flags.email as string | undefined;
-  const state = await runTransaction(tx, started.state, email);
+  const state = await runTransaction(tx, started.state, { email, qr });
 
   const now = new Date();
   const code = codeFrom(String(state.redirect_to), clientState, issuer);
   const tokens = await exchangeCode(
     { server, realm, code, redirectUri: REDIRECT_URI, verifier, audience },
     now,
-  );
+  ).catch((e: unknown) => {
+    throw (state.completed_factors as string[] | undefined)?.includes('recovery') ? recoveryRefusal(e) : e;
+  });
   const credential: StoredCredential = {
     issuer,
     realm,

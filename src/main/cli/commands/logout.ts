@@ -4,6 +4,7 @@
 import { parseFlags } from '../../../platform/cli/flags.ts';
 import { type Revocation, revokeToken } from '../api-client.ts';
 import { CliError } from '../cli-error.ts';
+import { serverFlag } from '../configured-server.ts';
 import {
   credentialsPath,
   readStore,
@@ -13,7 +14,7 @@ import {
   writeStore,
 } from '../credentials-store.ts';
 
-const USAGE = 'usage: identity-cli logout [-realm NAME] [-server URL] [-credentials FILE]';
+const USAGE = 'usage: identity-cli logout [--realm NAME] [--server URL] [--credentials FILE] [--config FILE]';
 
 type Outcome = Revocation | 'failed' | 'not_needed';
 
@@ -37,6 +38,7 @@ async function revokeAll(c: StoredCredential, now: Date): Promise<Outcome> {
 
 export async function logout(argv: string[]): Promise<unknown> {
   const { flags, rest } = parseFlags(argv, {
+    config: { type: 'string' },
     realm: { type: 'string' },
     server: { type: 'string' },
     credentials: { type: 'string' },
@@ -47,7 +49,7 @@ export async function logout(argv: string[]): Promise<unknown> {
     const store = readStore(file);
     const c = selectCredential(store, {
       realm: flags.realm as string | undefined,
-      server: flags.server as string | undefined,
+      server: serverFlag(flags),
     });
     const outcome = await revokeAll(c, new Date());
     store.delete(c.issuer);

@@ -10,7 +10,7 @@ export async function realmCreate(argv: string[]): Promise<unknown> {
   const { flags, rest } = parseFlags(argv, { ...CONFIG_FLAG, 'display-name': { type: 'string' } });
   const [name, ...extra] = rest;
   if (!name || extra.length > 0)
-    throw new CliError('usage: identity-cli realm create NAME [--display-name TEXT]');
+    throw new CliError('usage: identity-cli realm create NAME [--display-name TEXT] [--config FILE]');
   return withCliContext(flags, async (ctx) => {
     try {
       const realm = await createRealm(

@@ -6,7 +6,7 @@ import { updatePolicy } from '../../../realms/policy.service.ts';
 import { CONFIG_FLAG, parseFlags, withCliContext } from '../cli-context.ts';
 import { CliError } from '../cli-error.ts';
 
-const USAGE = 'usage: identity-cli realm set-login-ui NAME URL';
+const USAGE = 'usage: identity-cli realm set-login-ui NAME URL [--config FILE]';
 
 function checkUrl(raw: string): string {
   let url: URL;
