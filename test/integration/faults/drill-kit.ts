@@ -82,10 +82,7 @@ export async function startServices(t: TestContext, seed: DrillSeed, databaseUrl
     /"command":"serve","public":"(http[^"]+)","internal":"(http[^"]+)"/,
     90_000,
   );
-  const [, workerUrl = ''] = await worker.waitFor(
-    /"command":"worker","internal":"(http[^"]+)"/,
-    90_000,
-  );
+  const [, workerUrl = ''] = await worker.waitFor(/"command":"worker","internal":"(http[^"]+)"/, 90_000);
   return { serve, worker, publicUrl, internalUrl, workerUrl, kill };
 }
 
