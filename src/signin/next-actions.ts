@@ -28,6 +28,7 @@ export const mfaDone = (t: SigninTx): boolean => t.completedFactors.some((f) => 
 export function mfaRequired(t: SigninTx, f: Facts): boolean {
   return (
     f.mfaRequirement === 'required' ||
+    t.intent === 'step_up' ||
     f.hasTotp ||
     f.privileged ||
     (f.user?.protected ?? false) ||
