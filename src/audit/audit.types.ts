@@ -106,7 +106,15 @@ export type AuditType =
   | 'support.grant.redeemed'
   | 'support.handoff.replayed'
   | 'support.access.preference_set'
-  | 'job.result.downloaded';
+  | 'job.result.downloaded'
+  | 'mfa.recovery_codes.regenerated'
+  | 'mfa.hotp.enrolled'
+  | 'mfa.hotp.resynced'
+  | 'mfa.hotp.removed'
+  | 'user.identifier.removed'
+  | 'device.remembered'
+  | 'device.forgotten'
+  | 'signin.rate_limited';
 
 export type AuditCategory =
   | 'configuration'

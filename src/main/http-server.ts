@@ -6,6 +6,7 @@ import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
+import { registerMeFactorRoutes } from '../mfa/me-factors.routes.ts';
 import { registerAuthorize } from '../oauth/authorize.routes.ts';
 import { registerDiscovery } from '../oauth/discovery.routes.ts';
 import { registerIntrospect } from '../oauth/introspect.routes.ts';
@@ -28,6 +29,7 @@ import { registerServicePrincipalRoutes } from '../service-principals/principals
 import { registerMeSessionRoutes } from '../sessions/sessions.routes.ts';
 import { registerSigninRoutes } from '../signin/signin.routes.ts';
 import { registerSupportRoutes } from '../support/support-grants.routes.ts';
+import { registerMeSecurityRoutes } from '../users/me-security.routes.ts';
 import { registerUserRoutes } from '../users/users.routes.ts';
 import { registerBuiltinUi } from './builtin-ui.routes.ts';
 import type { AppContext } from './context.ts';
@@ -95,6 +97,8 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerOrganizationRoutes(app, ctx);
   registerJobRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);
+  registerMeFactorRoutes(app, ctx);
+  registerMeSecurityRoutes(app, ctx);
   registerDecisionRoutes(app, ctx);
   registerRelationshipRoutes(app, ctx);
   registerSupportRoutes(app, ctx);

@@ -30,6 +30,7 @@ export function mfaRequired(t: SigninTx, f: Facts): boolean {
     f.mfaRequirement === 'required' ||
     t.intent === 'step_up' ||
     f.hasTotp ||
+    f.hasHotp === true ||
     f.privileged ||
     (f.user?.protected ?? false) ||
     f.client.requireMfa ||
@@ -75,15 +76,18 @@ const mfa: Stage = (t, f) => {
       ? 'satisfied'
       : { kind: 'blocked', reason: 'login_method_not_allowed' };
   }
-  if (!mfaRequired(t, f) || mfaDone(t) || !f.hasTotp) return 'satisfied';
-  const actions = [action('totp', ['code'])];
+  if (!mfaRequired(t, f) || mfaDone(t) || !(f.hasTotp || f.hasHotp === true)) return 'satisfied';
+  const actions: NextAction[] = [];
+  if (f.hasTotp) actions.push(action('totp', ['code']));
+  if (f.hasHotp === true) actions.push(action('hotp', ['code']));
   if (f.hasRecoveryCodes) actions.push(action('recovery_code', ['code']));
   return { kind: 'actions', actions };
 };
 
 const requiredActions: Stage = (t, f) => {
-  const mustEnroll = (mfaRequired(t, f) && !f.hasTotp) || f.user?.requiredActions.includes('configure_totp');
-  if (mustEnroll && !f.hasTotp) return { kind: 'actions', actions: [action('enroll_totp', [])] };
+  const enrolled = f.hasTotp || f.hasHotp === true;
+  const mustEnroll = (mfaRequired(t, f) && !enrolled) || f.user?.requiredActions.includes('configure_totp');
+  if (mustEnroll && !enrolled) return { kind: 'actions', actions: [action('enroll_totp', [])] };
   if (f.user?.requiredActions.includes('update_password')) {
     return { kind: 'actions', actions: [action('update_password', ['new_password'])] };
   }

@@ -8,6 +8,7 @@ export type ActionType =
   | 'identify'
   | 'password'
   | 'totp'
+  | 'hotp'
   | 'recovery_code'
   | 'enroll_totp'
   | 'update_password'
@@ -33,6 +34,8 @@ export interface UserFacts {
 export interface Facts {
   user: UserFacts | null;
   hasTotp: boolean;
+  /** An HOTP token that counts: enrolled and mfa.allowed_factors lists hotp. */
+  hasHotp?: boolean;
   hasRecoveryCodes: boolean;
   /** Holds a privileged realm role (e.g. realm-admin). */
   privileged: boolean;

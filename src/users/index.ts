@@ -8,6 +8,8 @@ export {
   identifierTypeOf,
   insertIdentifier,
   insertUser,
+  listIdentifiers,
+  lockUser,
   removeRequiredAction,
   setPassword,
   setUserState,

@@ -1,6 +1,7 @@
 // Every step by its path under /auth/transactions/{id}/.
 import { accountStep } from './account.ts';
 import { consentStep } from './consent.ts';
+import { hotpStep } from './hotp.ts';
 import { identifyStep } from './identify.ts';
 import { organizationStep } from './organization.ts';
 import { passwordStep } from './password.ts';
@@ -16,6 +17,7 @@ export const STEPS: readonly AnyStep[] = [
   identifyStep,
   passwordStep,
   totpStep,
+  hotpStep,
   recoveryCodeStep,
   totpEnrollStep,
   totpActivateStep,
