@@ -20,6 +20,7 @@ import type { Evaluation, Facts } from './next-actions.types.ts';
 import { withOrganization } from './organization-rules.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import { findTransaction, lockTransaction, saveTransaction } from './signin.repo.ts';
+import { enforceSigninBudgets, networkOf, PROOF_STEPS } from './signin-budgets.ts';
 import { logStepRefused, logStepResult, type StepLogContext, type StepResult } from './signin-log.ts';
 import { presentState } from './state.ts';
 import type { AnyStep, OneTime } from './steps/step.ts';
@@ -103,6 +104,7 @@ export async function runStep(
     transactionId: txId,
     step: step.path,
   };
+  let refund: (() => Promise<void>) | null = null;
   try {
     const { result, ...response } = await runStepUnpadded(
       app,
@@ -112,10 +114,15 @@ export async function runStep(
       step,
       rawBody,
       correlationId,
+      (r) => {
+        refund = r;
+      },
     );
+    if (!result.proofFailed) await (refund as (() => Promise<void>) | null)?.();
     logStepResult(logged, result);
     return response;
   } catch (e) {
+    await (refund as (() => Promise<void>) | null)?.();
     logStepRefused(logged, e);
     throw e;
   } finally {
@@ -132,10 +139,26 @@ async function runStepUnpadded(
   step: AnyStep,
   rawBody: unknown,
   correlationId: string,
+  onBudgetSpent: (refund: () => Promise<void>) => void,
 ): Promise<Ran> {
   const realm = await requireRealm(app, realmName);
   requireTxId(txId);
   const body = decodeBody(step.decode, rawBody ?? {});
+  if (PROOF_STEPS.has(step.path)) {
+    // Budgets are spent before any proof work, by a caller bound to the transaction.
+    const snapshot = await findTransaction(app.db, realm.id, txId);
+    if (!snapshot) throw problem.notFound('no such transaction');
+    await authenticateCall(snapshot, creds, originCheck(app, app.db, realm));
+    const typed = (body as { identifier?: unknown }).identifier;
+    onBudgetSpent(
+      await enforceSigninBudgets(
+        app,
+        snapshot.tx,
+        networkOf(creds.clientIp),
+        typeof typed === 'string' ? typed : null,
+      ),
+    );
+  }
   let prepared: unknown;
   if (step.prepare) {
     // Authenticate before spending CPU on a proof, then again under the lock below.

@@ -19,6 +19,8 @@ export interface CallCredentials {
   origin: string | null;
   csrfToken: string | null;
   mutating: boolean;
+  /** The caller's address, for the sign-in abuse budgets. */
+  clientIp?: string | null;
 }
 
 /**

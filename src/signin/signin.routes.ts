@@ -55,6 +55,7 @@ export function credentialsOf(req: FastifyRequest): CallCredentials {
     origin: header('origin'),
     csrfToken: header('x-csrf-token'),
     mutating: req.method !== 'GET' && req.method !== 'HEAD',
+    clientIp: req.ip,
   };
 }
 
