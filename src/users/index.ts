@@ -11,6 +11,7 @@ export {
   listIdentifiers,
   lockUser,
   removeRequiredAction,
+  repepperPassword,
   setPassword,
   setUserState,
 } from './users.repo.ts';
