@@ -69,3 +69,14 @@ create table abuse_counters (
   primary key (bucket, window_start, shard)
 );
 create index abuse_counters_window on abuse_counters (window_start);
+
+-- A sign-in transaction's remembered-device facts: the valid device it presented (MFA may be
+-- skipped) and the user's answer to the remember_device action.
+create table signin_device_choices (
+  realm_id text not null,
+  transaction_id text not null,
+  remember boolean,
+  device_id text,
+  primary key (realm_id, transaction_id),
+  foreign key (realm_id, transaction_id) references signin_transactions (realm_id, id) on delete cascade
+);

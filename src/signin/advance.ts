@@ -18,6 +18,7 @@ import { loadFacts } from './facts.ts';
 import { evaluate } from './next-actions.ts';
 import type { Evaluation, Facts } from './next-actions.types.ts';
 import { withOrganization } from './organization-rules.ts';
+import { notePresentedToken, rememberDeviceDays } from './remembered-device.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import { findTransaction, lockTransaction, saveTransaction } from './signin.repo.ts';
 import { enforceSigninBudgets, networkOf, PROOF_STEPS } from './signin-budgets.ts';
@@ -33,6 +34,8 @@ export interface StepResponse {
   sessionCookie?: { value: string; maxAgeSeconds: number | null };
   /** The transaction ended: its pa_tx cookie is cleared. */
   clearTxCookie: boolean;
+  /** Browser: a device just remembered gets the pa_rd cookie. */
+  deviceCookie?: { value: string; maxAgeSeconds: number };
 }
 
 type Ran = StepResponse & { result: StepResult };
@@ -191,7 +194,13 @@ async function runStepUnpadded(
         correlationId,
         before,
       );
-      return { expired: false as const, ...denied, oneTime: undefined, proofFailed: false };
+      return {
+        expired: false as const,
+        ...denied,
+        oneTime: undefined,
+        policy: before.policy,
+        proofFailed: false,
+      };
     }
     if (!offered(step, before.evaluation)) {
       throw new Problem(409, 'conflict', `the ${step.path} step is not offered now`);
@@ -203,22 +212,33 @@ async function runStepUnpadded(
       { app, realm, ...before, now, correlationId },
       prepared,
     );
+    await notePresentedToken(q, outcome.tx, creds.rememberedDevice ?? null, before.policy, now);
     return {
       expired: false as const,
       ...(await settle(app, q, realm, outcome.tx, now, correlationId, before)),
       oneTime: outcome.oneTime,
+      policy: before.policy,
       proofFailed: outcome.tx.failures > stored.tx.failures,
     };
   });
   if (result.expired)
     throw new Problem(409, 'conflict', 'the transaction is expired', { transaction_status: 'expired' });
+  // A browser never sees the device token in a body: it travels as the HttpOnly pa_rd cookie.
+  let deviceCookie: StepResponse['deviceCookie'];
+  let oneTime = result.oneTime;
+  if (oneTime?.remembered_device_token && result.tx.mode === 'browser') {
+    const { remembered_device_token: value, ...rest } = oneTime;
+    deviceCookie = { value, maxAgeSeconds: rememberDeviceDays(result.policy) * 86_400 };
+    oneTime = rest;
+  }
   return {
+    ...(deviceCookie ? { deviceCookie } : {}),
     body: presentState({
       tx: result.tx,
       clientName: result.clientName,
       evaluation: result.evaluation,
       user: result.user,
-      ...(result.oneTime ? { oneTime: result.oneTime } : {}),
+      ...(oneTime ? { oneTime } : {}),
     }),
     ...(result.sessionCookie ? { sessionCookie: result.sessionCookie } : {}),
     clearTxCookie: result.tx.status !== 'pending' && result.tx.mode === 'browser',

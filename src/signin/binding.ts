@@ -21,6 +21,8 @@ export interface CallCredentials {
   mutating: boolean;
   /** The caller's address, for the sign-in abuse budgets. */
   clientIp?: string | null;
+  /** A remembered-device token: the pa_rd cookie, or header X-Remembered-Device when headless. */
+  rememberedDevice?: string | null;
 }
 
 /**

@@ -7,8 +7,10 @@ import type { Queryable } from '../platform/db/db.ts';
 import type { RealmPolicy } from '../realms/index.ts';
 import { policyValue } from '../realms/index.ts';
 import { BUILTIN_ROLES } from '../roles/permissions.ts';
+import { findDeviceChoice } from './device-choices.repo.ts';
 import type { Facts, UserFacts } from './next-actions.types.ts';
 import { loadOrganizationFacts } from './organization-facts.ts';
+import { rememberDevicesOn } from './remembered-device.ts';
 import type { SigninTx } from './transaction.ts';
 
 const PRIVILEGED_ROLES = Object.values(BUILTIN_ROLES)
@@ -82,8 +84,11 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     privileged = row?.privileged ?? false;
     consentCovers = row?.consent ? t.scopes.every((s) => row.consent?.includes(s)) : false;
   }
+  const choice = user ? await findDeviceChoice(q, t.realmId, t.id) : null;
   return {
     user,
+    rememberedDevice: choice?.deviceId != null,
+    offerRememberDevice: rememberDevicesOn(input.policy) && choice?.remember === null,
     hasTotp,
     hasHotp,
     hasRecoveryCodes,

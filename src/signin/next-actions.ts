@@ -77,12 +77,31 @@ const mfa: Stage = (t, f) => {
       : { kind: 'blocked', reason: 'login_method_not_allowed' };
   }
   if (!mfaRequired(t, f) || mfaDone(t) || !(f.hasTotp || f.hasHotp === true)) return 'satisfied';
+  if (f.rememberedDevice === true && !stepUpDemanded(t, f)) return 'satisfied';
   const actions: NextAction[] = [];
   if (f.hasTotp) actions.push(action('totp', ['code']));
   if (f.hasHotp === true) actions.push(action('hotp', ['code']));
   if (f.hasRecoveryCodes) actions.push(action('recovery_code', ['code']));
   return { kind: 'actions', actions };
 };
+
+/**
+ * MFA asked for by this request or by the account's standing, which a remembered device never
+ * skips (docs/security.md, "Remembered devices"): acr_values (also implied by scopes), the admin
+ * audience, a privileged role, a protected account, intent step_up.
+ */
+export const stepUpDemanded = (t: SigninTx, f: Facts): boolean =>
+  t.acrValues.some((v) => v === 'mfa' || v === 'phishing_resistant') ||
+  t.intent === 'step_up' ||
+  f.adminAudienceRequested ||
+  f.privileged ||
+  (f.user?.protected ?? false);
+
+/** After a second factor, with login.remember_devices on: remember this device? */
+const rememberDevice: Stage = (t, f) =>
+  f.offerRememberDevice === true && mfaDone(t) && f.rememberedDevice !== true
+    ? { kind: 'actions', actions: [action('remember_device', ['remember'])] }
+    : 'satisfied';
 
 const requiredActions: Stage = (t, f) => {
   const enrolled = f.hasTotp || f.hasHotp === true;
@@ -106,6 +125,7 @@ export const STAGES: readonly Stage[] = [
   primary,
   accountState,
   mfa,
+  rememberDevice,
   requiredActions,
   organizationStage,
   enterpriseSsoStage,

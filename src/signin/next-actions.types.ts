@@ -13,7 +13,8 @@ export type ActionType =
   | 'enroll_totp'
   | 'update_password'
   | 'select_organization'
-  | 'consent';
+  | 'consent'
+  | 'remember_device';
 
 export interface NextAction {
   type: ActionType;
@@ -36,6 +37,10 @@ export interface Facts {
   hasTotp: boolean;
   /** An HOTP token that counts: enrolled and mfa.allowed_factors lists hotp. */
   hasHotp?: boolean;
+  /** A live remembered device of the account was presented in this transaction. */
+  rememberedDevice?: boolean;
+  /** login.remember_devices is on and the user has not answered remember_device yet. */
+  offerRememberDevice?: boolean;
   hasRecoveryCodes: boolean;
   /** Holds a privileged realm role (e.g. realm-admin). */
   privileged: boolean;

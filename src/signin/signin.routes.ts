@@ -13,6 +13,7 @@ import { type CallCredentials, SESSION_COOKIE, TX_COOKIE, txCookiePath } from '.
 import { createTransaction } from './create.ts';
 import { loadFacts } from './facts.ts';
 import { evaluate } from './next-actions.ts';
+import { DEVICE_COOKIE, deviceCookiePath } from './remembered-device.ts';
 import { validateStart } from './start.ts';
 import { useStartBodyReader } from './start-body.ts';
 import { presentState } from './state.ts';
@@ -56,6 +57,7 @@ export function credentialsOf(req: FastifyRequest): CallCredentials {
     csrfToken: header('x-csrf-token'),
     mutating: req.method !== 'GET' && req.method !== 'HEAD',
     clientIp: req.ip,
+    rememberedDevice: req.cookies?.[DEVICE_COOKIE] ?? header('x-remembered-device'),
   };
 }
 
@@ -142,6 +144,15 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
         secure,
         sameSite: 'lax',
         ...(r.sessionCookie.maxAgeSeconds !== null ? { maxAge: r.sessionCookie.maxAgeSeconds } : {}),
+      });
+    }
+    if (r.deviceCookie) {
+      reply.setCookie(DEVICE_COOKIE, r.deviceCookie.value, {
+        path: deviceCookiePath(realm),
+        httpOnly: true,
+        secure,
+        sameSite: 'lax',
+        maxAge: r.deviceCookie.maxAgeSeconds,
       });
     }
     return reply.header('cache-control', 'no-store').send(r.body);

@@ -6,6 +6,7 @@ import { identifyStep } from './identify.ts';
 import { organizationStep } from './organization.ts';
 import { passwordStep } from './password.ts';
 import { recoveryCodeStep } from './recovery-code.ts';
+import { rememberDeviceStep } from './remember-device.ts';
 import { cancelStep, rememberMeStep, resumeStep, transientStep } from './session-options.ts';
 import type { AnyStep } from './step.ts';
 import { totpStep } from './totp.ts';
@@ -27,5 +28,6 @@ export const STEPS: readonly AnyStep[] = [
   cancelStep,
   resumeStep,
   rememberMeStep,
+  rememberDeviceStep,
   transientStep,
 ];
