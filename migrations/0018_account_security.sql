@@ -80,3 +80,15 @@ create table signin_device_choices (
   primary key (realm_id, transaction_id),
   foreign key (realm_id, transaction_id) references signin_transactions (realm_id, id) on delete cascade
 );
+
+-- Authentication-flow facts of one sign-in transaction: the caller's network at the last step and
+-- whether its challenge was answered and its review recorded.
+create table signin_flow_state (
+  realm_id text not null,
+  transaction_id text not null,
+  network text,
+  challenge_passed boolean not null default false,
+  reviewed boolean not null default false,
+  primary key (realm_id, transaction_id),
+  foreign key (realm_id, transaction_id) references signin_transactions (realm_id, id) on delete cascade
+);

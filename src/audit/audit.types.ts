@@ -114,7 +114,8 @@ export type AuditType =
   | 'user.identifier.removed'
   | 'device.remembered'
   | 'device.forgotten'
-  | 'signin.rate_limited';
+  | 'signin.rate_limited'
+  | 'signin.authentication_review';
 
 export type AuditCategory =
   | 'configuration'
@@ -137,7 +138,8 @@ export type SecuritySignal =
   | 'privileged_grant'
   | 'factor_recovery'
   | 'impersonation_denied'
-  | 'impersonation_activity';
+  | 'impersonation_activity'
+  | 'authentication_review';
 
 /** Someone running identity-cli against the database: known to be an operator, not which one. */
 export const OPERATOR_ACTOR: Actor = { type: 'operator', id: null };

@@ -2,6 +2,7 @@
 // expiry, check the step is offered, run it, evaluate what comes next, complete when only
 // completion remains, persist with audit and events, and return the full state. One database
 // transaction per call; expensive proof checks run before it.
+import { recorder } from '../audit/index.ts';
 import type { ClientRow } from '../clients/index.ts';
 import { findClient, isClientOrigin } from '../clients/index.ts';
 import { adminAudience } from '../kernel/audiences.ts';
@@ -15,6 +16,8 @@ import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { authenticateCall, type CallCredentials, csrfTokenFor } from './binding.ts';
 import { completeTransaction, errorRedirect } from './complete.ts';
 import { loadFacts } from './facts.ts';
+import { noteCallerNetwork } from './flow-facts.ts';
+import { markReviewed } from './flow-state.repo.ts';
 import { evaluate } from './next-actions.ts';
 import type { Evaluation, Facts } from './next-actions.types.ts';
 import { withOrganization } from './organization-rules.ts';
@@ -24,7 +27,7 @@ import { findTransaction, lockTransaction, saveTransaction } from './signin.repo
 import { enforceSigninBudgets, networkOf, PROOF_STEPS } from './signin-budgets.ts';
 import { logStepRefused, logStepResult, type StepLogContext, type StepResult } from './signin-log.ts';
 import { presentState } from './state.ts';
-import type { AnyStep, OneTime } from './steps/step.ts';
+import { type AnyStep, type OneTime, stepActor } from './steps/step.ts';
 import type { SigninTx } from './transaction.ts';
 import { ensurePending, expire, fail, isExpired } from './transitions.ts';
 
@@ -182,7 +185,11 @@ async function runStepUnpadded(
       return { expired: true as const };
     }
     ensurePending(stored.tx);
-    const before = await loadAll(app, q, realm, stored.tx);
+    const loaded = await loadAll(app, q, realm, stored.tx);
+    // Flow rules may look at the caller's network: keep it, then evaluate again.
+    const before = (await noteCallerNetwork(q, stored.tx, loaded.policy, creds.clientIp))
+      ? await loadAll(app, q, realm, stored.tx, loaded)
+      : loaded;
     if (before.client.state !== 'active') {
       // A client disabled while its sign-in was in flight gets no code: a policy denial.
       const denied = await settle(
@@ -266,6 +273,17 @@ async function settle(
   let evaluation: Evaluation | null = null;
   let sessionCookie: StepResponse['sessionCookie'];
   const after = await loadAll(app, q, realm, tx, known);
+  if (after.facts.flow?.outcome === 'review' && (await markReviewed(q, realm.id, tx.id))) {
+    await recorder(q, { realmId: realm.id, actor: stepActor(tx.userId), correlationId, now }).audit(
+      'signin.authentication_review',
+      {
+        category: 'security',
+        signal: 'authentication_review',
+        ...(tx.userId ? { subject: { type: 'user', id: tx.userId } } : {}),
+        data: { transaction_id: tx.id, client_id: tx.clientId },
+      },
+    );
+  }
   if (tx.status === 'pending') {
     evaluation = after.evaluation;
     if (evaluation.kind === 'complete') {

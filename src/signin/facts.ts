@@ -8,6 +8,7 @@ import type { RealmPolicy } from '../realms/index.ts';
 import { policyValue } from '../realms/index.ts';
 import { BUILTIN_ROLES } from '../roles/permissions.ts';
 import { findDeviceChoice } from './device-choices.repo.ts';
+import { loadFlowFacts } from './flow-facts.ts';
 import type { Facts, UserFacts } from './next-actions.types.ts';
 import { loadOrganizationFacts } from './organization-facts.ts';
 import { rememberDevicesOn } from './remembered-device.ts';
@@ -85,8 +86,12 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     consentCovers = row?.consent ? t.scopes.every((s) => row.consent?.includes(s)) : false;
   }
   const choice = user ? await findDeviceChoice(q, t.realmId, t.id) : null;
+  const flow = user
+    ? await loadFlowFacts(q, t, input.policy, choice?.deviceId != null, input.now)
+    : undefined;
   return {
     user,
+    ...(flow ? { flow } : {}),
     rememberedDevice: choice?.deviceId != null,
     offerRememberDevice: rememberDevicesOn(input.policy) && choice?.remember === null,
     hasTotp,

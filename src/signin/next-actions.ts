@@ -29,6 +29,7 @@ export function mfaRequired(t: SigninTx, f: Facts): boolean {
   return (
     f.mfaRequirement === 'required' ||
     t.intent === 'step_up' ||
+    f.flow?.outcome === 'require_mfa' ||
     f.hasTotp ||
     f.hasHotp === true ||
     f.privileged ||
@@ -71,7 +72,7 @@ export const phishingResistantRequired = (t: SigninTx): boolean => t.acrValues.i
 const PHISHING_RESISTANT_FACTORS: readonly Factor[] = ['hwk', 'x509'];
 
 const mfa: Stage = (t, f) => {
-  if (phishingResistantRequired(t)) {
+  if (phishingResistantRequired(t) || f.flow?.outcome === 'require_phishing_resistant') {
     return t.completedFactors.some((x) => PHISHING_RESISTANT_FACTORS.includes(x))
       ? 'satisfied'
       : { kind: 'blocked', reason: 'login_method_not_allowed' };
@@ -96,6 +97,14 @@ export const stepUpDemanded = (t: SigninTx, f: Facts): boolean =>
   f.adminAudienceRequested ||
   f.privileged ||
   (f.user?.protected ?? false);
+
+/** Authentication-flow rules (evaluation order 4): deny stops, a challenge is answered first. */
+const flowStage: Stage = (_t, f) => {
+  if (f.flow?.outcome === 'deny') return { kind: 'blocked', reason: 'authentication_policy_denied' };
+  if (f.flow?.outcome === 'challenge' && !f.flow.challengePassed)
+    return { kind: 'actions', actions: [action('challenge', ['provider_response', 'code'])] };
+  return 'satisfied';
+};
 
 /** After a second factor, with login.remember_devices on: remember this device? */
 const rememberDevice: Stage = (t, f) =>
@@ -124,6 +133,7 @@ export const STAGES: readonly Stage[] = [
   selectAccount,
   primary,
   accountState,
+  flowStage,
   mfa,
   rememberDevice,
   requiredActions,

@@ -1,5 +1,6 @@
 // The vocabulary of next-action evaluation (document 1, evaluation order of actions): what an
 // action offers, the facts loaded for a transaction, and what evaluating them gives.
+import type { FlowFacts } from './flow-facts.ts';
 import type { OrganizationFacts } from './organization-facts.ts';
 import type { BlockingReason } from './transaction.ts';
 
@@ -14,7 +15,8 @@ export type ActionType =
   | 'update_password'
   | 'select_organization'
   | 'consent'
-  | 'remember_device';
+  | 'remember_device'
+  | 'challenge';
 
 export interface NextAction {
   type: ActionType;
@@ -37,6 +39,8 @@ export interface Facts {
   hasTotp: boolean;
   /** An HOTP token that counts: enrolled and mfa.allowed_factors lists hotp. */
   hasHotp?: boolean;
+  /** The authentication-flow rule that matched (undefined: the realm has none, or no account yet). */
+  flow?: FlowFacts;
   /** A live remembered device of the account was presented in this transaction. */
   rememberedDevice?: boolean;
   /** login.remember_devices is on and the user has not answered remember_device yet. */

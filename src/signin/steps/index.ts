@@ -1,5 +1,6 @@
 // Every step by its path under /auth/transactions/{id}/.
 import { accountStep } from './account.ts';
+import { challengeSendStep, challengeStep } from './challenge.ts';
 import { consentStep } from './consent.ts';
 import { hotpStep } from './hotp.ts';
 import { identifyStep } from './identify.ts';
@@ -29,5 +30,7 @@ export const STEPS: readonly AnyStep[] = [
   resumeStep,
   rememberMeStep,
   rememberDeviceStep,
+  challengeStep,
+  challengeSendStep,
   transientStep,
 ];
