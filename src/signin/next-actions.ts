@@ -106,9 +106,12 @@ const flowStage: Stage = (_t, f) => {
   return 'satisfied';
 };
 
-/** After a second factor, with login.remember_devices on: remember this device? */
+/**
+ * After a second factor proved in this sign-in (not carried over from a reused SSO session), with
+ * login.remember_devices on: remember this device?
+ */
 const rememberDevice: Stage = (t, f) =>
-  f.offerRememberDevice === true && mfaDone(t) && f.rememberedDevice !== true
+  f.offerRememberDevice === true && mfaDone(t) && t.sessionId === null && f.rememberedDevice !== true
     ? { kind: 'actions', actions: [action('remember_device', ['remember'])] }
     : 'satisfied';
 
