@@ -1,12 +1,17 @@
 // Abuse budgets shared by every process (table abuse_counters): a counter per bucket and fixed
-// window, spread over SHARDS rows so concurrent requests on one hot bucket mostly update different
-// rows; the budget spent is the sum of the shards. One statement spends on several buckets at once.
+// window. A budget of at most SHARD_ABOVE lives on one row and is exact; a larger (hot) one is
+// spread over SHARDS rows so concurrent requests mostly update different rows, and its count is
+// the sum of the shards. One statement spends on several buckets at once.
 // For the token endpoint, a process reserves budget in blocks (`BlockLease`) so most requests
 // touch no row at all.
 import { randomInt } from 'node:crypto';
 import type { Queryable } from './db/db.ts';
 
 const SHARDS = 8;
+/** Budgets up to this limit stay on one row (exact); larger ones are hot enough to shard. */
+const SHARD_ABOVE = 1000;
+
+const shardFor = (b: Budget): number => (b.limit > SHARD_ABOVE ? randomInt(SHARDS) : 0);
 
 export interface Budget {
   bucket: string;
@@ -36,6 +41,8 @@ export async function spendBudgets(
 ): Promise<BudgetVerdict> {
   const live = budgets.filter((b) => b.limit > 0);
   if (live.length === 0) return { ok: true };
+  // The upsert returns its row's new count under the row lock, so a budget kept on one row is
+  // exact under any concurrency; a sharded one adds the other shards as they were at the start.
   const r = await q.query<{ bucket: string; before: number }>(
     `with input as (
        select * from unnest($1::text[], $2::timestamptz[], $3::int[]) as i(bucket, window_start, shard)
@@ -43,17 +50,12 @@ export async function spendBudgets(
        insert into abuse_counters (bucket, window_start, shard, hits)
        select bucket, window_start, shard, $4 from input
        on conflict (bucket, window_start, shard) do update set hits = abuse_counters.hits + excluded.hits
-       returning 1
+       returning bucket, shard, hits
      )
-     select i.bucket, coalesce((select sum(c.hits) from abuse_counters c
-                                 where c.bucket = i.bucket and c.window_start = i.window_start), 0)::int as before
-       from input i, (select count(*) from up) as done`,
-    [
-      live.map((b) => b.bucket),
-      live.map((b) => windowStart(now, b.windowMs)),
-      live.map(() => randomInt(SHARDS)),
-      cost,
-    ],
+     select i.bucket, (up.hits - $4 + coalesce((select sum(c.hits) from abuse_counters c
+              where c.bucket = i.bucket and c.window_start = i.window_start and c.shard <> i.shard), 0))::int as before
+       from input i join up on up.bucket = i.bucket`,
+    [live.map((b) => b.bucket), live.map((b) => windowStart(now, b.windowMs)), live.map(shardFor), cost],
   );
   let worst: number | null = null;
   for (const b of live) {
