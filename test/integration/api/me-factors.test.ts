@@ -275,6 +275,42 @@ describe('self-service › factors', () => {
     expect(await me(viaTotp, 'DELETE', '/hotp'), 404, 'not_found');
   });
 
+  test('case=a recovery-code session replaces the HOTP token and the account is active again/mode=headless', async (t) => {
+    const { h, realm, user, token, me } = await setup(t);
+    await h.setPolicy(realm, { mfa: { allowed_factors: ['totp', 'hotp', 'recovery_code'] } });
+    const plain = await token();
+    const first = await me(plain, 'POST', '/hotp/enroll', {});
+    const activated = await me(plain, 'POST', '/hotp/activate', { code: hotpCode(first.body.secret, 0) });
+    const codes: string[] = activated.body.recovery_codes;
+    const restricted = await token(() => ['recovery-code', codes[0] as string]);
+    const state = async () =>
+      (await rows(h, 'select state from users where realm_id = $1 and id = $2', [realm.id, user.id]))[0]
+        ?.state;
+    assert.equal(await state(), 'recovery_restricted');
+    // Enrollment and activation are among a restricted session's allowed writes, and a
+    // recovery-code session counts as MFA for the factor-adding rule.
+    const again = await me(restricted, 'POST', '/hotp/enroll', {});
+    assert.equal(again.status, 201, JSON.stringify(again.body));
+    const replaced = await me(restricted, 'POST', '/hotp/activate', { code: hotpCode(again.body.secret, 1) });
+    assert.equal(replaced.status, 200, JSON.stringify(replaced.body));
+    assert.equal(replaced.body.recovery_codes, undefined, 'the account still had recovery codes');
+    assert.equal(await state(), 'active');
+    assert.equal(
+      await count(h, 'select 1 from hotp_credentials where realm_id = $1 and user_id = $2', [
+        realm.id,
+        user.id,
+      ]),
+      1,
+    );
+    const [row] = await rows(
+      h,
+      'select id, counter from hotp_credentials where realm_id = $1 and user_id = $2',
+      [realm.id, user.id],
+    );
+    assert.equal(row?.id, again.body.credential_id);
+    assert.equal(Number(row?.counter), 2);
+  });
+
   test('case=password change: recent auth, current password, history, other sessions end/mode=headless', async (t) => {
     const { h, realm, clock, token, refreshed, me } = await setup(t);
     await h.setPolicy(realm, { password: { history_count: 2, revoke_sessions_on_change: true } });
