@@ -107,11 +107,14 @@ const flowStage: Stage = (_t, f) => {
 };
 
 /**
- * After a second factor proved in this sign-in (not carried over from a reused SSO session), with
- * login.remember_devices on: remember this device?
+ * After a second factor proved in this sign-in (not carried over from a reused SSO session, and
+ * not a recovery code), with login.remember_devices on: remember this device?
  */
 const rememberDevice: Stage = (t, f) =>
-  f.offerRememberDevice === true && mfaDone(t) && t.sessionId === null && f.rememberedDevice !== true
+  f.offerRememberDevice === true &&
+  t.completedFactors.some((x) => SECOND_FACTORS.includes(x) && x !== 'recovery') &&
+  t.sessionId === null &&
+  f.rememberedDevice !== true
     ? { kind: 'actions', actions: [action('remember_device', ['remember'])] }
     : 'satisfied';
 

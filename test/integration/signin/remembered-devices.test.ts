@@ -24,14 +24,14 @@ import { clientSecret, grantResources, oauthPost } from '../../harness/token-kit
 async function setup(t: TestContext) {
   const clock = movableClock();
   const s = await signinSetup(t, { clock, loginUi: 'https://login.example.com/signin' });
-  const { secret } = await enrollTotp(s.h, s.realm, 'web-app', 'alice@example.com', clock);
+  const { secret, recoveryCodes } = await enrollTotp(s.h, s.realm, 'web-app', 'alice@example.com', clock);
   await s.h.setPolicy(s.realm, { login: { remember_devices: true, remember_device_days: 20 } });
-  return { ...s, clock, secret };
+  return { ...s, clock, secret, recoveryCodes };
 }
 
 describe('sign-in › remembered devices', () => {
   test('case=remembered after TOTP, then TOTP is skipped, except for step-up/mode=headless', async (t) => {
-    const { h, realm, client, clock, secret } = await setup(t);
+    const { h, realm, client, clock, secret, recoveryCodes } = await setup(t);
     const signIn = async (device: string | null, extra: Record<string, unknown> = {}) => {
       const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT, extra);
       const headers: Record<string, string> = device ? { 'x-remembered-device': device } : {};
@@ -61,6 +61,12 @@ describe('sign-in › remembered devices', () => {
       ['totp', 'recovery_code'],
       'acr_values mfa is never skipped',
     );
+
+    // A recovery code is no reason to remember a device: the question is not asked.
+    const viaRecovery = await signIn(null);
+    const recovered = await viaRecovery.tx.step('recovery-code', { code: recoveryCodes[0] });
+    assert.equal(recovered.body.status, 'completed', JSON.stringify(recovered.body));
+    await h.ctx.db.query("update users set state = 'active' where realm_id = $1", [realm.id]);
 
     // No to the question: nothing stored, asked again next time.
     nextTotpStep(clock);
