@@ -28,6 +28,7 @@ const TIERS = [
       projects: ['audit', 'events', 'realms', 'roles', 'organizations'],
       'service-principals': ['audit', 'events', 'realms', 'roles', 'clients', 'organizations'],
       relationships: ['audit', 'events', 'realms', 'roles'],
+      webhooks: ['audit', 'events', 'realms', 'roles'],
       access: [
         'realms',
         'keys',

@@ -106,7 +106,12 @@ export type AuditType =
   | 'support.grant.redeemed'
   | 'support.handoff.replayed'
   | 'support.access.preference_set'
-  | 'job.result.downloaded';
+  | 'job.result.downloaded'
+  | 'webhook.created'
+  | 'webhook.updated'
+  | 'webhook.deleted'
+  | 'webhook.secret_rotated'
+  | 'webhook.delivery.replayed';
 
 export type AuditCategory =
   | 'configuration'

@@ -8,6 +8,7 @@ import {
   type ProbeContext,
   schema,
   signing,
+  webhooksBacklog,
 } from './probes.ts';
 
 type Capability = 'ok' | 'degraded' | 'unavailable';
@@ -31,24 +32,28 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
   if (!(await databaseUp(ctx))) return down;
   // Each probe on its own: on a schema that is behind, the tables a probe reads may not exist yet,
   // and that makes its capability unavailable, not the database.
-  const [schemaResult, signingResult, skewResult, outboxResult, jobsResult] = await Promise.allSettled([
-    schema(ctx),
-    signing(ctx),
-    clockSkewMs(ctx),
-    outboxBacklog(ctx),
-    jobsBacklog(ctx),
-  ]);
+  const [schemaResult, signingResult, skewResult, outboxResult, jobsResult, webhooksResult] =
+    await Promise.allSettled([
+      schema(ctx),
+      signing(ctx),
+      clockSkewMs(ctx),
+      outboxBacklog(ctx),
+      jobsBacklog(ctx),
+      webhooksBacklog(ctx),
+    ]);
   const schemaState = settled(schemaResult);
   if (!schemaState) return down;
   const signingHealth = settled(signingResult);
   const skew = settled(skewResult);
   const outboxAge = settled(outboxResult);
   const jobsAge = settled(jobsResult);
+  const webhooksAge = settled(webhooksResult);
   const capabilities: Record<string, Capability> = {
     database: 'ok',
     schema: schemaState.current ? 'ok' : 'degraded',
     signing: signingHealth === null || signingHealth.realmsMissing > 0 ? 'unavailable' : 'ok',
     outbox: backlogCapability(outboxAge),
+    webhooks: backlogCapability(webhooksAge),
     jobs: backlogCapability(jobsAge),
   };
   const allOk = Object.values(capabilities).every((c) => c === 'ok');
@@ -59,6 +64,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
     capabilities,
     backlog_oldest_seconds: {
       ...(outboxAge === null ? {} : { outbox: outboxAge }),
+      ...(webhooksAge === null ? {} : { webhooks: webhooksAge }),
       ...(jobsAge === null ? {} : { jobs: jobsAge }),
     },
     ...(skew === null ? {} : { clock_skew_ms: skew }),

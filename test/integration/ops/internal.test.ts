@@ -227,6 +227,7 @@ describe('ops › internal listener › status', () => {
       schema: 'ok',
       signing: 'ok',
       outbox: 'ok',
+      webhooks: 'ok',
       jobs: 'ok',
     });
     assert.equal(typeof body.clock_skew_ms, 'number');
@@ -237,6 +238,7 @@ describe('ops › internal listener › status', () => {
     assert.equal(body.schema, undefined, 'a current schema is not reported as behind');
     assert.equal(typeof (body.backlog_oldest_seconds as { outbox: unknown }).outbox, 'number');
     assert.equal((body.backlog_oldest_seconds as { jobs: unknown }).jobs, 0);
+    assert.equal((body.backlog_oldest_seconds as { webhooks: unknown }).webhooks, 0);
   });
 
   test('case=status reports the clock skew of the server clock', async (t) => {
