@@ -58,7 +58,15 @@ export async function startReceiver(t: TestContext): Promise<Receiver> {
 }
 
 /** Host names the tests use; a test may point one elsewhere (a later, private resolution). */
-export function resolverTable(): { table: Record<string, string[]>; resolver: Resolver } {
+export interface ResolverHold {
+  /** While set, every resolution waits for it (a slow DNS answer during validation). */
+  until: Promise<void> | null;
+  /** Called when a resolution starts waiting. */
+  waiting?: () => void;
+}
+
+export function resolverTable(): { table: Record<string, string[]>; resolver: Resolver; hold: ResolverHold } {
+  const hold: ResolverHold = { until: null };
   const table: Record<string, string[]> = {
     'receiver.test': ['127.0.0.1'],
     'public.test': ['93.184.216.34'],
@@ -66,11 +74,15 @@ export function resolverTable(): { table: Record<string, string[]>; resolver: Re
     'nat64.test': ['64:ff9b::7f00:1'],
   };
   const resolver: Resolver = async (host) => {
+    if (hold.until) {
+      hold.waiting?.();
+      await hold.until;
+    }
     const list = table[host];
     if (!list) throw Object.assign(new Error(`no such host ${host}`), { code: 'ENOTFOUND' });
     return list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
   };
-  return { table, resolver };
+  return { table, resolver, hold };
 }
 
 export interface WebhookSetup {
@@ -79,12 +91,13 @@ export interface WebhookSetup {
   admin: ApiCallerKit;
   receiver: Receiver;
   table: Record<string, string[]>;
+  hold: ResolverHold;
   outcomes: string[];
   deps: WebhookDeliveryDeps;
 }
 
 export async function setup(t: TestContext, overrides: Record<string, unknown> = {}): Promise<WebhookSetup> {
-  const { table, resolver } = resolverTable();
+  const { table, resolver, hold } = resolverTable();
   const h = await startHarness(t, {
     resolver,
     overrides: { 'delivery.egress_allowlist': '127.0.0.1/32', ...overrides },
@@ -105,7 +118,7 @@ export async function setup(t: TestContext, overrides: Record<string, unknown> =
       outcomes.push(o);
     },
   };
-  return { h, realm, admin, receiver, table, outcomes, deps };
+  return { h, realm, admin, receiver, table, hold, outcomes, deps };
 }
 
 export async function json(res: Response): Promise<Json> {
