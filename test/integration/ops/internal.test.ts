@@ -88,6 +88,9 @@ describe('ops › internal listener › liveness and metrics', () => {
     assert.ok((sampleValue(text, 'service_outbox_oldest_pending_seconds') ?? -1) >= 0);
     assert.equal(familyType(text, 'service_jobs_oldest_queued_seconds'), 'gauge');
     assert.equal(sampleValue(text, 'service_jobs_oldest_queued_seconds'), 0);
+    assert.equal(familyType(text, 'service_webhook_oldest_due_seconds'), 'gauge');
+    assert.equal(sampleValue(text, 'service_webhook_oldest_due_seconds'), 0);
+    assert.equal(familyType(text, 'service_delivery_total'), 'counter');
 
     // promtool does not catch repeated series (STACK.md 4.3), so this check is ours.
     assert.deepEqual(duplicateSeries(text), []);

@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
+import { TASKS } from '../../../src/main/worker/tasks.ts';
+import { startWorker } from '../../../src/main/worker/worker.ts';
 import { claimDueDeliveries } from '../../../src/webhooks/deliveries.repo.ts';
 import { secretAad } from '../../../src/webhooks/subscriptions.service.ts';
 import { signOne } from '../../../src/webhooks/webhook-signature.ts';
@@ -365,5 +367,38 @@ describe('webhooks › delivery', () => {
     s.h.clock.advance(61_000);
     await deliver(s);
     assert.equal(s.receiver.received.length, 1);
+  });
+
+  test('case=the worker runs dispatch and delivery as tasks and counts attempts; a late backlog degrades /status', async (t) => {
+    const s = await setup(t);
+    await subscribe(s);
+    const worker = startWorker(s.h.ctx, { autostart: false });
+    t.after(() => worker.stop());
+    const task = (name: string) => {
+      const found = TASKS.find((x) => x.name === name);
+      if (!found) throw new Error(`no task ${name}`);
+      return found;
+    };
+    await emit(s, 'user.created', userCreated(12));
+    await worker.scheduler.runOnce(task('outbox.dispatch'));
+    await worker.scheduler.runOnce(task('webhooks.deliver'));
+    assert.equal(s.receiver.received.length, 1);
+    const metrics = await (await s.h.internal('/metrics')).text();
+    assert.match(metrics, /^service_delivery_total\{channel="webhook",outcome="delivered"\} 1$/m);
+
+    // A delivery due for more than 300 seconds degrades the webhooks capability.
+    s.receiver.answer = (_req, res) => {
+      res.statusCode = 500;
+      res.end();
+    };
+    await emit(s, 'user.created', userCreated(13));
+    await worker.scheduler.runOnce(task('outbox.dispatch'));
+    s.h.clock.advance(301_000);
+    const status = (await (await s.h.internal('/status')).json()) as Json;
+    assert.equal((status.capabilities as Json).webhooks, 'degraded');
+    assert.ok(Number((status.backlog_oldest_seconds as Json).webhooks) >= 301);
+    const gauge = await (await s.h.internal('/metrics')).text();
+    const age = Number(/^service_webhook_oldest_due_seconds (\d+)$/m.exec(gauge)?.[1]);
+    assert.ok(age >= 301, `gauge ${age}`);
   });
 });
