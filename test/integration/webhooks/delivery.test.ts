@@ -401,4 +401,29 @@ describe('webhooks › delivery', () => {
     const age = Number(/^service_webhook_oldest_due_seconds (\d+)$/m.exec(gauge)?.[1]);
     assert.ok(age >= 301, `gauge ${age}`);
   });
+
+  test('case=deleting an organization disables its subscriptions; they never receive its organization.deleted', async (t) => {
+    const s = await setup(t);
+    const created = await s.admin.call('POST', '/organizations', {
+      slug: 'acme-hooks',
+      display_name: 'Acme',
+    });
+    assert.equal(created.status, 201);
+    const org = await json(created);
+    const scoped = await subscribe(s, {
+      event_types: ['organization.deleted'],
+      organization_id: org.id,
+      destination_url: s.receiver.url('/scoped'),
+    });
+    const realmWide = await subscribe(s, {
+      event_types: ['organization.deleted'],
+      destination_url: s.receiver.url('/realm'),
+    });
+    await dispatch(s);
+    assert.equal((await s.admin.call('DELETE', `/organizations/${org.id}`)).status, 202);
+    await dispatch(s);
+    assert.equal((await deliveriesOf(s, String(scoped.id))).length, 0);
+    assert.equal((await deliveriesOf(s, String(realmWide.id))).length, 1);
+    assert.equal((await json(await s.admin.call('GET', `/webhooks/${scoped.id}`))).state, 'disabled');
+  });
 });
