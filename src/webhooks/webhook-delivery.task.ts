@@ -127,6 +127,21 @@ export async function attemptDelivery(
   return outcome;
 }
 
+async function failAttempt(deps: WebhookDeliveryDeps, holder: string, d: DeliveryRow): Promise<string> {
+  const at = deps.clock.now();
+  const end = afterAttempt('network_error', d.attempts, deps.webhookMaxAttempts, at);
+  const ok = await endAttempt(deps.db, d, holder, {
+    state: end.state,
+    nextAttemptAt: end.nextAttemptAt,
+    status: null,
+    category: 'network_error',
+    at,
+  });
+  const outcome = ok ? end.state : 'lease_lost';
+  deps.deliveryEnded?.(outcome);
+  return outcome;
+}
+
 /** Claims due deliveries and attempts them, a few at a time, until none is due or `max` ran. */
 export async function deliverDue(
   deps: WebhookDeliveryDeps,
@@ -140,10 +155,11 @@ export async function deliverDue(
   for (let i = 0; i < claimed.length; i += PARALLEL) {
     const ends = await Promise.all(
       claimed.slice(i, i + PARALLEL).map((d) =>
-        attemptDelivery(deps, holder, d).catch((err: unknown) => {
-          // The lease lapses and another run retries it; nothing of the secret is logged.
-          deps.log?.warn({ delivery: d.id, err: String(err) }, 'webhook attempt failed before it ended');
-          return 'error';
+        attemptDelivery(deps, holder, d).catch(async (err: unknown) => {
+          // E.g. a secret sealed under a root key version no longer configured. The attempt counts
+          // as failed, so backoff and the dead letter still apply; nothing of the secret is logged.
+          deps.log?.warn({ delivery: d.id, err: String(err) }, 'webhook attempt failed before it was sent');
+          return failAttempt(deps, holder, d).catch(() => 'error');
         }),
       ),
     );

@@ -426,4 +426,24 @@ describe('webhooks › delivery', () => {
     assert.equal((await deliveriesOf(s, String(realmWide.id))).length, 1);
     assert.equal((await json(await s.admin.call('GET', `/webhooks/${scoped.id}`))).state, 'disabled');
   });
+
+  test('case=a secret that no longer opens fails the attempt, which then backs off like any failure', async (t) => {
+    const s = await setup(t, { 'delivery.webhook_max_attempts': 2 });
+    const sub = await subscribe(s);
+    await s.h.ctx.db.query(
+      "update webhook_subscriptions set secret_sealed = 'pa1.9.AAAA.AAAA' where id = $1",
+      [sub.id],
+    );
+    await emit(s, 'user.created', userCreated(14));
+    await dispatch(s);
+    await deliver(s);
+    let [d] = await deliveriesOf(s, String(sub.id));
+    assert.equal(d?.state, 'retrying');
+    assert.equal(d?.last_category, 'network_error');
+    s.h.clock.advance(13_000);
+    await deliver(s);
+    [d] = await deliveriesOf(s, String(sub.id));
+    assert.equal(d?.state, 'dead_letter');
+    assert.equal(s.receiver.received.length, 0);
+  });
 });
