@@ -28,7 +28,9 @@ export type IdPrefix =
   | 'grp'
   | 'prj'
   | 'otr'
-  | 'sgr';
+  | 'sgr'
+  | 'aub'
+  | 'alh';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
