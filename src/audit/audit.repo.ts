@@ -9,8 +9,9 @@ export async function recordAudit(tx: Tx, e: AuditEntry, occurredAt: Date): Prom
   const id = newId('aud', occurredAt.getTime());
   await tx.query(
     `insert into audit_events (id, realm_id, occurred_at, type, category, outcome, actor_type, actor_id,
-       subject_type, subject_id, target_type, target_id, org_id, correlation_id, signal, reason, data)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+       subject_type, subject_id, target_type, target_id, org_id, correlation_id, signal, reason, data,
+       corrects_event_id)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
     [
       id,
       e.realmId,
@@ -29,6 +30,7 @@ export async function recordAudit(tx: Tx, e: AuditEntry, occurredAt: Date): Prom
       e.signal ?? null,
       e.reason ?? null,
       JSON.stringify(e.data ?? {}),
+      e.correctsEventId ?? null,
     ],
   );
   if (e.signal && e.realmId) {

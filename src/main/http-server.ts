@@ -1,6 +1,7 @@
 // The public and internal listeners of one server process, and their graceful shutdown.
 import type { FastifyInstance } from 'fastify';
 import { registerCors } from '../api/protocol-cors.ts';
+import { registerAuditRoutes } from '../audit/audit.routes.ts';
 import { registerClientRoutes } from '../clients/clients.routes.ts';
 import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
@@ -94,6 +95,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerServicePrincipalRoutes(app, ctx);
   registerOrganizationRoutes(app, ctx);
   registerJobRoutes(app, ctx);
+  registerAuditRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);
   registerDecisionRoutes(app, ctx);
   registerRelationshipRoutes(app, ctx);
