@@ -156,7 +156,7 @@ describe('audit API › legal holds', () => {
       added.map((e) => e.event_type),
       ['security.alert'],
     );
-    assert.equal((added[0]?.data as Body).event_type, 'audit.legal_hold.released');
+    assert.equal((added[0]?.data as Body)?.event_type, 'audit.legal_hold.released');
     assert.equal((await audits(h, realm, 'audit.legal_hold.placed')).length, 2);
 
     const list: Body = await (await admin.call('GET', '/audit-legal-holds')).json();
