@@ -3,7 +3,19 @@
 import { addEvent } from '../events/index.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
-import type { AuditEntry } from './audit.types.ts';
+import type { AuditEntry, SecuritySignal } from './audit.types.ts';
+
+type SignalListener = (signal: SecuritySignal) => void;
+const signalListeners = new Set<SignalListener>();
+
+/**
+ * Called with each security.alert written (service_security_signals_total). The process wires its
+ * metrics here once (main/context.ts); returns the function that unwires it.
+ */
+export function onSecuritySignal(listener: SignalListener): () => void {
+  signalListeners.add(listener);
+  return () => signalListeners.delete(listener);
+}
 
 export async function recordAudit(tx: Tx, e: AuditEntry, occurredAt: Date): Promise<string> {
   const id = newId('aud', occurredAt.getTime());
@@ -49,6 +61,7 @@ export async function recordAudit(tx: Tx, e: AuditEntry, occurredAt: Date): Prom
         ...(e.subject ? { subject_type: e.subject.type, subject_id: e.subject.id } : {}),
       },
     });
+    for (const listener of signalListeners) listener(e.signal);
   }
   return id;
 }

@@ -3,7 +3,7 @@
 // retention rules for the worker.
 // Other folders reach this context's tables through this file, never through its *.repo.ts files
 // (docs/architecture.md, import rules).
-export { recordAudit } from './audit.repo.ts';
+export { onSecuritySignal, recordAudit } from './audit.repo.ts';
 export { archiveAudit } from './audit-archive.task.ts';
 export { pruneBatchEvents, retentionCandidates, retentionEvents } from './audit-retention.repo.ts';
 export {

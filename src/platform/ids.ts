@@ -30,7 +30,8 @@ export type IdPrefix =
   | 'otr'
   | 'sgr'
   | 'aub'
-  | 'alh';
+  | 'alh'
+  | 'run';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
