@@ -94,7 +94,8 @@ export const EVENT_CATALOG: { readonly [T in EventType]: CatalogEntry<T> } = {
     orgId: 'never',
     data: ['user_id', 'created_via'],
     standardOnly: ['created_via'],
-    emittedBy: 'POST /users, registration, invitation acceptance creating an account, bootstrap',
+    emittedBy:
+      'POST /users; identity-cli bootstrap (registration, invitation sign-up, federation and import are not built yet)',
   },
   'user.signed_in': {
     orgId: 'if_organization_selected',
@@ -149,7 +150,7 @@ export const EVENT_CATALOG: { readonly [T in EventType]: CatalogEntry<T> } = {
     data: ['user_id', 'session_id', 'reason'],
     standardOnly: [],
     emittedBy:
-      'logout, DELETE /me/sessions/{id}, POST /users/{user}/revoke-sessions, account-wide revocation',
+      'logout, DELETE /me/sessions/{id}, POST /users/{user}/revoke-sessions (account-wide revocation), a password change that ends sessions',
   },
   'security.refresh_reuse_detected': {
     orgId: 'if_grant_organization_bound',
@@ -161,7 +162,7 @@ export const EVENT_CATALOG: { readonly [T in EventType]: CatalogEntry<T> } = {
     orgId: 'never',
     data: ['user_id'],
     standardOnly: [],
-    emittedBy: 'POST /users/{user}/password/compromised',
+    emittedBy: 'POST /users/{user}/credentials/password/compromised',
   },
   'security.alert': {
     orgId: 'when_the_audit_event_has_one',
@@ -203,25 +204,26 @@ export const EVENT_CATALOG: { readonly [T in EventType]: CatalogEntry<T> } = {
     orgId: 'always',
     data: ['user_id', 'membership_id', 'source'],
     standardOnly: ['source'],
-    emittedBy: 'POST /organizations/{org}/members, invitation accepted',
+    emittedBy:
+      'POST /organizations/{org}/members, POST /organizations (the creator as owner), invitation accepted',
   },
   'organization.membership.removed': {
     orgId: 'always',
     data: ['user_id', 'membership_id', 'authorization_revision'],
     standardOnly: [],
-    emittedBy: 'DELETE /organizations/{org}/members/{user}, leaving, organization deletion',
+    emittedBy: 'DELETE /organizations/{org}/members/{membership}',
   },
   'organization.membership.suspended': {
     orgId: 'always',
     data: ['user_id', 'membership_id', 'authorization_revision'],
     standardOnly: [],
-    emittedBy: 'membership suspended by an administrator',
+    emittedBy: 'POST /organizations/{org}/members/{membership}/suspend',
   },
   'organization.membership.reactivated': {
     orgId: 'always',
     data: ['user_id', 'membership_id', 'authorization_revision'],
     standardOnly: [],
-    emittedBy: 'membership reactivated by an administrator',
+    emittedBy: 'POST /organizations/{org}/members/{membership}/reactivate',
   },
   'organization.invitation.created': {
     orgId: 'always',
@@ -233,7 +235,7 @@ export const EVENT_CATALOG: { readonly [T in EventType]: CatalogEntry<T> } = {
     orgId: 'always',
     data: ['join_request_id'],
     standardOnly: [],
-    emittedBy: 'a join request filed',
+    emittedBy: 'POST /me/join-requests',
   },
   'authorization.role.assigned': {
     orgId: 'if_organization_scoped',
@@ -251,7 +253,7 @@ export const EVENT_CATALOG: { readonly [T in EventType]: CatalogEntry<T> } = {
     orgId: 'never',
     data: ['client_ref', 'state'],
     standardOnly: [],
-    emittedBy: 'client suspended, reactivated or decommissioned',
+    emittedBy: 'POST /clients/{client}/disable and /enable (suspended, reactivated)',
   },
   'service_principal.state_changed': {
     orgId: 'never',
