@@ -250,5 +250,10 @@ describe('audit API › activity events', () => {
     assert.deepEqual(a?.data, { activity: 'invoice.approved', details: { amount: 3 } });
     assert.equal((await admin.call('POST', '/activity-events', { activity: 'Bad Name!' })).status, 400);
     assert.equal((await events(h, realm, 'activity.reported')).length, 0, 'no outbox event');
+    // An account-audience token is not an administration caller.
+    const account = await apiCaller(h, realm, { audience: 'account' });
+    const refused = await account.call('POST', '/activity-events', { activity: 'invoice.approved' });
+    assert.ok(refused.status === 401 || refused.status === 403, String(refused.status));
+    assert.equal((await audits(h, realm, 'activity.reported')).length, 1);
   });
 });
