@@ -1,8 +1,8 @@
 // identity-cli realm set-login-ui NAME URL: where the realm's authorization endpoint sends browsers
 // (realm policy interaction.login_ui_url), until the settings API arrives.
 import { OPERATOR_ACTOR } from '../../../audit/audit.types.ts';
-import { findRealmByName } from '../../../realms/index.ts';
-import { updatePolicy } from '../../../realms/policy.service.ts';
+import { systemCall } from '../../../kernel/call.ts';
+import { changePolicy, findRealmByName, policyRulesOf } from '../../../realms/index.ts';
 import { CONFIG_FLAG, parseFlags, withCliContext } from '../cli-context.ts';
 import { CliError } from '../cli-error.ts';
 
@@ -32,13 +32,11 @@ export async function realmSetLoginUi(argv: string[]): Promise<unknown> {
     if (ctx.config.environment === 'production' && !url.startsWith('https:')) {
       throw new CliError('in production the login UI must be served over https');
     }
-    const revision = await updatePolicy(
+    const { revision } = await changePolicy(
       ctx.db,
-      realm.id,
-      { interaction: { login_ui_url: url } },
-      OPERATOR_ACTOR,
-      'login UI set with identity-cli',
-      ctx.clock.now(),
+      systemCall(realm.id, ctx.clock.now(), OPERATOR_ACTOR),
+      { patch: { interaction: { login_ui_url: url } }, reason: 'login UI set with identity-cli' },
+      policyRulesOf(ctx.config),
     );
     return { realm: realm.name, policy_revision: revision, login_ui_url: url };
   });
