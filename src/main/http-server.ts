@@ -19,6 +19,7 @@ import { registerOrganizationRoutes } from '../organizations/organizations.route
 import { parseListen } from '../platform/config/load.ts';
 import { buildEdge } from '../platform/http/app.ts';
 import { registerProjectRoutes } from '../projects/projects.routes.ts';
+import { registerSettingsRoutes } from '../realms/settings.routes.ts';
 import { registerRelationshipRoutes } from '../relationships/relationships.routes.ts';
 import { registerResourceRoutes } from '../resources/resources.routes.ts';
 import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
@@ -78,6 +79,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerAuthorize(app, ctx);
   registerClientRoutes(app, ctx);
   registerResourceRoutes(app, ctx);
+  registerSettingsRoutes(app, ctx);
   registerTokenEndpoint(app, ctx);
   registerIntrospect(app, ctx);
   registerRevoke(app, ctx);

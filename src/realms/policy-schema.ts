@@ -170,7 +170,7 @@ export const POLICY_SCHEMA: Record<string, PolicyNode> = {
     remember_me_days: int(1, 90),
   }),
   interaction: obj({
-    login_ui_url: str(2048, urlProblem),
+    login_ui_url: str(2048, urlProblem, 0),
     terms_version: str(64, plain),
   }),
   impersonation: obj({
