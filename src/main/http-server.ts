@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { registerCors } from '../api/protocol-cors.ts';
 import { registerClientRoutes } from '../clients/clients.routes.ts';
+import { registerConfigurationRoutes } from '../configuration/configuration.routes.ts';
 import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
@@ -80,6 +81,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerClientRoutes(app, ctx);
   registerResourceRoutes(app, ctx);
   registerSettingsRoutes(app, ctx);
+  registerConfigurationRoutes(app, ctx);
   registerTokenEndpoint(app, ctx);
   registerIntrospect(app, ctx);
   registerRevoke(app, ctx);
