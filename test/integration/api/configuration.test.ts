@@ -7,6 +7,7 @@ import { importConfiguration } from '../../../src/configuration/config-import.ts
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { REALM_PERMISSIONS } from '../../../src/roles/permissions.ts';
 import { type ApiCallerKit, apiCaller, assignRoles } from '../../harness/api-kit.ts';
+import { ORDERS, sampleDocument } from '../../harness/config-kit.ts';
 import { type Harness, startHarness } from '../../harness/harness.ts';
 
 type Json = Record<string, unknown>;
@@ -20,38 +21,6 @@ async function setup(t: Ctx) {
 }
 
 const json = async (res: Response) => (await res.json()) as Json;
-
-export const ORDERS = 'https://orders.example.com/api';
-
-/** A document with one of everything. */
-export const sampleDocument = (extra: Json = {}): Json => ({
-  format: 'service.realm-config.v1',
-  policy: { mfa: { requirement: 'required' }, data_access: { log_identity_reads: true } },
-  expected_policy_revision: 0,
-  resources: [
-    {
-      name: 'Orders',
-      audience: ORDERS,
-      scopes: [{ name: 'orders:read' }, { name: 'orders:write', sensitivity: 'high' }],
-    },
-  ],
-  clients: [
-    {
-      client_id: 'shop-web',
-      name: 'Shop',
-      type: 'web',
-      redirect_uris: ['https://shop.example.com/callback'],
-    },
-    { client_id: 'billing', name: 'Billing', type: 'service' },
-  ],
-  permissions: [{ name: 'orders.refund', description: 'Refund an order' }, { name: 'realm.users.read' }],
-  roles: [{ name: 'refunder', permissions: ['orders.refund'] }],
-  client_resource_grants: {
-    'shop-web': { [ORDERS]: ['orders:read'], 'builtin:userinfo': { scopes: ['openid', 'email'] } },
-    billing: { [ORDERS]: { scopes: ['orders:read', 'orders:write'], subject_types: ['service_principal'] } },
-  },
-  ...extra,
-});
 
 const errorsOf = (plan: Json) =>
   (plan.errors as { path: string; code: string }[]).map((e) => `${e.path}:${e.code}`);
