@@ -93,7 +93,26 @@ const sameSet = (a: readonly string[], b: readonly string[]) => {
   const sb = new Set(b);
   return sa.size === sb.size && [...sa].every((x) => sb.has(x));
 };
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+/** JSON with object members in sorted order: stored JSON (jsonb) does not keep member order. */
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (typeof v !== 'object' || v === null) return v;
+  const o = v as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => [k, canonical(o[k])]),
+  );
+}
+const same = (a: unknown, b: unknown) => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+
+/** A scope as the resource API stores it, whichever way it was written. */
+const scopeForm = (s: ResourceDefinition['scopes'][number]) => ({
+  ...s,
+  requiredPermissions: s.requiredPermissions ?? [],
+  sensitivity: s.sensitivity ?? 'normal',
+});
 
 /** A stored resource with the document's given members over it (Import semantics 2). */
 export function mergedResource(current: ResourceDefinition, r: DocResource): ResourceInput {
@@ -117,14 +136,14 @@ export function mergedResource(current: ResourceDefinition, r: DocResource): Res
 
 const resourceDiffers = (current: ResourceDefinition, next: ResourceInput) =>
   !same(
-    { ...next, audience: current.audience },
+    { ...next, audience: current.audience, scopes: next.scopes.map(scopeForm) },
     {
       name: current.name,
       audience: current.audience,
       verificationMode: current.verificationMode,
       tokenFormat: current.tokenFormat,
       accessTokenTtlSeconds: current.accessTokenTtlSeconds,
-      scopes: current.scopes,
+      scopes: current.scopes.map(scopeForm),
       requiresOrganization: current.requiresOrganization,
       impersonationEnabled: current.impersonationEnabled,
       impersonationPolicy: current.impersonationPolicy,

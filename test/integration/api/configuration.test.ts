@@ -181,6 +181,8 @@ describe('configuration › import', () => {
     );
     assert.equal(again.applied, true);
     assert.equal((again.policy as Json).action, 'unchanged');
+    for (const kind of ['resources', 'clients', 'permissions', 'roles'])
+      assert.deepEqual((again[kind] as Json).differs, [], `${kind} read back as the document wrote them`);
     assert.deepEqual((again.resources as Json).unchanged, [ORDERS]);
     assert.deepEqual((again.clients as Json).unchanged, ['shop-web', 'billing']);
     assert.deepEqual((again.roles as Json).unchanged, ['refunder']);
