@@ -32,6 +32,7 @@ commands:
                                                revoke and delete the stored admin token
   config validate FILE [--reconcile]           print the plan of a configuration document
   config import FILE [--dry-run] [--reconcile] import a configuration document (exit 1 on errors)
+  config export [--out FILE]                   the realm's configuration document (export job)
   generate-root-key                            print a new random root key
   doctor                                       print non-secret fingerprints of the key hierarchy
 

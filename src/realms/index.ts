@@ -27,4 +27,4 @@ export {
 } from './policy-check.ts';
 export { defaultRealmPolicy } from './policy-defaults.ts';
 export type { RealmRow } from './realm.repo.ts';
-export { findRealmByName, insertRealm, RealmExistsError } from './realm.repo.ts';
+export { findRealmById, findRealmByName, insertRealm, RealmExistsError } from './realm.repo.ts';

@@ -1,4 +1,5 @@
 // The worker's periodic tasks: name, interval, function (STYLE.md section 7).
+import { type ConfigExportDeps, configExportJob } from '../../configuration/config-export.job.ts';
 import { cleanupOutbox, dispatchOutbox } from '../../events/outbox-dispatch.task.ts';
 import { type JobRunnerDeps, type JobType, purgeJobResults, runJobsTask } from '../../jobs/index.ts';
 import type { Task } from '../../kernel/task.ts';
@@ -9,13 +10,13 @@ import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
 import { cleanupSignin } from '../../signin/signin-cleanup.task.ts';
 import { WORKER_ID } from './scheduler.ts';
 
-export type WorkerDeps = KeyLifecycleDeps & JobRunnerDeps & { sessionRetentionMs: number };
+export type WorkerDeps = KeyLifecycleDeps & JobRunnerDeps & ConfigExportDeps & { sessionRetentionMs: number };
 
 /**
  * The job types the worker runs (docs/jobs.md), each declared beside the context it works on in a
  * `*.job.ts` file. Adding a type is one entry here, its file, and the route that queues it.
  */
-export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [organizationDeleteJob];
+export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [organizationDeleteJob, configExportJob];
 
 export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'keys.lifecycle', intervalMs: 60_000, run: runKeyLifecycle },

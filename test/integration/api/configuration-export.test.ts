@@ -4,6 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { exportConfiguration } from '../../../src/configuration/config-export.ts';
+import { JobRunner } from '../../../src/jobs/index.ts';
+import { JOB_TYPES } from '../../../src/main/worker/tasks.ts';
+import { workerDeps } from '../../../src/main/worker/worker.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { ORDERS, sampleDocument } from '../../harness/config-kit.ts';
@@ -86,4 +89,47 @@ test('case=round trip across two realms gives the same document', async (t) => {
   const { realm: _a, ...restFirst } = first;
   const { realm: _b, ...restSecond } = second;
   assert.equal(JSON.stringify(restSecond), JSON.stringify(restFirst));
+});
+
+test('case=POST /configuration/exports runs the config.export job; its file is the configuration document', async (t) => {
+  const h = await startHarness(t);
+  const realm = await h.createRealm();
+  const admin = await apiCaller(h, realm);
+  assert.equal((await admin.call('POST', '/configuration/imports', sampleDocument())).status, 200);
+
+  const started = await admin.call('POST', '/configuration/exports', undefined, {
+    'idempotency-key': 'export-1',
+  });
+  assert.equal(started.status, 202);
+  const { job_id: jobId } = (await started.json()) as { job_id: string };
+  assert.match(jobId, /^job_/);
+  const again = await admin.call('POST', '/configuration/exports', undefined, {
+    'idempotency-key': 'export-1',
+  });
+  assert.deepEqual(await again.json(), { job_id: jobId }, 'a repeated Idempotency-Key answers the same job');
+
+  const runner = new JobRunner(workerDeps(h.ctx), JOB_TYPES, { holder: 'test-worker' });
+  assert.equal(await runner.runNext(), 'succeeded');
+  const job = (await (await admin.call('GET', `/jobs/${jobId}`)).json()) as Json;
+  assert.equal(job.state, 'succeeded');
+  assert.equal((job.result as Json).content_type, 'application/json');
+
+  const grant = (await (await admin.call('POST', `/jobs/${jobId}/downloads`)).json()) as Json;
+  const file = await admin.call('POST', '/job-downloads', { download_token: grant.download_token });
+  assert.equal(file.status, 200);
+  assert.equal(file.headers.get('content-disposition'), 'attachment; filename="export.json"');
+  const downloaded = (await file.json()) as Json;
+  assert.deepEqual(downloaded, JSON.parse(JSON.stringify(await exportOf(h, realm))));
+  // What was exported is what validate accepts without errors.
+  const plan = (await (await admin.call('POST', '/configuration/validate', downloaded)).json()) as Json;
+  assert.deepEqual(plan.errors, []);
+});
+
+test('case=POST /configuration/exports needs realm.configuration.export', async (t) => {
+  const h = await startHarness(t);
+  const realm = await h.createRealm();
+  const viewer = await apiCaller(h, realm, { roles: [] });
+  const refused = await viewer.call('POST', '/configuration/exports');
+  assert.equal(refused.status, 403);
+  assert.equal(((await refused.json()) as Json).code, 'forbidden');
 });

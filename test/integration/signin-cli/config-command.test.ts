@@ -2,10 +2,14 @@
 // processes with the sign-in `identity-cli login` stored, against a running server, so policy
 // changes go through the settings API and nothing needs the server stopped.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { exportConfiguration } from '../../../src/configuration/config-export.ts';
+import { JobRunner } from '../../../src/jobs/index.ts';
+import { JOB_TYPES } from '../../../src/main/worker/tasks.ts';
+import { workerDeps } from '../../../src/main/worker/worker.ts';
 import { findRealmByName } from '../../../src/realms/index.ts';
 import { loggedIn, parse, tempDir } from '../../harness/cli-operator-kit.ts';
 import { ORDERS, sampleDocument } from '../../harness/config-kit.ts';
@@ -125,4 +129,36 @@ describe('identity-cli config and policy commands', () => {
     const rows = await h.ctx.db.query('select 1 from realm_policy_revisions where realm_id = $1', [realm.id]);
     assert.equal(rows.rowCount, 1);
   });
+  test(
+    'case=config export waits for the export job and writes the document validate accepts',
+    LIMIT,
+    async (t) => {
+      const op = await loggedIn(t);
+      const dir = dirname(op.file);
+      const seeded = join(dir, 'realm.json');
+      writeFileSync(seeded, JSON.stringify(sampleDocument()));
+      assert.equal((await op.cli(['config', 'import', seeded])).code, 0);
+
+      // The worker's part, played by this process while the command polls.
+      const runner = new JobRunner(workerDeps(op.h.ctx), JOB_TYPES, { holder: 'cli-test-worker' });
+      let stop = false;
+      const working = (async () => {
+        while (!stop) if ((await runner.runNext()) === null) await sleep(100);
+      })();
+      t.after(async () => {
+        stop = true;
+        await working;
+      });
+
+      const out = join(dir, 'exported.json');
+      const exported = await op.cli(['config', 'export', '--out', out]);
+      assert.equal(exported.code, 0, exported.stderr);
+      assert.match(exported.stderr, /written to/);
+      const document = JSON.parse(readFileSync(out, 'utf8'));
+      assert.equal(document.format, 'service.realm-config.v1');
+      assert.ok(document.resources.some((r: { audience: string }) => r.audience === ORDERS));
+      const valid = await op.cli(['config', 'validate', out]);
+      assert.equal(valid.code, 0, valid.stdout + valid.stderr);
+    },
+  );
 });

@@ -6,11 +6,14 @@ import { readFileSync } from 'node:fs';
 import { parseFlags } from '../../../platform/cli/flags.ts';
 import { adminRequest, problemSummary, requireSignIn, responseBody } from '../admin-api.ts';
 import { CliError } from '../cli-error.ts';
+import { serverFlag } from '../configured-server.ts';
+import { configExport, EXPORT_USAGE } from './config-export.ts';
 
 const USAGE = `usage: identity-cli config validate FILE [--reconcile] [--json] [--realm NAME] [--server URL] [--credentials FILE]
        identity-cli config import FILE [--dry-run] [--reconcile] [--expected-policy-revision N] [--json]
                                        [--realm NAME] [--server URL] [--credentials FILE]
-FILE may be - for standard input`;
+FILE may be - for standard input; every form takes --config FILE
+${EXPORT_USAGE.replace('usage: ', '       ')}`;
 
 type Json = Record<string, unknown>;
 
@@ -82,6 +85,7 @@ export function formatPlan(plan: Json, heading: string): string {
 
 export async function config(argv: string[]): Promise<unknown> {
   const [sub, ...args] = argv;
+  if (sub === 'export') return configExport(args);
   if (sub !== 'validate' && sub !== 'import') throw new CliError(USAGE);
   const { flags, rest } = parseFlags(args, {
     reconcile: { type: 'bool' },
@@ -91,6 +95,7 @@ export async function config(argv: string[]): Promise<unknown> {
     realm: { type: 'string' },
     server: { type: 'string' },
     credentials: { type: 'string' },
+    config: { type: 'string' },
   });
   const [file, ...extra] = rest;
   if (!file || extra.length > 0) throw new CliError(USAGE);
@@ -102,7 +107,7 @@ export async function config(argv: string[]): Promise<unknown> {
   );
   const signIn = requireSignIn({
     realm: flags.realm as string | undefined,
-    server: flags.server as string | undefined,
+    server: serverFlag(flags),
     credentials: flags.credentials as string | undefined,
   });
   const query = new URLSearchParams();
