@@ -121,8 +121,8 @@ async function jwtCandidate(app: OAuthDeps, realm: RealmRef, token: string): Pro
   const claims: Candidate['claims'] = {
     iss: t.issuer,
     sub: t.subject,
-    // The resource's audience first, as issued, whatever else the token also serves.
-    aud: t.audiences.length > 1 ? [aud, ...t.audiences.filter((a) => a !== aud)] : aud,
+    // As issued: the resource's audience (`aud`), first of an array when the token also serves UserInfo.
+    aud: t.audiences.length > 1 ? t.audiences : aud,
     exp: t.expiresAt,
     iat: t.issuedAt,
     jti: t.tokenId,
