@@ -5,8 +5,10 @@
 // What only a browser enforces is what this proves: CORS answers, the pa_tx cookie travelling on
 // fetch from another origin of the same site, and a page on a refused origin reading nothing.
 //
-// Origins (all on 127.0.0.1, so one site): the server, the app (which also hosts the login
-// page), the API, and a page on an origin the realm does not allow.
+// Origins on 127.0.0.1 (one site): the server, the app (which also hosts the login page), the
+// API, and a page on an origin the realm does not allow. The app's pages under the name
+// localhost stand for a login UI on another site (docs/signin.md): the browser keeps pa_tx from
+// it, and headless mode works from there.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -45,6 +47,26 @@ const IN_PAGE_ATTEMPTS = `async (url) => {
     start: await attempt({ method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }),
   };
 }`;
+
+// Headless mode from a page: start, identify, password, with the continuation token only.
+const IN_PAGE_HEADLESS = `async ({ base, start, password }) => {
+  const post = async (path, body, token) => {
+    const res = await fetch(base + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { 'x-transaction-token': token } : {}) },
+      body: JSON.stringify(body),
+    });
+    return res.json();
+  };
+  const started = await post('', start);
+  const step = (path, body) => post('/' + started.transaction_id + path, body, started.continuation_token);
+  await step('/identify', { identifier: 'alice@example.com' });
+  const done = await step('/password', { password });
+  return { status: done.status, redirect_to: done.redirect_to };
+}`;
+
+/** The same origin under the name localhost: another site than 127.0.0.1 (ports never count). */
+const otherSite = (origin: string) => origin.replace('//127.0.0.1:', '//localhost:');
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
@@ -151,7 +173,8 @@ test('an SPA on another origin signs in through its own login page, refreshes, r
     name: 'Orders SPA',
     type: 'spa',
     redirectUris: [`${spa}/callback.html`],
-    allowedOrigins: [spa],
+    // The app's pages also under the name localhost: another site than the server's 127.0.0.1.
+    allowedOrigins: [spa, otherSite(spa)],
     tokenEndpointAuthMethod: 'none',
   });
   const resource = await seedResource(h, realm, { audience: apiAudience, scopes: ['orders:read'] });
@@ -245,6 +268,45 @@ test('an SPA on another origin signs in through its own login page, refreshes, r
       `fetch(${JSON.stringify(state)}, { credentials: 'include' }).then((r) => r.status)`,
     );
     assert.equal(own, 200);
+    await context.close();
+  });
+
+  await t.test('from another site the cookie stays home, and headless mode still signs in', async () => {
+    const context = await newContext();
+    const page = await context.newPage();
+    await page.goto(`${spa}/`);
+    await page.locator('#sign-in').click();
+    await page.waitForURL((u) => u.origin === spa && u.pathname === '/login.html');
+    await page.locator('#form').waitFor({ state: 'visible' });
+    const login = new URL(page.url());
+    const base = `${h.publicUrl}/api/v1/realms/${realm.name}/auth/transactions`;
+    const state = `${base}/${login.searchParams.get('transaction_id')}`;
+
+    // An allowed origin on another site: CORS lets it read the answer, but the browser keeps the
+    // SameSite cookie from a cross-site request, so the transaction refuses it.
+    const other = await context.newPage();
+    await other.goto(`${otherSite(spa)}/elsewhere.html`);
+    const crossSite = await other.evaluate(
+      `fetch(${JSON.stringify(state)}, { credentials: 'include' }).then(async (r) => [r.status, (await r.json()).detail])`,
+    );
+    assert.deepEqual(crossSite, [403, 'this transaction needs its browser cookie']);
+
+    const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+    const done = (await other.evaluate(
+      `(${IN_PAGE_HEADLESS})(${JSON.stringify({
+        base,
+        start: {
+          client_id: 'orders-spa',
+          redirect_uri: `${spa}/callback.html`,
+          scope: 'openid',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+        },
+        password: PASSWORD,
+      })})`,
+    )) as { status: string; redirect_to: string };
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.ok(new URL(done.redirect_to).searchParams.get('code'), done.redirect_to);
     await context.close();
   });
 });
