@@ -1,6 +1,7 @@
 // The public and internal listeners of one server process, and their graceful shutdown.
 import type { FastifyInstance } from 'fastify';
 import { registerCors } from '../api/protocol-cors.ts';
+import { registerSigninCors } from '../api/signin-cors.ts';
 import { registerClientRoutes } from '../clients/clients.routes.ts';
 import { registerConfigurationRoutes } from '../configuration/configuration.routes.ts';
 import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
@@ -77,6 +78,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
     maxClockSkewMs: ctx.config.observability.maxClockSkewMs,
   });
   registerCors(app, ctx);
+  registerSigninCors(app, ctx);
   registerJwks(app, ctx.keyStore);
   registerSigninRoutes(app, ctx);
   registerAuthorize(app, ctx);
