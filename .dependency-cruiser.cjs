@@ -50,6 +50,7 @@ const TIERS = [
       oauth: ['signin'],
       support: ['oauth'],
       decisions: [],
+      configuration: [],
     },
   },
   { tier: 'edges', folders: { api: [] } },

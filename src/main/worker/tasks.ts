@@ -6,6 +6,7 @@ import {
   sealAudit,
   verifyRecentAudit,
 } from '../../audit/index.ts';
+import { type ConfigExportDeps, configExportJob } from '../../configuration/config-export.job.ts';
 import { cleanupOutbox, dispatchOutbox } from '../../events/outbox-dispatch.task.ts';
 import { type JobRunnerDeps, type JobType, purgeJobResults, runJobsTask } from '../../jobs/index.ts';
 import type { Task } from '../../kernel/task.ts';
@@ -18,7 +19,8 @@ import { cleanupSignin } from '../../signin/signin-cleanup.task.ts';
 import { WORKER_ID } from './scheduler.ts';
 
 export type WorkerDeps = KeyLifecycleDeps &
-  JobRunnerDeps & {
+  JobRunnerDeps &
+  ConfigExportDeps & {
     sessionRetentionMs: number;
     auditRetention: RetentionSettings;
     auditArchiveDir: string | null;
@@ -30,7 +32,7 @@ export type WorkerDeps = KeyLifecycleDeps &
  * The job types the worker runs (docs/jobs.md), each declared beside the context it works on in a
  * `*.job.ts` file. Adding a type is one entry here, its file, and the route that queues it.
  */
-export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [organizationDeleteJob];
+export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [organizationDeleteJob, configExportJob];
 
 export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'keys.lifecycle', intervalMs: 60_000, run: runKeyLifecycle },

@@ -30,6 +30,7 @@ export function workerDeps(ctx: AppContext): WorkerDeps {
     clock: ctx.clock,
     exportRetentionMs: ctx.config.privacy.exportRetentionMs,
     maxJobsPerOrganization: ctx.config.workers.maxJobsPerOrganization,
+    publicOrigin: ctx.config.server.publicOrigin,
   };
 }
 
