@@ -106,7 +106,11 @@ export type AuditType =
   | 'support.grant.redeemed'
   | 'support.handoff.replayed'
   | 'support.access.preference_set'
-  | 'job.result.downloaded';
+  | 'job.result.downloaded'
+  | 'audit.legal_hold.placed'
+  | 'audit.legal_hold.released'
+  | 'audit.event.corrected'
+  | 'activity.reported';
 
 export type AuditCategory =
   | 'configuration'
@@ -129,7 +133,12 @@ export type SecuritySignal =
   | 'privileged_grant'
   | 'factor_recovery'
   | 'impersonation_denied'
-  | 'impersonation_activity';
+  | 'impersonation_activity'
+  | 'cross_tenant_denial'
+  | 'protected_account_signin'
+  | 'authentication_review'
+  | 'audit_write_failed'
+  | 'audit_failure';
 
 /** Someone running identity-cli against the database: known to be an operator, not which one. */
 export const OPERATOR_ACTOR: Actor = { type: 'operator', id: null };
@@ -147,4 +156,6 @@ export interface AuditEntry {
   signal?: SecuritySignal;
   reason?: string;
   data?: Record<string, unknown>;
+  /** A correction names the event it corrects (POST /audit-events/{id}/corrections). */
+  correctsEventId?: string;
 }

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { registerCors } from '../api/protocol-cors.ts';
 import { registerSigninCors } from '../api/signin-cors.ts';
+import { registerAuditRoutes } from '../audit/audit.routes.ts';
 import { registerClientRoutes } from '../clients/clients.routes.ts';
 import { registerConfigurationRoutes } from '../configuration/configuration.routes.ts';
 import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
@@ -100,6 +101,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerServicePrincipalRoutes(app, ctx);
   registerOrganizationRoutes(app, ctx);
   registerJobRoutes(app, ctx);
+  registerAuditRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);
   registerDecisionRoutes(app, ctx);
   registerRelationshipRoutes(app, ctx);

@@ -1,4 +1,5 @@
 // Dependency probes shared by readiness, the operator status object and the scrape-time gauges.
+import { type UnsealedState, unsealedState } from '../audit/index.ts';
 import { oldestPendingSeconds } from '../events/index.ts';
 import { oldestQueuedJobSeconds } from '../jobs/index.ts';
 import type { KeyStore, SigningHealth } from '../keys/key-store.ts';
@@ -60,3 +61,7 @@ export const outboxBacklog = (ctx: ProbeContext): Promise<number> =>
 /** Age in seconds of the oldest due job still queued; 0 when none. */
 export const jobsBacklog = (ctx: ProbeContext): Promise<number> =>
   withDeadline(oldestQueuedJobSeconds(ctx.db, ctx.clock.now()));
+
+/** Audit events not sealed into a batch yet: how many, and the age of the oldest (0 when none). */
+export const auditUnsealed = (ctx: ProbeContext): Promise<UnsealedState> =>
+  withDeadline(unsealedState(ctx.db, ctx.clock.now()));

@@ -1,6 +1,7 @@
 // The operator status object behind GET /status (spec doc 2, "Operator status object"). It lists
 // the capabilities that exist in this release; later ones join as they are built.
 import {
+  auditUnsealed,
   clockSkewMs,
   databaseUp,
   jobsBacklog,
@@ -31,25 +32,29 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
   if (!(await databaseUp(ctx))) return down;
   // Each probe on its own: on a schema that is behind, the tables a probe reads may not exist yet,
   // and that makes its capability unavailable, not the database.
-  const [schemaResult, signingResult, skewResult, outboxResult, jobsResult] = await Promise.allSettled([
-    schema(ctx),
-    signing(ctx),
-    clockSkewMs(ctx),
-    outboxBacklog(ctx),
-    jobsBacklog(ctx),
-  ]);
+  const [schemaResult, signingResult, skewResult, outboxResult, jobsResult, sealingResult] =
+    await Promise.allSettled([
+      schema(ctx),
+      signing(ctx),
+      clockSkewMs(ctx),
+      outboxBacklog(ctx),
+      jobsBacklog(ctx),
+      auditUnsealed(ctx).then((u) => u.oldestSeconds),
+    ]);
   const schemaState = settled(schemaResult);
   if (!schemaState) return down;
   const signingHealth = settled(signingResult);
   const skew = settled(skewResult);
   const outboxAge = settled(outboxResult);
   const jobsAge = settled(jobsResult);
+  const sealingAge = settled(sealingResult);
   const capabilities: Record<string, Capability> = {
     database: 'ok',
     schema: schemaState.current ? 'ok' : 'degraded',
     signing: signingHealth === null || signingHealth.realmsMissing > 0 ? 'unavailable' : 'ok',
     outbox: backlogCapability(outboxAge),
     jobs: backlogCapability(jobsAge),
+    audit_sealing: backlogCapability(sealingAge),
   };
   const allOk = Object.values(capabilities).every((c) => c === 'ok');
   return {
@@ -60,6 +65,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
     backlog_oldest_seconds: {
       ...(outboxAge === null ? {} : { outbox: outboxAge }),
       ...(jobsAge === null ? {} : { jobs: jobsAge }),
+      ...(sealingAge === null ? {} : { audit_sealing: sealingAge }),
     },
     ...(skew === null ? {} : { clock_skew_ms: skew }),
   };

@@ -28,7 +28,10 @@ export type IdPrefix =
   | 'grp'
   | 'prj'
   | 'otr'
-  | 'sgr';
+  | 'sgr'
+  | 'aub'
+  | 'alh'
+  | 'run';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -1,16 +1,32 @@
 // The worker's periodic tasks: name, interval, function (STYLE.md section 7).
+import {
+  archiveAudit,
+  type IntegrityReport,
+  type RetentionSettings,
+  sealAudit,
+  verifyRecentAudit,
+} from '../../audit/index.ts';
 import { type ConfigExportDeps, configExportJob } from '../../configuration/config-export.job.ts';
 import { cleanupOutbox, dispatchOutbox } from '../../events/outbox-dispatch.task.ts';
 import { type JobRunnerDeps, type JobType, purgeJobResults, runJobsTask } from '../../jobs/index.ts';
 import type { Task } from '../../kernel/task.ts';
 import { type KeyLifecycleDeps, runKeyLifecycle } from '../../keys/key-lifecycle.task.ts';
+import { cleanupAuditRetention } from '../../ops/audit-retention.task.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
 import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
 import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
 import { cleanupSignin } from '../../signin/signin-cleanup.task.ts';
 import { WORKER_ID } from './scheduler.ts';
 
-export type WorkerDeps = KeyLifecycleDeps & JobRunnerDeps & ConfigExportDeps & { sessionRetentionMs: number };
+export type WorkerDeps = KeyLifecycleDeps &
+  JobRunnerDeps &
+  ConfigExportDeps & {
+    sessionRetentionMs: number;
+    auditRetention: RetentionSettings;
+    auditArchiveDir: string | null;
+    /** What the last audit.verify_recent run found (service_audit_integrity_problems). */
+    onAuditIntegrity?: (report: IntegrityReport) => void;
+  };
 
 /**
  * The job types the worker runs (docs/jobs.md), each declared beside the context it works on in a
@@ -28,4 +44,17 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   // Every worker runs jobs; each job is claimed under its own lease (jobs/job-runner.ts).
   { name: 'jobs.run', intervalMs: 1_000, lease: false, run: runJobsTask(JOB_TYPES, WORKER_ID) },
   { name: 'jobs.purge', intervalMs: 600_000, run: purgeJobResults },
+  // Audit evidence (docs/audit.md): sealing, the hourly chain check, archive, retention.
+  { name: 'audit.seal', intervalMs: 10_000, run: sealAudit },
+  {
+    name: 'audit.verify_recent',
+    intervalMs: 3_600_000,
+    run: async (deps) => {
+      const report = await verifyRecentAudit(deps);
+      deps.onAuditIntegrity?.(report);
+      return { checked: report.checked, problems: report.problems };
+    },
+  },
+  { name: 'audit.archive', intervalMs: 60_000, run: archiveAudit },
+  { name: 'retention.cleanup', intervalMs: 300_000, run: cleanupAuditRetention },
 ];
