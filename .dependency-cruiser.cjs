@@ -51,6 +51,7 @@ const TIERS = [
       oauth: ['signin'],
       support: ['oauth'],
       decisions: [],
+      configuration: [],
     },
   },
   { tier: 'edges', folders: { api: [] } },

@@ -57,6 +57,8 @@ export function realmEngine(policyEngine: unknown, table: EngineTable): RealmEng
   if (policyEngine === null || policyEngine === undefined) return null;
   if (typeof policyEngine !== 'object' || Array.isArray(policyEngine)) return 'misconfigured';
   const p = policyEngine as { name?: unknown; mode?: unknown; on_error?: unknown };
+  // An empty name is how a realm turns its engine off (docs/policy.md).
+  if (p.name === '') return null;
   const mode = p.mode ?? 'restrict';
   const onError = p.on_error ?? 'deny';
   if (typeof p.name !== 'string') return 'misconfigured';

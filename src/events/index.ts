@@ -2,7 +2,7 @@
 // names, and dispatching committed events to their destinations.
 // Other folders reach this context's tables through this file, never through its *.repo.ts files
 // (docs/architecture.md, import rules).
-export { EVENT_TYPES, isEventType } from './catalog-names.ts';
+export { EVENT_TYPES, isEventType } from './catalog.ts';
 export { addEvent, oldestPendingSeconds } from './outbox.repo.ts';
 export {
   cleanupOutbox,

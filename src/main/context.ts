@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { AccessTokenVerifier } from '../access/verify-access-token.ts';
 import type { ApiDeps } from '../api/api.deps.ts';
+import { onSecuritySignal } from '../audit/index.ts';
 import { KeyStore } from '../keys/key-store.ts';
 import type { MetricsAuth } from '../ops/internal.routes.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
@@ -93,6 +94,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const log = opts.log ?? createLogger(config.observability.logLevel);
   const { root, pepper, keyProvider } = await loadKeyrings(config, env);
   const metricsAuth = await resolveMetricsAuth(config, env, log);
+  const metrics = new Metrics();
+  // Every security.alert written counts once under its signal (spec doc 2, Metrics).
+  onSecuritySignal((signal) => metrics.securitySignals.inc({ signal }));
   const db = opts.db ?? (await openDatabase(config, log));
   const clock = opts.clock ?? systemClock;
   const keyStore = new KeyStore(db, root, clock);
@@ -105,7 +109,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     keyProvider,
     clock,
     log,
-    metrics: new Metrics(),
+    metrics,
     keyStore,
     realms: new RealmCache(db, clock),
     tokenVerifier: new AccessTokenVerifier({

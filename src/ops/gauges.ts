@@ -3,6 +3,7 @@
 // publishing a stale or made-up value; service_database_up alone always answers.
 import type { Metrics } from '../platform/metrics.ts';
 import {
+  auditUnsealed,
   clockSkewMs,
   databaseUp,
   jobsBacklog,
@@ -36,5 +37,15 @@ export function registerOpsGauges(metrics: Metrics, ctx: ProbeContext): void {
     'service_jobs_oldest_queued_seconds',
     'Age of the oldest due job still waiting for a worker',
     () => jobsBacklog(ctx),
+  );
+  metrics.gauge(
+    'service_audit_unsealed_events',
+    'Audit events not sealed into a batch yet',
+    async () => (await auditUnsealed(ctx)).count,
+  );
+  metrics.gauge(
+    'service_audit_unsealed_oldest_seconds',
+    'Age of the oldest audit event not sealed into a batch yet',
+    async () => (await auditUnsealed(ctx)).oldestSeconds,
   );
 }

@@ -1,4 +1,5 @@
 // Dependency probes shared by readiness, the operator status object and the scrape-time gauges.
+import { type UnsealedState, unsealedState } from '../audit/index.ts';
 import { oldestPendingSeconds } from '../events/index.ts';
 import { oldestQueuedJobSeconds } from '../jobs/index.ts';
 import type { KeyStore, SigningHealth } from '../keys/key-store.ts';
@@ -65,3 +66,7 @@ export const jobsBacklog = (ctx: ProbeContext): Promise<number> =>
 /** Seconds the oldest due webhook delivery has waited; 0 when none. */
 export const webhooksBacklog = (ctx: ProbeContext): Promise<number> =>
   withDeadline(oldestDueSeconds(ctx.db, ctx.clock.now()));
+
+/** Audit events not sealed into a batch yet: how many, and the age of the oldest (0 when none). */
+export const auditUnsealed = (ctx: ProbeContext): Promise<UnsealedState> =>
+  withDeadline(unsealedState(ctx.db, ctx.clock.now()));

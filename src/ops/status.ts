@@ -1,6 +1,7 @@
 // The operator status object behind GET /status (spec doc 2, "Operator status object"). It lists
 // the capabilities that exist in this release; later ones join as they are built.
 import {
+  auditUnsealed,
   clockSkewMs,
   databaseUp,
   jobsBacklog,
@@ -32,13 +33,14 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
   if (!(await databaseUp(ctx))) return down;
   // Each probe on its own: on a schema that is behind, the tables a probe reads may not exist yet,
   // and that makes its capability unavailable, not the database.
-  const [schemaResult, signingResult, skewResult, outboxResult, jobsResult, webhooksResult] =
+  const [schemaResult, signingResult, skewResult, outboxResult, jobsResult, sealingResult, webhooksResult] =
     await Promise.allSettled([
       schema(ctx),
       signing(ctx),
       clockSkewMs(ctx),
       outboxBacklog(ctx),
       jobsBacklog(ctx),
+      auditUnsealed(ctx).then((u) => u.oldestSeconds),
       webhooksBacklog(ctx),
     ]);
   const schemaState = settled(schemaResult);
@@ -47,6 +49,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
   const skew = settled(skewResult);
   const outboxAge = settled(outboxResult);
   const jobsAge = settled(jobsResult);
+  const sealingAge = settled(sealingResult);
   const webhooksAge = settled(webhooksResult);
   const capabilities: Record<string, Capability> = {
     database: 'ok',
@@ -55,6 +58,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
     outbox: backlogCapability(outboxAge),
     webhooks: backlogCapability(webhooksAge),
     jobs: backlogCapability(jobsAge),
+    audit_sealing: backlogCapability(sealingAge),
   };
   const allOk = Object.values(capabilities).every((c) => c === 'ok');
   return {
@@ -66,6 +70,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
       ...(outboxAge === null ? {} : { outbox: outboxAge }),
       ...(webhooksAge === null ? {} : { webhooks: webhooksAge }),
       ...(jobsAge === null ? {} : { jobs: jobsAge }),
+      ...(sealingAge === null ? {} : { audit_sealing: sealingAge }),
     },
     ...(skew === null ? {} : { clock_skew_ms: skew }),
   };

@@ -30,7 +30,10 @@ export type IdPrefix =
   | 'otr'
   | 'sgr'
   | 'whk'
-  | 'whd';
+  | 'whd'
+  | 'aub'
+  | 'alh'
+  | 'run';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

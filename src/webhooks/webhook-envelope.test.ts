@@ -2,6 +2,7 @@
 // Versioning 1).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { EVENT_CATALOG } from '../events/catalog.ts';
 import { dataInForm, type EnvelopeEvent, renderEnvelope } from './webhook-envelope.ts';
 
 const event: EnvelopeEvent = {
@@ -80,5 +81,18 @@ describe('webhook envelope', () => {
     };
     for (const type of ['client.state_changed', 'signing_key.rotated', 'security.alert'])
       assert.deepEqual(dataInForm(type, data, 'minimal'), data);
+  });
+});
+
+describe('webhook envelope against the catalog table', () => {
+  test('minimal drops exactly the members the catalog marks standard-only', () => {
+    for (const [type, entry] of Object.entries(EVENT_CATALOG)) {
+      const data = Object.fromEntries(entry.data.map((m: string) => [m, 'x']));
+      const kept = Object.keys(dataInForm(type, data, 'minimal'));
+      const expected = entry.data.filter(
+        (m: string) => !(entry.standardOnly as readonly string[]).includes(m),
+      );
+      assert.deepEqual(kept, expected, type);
+    }
   });
 });

@@ -1,8 +1,17 @@
 // The worker's periodic tasks: name, interval, function (STYLE.md section 7).
+import {
+  archiveAudit,
+  type IntegrityReport,
+  type RetentionSettings,
+  sealAudit,
+  verifyRecentAudit,
+} from '../../audit/index.ts';
+import { type ConfigExportDeps, configExportJob } from '../../configuration/config-export.job.ts';
 import { cleanupOutbox, dispatchOutboxTo } from '../../events/index.ts';
 import { type JobRunnerDeps, type JobType, purgeJobResults, runJobsTask } from '../../jobs/index.ts';
 import type { Task } from '../../kernel/task.ts';
 import { type KeyLifecycleDeps, runKeyLifecycle } from '../../keys/key-lifecycle.task.ts';
+import { cleanupAuditRetention } from '../../ops/audit-retention.task.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
 import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
 import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
@@ -17,13 +26,20 @@ import { WORKER_ID } from './scheduler.ts';
 
 export type WorkerDeps = KeyLifecycleDeps &
   JobRunnerDeps &
-  WebhookDeliveryDeps & { sessionRetentionMs: number };
+  WebhookDeliveryDeps &
+  ConfigExportDeps & {
+    sessionRetentionMs: number;
+    auditRetention: RetentionSettings;
+    auditArchiveDir: string | null;
+    /** What the last audit.verify_recent run found (service_audit_integrity_problems). */
+    onAuditIntegrity?: (report: IntegrityReport) => void;
+  };
 
 /**
  * The job types the worker runs (docs/jobs.md), each declared beside the context it works on in a
  * `*.job.ts` file. Adding a type is one entry here, its file, and the route that queues it.
  */
-export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [organizationDeleteJob];
+export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [organizationDeleteJob, configExportJob];
 
 export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'keys.lifecycle', intervalMs: 60_000, run: runKeyLifecycle },
@@ -43,4 +59,17 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   // Every worker delivers; each delivery attempt is claimed under its own lease.
   { name: 'webhooks.deliver', intervalMs: 1_000, lease: false, run: deliverWebhooksTask(WORKER_ID) },
   { name: 'webhooks.cleanup', intervalMs: 3_600_000, run: cleanupDeliveries },
+  // Audit evidence (docs/audit.md): sealing, the hourly chain check, archive, retention.
+  { name: 'audit.seal', intervalMs: 10_000, run: sealAudit },
+  {
+    name: 'audit.verify_recent',
+    intervalMs: 3_600_000,
+    run: async (deps) => {
+      const report = await verifyRecentAudit(deps);
+      deps.onAuditIntegrity?.(report);
+      return { checked: report.checked, problems: report.problems };
+    },
+  },
+  { name: 'audit.archive', intervalMs: 60_000, run: archiveAudit },
+  { name: 'retention.cleanup', intervalMs: 300_000, run: cleanupAuditRetention },
 ];

@@ -84,6 +84,8 @@ const DEFAULTS: Config = {
   observability: { metricsEnabled: true, maxClockSkewMs: 1000, logLevel: 'info', logFormat: 'auto' },
   privacy: {
     auditRetentionMs: 400 * DAY,
+    auditRetentionByCategory: null,
+    auditArchiveDir: null,
     sessionRetentionMs: 30 * DAY,
     historyRetentionMs: 180 * DAY,
     exportRetentionMs: 24 * HOUR,

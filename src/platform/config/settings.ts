@@ -75,6 +75,8 @@ export interface Config {
   };
   privacy: {
     auditRetentionMs: number;
+    auditRetentionByCategory: string | null;
+    auditArchiveDir: string | null;
     sessionRetentionMs: number;
     historyRetentionMs: number;
     exportRetentionMs: number;
@@ -202,6 +204,8 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'observability.log_format', kind: 'enum', default: 'auto', values: ['auto', 'json', 'pretty'], description: 'Log lines as JSON or human text; auto is human text for proudauth dev on a terminal, JSON otherwise' },
 
   dur('privacy.audit_retention', '400d', '1d', '3650d', 'Audit event retention'),
+  { name: 'privacy.audit_retention_by_category', kind: 'string', default: null, nullable: true, description: 'Audit retention per category, comma-separated category=duration pairs (e.g. security=730d); others use privacy.audit_retention' },
+  { name: 'privacy.audit_archive_dir', kind: 'string', default: null, nullable: true, description: 'Directory of the write-once audit archive (one NDJSON file per sealed batch); when set, only archived batches are pruned' },
   dur('privacy.session_retention', '30d', '1d', '3650d', 'Retention of ended sessions, grants and tokens'),
   dur('privacy.history_retention', '180d', '1d', '3650d', 'Retention of delivery and invitation history'),
   dur('privacy.export_retention', '24h', '1h', '30d', 'Retention of encrypted job results'),

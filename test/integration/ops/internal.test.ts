@@ -232,6 +232,7 @@ describe('ops › internal listener › status', () => {
       outbox: 'ok',
       webhooks: 'ok',
       jobs: 'ok',
+      audit_sealing: 'ok',
     });
     assert.equal(typeof body.clock_skew_ms, 'number');
     assert.ok(Math.abs(body.clock_skew_ms as number) < 60_000);
