@@ -49,7 +49,7 @@ describe('webhooks › the documented verifier', () => {
     );
     const ts = Number(headers['webhook-timestamp']);
     assert.throws(() => verifyWebhook(secret, headers, got.body, ts + 301), /tolerance/);
-    const other = await subscribe(s);
+    const other = await subscribe(s, { event_types: ['user.deleted'] });
     assert.throws(() => verifyWebhook(String(other.signing_secret), headers, got.body), /no valid/);
 
     const rotated = await json(await s.admin.call('POST', `/webhooks/${sub.id}/rotate-secret`));
