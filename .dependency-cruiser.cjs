@@ -23,11 +23,12 @@ const TIERS = [
       resources: ['audit', 'events', 'realms', 'keys', 'clients'],
       roles: ['audit', 'events', 'realms', 'users'],
       jobs: ['audit', 'events', 'realms', 'users', 'roles'],
-      organizations: ['audit', 'events', 'realms', 'users', 'sessions', 'roles', 'jobs'],
+      organizations: ['audit', 'events', 'realms', 'users', 'sessions', 'roles', 'jobs', 'webhooks'],
       groups: ['audit', 'events', 'realms', 'roles', 'organizations'],
       projects: ['audit', 'events', 'realms', 'roles', 'organizations'],
       'service-principals': ['audit', 'events', 'realms', 'roles', 'clients', 'organizations'],
       relationships: ['audit', 'events', 'realms', 'roles'],
+      webhooks: ['audit', 'events', 'realms', 'roles'],
       access: [
         'realms',
         'keys',

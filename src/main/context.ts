@@ -15,6 +15,7 @@ import { openPostgres } from '../platform/db/pg.ts';
 import { openPglite } from '../platform/db/pglite.ts';
 import { createLogger, type Logger } from '../platform/log.ts';
 import { Metrics } from '../platform/metrics.ts';
+import { OutboundHttp, type Resolver, systemResolver } from '../platform/net/outbound-http.ts';
 import { RealmCache } from '../realms/realm-cache.ts';
 import { PasswordHasher } from '../users/password-hasher.ts';
 import { throttledWarning } from './throttled-warning.ts';
@@ -37,6 +38,8 @@ export interface AppContext extends ApiDeps {
   migrations: Migration[];
   metricsAuth: MetricsAuth;
   draining: boolean;
+  /** The one outbound HTTP client (webhook deliveries); closed when the process stops. */
+  outbound: OutboundHttp;
 }
 
 export async function openDatabase(config: Config, log?: Logger, applicationName = 'proudauth'): Promise<Db> {
@@ -82,6 +85,8 @@ export interface ContextOptions {
   log?: Logger;
   /** An already open database (tests); otherwise opened from the configuration. */
   db?: Db;
+  /** Host name resolution of outbound destinations (tests give a fixed table); the system's otherwise. */
+  resolver?: Resolver;
 }
 
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
@@ -95,6 +100,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const db = opts.db ?? (await openDatabase(config, log));
   const clock = opts.clock ?? systemClock;
   const keyStore = new KeyStore(db, root, clock);
+  const resolver = opts.resolver ?? systemResolver;
   return {
     config,
     db,
@@ -116,6 +122,17 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     migrations: loadMigrations(),
     metricsAuth,
     draining: false,
+    outbound: new OutboundHttp({ resolver }),
+    webhooks: {
+      db,
+      keyring: root,
+      resolver,
+      policy: {
+        environment: config.environment,
+        egressAllowlist: config.delivery.egressAllowlist,
+        allowPrivateWebhooks: config.delivery.allowPrivateWebhooks,
+      },
+    },
   };
 }
 

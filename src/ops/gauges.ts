@@ -9,6 +9,7 @@ import {
   jobsBacklog,
   outboxBacklog,
   type ProbeContext,
+  webhooksBacklog,
 } from './probes.ts';
 
 export function registerOpsGauges(metrics: Metrics, ctx: ProbeContext): void {
@@ -26,6 +27,11 @@ export function registerOpsGauges(metrics: Metrics, ctx: ProbeContext): void {
     'service_outbox_oldest_pending_seconds',
     'Age of the oldest event not yet dispatched from the outbox',
     () => outboxBacklog(ctx),
+  );
+  metrics.gauge(
+    'service_webhook_oldest_due_seconds',
+    'Age of the oldest webhook delivery whose attempt is due',
+    () => webhooksBacklog(ctx),
   );
   metrics.gauge(
     'service_jobs_oldest_queued_seconds',

@@ -9,6 +9,7 @@ import {
   type ProbeContext,
   schema,
   signing,
+  webhooksBacklog,
 } from './probes.ts';
 
 type Capability = 'ok' | 'degraded' | 'unavailable';
@@ -32,7 +33,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
   if (!(await databaseUp(ctx))) return down;
   // Each probe on its own: on a schema that is behind, the tables a probe reads may not exist yet,
   // and that makes its capability unavailable, not the database.
-  const [schemaResult, signingResult, skewResult, outboxResult, jobsResult, sealingResult] =
+  const [schemaResult, signingResult, skewResult, outboxResult, jobsResult, sealingResult, webhooksResult] =
     await Promise.allSettled([
       schema(ctx),
       signing(ctx),
@@ -40,6 +41,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
       outboxBacklog(ctx),
       jobsBacklog(ctx),
       auditUnsealed(ctx).then((u) => u.oldestSeconds),
+      webhooksBacklog(ctx),
     ]);
   const schemaState = settled(schemaResult);
   if (!schemaState) return down;
@@ -48,11 +50,13 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
   const outboxAge = settled(outboxResult);
   const jobsAge = settled(jobsResult);
   const sealingAge = settled(sealingResult);
+  const webhooksAge = settled(webhooksResult);
   const capabilities: Record<string, Capability> = {
     database: 'ok',
     schema: schemaState.current ? 'ok' : 'degraded',
     signing: signingHealth === null || signingHealth.realmsMissing > 0 ? 'unavailable' : 'ok',
     outbox: backlogCapability(outboxAge),
+    webhooks: backlogCapability(webhooksAge),
     jobs: backlogCapability(jobsAge),
     audit_sealing: backlogCapability(sealingAge),
   };
@@ -64,6 +68,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
     capabilities,
     backlog_oldest_seconds: {
       ...(outboxAge === null ? {} : { outbox: outboxAge }),
+      ...(webhooksAge === null ? {} : { webhooks: webhooksAge }),
       ...(jobsAge === null ? {} : { jobs: jobsAge }),
       ...(sealingAge === null ? {} : { audit_sealing: sealingAge }),
     },

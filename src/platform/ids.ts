@@ -29,6 +29,8 @@ export type IdPrefix =
   | 'prj'
   | 'otr'
   | 'sgr'
+  | 'whk'
+  | 'whd'
   | 'aub'
   | 'alh'
   | 'run';

@@ -12,6 +12,7 @@ import { type Clock, systemClock } from '../../src/platform/clock.ts';
 import { loadConfig } from '../../src/platform/config/load.ts';
 import type { Db } from '../../src/platform/db/db.ts';
 import { createLogger, type Logger } from '../../src/platform/log.ts';
+import type { Resolver } from '../../src/platform/net/outbound-http.ts';
 import { changePolicy, policyRulesOf } from '../../src/realms/index.ts';
 import { currentPolicy } from '../../src/realms/policy.repo.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
@@ -73,6 +74,8 @@ export interface HarnessOptions {
   /** A database of the test's own (migrated) instead of this file's database. */
   db?: Db;
   env?: NodeJS.ProcessEnv;
+  /** Host name resolution of outbound destinations (webhooks); a fixed table keeps tests off DNS. */
+  resolver?: Resolver;
   /** The application's logger (default silent); tests that read what the service logged pass one. */
   log?: Logger;
   /** Called with the public app before it listens (tests that need an extra route). */
@@ -118,6 +121,7 @@ export async function startHarness(t: TestContext, opts: HarnessOptions = {}): P
     env: opts.env ?? {},
     log: opts.log ?? createLogger('silent'),
     clock,
+    ...(opts.resolver ? { resolver: opts.resolver } : {}),
   });
   const publicApp = buildPublicApp(ctx);
   opts.beforeListen?.(publicApp, ctx);
@@ -125,7 +129,7 @@ export async function startHarness(t: TestContext, opts: HarnessOptions = {}): P
   await publicApp.listen({ host: '127.0.0.1', port: 0 });
   await internalApp.listen({ host: '127.0.0.1', port: 0 });
   t.after(async () => {
-    await Promise.all([publicApp.close(), internalApp.close()]);
+    await Promise.all([publicApp.close(), internalApp.close(), ctx.outbound.close()]);
   });
   const publicUrl = address(publicApp);
   const internalUrl = address(internalApp);

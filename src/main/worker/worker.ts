@@ -30,6 +30,12 @@ export function workerDeps(ctx: AppContext): WorkerDeps {
     clock: ctx.clock,
     exportRetentionMs: ctx.config.privacy.exportRetentionMs,
     maxJobsPerOrganization: ctx.config.workers.maxJobsPerOrganization,
+    outbound: ctx.outbound,
+    policy: ctx.webhooks.policy,
+    webhookTimeoutMs: ctx.config.delivery.webhookTimeoutMs,
+    webhookMaxAttempts: ctx.config.delivery.webhookMaxAttempts,
+    historyRetentionMs: ctx.config.privacy.historyRetentionMs,
+    log: ctx.log,
     publicOrigin: ctx.config.server.publicOrigin,
   };
 }
@@ -71,6 +77,9 @@ export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {})
     jobEnded(type, end) {
       if (end === 'failed' || end === 'dead_letter') failedJobs.inc({ type });
     },
+    deliveryEnded(outcome) {
+      ctx.metrics.deliveries.inc({ channel: 'webhook', outcome });
+    },
   };
   const scheduler = new Scheduler(ctx.db, deps, TASKS, () => ctx.clock.now(), ctx.log, {
     onRun(task, outcome) {
@@ -91,6 +100,7 @@ export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {})
     async stop() {
       await scheduler.stop();
       await internal?.close();
+      await ctx.outbound.close();
     },
   };
 }

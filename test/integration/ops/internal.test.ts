@@ -88,6 +88,9 @@ describe('ops › internal listener › liveness and metrics', () => {
     assert.ok((sampleValue(text, 'service_outbox_oldest_pending_seconds') ?? -1) >= 0);
     assert.equal(familyType(text, 'service_jobs_oldest_queued_seconds'), 'gauge');
     assert.equal(sampleValue(text, 'service_jobs_oldest_queued_seconds'), 0);
+    assert.equal(familyType(text, 'service_webhook_oldest_due_seconds'), 'gauge');
+    assert.equal(sampleValue(text, 'service_webhook_oldest_due_seconds'), 0);
+    assert.equal(familyType(text, 'service_delivery_total'), 'counter');
 
     // promtool does not catch repeated series (STACK.md 4.3), so this check is ours.
     assert.deepEqual(duplicateSeries(text), []);
@@ -227,6 +230,7 @@ describe('ops › internal listener › status', () => {
       schema: 'ok',
       signing: 'ok',
       outbox: 'ok',
+      webhooks: 'ok',
       jobs: 'ok',
       audit_sealing: 'ok',
     });
@@ -238,6 +242,7 @@ describe('ops › internal listener › status', () => {
     assert.equal(body.schema, undefined, 'a current schema is not reported as behind');
     assert.equal(typeof (body.backlog_oldest_seconds as { outbox: unknown }).outbox, 'number');
     assert.equal((body.backlog_oldest_seconds as { jobs: unknown }).jobs, 0);
+    assert.equal((body.backlog_oldest_seconds as { webhooks: unknown }).webhooks, 0);
   });
 
   test('case=status reports the clock skew of the server clock', async (t) => {
