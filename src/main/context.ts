@@ -131,6 +131,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         environment: config.environment,
         egressAllowlist: config.delivery.egressAllowlist,
         allowPrivateWebhooks: config.delivery.allowPrivateWebhooks,
+        allowedDestinations: config.privacy.residency.allowedDestinations,
       },
     },
   };

@@ -19,6 +19,14 @@ export const BACKLOG_DEGRADED_SECONDS = 300;
 
 export interface StatusContext extends ProbeContext {
   keyProvider: 'kms_unwrapped' | 'software';
+  config: { privacy: { residency: { region: string | null; allowedDestinations: readonly string[] } } };
+}
+
+/** The residency member: only when the operator configured a region or allowed destinations. */
+function residencyOf(ctx: StatusContext): Record<string, unknown> {
+  const { region, allowedDestinations } = ctx.config.privacy.residency;
+  if (region === null && allowedDestinations.length === 0) return {};
+  return { residency: { region, destinations_restricted: allowedDestinations.length > 0 } };
 }
 
 const settled = <T>(r: PromiseSettledResult<T>): T | null => (r.status === 'fulfilled' ? r.value : null);
@@ -28,7 +36,7 @@ const backlogCapability = (ageSeconds: number | null): Capability =>
 
 export async function operatorStatus(ctx: StatusContext): Promise<Record<string, unknown>> {
   const time = ctx.clock.now().toISOString();
-  const base = { time, key_provider: ctx.keyProvider };
+  const base = { time, key_provider: ctx.keyProvider, ...residencyOf(ctx) };
   const down = { status: 'unavailable', ...base, capabilities: { database: 'unavailable' } };
   if (!(await databaseUp(ctx))) return down;
   // Each probe on its own: on a schema that is behind, the tables a probe reads may not exist yet,

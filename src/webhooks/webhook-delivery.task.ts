@@ -25,7 +25,7 @@ import {
 } from './delivery.states.ts';
 import { findSubscription, type SubscriptionRow } from './subscriptions.repo.ts';
 import { secretAad } from './subscriptions.service.ts';
-import { type DeliveryPolicy, guardFor } from './webhook-destination.ts';
+import { type DeliveryPolicy, guardFor, residencyProblem } from './webhook-destination.ts';
 import { signatureHeader } from './webhook-signature.ts';
 
 export const USER_AGENT = 'ProudAuth-Webhooks/1';
@@ -93,25 +93,30 @@ export async function attemptDelivery(
     return ok ? 'postponed' : 'lease_lost';
   }
   const timestamp = Math.floor(now.getTime() / 1000);
-  const response = await deps.outbound.post({
-    url: sub.destination_url,
-    headers: {
-      'content-type': 'application/json',
-      'user-agent': USER_AGENT,
-      'webhook-id': d.event_id,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader(
-        signingSecrets(deps.keyring, sub, now),
-        d.event_id,
-        timestamp,
-        d.body,
-      ),
-    },
-    body: d.body,
-    guard: guardFor(deps.policy, sub.allow_private_network),
-    timeoutMs: deps.webhookTimeoutMs,
-    maxResponseBytes: MAX_RESPONSE_BYTES,
-  });
+  // Residency is re-checked before every attempt: the operator may have narrowed the list since
+  // the subscription was registered.
+  const outsideResidency = residencyProblem(sub.destination_url, deps.policy);
+  const response: OutboundResult = outsideResidency
+    ? { kind: 'egress_denied', reason: 'residency' }
+    : await deps.outbound.post({
+        url: sub.destination_url,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          'webhook-id': d.event_id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signatureHeader(
+            signingSecrets(deps.keyring, sub, now),
+            d.event_id,
+            timestamp,
+            d.body,
+          ),
+        },
+        body: d.body,
+        guard: guardFor(deps.policy, sub.allow_private_network),
+        timeoutMs: deps.webhookTimeoutMs,
+        maxResponseBytes: MAX_RESPONSE_BYTES,
+      });
   const result = categoryOf(response);
   const at = deps.clock.now();
   const end = afterAttempt(result.category, d.attempts, deps.webhookMaxAttempts, at);

@@ -7,10 +7,16 @@ import {
   type DeliveryPolicy,
   destinationProblem,
   operatorAllowsPrivate,
+  residencyProblem,
   urlShapeProblem,
 } from './webhook-destination.ts';
 
-const dev: DeliveryPolicy = { environment: 'development', egressAllowlist: [], allowPrivateWebhooks: false };
+const dev: DeliveryPolicy = {
+  environment: 'development',
+  egressAllowlist: [],
+  allowPrivateWebhooks: false,
+  allowedDestinations: [],
+};
 const prod: DeliveryPolicy = { ...dev, environment: 'production' };
 const table: Record<string, string[]> = {
   'hooks.example.com': ['93.184.216.34'],
@@ -84,5 +90,14 @@ describe('webhook destination', () => {
       (await destinationProblem('http://rebind.example.com/', allow, true, resolver))?.code,
       'egress_denied',
     );
+  });
+
+  test('residency: only hosts on the operator list, before anything is resolved', async () => {
+    const eu: DeliveryPolicy = { ...dev, allowedDestinations: ['*.example.com'] };
+    assert.equal(await destinationProblem('https://hooks.example.com/in', eu, false, resolver), null);
+    const outside = await destinationProblem('https://hooks.example.org/in', eu, false, resolver);
+    assert.equal(outside?.code, 'egress_denied');
+    assert.match(outside?.detail ?? '', /residency/);
+    assert.equal(residencyProblem('https://hooks.example.org/in', dev), null, 'no list, no rule');
   });
 });

@@ -1,11 +1,13 @@
 // Destination rules of a subscription (spec doc 2, Delivery semantics 3; Webhook subscription):
 // an absolute http(s) URL written in its canonical form, https in production, and every address
-// its host resolves to allowed by the egress guard of the subscription. The same guard is applied
-// again at every connection by the outbound client.
+// its host resolves to allowed by the egress guard of the subscription, and the host within the
+// operator's residency list when there is one. Both are applied again before every delivery (the
+// guard at every connection, by the outbound client).
 import { isIP } from 'node:net';
 import type { Environment } from '../platform/config/settings.ts';
 import { EgressGuard, type EgressPolicy, STRICT_EGRESS } from '../platform/net/egress-guard.ts';
 import type { Resolver } from '../platform/net/outbound-http.ts';
+import { residencyAllows } from '../platform/net/residency.ts';
 
 export const MAX_URL_CHARS = 2048;
 
@@ -15,6 +17,15 @@ export interface DeliveryPolicy {
   egressAllowlist: readonly string[];
   /** delivery.allow_private_webhooks (refused in production by the configuration loader) */
   allowPrivateWebhooks: boolean;
+  /** privacy.residency.allowed_destinations (normalized patterns; empty: no residency rule) */
+  allowedDestinations: readonly string[];
+}
+
+/** The residency rule on a destination's host, or null when it may be reached. */
+export function residencyProblem(url: string, p: DeliveryPolicy): DestinationProblem | null {
+  return residencyAllows(new URL(url).hostname, p.allowedDestinations)
+    ? null
+    : { code: 'egress_denied', detail: 'the host is outside privacy.residency.allowed_destinations' };
 }
 
 /** Whether the operator lets subscriptions ask for private networks at all. */
@@ -65,7 +76,7 @@ export async function destinationProblem(
   allowPrivateNetwork: boolean,
   resolve: Resolver,
 ): Promise<DestinationProblem | null> {
-  const shape = urlShapeProblem(raw, policy.environment);
+  const shape = urlShapeProblem(raw, policy.environment) ?? residencyProblem(raw, policy);
   if (shape) return shape;
   const host = new URL(raw).hostname.replace(/^\[|\]$/g, '');
   const guard = guardFor(policy, allowPrivateNetwork);

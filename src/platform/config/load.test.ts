@@ -89,6 +89,7 @@ const DEFAULTS: Config = {
     sessionRetentionMs: 30 * DAY,
     historyRetentionMs: 180 * DAY,
     exportRetentionMs: 24 * HOUR,
+    residency: { region: null, allowedDestinations: [] },
   },
   delivery: {
     webhookTimeoutMs: 10_000,
@@ -393,4 +394,15 @@ describe('loadConfig › production rules', () => {
       60_000,
     );
   });
+});
+
+test('privacy.residency.allowed_destinations: host names and *.domain patterns, normalized; others refused', () => {
+  const c = loadConfig({
+    env: { PROUDAUTH_PRIVACY_RESIDENCY_ALLOWED_DESTINATIONS: 'Hooks.EU.example.com, *.eu.example.net' },
+  });
+  assert.deepEqual(c.privacy.residency.allowedDestinations, ['hooks.eu.example.com', '*.eu.example.net']);
+  assert.throws(
+    () => loadConfig({ env: { PROUDAUTH_PRIVACY_RESIDENCY_ALLOWED_DESTINATIONS: 'https://x.example/' } }),
+    /privacy\.residency\.allowed_destinations.*not a host name/s,
+  );
 });

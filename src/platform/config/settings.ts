@@ -80,6 +80,7 @@ export interface Config {
     sessionRetentionMs: number;
     historyRetentionMs: number;
     exportRetentionMs: number;
+    residency: { region: string | null; allowedDestinations: string[] };
   };
   delivery: {
     webhookTimeoutMs: number;
@@ -109,6 +110,7 @@ export type Setting = Base &
     | { kind: 'origin'; default: string }
     | { kind: 'listen'; default: string | null; nullable?: true }
     | { kind: 'cidrs'; default: readonly string[] }
+    | { kind: 'hosts'; default: readonly string[] }
     // version number -> secret reference; env vars carry the version as a numeric suffix
     | { kind: 'refs'; default: Readonly<Record<string, string>> }
   );
@@ -209,6 +211,8 @@ export const SETTINGS: readonly Setting[] = [
   dur('privacy.session_retention', '30d', '1d', '3650d', 'Retention of ended sessions, grants and tokens'),
   dur('privacy.history_retention', '180d', '1d', '3650d', 'Retention of delivery and invitation history'),
   dur('privacy.export_retention', '24h', '1h', '30d', 'Retention of encrypted job results'),
+  { name: 'privacy.residency.region', kind: 'string', default: null, nullable: true, description: 'The region this deployment keeps data in, shown by /status' },
+  { name: 'privacy.residency.allowed_destinations', kind: 'hosts', default: [], description: 'Comma-separated hosts (or *.domain) outbound deliveries may reach; empty: any host the egress guard allows' },
 
   dur('delivery.webhook_timeout', '10s', '1s', '60s', 'Timeout of one webhook attempt'),
   int('delivery.webhook_max_attempts', 12, 1, 100, 'Attempts before a delivery is dead-lettered'),
@@ -245,7 +249,7 @@ export function configPath(s: Setting): string[] {
 
 function renderDefault(s: Setting): string {
   if (s.default === null) return '(unset)';
-  if (s.kind === 'cidrs') return s.default.length ? s.default.join(',') : '(empty)';
+  if (s.kind === 'cidrs' || s.kind === 'hosts') return s.default.length ? s.default.join(',') : '(empty)';
   if (s.kind === 'refs') return '(none)';
   return String(s.default);
 }

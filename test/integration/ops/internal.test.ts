@@ -245,6 +245,23 @@ describe('ops › internal listener › status', () => {
     assert.equal((body.backlog_oldest_seconds as { webhooks: unknown }).webhooks, 0);
   });
 
+  test('case=status names the residency only when a region or allowed destinations are configured', async (t) => {
+    const plain = await startHarness(t);
+    const none = assertJson(await send(plain.internalUrl, '/status'), 200) as Record<string, unknown>;
+    assert.equal('residency' in none, false);
+    const eu = await startHarness(t, {
+      overrides: {
+        'privacy.residency.region': 'eu-west',
+        'privacy.residency.allowed_destinations': '*.eu.example.com',
+      },
+    });
+    const body = assertJson(await send(eu.internalUrl, '/status'), 200) as Record<string, unknown>;
+    assert.deepEqual(body.residency, { region: 'eu-west', destinations_restricted: true });
+    const regionOnly = await startHarness(t, { overrides: { 'privacy.residency.region': 'eu-west' } });
+    const r = assertJson(await send(regionOnly.internalUrl, '/status'), 200) as Record<string, unknown>;
+    assert.deepEqual(r.residency, { region: 'eu-west', destinations_restricted: false });
+  });
+
   test('case=status reports the clock skew of the server clock', async (t) => {
     const h = await startHarness(t, { clock: skewedClock(10 * 60_000) });
     const body = assertJson(await send(h.internalUrl, '/status'), 200) as {

@@ -301,6 +301,31 @@ describe('webhooks › delivery', () => {
     assert.equal(backlog.last_failure_category, 'egress_denied');
   });
 
+  test('case=residency: hosts outside privacy.residency.allowed_destinations are refused at registration and before each attempt', async (t) => {
+    const s = await setup(t, { 'privacy.residency.allowed_destinations': 'receiver.test' });
+    const refused = await s.admin.call('POST', '/webhooks', {
+      name: 'elsewhere',
+      destination_url: 'https://hooks.elsewhere.test/in',
+      event_types: ['user.created'],
+    });
+    assert.equal(refused.status, 422);
+    const problem = await json(refused);
+    assert.deepEqual(
+      (problem.errors as Json[]).map((e) => [e.field, e.code]),
+      [['destination_url', 'egress_denied']],
+    );
+
+    const sub = await subscribe(s);
+    await emit(s, 'user.created', userCreated(9));
+    await dispatch(s);
+    // The operator narrows the list after registration: the next attempt is refused unsent.
+    s.deps.policy = { ...s.deps.policy, allowedDestinations: ['*.eu.example.com'] };
+    await deliver(s);
+    const [d] = await deliveriesOf(s, String(sub.id));
+    assert.equal(d?.last_category, 'egress_denied');
+    assert.equal(s.receiver.received.length, 0);
+  });
+
   test('case=after rotate-secret, deliveries carry both signatures for 24 hours, then only the new one', async (t) => {
     const s = await setup(t);
     const sub = await subscribe(s);
