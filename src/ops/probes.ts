@@ -1,10 +1,12 @@
 // Dependency probes shared by readiness, the operator status object and the scrape-time gauges.
+import { type UnsealedState, unsealedState } from '../audit/index.ts';
 import { oldestPendingSeconds } from '../events/index.ts';
 import { oldestQueuedJobSeconds } from '../jobs/index.ts';
 import type { KeyStore, SigningHealth } from '../keys/key-store.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { Db } from '../platform/db/db.ts';
 import { type Migration, type SchemaState, schemaState } from '../platform/db/migrate.ts';
+import { oldestDueSeconds } from '../webhooks/index.ts';
 
 const PROBE_TIMEOUT_MS = 2000;
 
@@ -60,3 +62,11 @@ export const outboxBacklog = (ctx: ProbeContext): Promise<number> =>
 /** Age in seconds of the oldest due job still queued; 0 when none. */
 export const jobsBacklog = (ctx: ProbeContext): Promise<number> =>
   withDeadline(oldestQueuedJobSeconds(ctx.db, ctx.clock.now()));
+
+/** Seconds the oldest due webhook delivery has waited; 0 when none. */
+export const webhooksBacklog = (ctx: ProbeContext): Promise<number> =>
+  withDeadline(oldestDueSeconds(ctx.db, ctx.clock.now()));
+
+/** Audit events not sealed into a batch yet: how many, and the age of the oldest (0 when none). */
+export const auditUnsealed = (ctx: ProbeContext): Promise<UnsealedState> =>
+  withDeadline(unsealedState(ctx.db, ctx.clock.now()));

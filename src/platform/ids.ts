@@ -30,7 +30,12 @@ export type IdPrefix =
   | 'otr'
   | 'sgr'
   | 'fen'
-  | 'rdv';
+  | 'rdv'
+  | 'whk'
+  | 'whd'
+  | 'aub'
+  | 'alh'
+  | 'run';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

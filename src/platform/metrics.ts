@@ -76,6 +76,8 @@ export class Metrics {
   readonly authentications: CappedCounter<'outcome'>;
   readonly tokens: CappedCounter<'grant_type' | 'outcome'>;
   readonly rateLimited: CappedCounter<'surface'>;
+  /** Outbound deliveries by channel (webhook, notification, backchannel_logout) and outcome; worker only. */
+  readonly deliveries: CappedCounter<'channel' | 'outcome'>;
 
   private readonly runtime = runtimeMetrics();
 
@@ -135,6 +137,14 @@ export class Metrics {
         name: 'service_tokens_total',
         help: 'Token endpoint requests by grant type and outcome',
         labelNames: ['grant_type', 'outcome'],
+        registers,
+      }),
+    );
+    this.deliveries = new CappedCounter(
+      new Counter({
+        name: 'service_delivery_total',
+        help: 'Outbound delivery attempts by channel and outcome',
+        labelNames: ['channel', 'outcome'],
         registers,
       }),
     );

@@ -4,7 +4,7 @@
 // transaction per call; expensive proof checks run before it.
 import { recorder } from '../audit/index.ts';
 import type { ClientRow } from '../clients/index.ts';
-import { findClient, isClientOrigin } from '../clients/index.ts';
+import { findClient } from '../clients/index.ts';
 import { adminAudience } from '../kernel/audiences.ts';
 import { hasNul } from '../kernel/text.ts';
 import type { Tx } from '../platform/db/db.ts';
@@ -13,6 +13,7 @@ import { Problem, problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/index.ts';
 import { currentPolicy, type RealmPolicy } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
+import { isSigninOrigin } from './allowed-origin.ts';
 import { authenticateCall, type CallCredentials, csrfTokenFor } from './binding.ts';
 import { completeTransaction, errorRedirect } from './complete.ts';
 import { loadFacts } from './facts.ts';
@@ -53,8 +54,8 @@ function requireTxId(txId: string): void {
   if (hasNul(txId)) throw problem.notFound('no such transaction');
 }
 
-const originCheck = (app: SigninDeps, q: Tx | SigninDeps['db'], realm: RealmRow) => async (origin: string) =>
-  origin === app.config.server.publicOrigin || (!hasNul(origin) && isClientOrigin(q, realm.id, origin));
+const originCheck = (app: SigninDeps, q: Tx | SigninDeps['db'], realm: RealmRow) => (origin: string) =>
+  isSigninOrigin(q, app.config.server.publicOrigin, realm.id, origin);
 
 interface Loaded {
   client: ClientRow;

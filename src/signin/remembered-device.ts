@@ -9,9 +9,6 @@ import { policyValue } from '../realms/index.ts';
 import { notePresentedDevice } from './device-choices.repo.ts';
 import type { SigninTx } from './transaction.ts';
 
-export const DEVICE_COOKIE = 'pa_rd';
-export const deviceCookiePath = (realm: string) => `/api/v1/realms/${realm}/auth/`;
-
 export const rememberDevicesOn = (policy: RealmPolicy): boolean =>
   policyValue(policy, 'login', 'remember_devices') === true;
 

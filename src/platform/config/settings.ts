@@ -48,6 +48,8 @@ export interface Config {
   security: {
     recentAuthWindowMs: number;
     minAuthResponseMs: number;
+    challengeProviders: string | null;
+    challengeProviderSecret: string | null;
     budgets: {
       accountFailures: number;
       accountWindowMs: number;
@@ -85,9 +87,12 @@ export interface Config {
   };
   privacy: {
     auditRetentionMs: number;
+    auditRetentionByCategory: string | null;
+    auditArchiveDir: string | null;
     sessionRetentionMs: number;
     historyRetentionMs: number;
     exportRetentionMs: number;
+    residency: { region: string | null; allowedDestinations: string[] };
   };
   delivery: {
     webhookTimeoutMs: number;
@@ -117,6 +122,7 @@ export type Setting = Base &
     | { kind: 'origin'; default: string }
     | { kind: 'listen'; default: string | null; nullable?: true }
     | { kind: 'cidrs'; default: readonly string[] }
+    | { kind: 'hosts'; default: readonly string[] }
     // version number -> secret reference; env vars carry the version as a numeric suffix
     | { kind: 'refs'; default: Readonly<Record<string, string>> }
   );
@@ -187,6 +193,8 @@ export const SETTINGS: readonly Setting[] = [
 
   dur('security.recent_auth_window', '10m', '1m', '24h', 'How recent authentication must be for sensitive actions'),
   dur('security.min_auth_response', '250ms', '0', '5s', 'Password step responses are padded to at least this'),
+  { name: 'security.challenge_providers', kind: 'string', default: null, nullable: true, description: 'CAPTCHA-style challenge providers realms may name in authentication_flow.challenge_provider: comma-separated name=url pairs' },
+  { name: 'security.challenge_provider_secret', kind: 'string', default: null, nullable: true, secret: true, description: 'Secret sent to the challenge providers with each response: env:, file:, cred: reference or a literal' },
   int('security.budgets.account_failures', 10, 0, 1_000_000, 'Failed sign-in proofs per account per window before 429 (0: off)'),
   dur('security.budgets.account_window', '15m', '1s', '24h', 'Window of security.budgets.account_failures'),
   int('security.budgets.network_attempts', 60, 0, 1_000_000, 'Sign-in proof attempts per client network (/24, /64) per window (0: off)'),
@@ -220,9 +228,13 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'observability.log_format', kind: 'enum', default: 'auto', values: ['auto', 'json', 'pretty'], description: 'Log lines as JSON or human text; auto is human text for proudauth dev on a terminal, JSON otherwise' },
 
   dur('privacy.audit_retention', '400d', '1d', '3650d', 'Audit event retention'),
+  { name: 'privacy.audit_retention_by_category', kind: 'string', default: null, nullable: true, description: 'Audit retention per category, comma-separated category=duration pairs (e.g. security=730d); others use privacy.audit_retention' },
+  { name: 'privacy.audit_archive_dir', kind: 'string', default: null, nullable: true, description: 'Directory of the write-once audit archive (one NDJSON file per sealed batch); when set, only archived batches are pruned' },
   dur('privacy.session_retention', '30d', '1d', '3650d', 'Retention of ended sessions, grants and tokens'),
   dur('privacy.history_retention', '180d', '1d', '3650d', 'Retention of delivery and invitation history'),
   dur('privacy.export_retention', '24h', '1h', '30d', 'Retention of encrypted job results'),
+  { name: 'privacy.residency.region', kind: 'string', default: null, nullable: true, description: 'The region this deployment keeps data in, shown by /status' },
+  { name: 'privacy.residency.allowed_destinations', kind: 'hosts', default: [], description: 'Comma-separated hosts (or *.domain) outbound deliveries may reach; empty: any host the egress guard allows' },
 
   dur('delivery.webhook_timeout', '10s', '1s', '60s', 'Timeout of one webhook attempt'),
   int('delivery.webhook_max_attempts', 12, 1, 100, 'Attempts before a delivery is dead-lettered'),
@@ -259,7 +271,7 @@ export function configPath(s: Setting): string[] {
 
 function renderDefault(s: Setting): string {
   if (s.default === null) return '(unset)';
-  if (s.kind === 'cidrs') return s.default.length ? s.default.join(',') : '(empty)';
+  if (s.kind === 'cidrs' || s.kind === 'hosts') return s.default.length ? s.default.join(',') : '(empty)';
   if (s.kind === 'refs') return '(none)';
   return String(s.default);
 }

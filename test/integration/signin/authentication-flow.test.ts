@@ -99,12 +99,16 @@ describe('sign-in › authentication-flow rules', () => {
   });
 
   test('case=challenge answered through the provider; exactly one of provider_response or code/mode=headless', async (t) => {
-    const { h, realm } = await signinSetup(t);
+    // The provider listens on loopback: reachable only because the operator allowlists it.
     const p = await provider(t);
-    await h.setPolicy(
-      realm,
-      flow([{ outcome: 'challenge' }], { challenge_provider: { url: p.url, secret: 's3cret' } }),
-    );
+    const { h, realm } = await signinSetup(t, {
+      overrides: {
+        'delivery.egress_allowlist': '127.0.0.1/32',
+        'security.challenge_providers': `captcha=${p.url}`,
+        'security.challenge_provider_secret': 's3cret',
+      },
+    });
+    await h.setPolicy(realm, flow([{ outcome: 'challenge' }], { challenge_provider: 'captcha' }));
     const { tx, state } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
     assert.deepEqual(actionTypes(state.body), ['challenge']);
     assert.equal((await tx.step('challenge', {})).status, 400);
@@ -117,6 +121,20 @@ describe('sign-in › authentication-flow rules', () => {
     const human = await tx.step('challenge', { provider_response: 'human' });
     assert.equal(human.body.status, 'completed', JSON.stringify(human.body));
     assert.deepEqual(p.calls.at(-1), { response: 'human', secret: 's3cret' });
+  });
+
+  test('case=a provider the egress guard refuses fails closed: the challenge is not passed/mode=headless', async (t) => {
+    const p = await provider(t);
+    const { h, realm } = await signinSetup(t, {
+      overrides: { 'security.challenge_providers': `captcha=${p.url}` },
+    });
+    await h.setPolicy(realm, flow([{ outcome: 'challenge' }], { challenge_provider: 'captcha' }));
+    const { tx } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
+    const refused = await tx.step('challenge', { provider_response: 'human' });
+    assert.equal(refused.status, 200);
+    assert.equal(refused.body.status, 'pending');
+    assert.deepEqual(actionTypes(refused.body), ['challenge']);
+    assert.equal(p.calls.length, 0, 'nothing was sent to a loopback address');
   });
 
   test('case=review completes and records the authentication_review signal once/mode=headless', async (t) => {
