@@ -15,7 +15,7 @@ const TIERS = [
       audit: ['events'],
       realms: ['audit', 'events'],
       keys: ['audit', 'events'],
-      mfa: [],
+      mfa: ['realms'],
       'support-grants': ['events'],
       sessions: ['audit', 'events', 'realms', 'clients', 'support-grants'],
       users: ['audit', 'events', 'realms', 'sessions'],

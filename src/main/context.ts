@@ -6,6 +6,7 @@ import { onSecuritySignal } from '../audit/index.ts';
 import { KeyStore } from '../keys/key-store.ts';
 import type { MetricsAuth } from '../ops/internal.routes.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
+import { parseNamedUrls } from '../platform/config/named-urls.ts';
 import type { Config } from '../platform/config/settings.ts';
 import { loadKeyrings, type PepperRing, type RootKeyring } from '../platform/crypto/keyring.ts';
 import { resolveToken } from '../platform/crypto/secret-ref.ts';
@@ -17,6 +18,7 @@ import { createLogger, type Logger } from '../platform/log.ts';
 import { Metrics } from '../platform/metrics.ts';
 import { OutboundHttp, type Resolver, systemResolver } from '../platform/net/outbound-http.ts';
 import { RealmCache } from '../realms/realm-cache.ts';
+import type { ChallengeProvider } from '../signin/signin.deps.ts';
 import { PasswordHasher } from '../users/password-hasher.ts';
 import { throttledWarning } from './throttled-warning.ts';
 
@@ -79,6 +81,34 @@ async function resolveMetricsAuth(config: Config, env: NodeJS.ProcessEnv, log: L
   }
 }
 
+/** The challenge providers realms may name; a secret that cannot be resolved is logged, not fatal. */
+async function resolveChallengeProviders(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  log: Logger,
+): Promise<Map<string, ChallengeProvider>> {
+  const table = parseNamedUrls(
+    config.security.challengeProviders,
+    'security.challenge_providers',
+    'provider',
+  );
+  let secret: string | null = null;
+  const ref = config.security.challengeProviderSecret;
+  if (ref) {
+    try {
+      secret = await resolveToken(ref, {
+        env,
+        environment: config.environment,
+        kms: config.keys.kms,
+        what: 'security.challenge_provider_secret',
+      });
+    } catch (e) {
+      log.error({ err: (e as Error).message }, 'security.challenge_provider_secret could not be resolved');
+    }
+  }
+  return new Map([...table].map(([name, p]) => [name, { url: p.url, secret }]));
+}
+
 export interface ContextOptions {
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
@@ -123,6 +153,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     metricsAuth,
     draining: false,
     outbound: new OutboundHttp({ resolver }),
+    challengeProviders: await resolveChallengeProviders(config, env, log),
     webhooks: {
       db,
       keyring: root,

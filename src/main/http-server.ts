@@ -9,6 +9,7 @@ import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
+import { registerMeFactorRoutes } from '../mfa/me-factors.routes.ts';
 import { registerAuthorize } from '../oauth/authorize.routes.ts';
 import { registerDiscovery } from '../oauth/discovery.routes.ts';
 import { registerIntrospect } from '../oauth/introspect.routes.ts';
@@ -32,6 +33,7 @@ import { registerServicePrincipalRoutes } from '../service-principals/principals
 import { registerMeSessionRoutes } from '../sessions/sessions.routes.ts';
 import { registerSigninRoutes } from '../signin/signin.routes.ts';
 import { registerSupportRoutes } from '../support/support-grants.routes.ts';
+import { registerMeSecurityRoutes } from '../users/me-security.routes.ts';
 import { registerUserRoutes } from '../users/users.routes.ts';
 import { registerWebhookRoutes } from '../webhooks/webhooks.routes.ts';
 import { registerBuiltinUi } from './builtin-ui.routes.ts';
@@ -105,6 +107,8 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerWebhookRoutes(app, ctx);
   registerAuditRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);
+  registerMeFactorRoutes(app, ctx);
+  registerMeSecurityRoutes(app, ctx);
   registerDecisionRoutes(app, ctx);
   registerRelationshipRoutes(app, ctx);
   registerSupportRoutes(app, ctx);

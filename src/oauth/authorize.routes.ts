@@ -32,6 +32,7 @@ const SINGLE = [
   'claims',
   'request_uri',
   'response_mode',
+  'intent',
 ] as const;
 
 /** Query parameters as start input; a repeated parameter (other than resource) is refused (RFC 6749 3.1). */

@@ -29,6 +29,8 @@ export type IdPrefix =
   | 'prj'
   | 'otr'
   | 'sgr'
+  | 'fen'
+  | 'rdv'
   | 'whk'
   | 'whd'
   | 'aub'

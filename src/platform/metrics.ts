@@ -75,6 +75,7 @@ export class Metrics {
   readonly securitySignals: CappedCounter<'signal'>;
   readonly authentications: CappedCounter<'outcome'>;
   readonly tokens: CappedCounter<'grant_type' | 'outcome'>;
+  readonly rateLimited: CappedCounter<'surface'>;
   /** Outbound deliveries by channel (webhook, notification, backchannel_logout) and outcome; worker only. */
   readonly deliveries: CappedCounter<'channel' | 'outcome'>;
 
@@ -112,6 +113,14 @@ export class Metrics {
         name: 'service_signing_failures_total',
         help: 'Token signing failures by reason',
         labelNames: ['reason'],
+        registers,
+      }),
+    );
+    this.rateLimited = new CappedCounter(
+      new Counter({
+        name: 'service_rate_limited_total',
+        help: 'Requests refused because an abuse budget was spent, by surface (signin, token)',
+        labelNames: ['surface'],
         registers,
       }),
     );

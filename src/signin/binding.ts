@@ -14,6 +14,10 @@ export interface CallCredentials {
   origin: string | null;
   csrfToken: string | null;
   mutating: boolean;
+  /** The caller's address, for the sign-in abuse budgets. */
+  clientIp?: string | null;
+  /** A remembered-device token: the pa_rd cookie, or header X-Remembered-Device when headless. */
+  rememberedDevice?: string | null;
 }
 
 /**

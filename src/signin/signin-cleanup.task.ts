@@ -1,8 +1,10 @@
 // Worker task signin.cleanup (spec doc 2, "Data lifecycle and retention" 3): transactions are
 // deleted a day after they were created, once they are no longer pending or have expired, and
-// authorization codes once they expired or were used and the session retention has passed.
+// authorization codes once they expired or were used and the session retention has passed, and
+// abuse-budget counters of windows that ended.
 
 import type { TaskReport } from '../kernel/task.ts';
+import { pruneBudgets } from '../platform/abuse-budget.ts';
 import type { Db } from '../platform/db/db.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -25,5 +27,8 @@ export async function cleanupSignin(
         where coalesce(consumed_at, expires_at) < $1 limit ${BATCH})`,
     [new Date(now.getTime() - deps.sessionRetentionMs)],
   );
-  return { transactions: transactions.rowCount, codes: codes.rowCount };
+  // Abuse-budget windows are at most a day long (security.budgets.*_window): older rows count for
+  // nothing.
+  const budgets = await pruneBudgets(deps.db, dayAgo);
+  return { transactions: transactions.rowCount, codes: codes.rowCount, budget_counters: budgets };
 }

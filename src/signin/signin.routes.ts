@@ -10,7 +10,14 @@ import { currentPolicy } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { readState, runStep, type StepResponse } from './advance.ts';
 import type { CallCredentials } from './binding.ts';
-import { SESSION_COOKIE, sessionCookie, TX_COOKIE, txCookie } from './cookies.ts';
+import {
+  REMEMBERED_DEVICE_COOKIE,
+  rememberedDeviceCookie,
+  SESSION_COOKIE,
+  sessionCookie,
+  TX_COOKIE,
+  txCookie,
+} from './cookies.ts';
 import { createTransaction } from './create.ts';
 import { loadFacts } from './facts.ts';
 import { evaluate } from './next-actions.ts';
@@ -56,6 +63,8 @@ export function credentialsOf(req: FastifyRequest): CallCredentials {
     origin: header('origin'),
     csrfToken: header('x-csrf-token'),
     mutating: req.method !== 'GET' && req.method !== 'HEAD',
+    clientIp: req.ip,
+    rememberedDevice: req.cookies?.[REMEMBERED_DEVICE_COOKIE] ?? header('x-remembered-device'),
   };
 }
 
@@ -134,6 +143,12 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
       reply.setCookie(SESSION_COOKIE, r.sessionCookie.value, {
         ...sessionCookie(publicOrigin, realm),
         ...(r.sessionCookie.maxAgeSeconds !== null ? { maxAge: r.sessionCookie.maxAgeSeconds } : {}),
+      });
+    }
+    if (r.deviceCookie) {
+      reply.setCookie(REMEMBERED_DEVICE_COOKIE, r.deviceCookie.value, {
+        ...rememberedDeviceCookie(publicOrigin, realm),
+        maxAge: r.deviceCookie.maxAgeSeconds,
       });
     }
     return reply.header('cache-control', 'no-store').send(r.body);

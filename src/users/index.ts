@@ -8,7 +8,10 @@ export {
   identifierTypeOf,
   insertIdentifier,
   insertUser,
+  listIdentifiers,
+  lockUser,
   removeRequiredAction,
+  repepperPassword,
   setPassword,
   setUserState,
 } from './users.repo.ts';

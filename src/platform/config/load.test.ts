@@ -67,6 +67,18 @@ const DEFAULTS: Config = {
   security: {
     recentAuthWindowMs: 10 * MIN,
     minAuthResponseMs: 250,
+    challengeProviders: null,
+    challengeProviderSecret: null,
+    budgets: {
+      accountFailures: 10,
+      accountWindowMs: 15 * MIN,
+      networkAttempts: 60,
+      networkWindowMs: MIN,
+      organizationAttempts: 600,
+      organizationWindowMs: MIN,
+      clientTokenRequests: 6000,
+      clientTokenWindowMs: MIN,
+    },
     password: { argonMemoryKib: 65536, argonIterations: 2, argonParallelism: 1, maxConcurrentHashes: 4 },
   },
   keys: {

@@ -48,6 +48,18 @@ export interface Config {
   security: {
     recentAuthWindowMs: number;
     minAuthResponseMs: number;
+    challengeProviders: string | null;
+    challengeProviderSecret: string | null;
+    budgets: {
+      accountFailures: number;
+      accountWindowMs: number;
+      networkAttempts: number;
+      networkWindowMs: number;
+      organizationAttempts: number;
+      organizationWindowMs: number;
+      clientTokenRequests: number;
+      clientTokenWindowMs: number;
+    };
     password: {
       argonMemoryKib: number;
       argonIterations: number;
@@ -181,6 +193,16 @@ export const SETTINGS: readonly Setting[] = [
 
   dur('security.recent_auth_window', '10m', '1m', '24h', 'How recent authentication must be for sensitive actions'),
   dur('security.min_auth_response', '250ms', '0', '5s', 'Password step responses are padded to at least this'),
+  { name: 'security.challenge_providers', kind: 'string', default: null, nullable: true, description: 'CAPTCHA-style challenge providers realms may name in authentication_flow.challenge_provider: comma-separated name=url pairs' },
+  { name: 'security.challenge_provider_secret', kind: 'string', default: null, nullable: true, secret: true, description: 'Secret sent to the challenge providers with each response: env:, file:, cred: reference or a literal' },
+  int('security.budgets.account_failures', 10, 0, 1_000_000, 'Failed sign-in proofs per account per window before 429 (0: off)'),
+  dur('security.budgets.account_window', '15m', '1s', '24h', 'Window of security.budgets.account_failures'),
+  int('security.budgets.network_attempts', 60, 0, 1_000_000, 'Sign-in proof attempts per client network (/24, /64) per window (0: off)'),
+  dur('security.budgets.network_window', '1m', '1s', '24h', 'Window of security.budgets.network_attempts'),
+  int('security.budgets.organization_attempts', 600, 0, 10_000_000, 'Sign-in proof attempts per organization per window (0: off)'),
+  dur('security.budgets.organization_window', '1m', '1s', '24h', 'Window of security.budgets.organization_attempts'),
+  int('security.budgets.client_token_requests', 6000, 0, 100_000_000, 'Token endpoint requests per client per window (0: off)'),
+  dur('security.budgets.client_token_window', '1m', '1s', '24h', 'Window of security.budgets.client_token_requests'),
   int('security.password.argon_memory_kib', 64 * KIB, 8 * KIB, 4 * MIB, 'Argon2id memory in KiB'),
   int('security.password.argon_iterations', 2, 1, 100, 'Argon2id iterations'),
   int('security.password.argon_parallelism', 1, 1, 64, 'Argon2id lanes'),

@@ -1,10 +1,13 @@
 // Every step by its path under /auth/transactions/{id}/.
 import { accountStep } from './account.ts';
+import { challengeSendStep, challengeStep } from './challenge.ts';
 import { consentStep } from './consent.ts';
+import { hotpStep } from './hotp.ts';
 import { identifyStep } from './identify.ts';
 import { organizationStep } from './organization.ts';
 import { passwordStep } from './password.ts';
 import { recoveryCodeStep } from './recovery-code.ts';
+import { rememberDeviceStep } from './remember-device.ts';
 import { cancelStep, rememberMeStep, resumeStep, transientStep } from './session-options.ts';
 import type { AnyStep } from './step.ts';
 import { totpStep } from './totp.ts';
@@ -16,6 +19,7 @@ export const STEPS: readonly AnyStep[] = [
   identifyStep,
   passwordStep,
   totpStep,
+  hotpStep,
   recoveryCodeStep,
   totpEnrollStep,
   totpActivateStep,
@@ -25,5 +29,8 @@ export const STEPS: readonly AnyStep[] = [
   cancelStep,
   resumeStep,
   rememberMeStep,
+  rememberDeviceStep,
+  challengeStep,
+  challengeSendStep,
   transientStep,
 ];

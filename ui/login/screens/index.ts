@@ -1,12 +1,15 @@
 // The registry of login screens by next-action type. A new factor (email code, magic link, HOTP,
 // passkey) is one screen file and one line here (docs/login-ui.md, "Adding a screen").
 import { accountScreen } from './account.js';
+import { challengeScreen } from './challenge.js';
 import { consentScreen } from './consent.js';
 import { enrollTotpScreen } from './enroll-totp.js';
+import { hotpScreen } from './hotp.js';
 import { identifyScreen } from './identify.js';
 import { organizationScreen } from './organization.js';
 import { passwordScreen } from './password.js';
 import { recoveryCodeScreen } from './recovery-code.js';
+import { rememberDeviceScreen } from './remember-device.js';
 import type { Screen } from './screen.js';
 import { totpScreen } from './totp.js';
 import { updatePasswordScreen } from './update-password.js';
@@ -22,5 +25,8 @@ export const SCREENS: ReadonlyMap<string, Screen> = new Map(
     updatePasswordScreen,
     organizationScreen,
     consentScreen,
+    hotpScreen,
+    rememberDeviceScreen,
+    challengeScreen,
   ].map((s) => [s.type, s]),
 );
