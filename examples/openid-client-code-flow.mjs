@@ -76,7 +76,7 @@ console.log(
       id_token_subject: claims.sub,
       access_token_for: resource,
       scope: tokens.scope,
-      expires_in: tokens.expiresIn(),
+      expires_in: tokens.expires_in,
       refresh_token: tokens.refresh_token ? 'received' : 'none',
     },
     null,

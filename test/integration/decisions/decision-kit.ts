@@ -22,6 +22,11 @@ export interface DecisionKit {
   realm: RealmRow;
   caller: ApiCallerKit;
   resourceId: string;
+  /**
+   * Replaces the resource's scope definitions. Sign-in enforces a scope's step-up rules itself, so
+   * a token that lacks the assurance a scope now demands is one issued before the rule was set.
+   */
+  setScopes(scopes: ResourceScope[]): Promise<void>;
   check(body: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
   post(path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
   /** A user (new unless given) and an access token of theirs for the kit's resource. */
@@ -67,13 +72,13 @@ export async function decisionKit(
   // (a speed shortcut; test/integration/api/resources.test.ts covers that API).
   const resourceId = await seedResource(h, realm, { audience: AUDIENCE, ttl: opts.tokenTtlSeconds ?? 300 });
   const opaqueId = await seedResource(h, realm, { audience: OPAQUE_AUDIENCE, tokenFormat: 'opaque' });
-  if (opts.scopes) {
-    await h.ctx.db.query('update resources set scopes = $3 where realm_id = $1 and id = $2', [
+  const setScopes = (scopes: ResourceScope[]) =>
+    h.ctx.db.query('update resources set scopes = $3 where realm_id = $1 and id = $2', [
       realm.id,
       resourceId,
-      JSON.stringify(opts.scopes),
+      JSON.stringify(scopes),
     ]);
-  }
+  if (opts.scopes) await setScopes(opts.scopes);
   const cli = await cliClient(h, realm);
   const scopeNames = (opts.scopes ?? []).map((s) => s.name);
   await seedGrant(h, realm, cli, resourceId, { scopes: scopeNames });
@@ -90,6 +95,9 @@ export async function decisionKit(
     realm,
     caller,
     resourceId,
+    async setScopes(scopes) {
+      await setScopes(scopes);
+    },
     post,
     check: (body) => post('/authorization/check', body),
     async subject(o = {}) {

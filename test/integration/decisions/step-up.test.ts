@@ -2,6 +2,7 @@
 // the token resource's scope rules and registered permission sensitivity.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { ResourceScope } from '../../../src/resources/resource.ts';
 import { checkBody, decisionKit } from './decision-kit.ts';
 
 const reauth = (profile: string, maxAge?: number) => [
@@ -35,26 +36,35 @@ describe('decisions › step-up', () => {
   });
 
   test('case=a scope with step_up_acr or max_auth_age_seconds asks for step-up', async (t) => {
+    const rules: ResourceScope[] = [
+      { name: 'payments', requiredPermissions: ['payments.send'], stepUpAcr: 'mfa', sensitivity: 'normal' },
+      {
+        name: 'profile',
+        requiredPermissions: ['profile.write'],
+        maxAuthAgeSeconds: 120,
+        sensitivity: 'normal',
+      },
+      {
+        name: 'keys',
+        requiredPermissions: ['keys.rotate'],
+        stepUpAcr: 'phishing_resistant',
+        sensitivity: 'normal',
+      },
+    ];
+    // Sign-in enforces these rules itself (docs/security.md), so the tokens are issued first and
+    // the rules set afterwards: the decision must hold tokens to the rules as they stand now.
+    // Tokens live long enough to outlast the sign-ins that age the session.
     const k = await decisionKit(t, {
-      scopes: [
-        { name: 'payments', requiredPermissions: ['payments.send'], stepUpAcr: 'mfa', sensitivity: 'normal' },
-        {
-          name: 'profile',
-          requiredPermissions: ['profile.write'],
-          maxAuthAgeSeconds: 120,
-          sensitivity: 'normal',
-        },
-        {
-          name: 'keys',
-          requiredPermissions: ['keys.rotate'],
-          stepUpAcr: 'phishing_resistant',
-          sensitivity: 'normal',
-        },
-      ],
+      scopes: rules.map(({ stepUpAcr: _, maxAuthAgeSeconds: __, ...plain }) => plain),
+      tokenTtlSeconds: 1800,
     });
     const role = await k.role('all', ['payments.send', 'profile.write', 'keys.rotate']);
     const basic = await k.subject({ scopes: ['payments', 'profile', 'keys'], authAgeSeconds: 600 });
     await k.assign(role, { type: 'user', id: basic.userId });
+    const noScope = await k.subject({ userId: basic.userId, scopes: [], authAgeSeconds: 600 });
+    const mfa = await k.subject({ userId: basic.userId, scopes: ['payments', 'profile', 'keys'], mfa: true });
+    await k.setScopes(rules);
+
     const pay = await k.check(checkBody(basic.token, 'payments.send'));
     assert.equal(pay.body.reason_code, 'STEP_UP_REQUIRED');
     assert.deepEqual(pay.body.obligations, reauth('mfa'));
@@ -63,10 +73,8 @@ describe('decisions › step-up', () => {
     assert.deepEqual(profile.body.obligations, reauth('recent', 120));
 
     // The rule binds only tokens carrying the scope.
-    const noScope = await k.subject({ userId: basic.userId, scopes: [], authAgeSeconds: 600 });
     assert.equal((await k.check(checkBody(noScope.token, 'payments.send'))).body.reason_code, 'ALLOWED');
 
-    const mfa = await k.subject({ userId: basic.userId, scopes: ['payments', 'profile', 'keys'], mfa: true });
     assert.equal((await k.check(checkBody(mfa.token, 'payments.send'))).body.reason_code, 'ALLOWED');
     assert.equal((await k.check(checkBody(mfa.token, 'profile.write'))).body.reason_code, 'ALLOWED');
     // mfa is weaker than phishing_resistant.
