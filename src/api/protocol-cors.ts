@@ -19,19 +19,24 @@ export function originOf(req: FastifyRequest): string | null {
   return typeof o === 'string' && o !== 'null' && !hasNul(o) ? o : null;
 }
 
+/** The realm name the first group of `pattern` captures from the URL, or null (a malformed escape names none). */
+export function realmNameIn(url: string, pattern: RegExp): string | null {
+  const m = pattern.exec(url);
+  if (!m?.[1]) return null;
+  try {
+    return decodeURIComponent(m[1]);
+  } catch {
+    return null;
+  }
+}
+
 /** The value for Access-Control-Allow-Origin, or null when this origin gets no CORS access. */
 async function allowedOrigin(ctx: ApiDeps, req: FastifyRequest): Promise<string | null> {
   const origin = originOf(req);
   if (origin === null) return null;
   if (PUBLIC_DOCUMENT.test(req.url)) return '*';
-  const m = BROWSER_ENDPOINT.exec(req.url);
-  if (!m?.[1]) return null;
-  let name: string;
-  try {
-    name = decodeURIComponent(m[1]);
-  } catch {
-    return null; // a malformed escape names no realm
-  }
+  const name = realmNameIn(req.url, BROWSER_ENDPOINT);
+  if (name === null) return null;
   const realm = await ctx.realms.byName(name);
   if (realm?.state !== 'active') return null;
   return (await isClientOrigin(ctx.db, realm.id, origin)) ? origin : null;

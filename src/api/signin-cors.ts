@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { isSigninOrigin } from '../signin/allowed-origin.ts';
 import type { ApiDeps } from './api.deps.ts';
-import { originOf } from './protocol-cors.ts';
+import { originOf, realmNameIn } from './protocol-cors.ts';
 
 const TRANSACTION_API = /^\/api\/v1\/realms\/([^/?]+)\/auth\/transactions(?:\/[^?]*)?(?:\?|$)/;
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
@@ -21,14 +21,8 @@ const EXPOSED = 'retry-after, x-request-id';
 async function allowedOrigin(ctx: ApiDeps, req: FastifyRequest): Promise<string | null> {
   const origin = originOf(req);
   if (origin === null) return null;
-  const m = TRANSACTION_API.exec(req.url);
-  if (!m?.[1]) return null;
-  let name: string;
-  try {
-    name = decodeURIComponent(m[1]);
-  } catch {
-    return null; // a malformed escape names no realm
-  }
+  const name = realmNameIn(req.url, TRANSACTION_API);
+  if (name === null) return null;
   const realm = await findRequestedRealm(ctx, name);
   if (!realm) return null;
   return (await isSigninOrigin(ctx.db, ctx.config.server.publicOrigin, realm.id, origin)) ? origin : null;
