@@ -12,6 +12,7 @@ const TIERS = [
     tier: 'model',
     folders: {
       events: [],
+      notifications: [],
       audit: ['events'],
       realms: ['audit', 'events'],
       keys: ['audit', 'events'],

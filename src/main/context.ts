@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { AccessTokenVerifier } from '../access/verify-access-token.ts';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { KeyStore } from '../keys/key-store.ts';
+import type { Mailer, SmsSender } from '../notifications/index.ts';
 import type { MetricsAuth } from '../ops/internal.routes.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import type { Config } from '../platform/config/settings.ts';
@@ -16,6 +17,7 @@ import { createLogger, type Logger } from '../platform/log.ts';
 import { Metrics } from '../platform/metrics.ts';
 import { RealmCache } from '../realms/realm-cache.ts';
 import { PasswordHasher } from '../users/password-hasher.ts';
+import { buildMailer, buildSmsSender } from './delivery.ts';
 import { throttledWarning } from './throttled-warning.ts';
 
 export interface AppContext extends ApiDeps {
@@ -36,6 +38,10 @@ export interface AppContext extends ApiDeps {
   migrations: Migration[];
   metricsAuth: MetricsAuth;
   draining: boolean;
+  /** The mail transport the worker sends through; null when none is configured. */
+  mailer: Mailer | null;
+  /** The SMS adapter; null when delivery.sms_url is unset. */
+  sms: SmsSender | null;
 }
 
 export async function openDatabase(config: Config, log?: Logger, applicationName = 'proudauth'): Promise<Db> {
@@ -81,6 +87,8 @@ export interface ContextOptions {
   log?: Logger;
   /** An already open database (tests); otherwise opened from the configuration. */
   db?: Db;
+  /** Where the dev mail folder announces each message's code or link (proudauth dev: the terminal). */
+  announceMail?: (line: string) => void;
 }
 
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
@@ -91,6 +99,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const db = opts.db ?? (await openDatabase(config, log));
   const clock = opts.clock ?? systemClock;
   const keyStore = new KeyStore(db, root, clock);
+  const mailer = await buildMailer(config, env, opts.announceMail ?? (() => {}));
+  const sms = await buildSmsSender(config, env);
   return {
     config,
     db,
@@ -112,6 +122,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     migrations: loadMigrations(),
     metricsAuth,
     draining: false,
+    mailer,
+    sms,
   };
 }
 

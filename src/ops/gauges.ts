@@ -2,7 +2,14 @@
 // probe when /metrics is rendered. A probe that fails leaves its gauge without a sample instead of
 // publishing a stale or made-up value; service_database_up alone always answers.
 import type { Metrics } from '../platform/metrics.ts';
-import { clockSkewMs, databaseUp, jobsBacklog, outboxBacklog, type ProbeContext } from './probes.ts';
+import {
+  clockSkewMs,
+  databaseUp,
+  jobsBacklog,
+  notificationBacklog,
+  outboxBacklog,
+  type ProbeContext,
+} from './probes.ts';
 
 export function registerOpsGauges(metrics: Metrics, ctx: ProbeContext): void {
   // One registry per process; a second internal listener over it must not register twice.
@@ -19,6 +26,11 @@ export function registerOpsGauges(metrics: Metrics, ctx: ProbeContext): void {
     'service_outbox_oldest_pending_seconds',
     'Age of the oldest event not yet dispatched from the outbox',
     () => outboxBacklog(ctx),
+  );
+  metrics.gauge(
+    'service_notification_oldest_due_seconds',
+    'Age of the oldest due notification (mail or SMS) not yet sent',
+    () => notificationBacklog(ctx),
   );
   metrics.gauge(
     'service_jobs_oldest_queued_seconds',

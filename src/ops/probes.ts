@@ -2,6 +2,7 @@
 import { oldestPendingSeconds } from '../events/index.ts';
 import { oldestQueuedJobSeconds } from '../jobs/index.ts';
 import type { KeyStore, SigningHealth } from '../keys/key-store.ts';
+import { oldestDueSeconds } from '../notifications/index.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { Db } from '../platform/db/db.ts';
 import { type Migration, type SchemaState, schemaState } from '../platform/db/migrate.ts';
@@ -58,5 +59,8 @@ export const outboxBacklog = (ctx: ProbeContext): Promise<number> =>
   withDeadline(oldestPendingSeconds(ctx.db, ctx.clock.now()));
 
 /** Age in seconds of the oldest due job still queued; 0 when none. */
+export const notificationBacklog = (ctx: ProbeContext): Promise<number> =>
+  withDeadline(oldestDueSeconds(ctx.db, ctx.clock.now()));
+
 export const jobsBacklog = (ctx: ProbeContext): Promise<number> =>
   withDeadline(oldestQueuedJobSeconds(ctx.db, ctx.clock.now()));

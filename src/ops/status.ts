@@ -4,6 +4,7 @@ import {
   clockSkewMs,
   databaseUp,
   jobsBacklog,
+  notificationBacklog,
   outboxBacklog,
   type ProbeContext,
   schema,
@@ -31,25 +32,31 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
   if (!(await databaseUp(ctx))) return down;
   // Each probe on its own: on a schema that is behind, the tables a probe reads may not exist yet,
   // and that makes its capability unavailable, not the database.
-  const [schemaResult, signingResult, skewResult, outboxResult, jobsResult] = await Promise.allSettled([
-    schema(ctx),
-    signing(ctx),
-    clockSkewMs(ctx),
-    outboxBacklog(ctx),
-    jobsBacklog(ctx),
-  ]);
+  const [schemaResult, signingResult, skewResult, outboxResult, jobsResult, mailResult] =
+    await Promise.allSettled([
+      schema(ctx),
+      signing(ctx),
+      clockSkewMs(ctx),
+      outboxBacklog(ctx),
+      jobsBacklog(ctx),
+      notificationBacklog(ctx),
+    ]);
   const schemaState = settled(schemaResult);
   if (!schemaState) return down;
   const signingHealth = settled(signingResult);
   const skew = settled(skewResult);
   const outboxAge = settled(outboxResult);
   const jobsAge = settled(jobsResult);
+  const mailAge = settled(mailResult);
   const capabilities: Record<string, Capability> = {
     database: 'ok',
     schema: schemaState.current ? 'ok' : 'degraded',
     signing: signingHealth === null || signingHealth.realmsMissing > 0 ? 'unavailable' : 'ok',
     outbox: backlogCapability(outboxAge),
     jobs: backlogCapability(jobsAge),
+    // By backlog age alone: without a mail transport nothing that mails is offered, and mail queued
+    // anyway (invitations) ages past the threshold and degrades it.
+    email_delivery: backlogCapability(mailAge),
   };
   const allOk = Object.values(capabilities).every((c) => c === 'ok');
   return {
@@ -60,6 +67,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
     backlog_oldest_seconds: {
       ...(outboxAge === null ? {} : { outbox: outboxAge }),
       ...(jobsAge === null ? {} : { jobs: jobsAge }),
+      ...(mailAge === null ? {} : { email_delivery: mailAge }),
     },
     ...(skew === null ? {} : { clock_skew_ms: skew }),
   };

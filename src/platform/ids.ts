@@ -28,7 +28,8 @@ export type IdPrefix =
   | 'grp'
   | 'prj'
   | 'otr'
-  | 'sgr';
+  | 'sgr'
+  | 'ntf';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -3,13 +3,22 @@ import { cleanupOutbox, dispatchOutbox } from '../../events/outbox-dispatch.task
 import { type JobRunnerDeps, type JobType, purgeJobResults, runJobsTask } from '../../jobs/index.ts';
 import type { Task } from '../../kernel/task.ts';
 import { type KeyLifecycleDeps, runKeyLifecycle } from '../../keys/key-lifecycle.task.ts';
+import {
+  cleanupNotifications,
+  type NotificationCleanupDeps,
+  type NotificationDeps,
+  sendNotificationsTask,
+} from '../../notifications/index.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
 import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
 import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
 import { cleanupSignin } from '../../signin/signin-cleanup.task.ts';
 import { WORKER_ID } from './scheduler.ts';
 
-export type WorkerDeps = KeyLifecycleDeps & JobRunnerDeps & { sessionRetentionMs: number };
+export type WorkerDeps = KeyLifecycleDeps &
+  JobRunnerDeps &
+  NotificationDeps &
+  NotificationCleanupDeps & { sessionRetentionMs: number };
 
 /**
  * The job types the worker runs (docs/jobs.md), each declared beside the context it works on in a
@@ -27,4 +36,7 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   // Every worker runs jobs; each job is claimed under its own lease (jobs/job-runner.ts).
   { name: 'jobs.run', intervalMs: 1_000, lease: false, run: runJobsTask(JOB_TYPES, WORKER_ID) },
   { name: 'jobs.purge', intervalMs: 600_000, run: purgeJobResults },
+  // Every worker sends; each message is claimed under its own lease (notifications/).
+  { name: 'notifications.send', intervalMs: 1_000, lease: false, run: sendNotificationsTask(WORKER_ID) },
+  { name: 'notifications.cleanup', intervalMs: 3_600_000, run: cleanupNotifications },
 ];

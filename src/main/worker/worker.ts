@@ -24,6 +24,12 @@ export function workerDeps(ctx: AppContext): WorkerDeps {
     clock: ctx.clock,
     exportRetentionMs: ctx.config.privacy.exportRetentionMs,
     maxJobsPerOrganization: ctx.config.workers.maxJobsPerOrganization,
+    mailer: ctx.mailer,
+    sms: ctx.sms,
+    tenantBatchShare: ctx.config.workers.tenantBatchShare,
+    payloadRetentionMs: ctx.config.delivery.payloadRetentionMs,
+    historyRetentionMs: ctx.config.privacy.historyRetentionMs,
+    log: ctx.log,
   };
 }
 
@@ -47,8 +53,17 @@ export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {})
     labelNames: ['type'],
     registers: [ctx.metrics.registry],
   });
+  const deliveries = new Counter({
+    name: 'service_delivery_total',
+    help: 'Delivery attempts by channel and outcome',
+    labelNames: ['channel', 'outcome'],
+    registers: [ctx.metrics.registry],
+  });
   const deps: WorkerDeps = {
     ...workerDeps(ctx),
+    delivered(outcome) {
+      deliveries.inc({ channel: 'notification', outcome });
+    },
     jobEnded(type, end) {
       if (end === 'failed' || end === 'dead_letter') failedJobs.inc({ type });
     },

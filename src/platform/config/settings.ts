@@ -84,6 +84,19 @@ export interface Config {
     webhookMaxAttempts: number;
     egressAllowlist: string[];
     allowPrivateWebhooks: boolean;
+    smtpHost: string | null;
+    smtpPort: number;
+    smtpTls: 'starttls' | 'implicit' | 'none';
+    smtpUsername: string | null;
+    /** A secret reference (env:, file:, cred:) or, outside production, a literal. */
+    smtpPassword: string | null;
+    mailFrom: string;
+    /** Mail written as .eml files to this folder instead of SMTP (proudauth dev). */
+    mailDir: string | null;
+    payloadRetentionMs: number;
+    smsUrl: string | null;
+    /** A secret reference to the key that signs SMS requests (HMAC-SHA256). */
+    smsSigningKey: string | null;
   };
   workers: { tenantBatchShare: number; maxJobsPerOrganization: number; metricsListen: string | null };
   webauthn: { relatedOrigins: boolean };
@@ -210,6 +223,16 @@ export const SETTINGS: readonly Setting[] = [
   int('delivery.webhook_max_attempts', 12, 1, 100, 'Attempts before a delivery is dead-lettered'),
   { name: 'delivery.egress_allowlist', kind: 'cidrs', default: [], description: 'Comma-separated CIDRs webhooks may reach even when private' },
   bool('delivery.allow_private_webhooks', false, 'Allow webhooks to private addresses (refused in production)'),
+  { name: 'delivery.smtp_host', kind: 'string', default: null, nullable: true, description: 'SMTP server host name; unset sends no mail (proudauth dev writes mail to a folder instead)' },
+  int('delivery.smtp_port', 587, 1, 65535, 'SMTP server port'),
+  { name: 'delivery.smtp_tls', kind: 'enum', default: 'starttls', values: ['starttls', 'implicit', 'none'], description: 'starttls (required upgrade), implicit (TLS from the first byte, usually port 465) or none (local relays only)' },
+  { name: 'delivery.smtp_username', kind: 'string', default: null, nullable: true, description: 'SMTP user name; unset sends without authentication' },
+  { name: 'delivery.smtp_password', kind: 'string', default: null, nullable: true, secret: true, description: 'SMTP password: env:, file: or cred: reference (a literal only outside production)' },
+  { name: 'delivery.mail_from', kind: 'string', default: 'ProudAuth <no-reply@localhost>', description: 'From address of mail the service sends' },
+  { name: 'delivery.mail_dir', kind: 'string', default: null, nullable: true, description: 'Write mail as .eml files to this folder instead of sending it (proudauth dev uses <data_dir>/mail)' },
+  dur('delivery.payload_retention', '7d', '1h', '365d', 'Time after which a notification keeps no recipient or message text'),
+  { name: 'delivery.sms_url', kind: 'string', default: null, nullable: true, description: 'https URL the SMS adapter POSTs signed JSON to; unset offers no SMS codes' },
+  { name: 'delivery.sms_signing_key', kind: 'string', default: null, nullable: true, secret: true, description: 'Key that signs SMS requests (HMAC-SHA256): env:, file: or cred: reference' },
 
   int('workers.tenant_batch_share', 25, 1, 100_000, 'Notification batch share per organization'),
   int('workers.max_jobs_per_organization', 2, 1, 1000, 'Concurrent jobs per organization'),

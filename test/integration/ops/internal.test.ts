@@ -228,6 +228,7 @@ describe('ops › internal listener › status', () => {
       signing: 'ok',
       outbox: 'ok',
       jobs: 'ok',
+      email_delivery: 'ok',
     });
     assert.equal(typeof body.clock_skew_ms, 'number');
     assert.ok(Math.abs(body.clock_skew_ms as number) < 60_000);
