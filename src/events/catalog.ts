@@ -10,6 +10,7 @@ export interface EventData {
   'user.suspended': { user_id: string; state: string };
   'user.locked': { user_id: string; state: string };
   'user.deleted': { user_id: string };
+  'user.password_reset': { user_id: string };
   'security.refresh_reuse_detected': { subject_id: string; family_id: string };
   'security.credential_compromised': { user_id: string };
   'organization.created': { organization_id: string; slug: string };

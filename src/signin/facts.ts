@@ -2,11 +2,15 @@
 // the step's own database transaction.
 
 import type { ClientRow } from '../clients/index.ts';
+import { emailConfigured, smsConfigured } from '../notifications/index.ts';
+import type { Config } from '../platform/config/settings.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import type { RealmPolicy } from '../realms/index.ts';
 import { policyValue } from '../realms/index.ts';
 import { BUILTIN_ROLES } from '../roles/permissions.ts';
-import type { Facts, UserFacts } from './next-actions.types.ts';
+import { liveChallengePurposes } from './challenges.repo.ts';
+import { configuredLoginUi } from './login-ui.ts';
+import type { Facts, LoginMethods, UserFacts } from './next-actions.types.ts';
 import { loadOrganizationFacts } from './organization-facts.ts';
 import type { SigninTx } from './transaction.ts';
 
@@ -15,6 +19,7 @@ const PRIVILEGED_ROLES = Object.values(BUILTIN_ROLES)
   .map((r) => r.name);
 
 export interface FactsInput {
+  config: Config;
   client: ClientRow;
   policy: RealmPolicy;
   adminAudience: string;
@@ -29,10 +34,13 @@ async function loadUser(q: Queryable, realmId: string, userId: string): Promise<
     protected: boolean;
     display_name: string | null;
     email: string | null;
+    phone: string | null;
   }>(
     `select u.id, u.state, u.required_actions, u.protected, u.display_name,
             (select value from user_identifiers i where i.realm_id = u.realm_id and i.user_id = u.id
-              and i.type = 'email' order by i.is_primary desc, i.created_at limit 1) as email
+              and i.type = 'email' order by i.is_primary desc, i.created_at limit 1) as email,
+            (select value from user_identifiers i where i.realm_id = u.realm_id and i.user_id = u.id
+              and i.type = 'phone' order by i.is_primary desc, i.created_at limit 1) as phone
        from users u where u.realm_id = $1 and u.id = $2`,
     [realmId, userId],
   );
@@ -45,6 +53,7 @@ async function loadUser(q: Queryable, realmId: string, userId: string): Promise<
         protected: u.protected,
         displayName: u.display_name,
         email: u.email,
+        phone: u.phone,
       }
     : null;
 }
@@ -83,5 +92,21 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
       t.resources.includes(input.adminAudience) || t.resources.includes('builtin:admin'),
     consentCovers,
     organization: await loadOrganizationFacts(q, t, input.now),
+    methods: loginMethods(input),
+    sent: await liveChallengePurposes(q, t.realmId, t.id, input.now),
+  };
+}
+
+function loginMethods(input: FactsInput): LoginMethods {
+  const flag = (m: string) => policyValue(input.policy, 'login', m) === true;
+  const email = emailConfigured(input.config.delivery);
+  return {
+    // The password flag is on unless the policy turns it off (the default policy sets it).
+    password: policyValue(input.policy, 'login', 'password') !== false,
+    mail: email,
+    sms: smsConfigured(input.config.delivery),
+    emailOtp: flag('email_otp') && email,
+    magicLink: flag('magic_link') && email && configuredLoginUi(input, input.policy) !== null,
+    smsOtp: flag('sms_otp') && smsConfigured(input.config.delivery),
   };
 }

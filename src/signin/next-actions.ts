@@ -2,7 +2,10 @@
 // inside a pending transaction"). Each stage is a pure function of the transaction and the facts
 // loaded for it; the first stage that is not satisfied decides. Stages that need capabilities not
 // built yet (email verification, flow rules) join this list as those capabilities arrive.
+
 import { maySignIn } from '../users/account.states.ts';
+import { identifierTypeOf } from '../users/index.ts';
+import type { ChallengePurpose } from './challenges.repo.ts';
 import type { ActionType, Evaluation, Facts, NextAction } from './next-actions.types.ts';
 import {
   enterpriseSsoStage,
@@ -44,18 +47,40 @@ const selectAccount: Stage = (t) =>
     ? { kind: 'actions', actions: [action('select_account', ['continue'])] }
     : 'satisfied';
 
+/** An action answered with a code sent by otp/send {purpose}; options say whether one is out. */
+const codeAction = (type: ActionType, purpose: ChallengePurpose, f: Facts): NextAction =>
+  action(type, ['code'], { purpose, code_sent: f.sent.includes(purpose) });
+
 const primary: Stage = (t, f) => {
   if (hasPrimary(t)) return 'satisfied';
   const ssoOnly = ssoOnlyPrimary(t, f);
   if (ssoOnly !== 'satisfied') return ssoOnly;
+  const m = f.methods;
   if (t.userId === null && t.identifier === null) {
-    return {
-      kind: 'actions',
-      actions: [action('identify', ['identifier']), action('password', ['password', 'identifier'])],
-    };
+    const actions = [action('identify', ['identifier'])];
+    if (m.password) actions.push(action('password', ['password', 'identifier']));
+    return { kind: 'actions', actions };
   }
-  return { kind: 'actions', actions: [action('password', ['password'])] };
+  // Methods follow the identifier's type, never whether an account exists behind it.
+  const type = t.identifier ? identifierTypeOf(t.identifier) : f.user?.email ? 'email' : null;
+  const actions: NextAction[] = [];
+  if (m.password) actions.push(action('password', ['password']));
+  if (m.emailOtp && type === 'email') actions.push(codeAction('email_otp', 'login', f));
+  if (m.magicLink && type === 'email')
+    actions.push(
+      action('magic_link', ['token'], { purpose: 'magic_link', link_sent: f.sent.includes('magic_link') }),
+    );
+  if (m.smsOtp && type === 'phone') actions.push(codeAction('sms_otp', 'login', f));
+  return actions.length > 0
+    ? { kind: 'actions', actions }
+    : { kind: 'blocked', reason: 'login_method_not_allowed' };
 };
+
+/** Step 3: an account waiting for verification confirms its email address with a code. */
+const emailVerification: Stage = (_t, f) =>
+  f.user?.state === 'pending_verification' && f.user.email && f.methods.mail
+    ? { kind: 'actions', actions: [codeAction('verify_email', 'verify_email', f)] }
+    : 'satisfied';
 
 const accountState: Stage = (_t, f) =>
   f.user && maySignIn(f.user.state) ? 'satisfied' : { kind: 'blocked', reason: 'account_unavailable' };
@@ -83,9 +108,14 @@ const mfa: Stage = (t, f) => {
 const requiredActions: Stage = (t, f) => {
   const mustEnroll = (mfaRequired(t, f) && !f.hasTotp) || f.user?.requiredActions.includes('configure_totp');
   if (mustEnroll && !f.hasTotp) return { kind: 'actions', actions: [action('enroll_totp', [])] };
-  if (f.user?.requiredActions.includes('update_password')) {
+  const required = f.user?.requiredActions ?? [];
+  if (required.includes('update_password')) {
     return { kind: 'actions', actions: [action('update_password', ['new_password'])] };
   }
+  if (required.includes('verify_email') && f.user?.email && f.methods.mail)
+    return { kind: 'actions', actions: [codeAction('verify_email', 'verify_email', f)] };
+  if (required.includes('verify_contact') && f.user?.phone && f.methods.sms)
+    return { kind: 'actions', actions: [codeAction('verify_contact', 'verify_contact', f)] };
   return 'satisfied';
 };
 
@@ -99,6 +129,7 @@ const consent: Stage = (t, f) => {
 export const STAGES: readonly Stage[] = [
   selectAccount,
   primary,
+  emailVerification,
   accountState,
   mfa,
   requiredActions,

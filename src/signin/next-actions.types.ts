@@ -1,5 +1,6 @@
 // The vocabulary of next-action evaluation (document 1, evaluation order of actions): what an
 // action offers, the facts loaded for a transaction, and what evaluating them gives.
+import type { ChallengePurpose } from './challenges.repo.ts';
 import type { OrganizationFacts } from './organization-facts.ts';
 import type { BlockingReason } from './transaction.ts';
 
@@ -12,7 +13,16 @@ export type ActionType =
   | 'enroll_totp'
   | 'update_password'
   | 'select_organization'
-  | 'consent';
+  | 'consent'
+  | 'email_otp'
+  | 'sms_otp'
+  | 'magic_link'
+  | 'verify_email'
+  | 'verify_contact'
+  | 'register'
+  | 'accept_terms'
+  | 'complete_profile'
+  | 'cancel_deletion';
 
 export interface NextAction {
   type: ActionType;
@@ -28,6 +38,22 @@ export interface UserFacts {
   protected: boolean;
   displayName: string | null;
   email: string | null;
+  phone: string | null;
+}
+
+/** Primary methods the realm's policy and this deployment allow (spec doc 1, evaluation order 2). */
+export interface LoginMethods {
+  password: boolean;
+  /** A mail transport is configured (codes for verify_email can be sent). */
+  mail: boolean;
+  /** An SMS adapter is configured (codes for verify_contact can be sent). */
+  sms: boolean;
+  /** login.email_otp and a mail transport */
+  emailOtp: boolean;
+  /** login.magic_link, a mail transport and a usable login UI */
+  magicLink: boolean;
+  /** login.sms_otp and an SMS adapter */
+  smsOtp: boolean;
 }
 
 export interface Facts {
@@ -41,6 +67,9 @@ export interface Facts {
   adminAudienceRequested: boolean;
   consentCovers: boolean;
   organization: OrganizationFacts;
+  methods: LoginMethods;
+  /** Purposes with a live code or link sent in this transaction. */
+  sent: ChallengePurpose[];
 }
 
 export type Evaluation =

@@ -68,6 +68,7 @@ const facts = (organization: Partial<OrganizationFacts>, o: Partial<Facts> = {})
     protected: false,
     displayName: null,
     email: null,
+    phone: null,
   },
   hasTotp: false,
   hasRecoveryCodes: false,
@@ -77,6 +78,8 @@ const facts = (organization: Partial<OrganizationFacts>, o: Partial<Facts> = {})
   adminAudienceRequested: false,
   consentCovers: true,
   organization: { required: false, named: null, choices: [], ...organization },
+  methods: { password: true, mail: false, sms: false, emailOtp: false, magicLink: false, smsOtp: false },
+  sent: [],
   ...o,
 });
 

@@ -1,6 +1,6 @@
 // Worker task signin.cleanup (spec doc 2, "Data lifecycle and retention" 3): transactions are
 // deleted a day after they were created, once they are no longer pending or have expired, and
-// authorization codes once they expired or were used and the session retention has passed.
+// the codes and links sent in them after a day, and authorization codes once they expired or were used and the session retention has passed.
 
 import type { TaskReport } from '../kernel/task.ts';
 import type { Db } from '../platform/db/db.ts';
@@ -25,5 +25,11 @@ export async function cleanupSignin(
         where coalesce(consumed_at, expires_at) < $1 limit ${BATCH})`,
     [new Date(now.getTime() - deps.sessionRetentionMs)],
   );
-  return { transactions: transactions.rowCount, codes: codes.rowCount };
+  // Codes and links sent in a transaction go with it (created a day ago at the latest).
+  const challenges = await deps.db.query(
+    `delete from signin_challenges where (realm_id, transaction_id, purpose) in (
+       select realm_id, transaction_id, purpose from signin_challenges where created_at < $1 limit ${BATCH})`,
+    [dayAgo],
+  );
+  return { transactions: transactions.rowCount, codes: codes.rowCount, challenges: challenges.rowCount };
 }

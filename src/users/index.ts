@@ -8,6 +8,7 @@ export {
   identifierTypeOf,
   insertIdentifier,
   insertUser,
+  markIdentifierVerified,
   removeRequiredAction,
   setPassword,
   setUserState,

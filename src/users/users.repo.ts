@@ -230,3 +230,19 @@ export async function eraseUser(tx: Tx, realmId: string, userId: string, now: Da
     [realmId, userId, now],
   );
 }
+
+/** Marks the account's identifiers of a type verified (a code sent there came back). */
+export async function markIdentifierVerified(
+  tx: Tx,
+  realmId: string,
+  userId: string,
+  type: IdentifierType,
+  value: string,
+  now: Date,
+): Promise<void> {
+  await tx.query(
+    `update user_identifiers set verified = true, verified_at = coalesce(verified_at, $5)
+      where realm_id = $1 and user_id = $2 and type = $3 and value_key = $4`,
+    [realmId, userId, type, identifierKey(type, value), now],
+  );
+}

@@ -3,6 +3,8 @@
 import type { TestContext } from 'node:test';
 import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
+import { NotificationSender } from '../../src/notifications/index.ts';
+import type { Harness } from './harness.ts';
 
 export interface ReceivedMail {
   to: string;
@@ -17,8 +19,11 @@ export interface MailSink {
   received: ReceivedMail[];
   /** Settings that send the service's mail here. */
   overrides: Record<string, unknown>;
-  /** Waits for the n-th message (1-based) to `to`; gives up after a while with an error. */
-  waitFor(to: string, n?: number): Promise<ReceivedMail>;
+  /**
+   * Waits for the n-th message (1-based) to `to`, of the realm whose display name is given when
+   * one is (a test file's tests share a database, so a worker may send another test's mail).
+   */
+  waitFor(to: string, n?: number, realm?: string): Promise<ReceivedMail>;
 }
 
 export async function startMailSink(t: TestContext): Promise<MailSink> {
@@ -56,9 +61,9 @@ export async function startMailSink(t: TestContext): Promise<MailSink> {
       'delivery.smtp_tls': 'none',
       'delivery.mail_from': 'Test IdP <idp@example.com>',
     },
-    async waitFor(to, n = 1) {
+    async waitFor(to, n = 1, realm) {
       for (let i = 0; i < 200; i++) {
-        const mine = received.filter((m) => m.to === to);
+        const mine = received.filter((m) => m.to === to && (!realm || m.text.includes(realm)));
         if (mine.length >= n) return mine[n - 1] as ReceivedMail;
         await new Promise((r) => setTimeout(r, 25));
       }
@@ -79,4 +84,14 @@ export function linkIn(mail: ReceivedMail): string {
   const m = /(https?:\/\/\S+)/.exec(mail.text);
   if (!m?.[1]) throw new Error(`no link in mail "${mail.subject}"`);
   return m[1];
+}
+
+/** Runs one batch of the worker's notification sender over the harness (what notifications.send does). */
+export async function deliverQueued(h: Harness): Promise<Record<string, number>> {
+  const keyring = h.ctx.keyring;
+  if (!keyring) throw new Error('harness has no keyring');
+  return new NotificationSender(
+    { db: h.ctx.db, keyring, clock: h.ctx.clock, mailer: h.ctx.mailer, sms: h.ctx.sms, tenantBatchShare: 25 },
+    'test-worker',
+  ).runOnce();
 }

@@ -3,6 +3,7 @@ import { accountStep } from './account.ts';
 import { consentStep } from './consent.ts';
 import { identifyStep } from './identify.ts';
 import { organizationStep } from './organization.ts';
+import { magicLinkStep, otpSendStep, otpVerifyStep } from './otp.ts';
 import { passwordStep } from './password.ts';
 import { recoveryCodeStep } from './recovery-code.ts';
 import { cancelStep, rememberMeStep, resumeStep, transientStep } from './session-options.ts';
@@ -15,6 +16,9 @@ export const STEPS: readonly AnyStep[] = [
   accountStep,
   identifyStep,
   passwordStep,
+  otpSendStep,
+  otpVerifyStep,
+  magicLinkStep,
   totpStep,
   recoveryCodeStep,
   totpEnrollStep,
