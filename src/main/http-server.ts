@@ -26,6 +26,7 @@ import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
 import { registerRoleRoutes } from '../roles/roles.routes.ts';
 import { registerServicePrincipalRoutes } from '../service-principals/principals.routes.ts';
 import { registerMeSessionRoutes } from '../sessions/sessions.routes.ts';
+import { registerRegistrationRoutes } from '../signin/registrations.routes.ts';
 import { registerSigninRoutes } from '../signin/signin.routes.ts';
 import { registerSupportRoutes } from '../support/support-grants.routes.ts';
 import { registerUserRoutes } from '../users/users.routes.ts';
@@ -87,6 +88,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerLogout(app, ctx);
   registerDiscovery(app, ctx);
   registerUserRoutes(app, ctx);
+  registerRegistrationRoutes(app, ctx);
   registerRoleRoutes(app, ctx);
   registerAssignmentRoutes(app, ctx);
   registerGroupRoutes(app, ctx);

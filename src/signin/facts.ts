@@ -12,6 +12,7 @@ import { liveChallengePurposes } from './challenges.repo.ts';
 import { configuredLoginUi } from './login-ui.ts';
 import type { Facts, LoginMethods, UserFacts } from './next-actions.types.ts';
 import { loadOrganizationFacts } from './organization-facts.ts';
+import { allowGuests, registrationMode, requiredProfileFields, termsVersion } from './registration-policy.ts';
 import type { SigninTx } from './transaction.ts';
 
 const PRIVILEGED_ROLES = Object.values(BUILTIN_ROLES)
@@ -35,8 +36,9 @@ async function loadUser(q: Queryable, realmId: string, userId: string): Promise<
     display_name: string | null;
     email: string | null;
     phone: string | null;
+    is_guest: boolean;
   }>(
-    `select u.id, u.state, u.required_actions, u.protected, u.display_name,
+    `select u.id, u.state, u.required_actions, u.protected, u.display_name, u.is_guest,
             (select value from user_identifiers i where i.realm_id = u.realm_id and i.user_id = u.id
               and i.type = 'email' order by i.is_primary desc, i.created_at limit 1) as email,
             (select value from user_identifiers i where i.realm_id = u.realm_id and i.user_id = u.id
@@ -54,6 +56,7 @@ async function loadUser(q: Queryable, realmId: string, userId: string): Promise<
         displayName: u.display_name,
         email: u.email,
         phone: u.phone,
+        isGuest: u.is_guest,
       }
     : null;
 }
@@ -94,6 +97,7 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     organization: await loadOrganizationFacts(q, t, input.now),
     methods: loginMethods(input),
     sent: await liveChallengePurposes(q, t.realmId, t.id, input.now),
+    ...(await loadAccountDuties(q, t.realmId, user?.id ?? null, input.policy)),
   };
 }
 
@@ -108,5 +112,41 @@ function loginMethods(input: FactsInput): LoginMethods {
     emailOtp: flag('email_otp') && email,
     magicLink: flag('magic_link') && email && configuredLoginUi(input, input.policy) !== null,
     smsOtp: flag('sms_otp') && smsConfigured(input.config.delivery),
+  };
+}
+
+/** Registration approval, terms and profile duties of the account (spec doc 1, evaluation order 6). */
+async function loadAccountDuties(
+  q: Queryable,
+  realmId: string,
+  userId: string | null,
+  policy: RealmPolicy,
+): Promise<Pick<Facts, 'signup' | 'terms' | 'profile'>> {
+  const version = termsVersion(policy);
+  const required = requiredProfileFields(policy);
+  let approvalPending = false;
+  let accepted = false;
+  let attributes: Record<string, unknown> = {};
+  if (userId) {
+    const r = await q.query<{
+      approval: string | null;
+      accepted: boolean;
+      attributes: Record<string, unknown>;
+    }>(
+      `select (select state from registration_approvals where realm_id = $1 and user_id = $2) as approval,
+              exists (select 1 from terms_acceptances where realm_id = $1 and user_id = $2 and version = $3) as accepted,
+              (select attributes from users where realm_id = $1 and id = $2) as attributes`,
+      [realmId, userId, version ?? ''],
+    );
+    const row = r.rows[0];
+    approvalPending = row?.approval === 'pending' || row?.approval === 'denied';
+    accepted = row?.accepted ?? false;
+    attributes = row?.attributes ?? {};
+  }
+  const filled = (v: unknown) => v !== undefined && v !== null && v !== '';
+  return {
+    signup: { mode: registrationMode(policy), allowGuests: allowGuests(policy), approvalPending },
+    terms: { version, accepted },
+    profile: { required, missing: required.filter((f) => !filled(attributes[f])) },
   };
 }

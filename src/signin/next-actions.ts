@@ -82,8 +82,40 @@ const emailVerification: Stage = (_t, f) =>
     ? { kind: 'actions', actions: [codeAction('verify_email', 'verify_email', f)] }
     : 'satisfied';
 
+/** intent register: the new account's details come first (the register action). */
+const registration: Stage = (t, f) => {
+  if (t.intent !== 'register' || t.userId !== null || hasPrimary(t) || f.signup.mode === 'closed')
+    return 'satisfied';
+  return {
+    kind: 'actions',
+    actions: [
+      action('register', ['email', 'password', 'display_name', 'username', 'attributes'], {
+        mode: f.signup.mode,
+        ...(f.profile.required.length > 0 ? { required_attributes: f.profile.required } : {}),
+      }),
+    ],
+  };
+};
+
+/** A registration held for an administrator stops here until it is approved. */
+const registrationApproval: Stage = (_t, f) => {
+  if (f.signup.approvalPending) return { kind: 'blocked', reason: 'registration_pending_approval' };
+  // A guest account signs in again only while the realm still allows guests.
+  if (f.user?.isGuest && !f.signup.allowGuests) return { kind: 'blocked', reason: 'guest_not_permitted' };
+  return 'satisfied';
+};
+
+// A pending_deletion account goes on to MFA and then stops at cancel_deletion (spec doc 1,
+// evaluation order 5); every other state that may not sign in stops here.
 const accountState: Stage = (_t, f) =>
-  f.user && maySignIn(f.user.state) ? 'satisfied' : { kind: 'blocked', reason: 'account_unavailable' };
+  f.user && (maySignIn(f.user.state) || f.user.state === 'pending_deletion')
+    ? 'satisfied'
+    : { kind: 'blocked', reason: 'account_unavailable' };
+
+const pendingDeletion: Stage = (_t, f) =>
+  f.user?.state === 'pending_deletion'
+    ? { kind: 'actions', actions: [action('cancel_deletion', [])] }
+    : 'satisfied';
 
 /** acr_values asks for the phishing-resistant profile. */
 export const phishingResistantRequired = (t: SigninTx): boolean => t.acrValues.includes('phishing_resistant');
@@ -116,6 +148,13 @@ const requiredActions: Stage = (t, f) => {
     return { kind: 'actions', actions: [codeAction('verify_email', 'verify_email', f)] };
   if (required.includes('verify_contact') && f.user?.phone && f.methods.sms)
     return { kind: 'actions', actions: [codeAction('verify_contact', 'verify_contact', f)] };
+  if (f.terms.version && !f.terms.accepted)
+    return { kind: 'actions', actions: [action('accept_terms', ['version'], { version: f.terms.version })] };
+  if (f.profile.missing.length > 0)
+    return {
+      kind: 'actions',
+      actions: [action('complete_profile', ['fields'], { fields: f.profile.missing })],
+    };
   return 'satisfied';
 };
 
@@ -128,10 +167,13 @@ const consent: Stage = (t, f) => {
 
 export const STAGES: readonly Stage[] = [
   selectAccount,
+  registration,
   primary,
   emailVerification,
+  registrationApproval,
   accountState,
   mfa,
+  pendingDeletion,
   requiredActions,
   organizationStage,
   enterpriseSsoStage,

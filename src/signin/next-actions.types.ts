@@ -2,6 +2,7 @@
 // action offers, the facts loaded for a transaction, and what evaluating them gives.
 import type { ChallengePurpose } from './challenges.repo.ts';
 import type { OrganizationFacts } from './organization-facts.ts';
+import type { RegistrationMode } from './registration-policy.ts';
 import type { BlockingReason } from './transaction.ts';
 
 export type ActionType =
@@ -39,6 +40,7 @@ export interface UserFacts {
   displayName: string | null;
   email: string | null;
   phone: string | null;
+  isGuest: boolean;
 }
 
 /** Primary methods the realm's policy and this deployment allow (spec doc 1, evaluation order 2). */
@@ -70,6 +72,16 @@ export interface Facts {
   methods: LoginMethods;
   /** Purposes with a live code or link sent in this transaction. */
   sent: ChallengePurpose[];
+  signup: {
+    mode: RegistrationMode;
+    allowGuests: boolean;
+    /** The account's registration waits for (or was refused by) an administrator. */
+    approvalPending: boolean;
+  };
+  /** registration.terms_version and whether the account accepted it. */
+  terms: { version: string | null; accepted: boolean };
+  /** Required profile fields (policy) and those the account has no value for. */
+  profile: { required: string[]; missing: string[] };
 }
 
 export type Evaluation =

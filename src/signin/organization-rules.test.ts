@@ -69,6 +69,7 @@ const facts = (organization: Partial<OrganizationFacts>, o: Partial<Facts> = {})
     displayName: null,
     email: null,
     phone: null,
+    isGuest: false,
   },
   hasTotp: false,
   hasRecoveryCodes: false,
@@ -80,6 +81,9 @@ const facts = (organization: Partial<OrganizationFacts>, o: Partial<Facts> = {})
   organization: { required: false, named: null, choices: [], ...organization },
   methods: { password: true, mail: false, sms: false, emailOtp: false, magicLink: false, smsOtp: false },
   sent: [],
+  signup: { mode: 'closed', allowGuests: false, approvalPending: false },
+  terms: { version: null, accepted: false },
+  profile: { required: [], missing: [] },
   ...o,
 });
 

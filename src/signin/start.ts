@@ -13,7 +13,9 @@ import { hasNul, withoutNul } from '../kernel/text.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { cutUtf8, utf8Length } from '../platform/utf8.ts';
 import type { RealmRow } from '../realms/index.ts';
+import { currentPolicy } from '../realms/index.ts';
 import { resolveTarget } from '../resources/resource-target.ts';
+import { registrationMode } from './registration-policy.ts';
 import type { Intent, ResponseMode, SigninTx } from './transaction.ts';
 
 export const MAX_RESOURCES = 5;
@@ -209,8 +211,10 @@ export async function validateStart(
     }
   }
   const intent = (input.intent ?? 'login') as Intent;
-  if (intent === 'register') return fail('access_denied', 'registration is not available in this realm');
-  if (intent !== 'login') return fail('invalid_request', 'intent must be login or register');
+  if (intent !== 'login' && intent !== 'register')
+    return fail('invalid_request', 'intent must be login or register');
+  if (intent === 'register' && registrationMode(await currentPolicy(q, realm.id)) === 'closed')
+    return fail('access_denied', 'registration is not available in this realm');
 
   return {
     ok: true,

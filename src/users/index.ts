@@ -2,14 +2,19 @@
 // Other folders reach this context's tables through this file, never through its *.repo.ts files
 // (docs/architecture.md, import rules).
 export {
+  cancelDeletion,
   countUsers,
   findPasswordVerifier,
   findUserByIdentifier,
   identifierTypeOf,
   insertIdentifier,
   insertUser,
+  markGuest,
   markIdentifierVerified,
+  mergeUserAttributes,
   removeRequiredAction,
+  requestDeletion,
   setPassword,
   setUserState,
 } from './users.repo.ts';
+export { createUserInTx, type NewUser } from './users.service.ts';

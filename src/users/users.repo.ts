@@ -246,3 +246,39 @@ export async function markIdentifierVerified(
     [realmId, userId, type, identifierKey(type, value), now],
   );
 }
+
+/** Merges profile attribute values into the account's attributes. */
+export async function mergeUserAttributes(
+  tx: Tx,
+  realmId: string,
+  userId: string,
+  values: Record<string, unknown>,
+  now: Date,
+): Promise<void> {
+  await tx.query(
+    `update users set attributes = attributes || $3::jsonb, updated_at = $4, profile_updated_at = $4
+      where realm_id = $1 and id = $2`,
+    [realmId, userId, JSON.stringify(values), now],
+  );
+}
+
+export async function markGuest(tx: Tx, realmId: string, userId: string): Promise<void> {
+  await tx.query('update users set is_guest = true where realm_id = $1 and id = $2', [realmId, userId]);
+}
+
+/** Self-service deletion request: pending_deletion until `due`, then the worker erases it. */
+export async function requestDeletion(tx: Tx, realmId: string, userId: string, due: Date, now: Date) {
+  await tx.query(
+    `update users set state = 'pending_deletion', deletion_due_at = $3, updated_at = $4
+      where realm_id = $1 and id = $2`,
+    [realmId, userId, due, now],
+  );
+}
+
+export async function cancelDeletion(tx: Tx, realmId: string, userId: string, now: Date) {
+  await tx.query(
+    `update users set state = 'active', deletion_due_at = null, updated_at = $3
+      where realm_id = $1 and id = $2 and state = 'pending_deletion'`,
+    [realmId, userId, now],
+  );
+}

@@ -1,11 +1,14 @@
 // Every step by its path under /auth/transactions/{id}/.
 import { accountStep } from './account.ts';
+import { cancelDeletionStep, profileStep, termsStep } from './account-duties.ts';
 import { consentStep } from './consent.ts';
+import { guestStep } from './guest.ts';
 import { identifyStep } from './identify.ts';
 import { organizationStep } from './organization.ts';
 import { magicLinkStep, otpSendStep, otpVerifyStep } from './otp.ts';
 import { passwordStep } from './password.ts';
 import { recoveryCodeStep } from './recovery-code.ts';
+import { registrationStep } from './registration.ts';
 import { cancelStep, rememberMeStep, resumeStep, transientStep } from './session-options.ts';
 import type { AnyStep } from './step.ts';
 import { totpStep } from './totp.ts';
@@ -24,6 +27,11 @@ export const STEPS: readonly AnyStep[] = [
   totpEnrollStep,
   totpActivateStep,
   updatePasswordStep,
+  termsStep,
+  profileStep,
+  cancelDeletionStep,
+  registrationStep,
+  guestStep,
   organizationStep,
   consentStep,
   cancelStep,
