@@ -29,6 +29,7 @@ import { registerMeSessionRoutes } from '../sessions/sessions.routes.ts';
 import { registerRegistrationRoutes } from '../signin/registrations.routes.ts';
 import { registerSigninRoutes } from '../signin/signin.routes.ts';
 import { registerSupportRoutes } from '../support/support-grants.routes.ts';
+import { registerMeAccountRoutes } from '../users/me-account.routes.ts';
 import { registerUserRoutes } from '../users/users.routes.ts';
 import { registerBuiltinUi } from './builtin-ui.routes.ts';
 import type { AppContext } from './context.ts';
@@ -89,6 +90,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerDiscovery(app, ctx);
   registerUserRoutes(app, ctx);
   registerRegistrationRoutes(app, ctx);
+  registerMeAccountRoutes(app, ctx);
   registerRoleRoutes(app, ctx);
   registerAssignmentRoutes(app, ctx);
   registerGroupRoutes(app, ctx);

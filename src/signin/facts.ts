@@ -8,7 +8,7 @@ import type { Queryable } from '../platform/db/db.ts';
 import type { RealmPolicy } from '../realms/index.ts';
 import { policyValue } from '../realms/index.ts';
 import { BUILTIN_ROLES } from '../roles/permissions.ts';
-import { liveChallengePurposes } from './challenges.repo.ts';
+import { liveChallengePurposes, provedChallenge } from './challenges.repo.ts';
 import { configuredLoginUi } from './login-ui.ts';
 import type { Facts, LoginMethods, UserFacts } from './next-actions.types.ts';
 import { loadOrganizationFacts } from './organization-facts.ts';
@@ -97,6 +97,7 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     organization: await loadOrganizationFacts(q, t, input.now),
     methods: loginMethods(input),
     sent: await liveChallengePurposes(q, t.realmId, t.id, input.now),
+    resetProved: user ? await provedChallenge(q, t.realmId, t.id, 'password_reset') : false,
     ...(await loadAccountDuties(q, t.realmId, user?.id ?? null, input.policy)),
   };
 }

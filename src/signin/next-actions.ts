@@ -64,7 +64,16 @@ const primary: Stage = (t, f) => {
   // Methods follow the identifier's type, never whether an account exists behind it.
   const type = t.identifier ? identifierTypeOf(t.identifier) : f.user?.email ? 'email' : null;
   const actions: NextAction[] = [];
-  if (m.password) actions.push(action('password', ['password']));
+  // A forgotten password: password/reset mails a code to an email identifier (docs/registration.md).
+  if (m.password)
+    actions.push(
+      m.mail && type === 'email'
+        ? action('password', ['password'], {
+            reset: true,
+            reset_code_sent: f.sent.includes('password_reset'),
+          })
+        : action('password', ['password']),
+    );
   if (m.emailOtp && type === 'email') actions.push(codeAction('email_otp', 'login', f));
   if (m.magicLink && type === 'email')
     actions.push(
@@ -141,7 +150,7 @@ const requiredActions: Stage = (t, f) => {
   const mustEnroll = (mfaRequired(t, f) && !f.hasTotp) || f.user?.requiredActions.includes('configure_totp');
   if (mustEnroll && !f.hasTotp) return { kind: 'actions', actions: [action('enroll_totp', [])] };
   const required = f.user?.requiredActions ?? [];
-  if (required.includes('update_password')) {
+  if (required.includes('update_password') || f.resetProved) {
     return { kind: 'actions', actions: [action('update_password', ['new_password'])] };
   }
   if (required.includes('verify_email') && f.user?.email && f.methods.mail)

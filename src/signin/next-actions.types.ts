@@ -72,6 +72,8 @@ export interface Facts {
   methods: LoginMethods;
   /** Purposes with a live code or link sent in this transaction. */
   sent: ChallengePurpose[];
+  /** A password reset code was proved in this transaction: update_password follows. */
+  resetProved: boolean;
   signup: {
     mode: RegistrationMode;
     allowGuests: boolean;

@@ -81,6 +81,7 @@ const facts = (organization: Partial<OrganizationFacts>, o: Partial<Facts> = {})
   organization: { required: false, named: null, choices: [], ...organization },
   methods: { password: true, mail: false, sms: false, emailOtp: false, magicLink: false, smsOtp: false },
   sent: [],
+  resetProved: false,
   signup: { mode: 'closed', allowGuests: false, approvalPending: false },
   terms: { version: null, accepted: false },
   profile: { required: [], missing: [] },

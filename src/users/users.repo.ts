@@ -224,8 +224,8 @@ export async function eraseUser(tx: Tx, realmId: string, userId: string, now: Da
     await tx.query(`delete from ${table} where realm_id = $1 and user_id = $2`, [realmId, userId]);
   }
   await tx.query(
-    `update users set state = 'deleted', display_name = null, required_actions = '{}', updated_at = $3,
-       profile_updated_at = $3
+    `update users set state = 'deleted', display_name = null, required_actions = '{}', attributes = '{}',
+       deletion_due_at = null, updated_at = $3, profile_updated_at = $3
       where realm_id = $1 and id = $2`,
     [realmId, userId, now],
   );
@@ -281,4 +281,14 @@ export async function cancelDeletion(tx: Tx, realmId: string, userId: string, no
       where realm_id = $1 and id = $2 and state = 'pending_deletion'`,
     [realmId, userId, now],
   );
+}
+
+/** Accounts whose self-service deletion grace period has passed. */
+export async function dueDeletions(q: Queryable, now: Date, limit: number) {
+  const r = await q.query<{ realm_id: string; id: string }>(
+    `select realm_id, id from users where state = 'pending_deletion' and deletion_due_at <= $1
+      order by deletion_due_at limit $2`,
+    [now, limit],
+  );
+  return r.rows;
 }

@@ -87,6 +87,7 @@ const DEFAULTS: Config = {
     sessionRetentionMs: 30 * DAY,
     historyRetentionMs: 180 * DAY,
     exportRetentionMs: 24 * HOUR,
+    deletionGraceMs: 30 * DAY,
   },
   delivery: {
     webhookTimeoutMs: 10_000,

@@ -78,6 +78,7 @@ export interface Config {
     sessionRetentionMs: number;
     historyRetentionMs: number;
     exportRetentionMs: number;
+    deletionGraceMs: number;
   };
   delivery: {
     webhookTimeoutMs: number;
@@ -218,6 +219,7 @@ export const SETTINGS: readonly Setting[] = [
   dur('privacy.session_retention', '30d', '1d', '3650d', 'Retention of ended sessions, grants and tokens'),
   dur('privacy.history_retention', '180d', '1d', '3650d', 'Retention of delivery and invitation history'),
   dur('privacy.export_retention', '24h', '1h', '30d', 'Retention of encrypted job results'),
+  dur('privacy.deletion_grace', '30d', '0', '365d', 'Time a self-service deletion request waits (cancellable at sign-in) before the account is erased'),
 
   dur('delivery.webhook_timeout', '10s', '1s', '60s', 'Timeout of one webhook attempt'),
   int('delivery.webhook_max_attempts', 12, 1, 100, 'Attempts before a delivery is dead-lettered'),

@@ -5,7 +5,7 @@ import { consentStep } from './consent.ts';
 import { guestStep } from './guest.ts';
 import { identifyStep } from './identify.ts';
 import { organizationStep } from './organization.ts';
-import { magicLinkStep, otpSendStep, otpVerifyStep } from './otp.ts';
+import { magicLinkStep, otpSendStep, otpVerifyStep, passwordResetStep } from './otp.ts';
 import { passwordStep } from './password.ts';
 import { recoveryCodeStep } from './recovery-code.ts';
 import { registrationStep } from './registration.ts';
@@ -20,6 +20,7 @@ export const STEPS: readonly AnyStep[] = [
   identifyStep,
   passwordStep,
   otpSendStep,
+  passwordResetStep,
   otpVerifyStep,
   magicLinkStep,
   totpStep,

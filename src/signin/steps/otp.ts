@@ -74,6 +74,7 @@ function codePurpose(ctx: StepContext): { purpose: ChallengePurpose; action: Act
     ['sms_otp', 'login'],
     ['verify_email', 'verify_email'],
     ['verify_contact', 'verify_contact'],
+    ['password', 'password_reset'],
   ];
   for (const [action, purpose] of candidates)
     if (offered.includes(action) && ctx.facts.sent.includes(purpose)) return { purpose, action };
@@ -112,6 +113,32 @@ async function addressProved(
   });
 }
 
+/**
+ * password/reset {}: mails a password reset code to the email identifier of the transaction
+ * (answered by otp/verify, then update_password). Unknown addresses answer alike and get nothing.
+ */
+export const passwordResetStep: Step<Record<string, never>> = {
+  path: 'password/reset',
+  action: 'password',
+  decode: object({}),
+  padded: true,
+  async run(q, t, _body, ctx) {
+    const offered =
+      ctx.evaluation.kind === 'actions'
+        ? ctx.evaluation.actions.find((a) => a.type === 'password')
+        : undefined;
+    const destination = t.identifier;
+    if (!offered?.options?.reset || !destination) throw notOffered('a password reset');
+    await sendChallenge(q, t, ctx, {
+      purpose: 'password_reset',
+      channel: 'email',
+      destination,
+      userId: t.userId,
+    });
+    return { tx: t };
+  },
+};
+
 export const otpVerifyStep: Step<{ code: string }> = {
   path: 'otp/verify',
   action: null, // answers email_otp, sms_otp, verify_email or verify_contact; checked in run
@@ -130,7 +157,8 @@ export const otpVerifyStep: Step<{ code: string }> = {
     if (!ok || !c?.user_id || !c.destination) return proofFailed(q, t, ctx, factor);
     await consumeChallenge(q, t.realmId, t.id, which.purpose, ctx.now);
     await addressProved(q, ctx, c.user_id, c.channel, c.destination);
-    if (which.purpose !== 'login') return { tx: t };
+    // A reset code proves the address like a sign-in code; update_password follows (facts.resetProved).
+    if (which.purpose !== 'login' && which.purpose !== 'password_reset') return { tx: t };
     return { tx: withFactor({ ...t, userId: c.user_id }, factor) };
   },
 };
