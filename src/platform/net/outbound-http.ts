@@ -1,0 +1,212 @@
+// The one outbound HTTP client for deliveries (webhooks, and any other channel that posts to an
+// address a tenant chose). The egress guard is applied three times, because a name checked once
+// can resolve elsewhere a moment later (rebinding, round-robin answers, short TTLs):
+//   1. the host name's resolution is filtered (refused addresses are never dialled);
+//   2. an IP-literal host is checked before the socket opens (literals skip resolution);
+//   3. the connected socket's remoteAddress is checked at every new connection, before any byte
+//      of the request is written.
+// Redirects are never followed (a 3xx is an answer like any other), each call has an overall
+// deadline, and at most `maxResponseBytes` of the answer are read and discarded.
+
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+import { Agent, buildConnector, request } from 'undici';
+import { EgressGuard } from './egress-guard.ts';
+
+const OPEN_FOR_TESTS = new EgressGuard({ allowlist: ['0.0.0.0/0', '::/0'], allowPrivate: true });
+
+/** A resolver in the shape of `dns.lookup` with `{ all: true }`; tests pass a fixed table. */
+export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
+
+export const systemResolver: Resolver = (hostname) =>
+  new Promise((resolve, reject) => {
+    dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) =>
+      err ? reject(err) : resolve(addresses),
+    );
+  });
+
+export class EgressDeniedError extends Error {
+  readonly code = 'EGRESS_DENIED';
+  readonly address: string;
+  readonly reason: string;
+  constructor(address: string, reason: string) {
+    super(`egress denied: ${reason}`);
+    this.name = 'EgressDeniedError';
+    this.address = address;
+    this.reason = reason;
+  }
+}
+
+export interface OutboundPost {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  guard: EgressGuard;
+  timeoutMs: number;
+  maxResponseBytes: number;
+}
+
+export type OutboundResult =
+  | { kind: 'response'; status: number; bytesRead: number }
+  | { kind: 'egress_denied'; reason: string }
+  | { kind: 'timeout' }
+  | { kind: 'network_error'; code: string };
+
+export interface OutboundHttpOptions {
+  resolver?: Resolver;
+  /** Trusted CA certificates for TLS (tests); the system store otherwise. */
+  ca?: string | Buffer;
+  /**
+   * Tests turn the resolution filter off to prove the connection check holds on its own; it is
+   * always on in the service.
+   */
+  filterResolution?: boolean;
+}
+
+function guardedLookup(resolver: Resolver, guard: EgressGuard): LookupFunction {
+  return (hostname, options, callback) => {
+    resolver(hostname).then(
+      (all) => {
+        const verdicts = all.map((a) => ({ a, v: guard.check(a.address) }));
+        const allowed = verdicts.filter((x) => x.v.allowed).map((x) => x.a);
+        const first = verdicts[0];
+        if (allowed.length === 0) {
+          const reason = first && !first.v.allowed ? first.v.reason : 'no_address';
+          callback(new EgressDeniedError(first?.a.address ?? hostname, reason), '', 0);
+          return;
+        }
+        if (options.all) {
+          (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
+        } else {
+          const pick = allowed[0]!;
+          callback(null, pick.address, pick.family);
+        }
+      },
+      (err: NodeJS.ErrnoException) => callback(err, '', 0),
+    );
+  };
+}
+
+/** Holds one connection pool per egress policy; close it when the process stops. */
+export class OutboundHttp {
+  readonly #resolver: Resolver;
+  readonly #ca: string | Buffer | undefined;
+  readonly #filterResolution: boolean;
+  readonly #agents = new Map<string, Agent>();
+
+  constructor(options: OutboundHttpOptions = {}) {
+    this.#resolver = options.resolver ?? systemResolver;
+    this.#ca = options.ca;
+    this.#filterResolution = options.filterResolution ?? true;
+  }
+
+  #agentFor(guard: EgressGuard): Agent {
+    let agent = this.#agents.get(guard.key);
+    if (agent) return agent;
+    const connector = buildConnector({
+      lookup: guardedLookup(this.#resolver, this.#filterResolution ? guard : OPEN_FOR_TESTS),
+      timeout: 10_000,
+      ...(this.#ca ? { ca: this.#ca } : {}),
+    });
+    agent = new Agent({
+      connect(opts, callback) {
+        const host = opts.hostname.replace(/^\[|\]$/g, '');
+        if (isIP(host)) {
+          const v = guard.check(host);
+          if (!v.allowed) {
+            callback(new EgressDeniedError(host, v.reason), null);
+            return;
+          }
+        }
+        connector(opts, (err, socket) => {
+          if (err || !socket) {
+            callback(err ?? new Error('connection failed'), null);
+            return;
+          }
+          const remote = socket.remoteAddress ?? '';
+          const v = guard.check(remote);
+          if (!v.allowed) {
+            socket.destroy();
+            callback(new EgressDeniedError(remote, v.reason), null);
+            return;
+          }
+          callback(null, socket);
+        });
+      },
+      // Connections are reused only briefly; every new one is checked again.
+      keepAliveTimeout: 4_000,
+      keepAliveMaxTimeout: 10_000,
+      pipelining: 1,
+    });
+    this.#agents.set(guard.key, agent);
+    return agent;
+  }
+
+  async post(req: OutboundPost): Promise<OutboundResult> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), req.timeoutMs);
+    try {
+      const res = await request(req.url, {
+        dispatcher: this.#agentFor(req.guard),
+        method: 'POST',
+        headers: req.headers,
+        body: req.body,
+        signal: controller.signal,
+        headersTimeout: req.timeoutMs,
+        bodyTimeout: req.timeoutMs,
+      });
+      let bytesRead = 0;
+      try {
+        for await (const chunk of res.body) {
+          bytesRead += (chunk as Buffer).length;
+          if (bytesRead >= req.maxResponseBytes) {
+            bytesRead = req.maxResponseBytes;
+            break;
+          }
+        }
+      } catch {
+        // A body cut short or too slow does not change the status the receiver already sent.
+      } finally {
+        if (!res.body.destroyed) res.body.destroy();
+      }
+      return { kind: 'response', status: res.statusCode, bytesRead };
+    } catch (err) {
+      return classifyFailure(err, controller.signal.aborted);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    const agents = [...this.#agents.values()];
+    this.#agents.clear();
+    await Promise.all(agents.map((a) => a.close().catch(() => undefined)));
+  }
+}
+
+function findEgressDenial(err: unknown): EgressDeniedError | null {
+  let e: unknown = err;
+  for (let i = 0; i < 5 && e; i++) {
+    if (e instanceof EgressDeniedError) return e;
+    if (typeof e === 'object' && e !== null && (e as { code?: unknown }).code === 'EGRESS_DENIED') {
+      const d = e as { address?: string; reason?: string };
+      return new EgressDeniedError(d.address ?? '', d.reason ?? 'denied');
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
+function classifyFailure(err: unknown, aborted: boolean): OutboundResult {
+  const denied = findEgressDenial(err);
+  if (denied) return { kind: 'egress_denied', reason: denied.reason };
+  const code = (err as { code?: unknown } | null)?.code;
+  if (
+    aborted ||
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT' ||
+    code === 'UND_ERR_CONNECT_TIMEOUT'
+  )
+    return { kind: 'timeout' };
+  return { kind: 'network_error', code: typeof code === 'string' ? code : 'unknown' };
+}
