@@ -100,7 +100,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const clock = opts.clock ?? systemClock;
   const keyStore = new KeyStore(db, root, clock);
   const mailer = await buildMailer(config, env, opts.announceMail ?? (() => {}));
-  const sms = await buildSmsSender(config, env);
+  const sms = await buildSmsSender(config, env, opts.announceMail ?? (() => {}));
   return {
     config,
     db,

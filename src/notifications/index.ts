@@ -18,5 +18,6 @@ export {
   type NotificationCleanupDeps,
   sendNotificationsTask,
 } from './notifications.task.ts';
+export { HttpSms, type HttpSmsOptions, SmsTerminalSink, smsSignature } from './sms.ts';
 export { SmtpMailer, type SmtpOptions } from './smtp-mailer.ts';
 export { type Locale, localeOf, render, type TemplateName, type TemplateVars } from './templates.ts';

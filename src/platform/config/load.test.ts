@@ -104,6 +104,7 @@ const DEFAULTS: Config = {
     payloadRetentionMs: 7 * DAY,
     smsUrl: null,
     smsSigningKey: null,
+    smsDevSink: false,
   },
   workers: { tenantBatchShare: 25, maxJobsPerOrganization: 2, metricsListen: null },
   webauthn: { relatedOrigins: false },

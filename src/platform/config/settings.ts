@@ -98,6 +98,8 @@ export interface Config {
     smsUrl: string | null;
     /** A secret reference to the key that signs SMS requests (HMAC-SHA256). */
     smsSigningKey: string | null;
+    /** Print SMS on the terminal instead of sending them (proudauth dev). */
+    smsDevSink: boolean;
   };
   workers: { tenantBatchShare: number; maxJobsPerOrganization: number; metricsListen: string | null };
   webauthn: { relatedOrigins: boolean };
@@ -234,6 +236,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'delivery.mail_dir', kind: 'string', default: null, nullable: true, description: 'Write mail as .eml files to this folder instead of sending it (proudauth dev uses <data_dir>/mail)' },
   dur('delivery.payload_retention', '7d', '1h', '365d', 'Time after which a notification keeps no recipient or message text'),
   { name: 'delivery.sms_url', kind: 'string', default: null, nullable: true, description: 'https URL the SMS adapter POSTs signed JSON to; unset offers no SMS codes' },
+  bool('delivery.sms_dev_sink', false, 'Print SMS messages and their codes on the terminal instead of sending them (proudauth dev turns it on when delivery.sms_url is unset)'),
   { name: 'delivery.sms_signing_key', kind: 'string', default: null, nullable: true, secret: true, description: 'Key that signs SMS requests (HMAC-SHA256): env:, file: or cred: reference' },
 
   int('workers.tenant_batch_share', 25, 1, 100_000, 'Notification batch share per organization'),
