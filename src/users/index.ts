@@ -12,6 +12,7 @@ export {
   markGuest,
   markIdentifierVerified,
   mergeUserAttributes,
+  primaryEmail,
   removeRequiredAction,
   requestDeletion,
   setPassword,

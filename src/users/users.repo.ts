@@ -292,3 +292,13 @@ export async function dueDeletions(q: Queryable, now: Date, limit: number) {
   );
   return r.rows;
 }
+
+/** The account's primary email address (else its first), or null. */
+export async function primaryEmail(q: Queryable, realmId: string, userId: string): Promise<string | null> {
+  const r = await q.query<{ value: string }>(
+    `select value from user_identifiers where realm_id = $1 and user_id = $2 and type = 'email'
+      order by is_primary desc, created_at limit 1`,
+    [realmId, userId],
+  );
+  return r.rows[0]?.value ?? null;
+}

@@ -53,12 +53,17 @@ export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {})
     labelNames: ['type'],
     registers: [ctx.metrics.registry],
   });
-  const deliveries = new Counter({
-    name: 'service_delivery_total',
-    help: 'Delivery attempts by channel and outcome',
-    labelNames: ['channel', 'outcome'],
-    registers: [ctx.metrics.registry],
-  });
+  // Registered once per registry: the shared Metrics may already hold it for other channels.
+  const deliveries =
+    (ctx.metrics.registry.getSingleMetric('service_delivery_total') as
+      | Counter<'channel' | 'outcome'>
+      | undefined) ??
+    new Counter({
+      name: 'service_delivery_total',
+      help: 'Outbound delivery attempts by channel and outcome',
+      labelNames: ['channel', 'outcome'],
+      registers: [ctx.metrics.registry],
+    });
   const deps: WorkerDeps = {
     ...workerDeps(ctx),
     delivered(outcome) {
