@@ -57,7 +57,13 @@ const primary: Stage = (t, f) => {
   if (ssoOnly !== 'satisfied') return ssoOnly;
   const m = f.methods;
   if (t.userId === null && t.identifier === null) {
-    const actions = [action('identify', ['identifier'])];
+    // What the realm offers after identify (never anything about an account): lets a login page
+    // show "sign in with a code" and "forgot your password" before anyone is identified.
+    const hints = {
+      ...(m.emailOtp || m.magicLink || m.smsOtp ? { other_methods: true } : {}),
+      ...(m.password && m.mail ? { password_reset: true } : {}),
+    };
+    const actions = [action('identify', ['identifier'], Object.keys(hints).length > 0 ? hints : undefined)];
     if (m.password) actions.push(action('password', ['password', 'identifier']));
     return { kind: 'actions', actions };
   }

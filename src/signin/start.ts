@@ -23,7 +23,8 @@ export const MAX_AUTHORIZE_LOGIN_HINT_BYTES = 512;
 const STORED_LOGIN_HINT_BYTES = 254;
 const STORED_UI_LOCALES_BYTES = 64;
 const STORED_USER_AGENT_BYTES = 256;
-const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
+// `create` (OpenID Connect Prompt Create) asks for registration: the browser's intent register.
+const PROMPTS = new Set(['none', 'login', 'consent', 'select_account', 'create']);
 const RESPONSE_MODES = new Set<ResponseMode>(['query', 'query.jwt', 'jwt']);
 
 export interface StartInput {
@@ -210,7 +211,7 @@ export async function validateStart(
       return fail('invalid_request', 'claims must be a JSON object');
     }
   }
-  const intent = (input.intent ?? 'login') as Intent;
+  const intent = (prompt.includes('create') ? 'register' : (input.intent ?? 'login')) as Intent;
   if (intent !== 'login' && intent !== 'register')
     return fail('invalid_request', 'intent must be login or register');
   if (intent === 'register' && registrationMode(await currentPolicy(q, realm.id)) === 'closed')
@@ -227,7 +228,7 @@ export async function validateStart(
       state,
       nonce: input.nonce ?? null,
       codeChallenge: input.codeChallenge,
-      prompt,
+      prompt: prompt.filter((p) => p !== 'create'),
       maxAge: input.maxAge ?? null,
       acrValues: input.acrValues ? input.acrValues.split(' ').filter(Boolean) : [],
       loginHint: cutField(input.loginHint, STORED_LOGIN_HINT_BYTES),
