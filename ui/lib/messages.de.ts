@@ -184,6 +184,12 @@ export const de: Partial<Record<MessageKey, string>> = {
     'Sie haben die Löschung dieses Kontos beantragt. Behalten Sie es, um sich anzumelden; sonst wird es gelöscht.',
   'deletion.keep': 'Konto behalten',
   'password.other_methods': 'Ohne Passwort anmelden',
+  'acct.delete_title': 'Konto löschen',
+  'acct.delete_help':
+    'Ihr Konto wird nach einer Wartezeit gelöscht. Wenn Sie sich vorher wieder anmelden, bleibt es erhalten.',
+  'acct.delete_confirm': 'Ja, mein Konto löschen',
+  'acct.delete': 'Konto löschen',
+  'acct.deleted': 'Ihr Konto wird gelöscht. Melden Sie sich vor Ende der Wartezeit an, um es zu behalten.',
   'alt.email_otp': 'Stattdessen Code per E-Mail senden',
   'alt.sms_otp': 'Stattdessen Code per SMS senden',
   'alt.magic_link': 'Stattdessen Anmeldelink per E-Mail senden',

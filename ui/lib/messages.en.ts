@@ -170,6 +170,12 @@ export const en = {
   'acct.sign_in': 'Sign in',
   'acct.sign_in_again': 'Sign in again',
   'acct.no_sessions': 'No active sessions.',
+  'acct.delete_title': 'Delete your account',
+  'acct.delete_help':
+    'Your account is deleted after a waiting period. Signing in again before then keeps it.',
+  'acct.delete_confirm': 'Yes, delete my account',
+  'acct.delete': 'Delete account',
+  'acct.deleted': 'Your account will be deleted. Sign in before the waiting period ends to keep it.',
   'acct.failed': 'Sign-in failed: {reason}',
 };
 

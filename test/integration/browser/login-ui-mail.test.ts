@@ -8,7 +8,7 @@ import type { RealmRow } from '../../../src/realms/index.ts';
 import { launchBrowser, NO_BROWSER } from '../../harness/browser.ts';
 import type { Harness } from '../../harness/harness.ts';
 import { startHarness } from '../../harness/harness.ts';
-import { collectErrors } from '../../harness/login-ui-kit.ts';
+import { accountPage, accountShown, collectErrors } from '../../harness/login-ui-kit.ts';
 import { codeIn, deliverQueued, linkIn, type MailSink, startMailSink } from '../../harness/mail-kit.ts';
 import { authorizeQuery, userRow } from '../../harness/signin-kit.ts';
 
@@ -137,6 +137,24 @@ describe('built-in login UI › mail steps in a browser', { skip: NO_BROWSER ?? 
     await page.getByLabel('New password').fill('a second and better password');
     await page.getByRole('button', { name: 'Save password' }).click();
     await page.waitForURL(/\/callback\?/);
+    assert.deepEqual(allowed(errors), []);
+  });
+
+  test('case=the account page deletes the account: pending_deletion and signed out', async (t) => {
+    const s = await setup(t, {});
+    const user = await s.h.createUser(s.realm, { email: 'alice@example.com', password: 'the first password' });
+    const browser = await launchBrowser(t);
+    const page = await (await browser.newContext()).newPage();
+    const errors = collectErrors(page);
+    await page.goto(accountPage(s.h, s.realm.name));
+    await page.getByLabel('Email or username').fill('alice@example.com');
+    await page.getByLabel('Password', { exact: true }).fill('the first password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await accountShown(page);
+    await page.getByLabel('Yes, delete my account').check();
+    await page.getByRole('button', { name: 'Delete account' }).click();
+    await page.getByText('Your account will be deleted.').waitFor();
+    assert.equal((await userRow(s.h, s.realm, user.id)).state, 'pending_deletion');
     assert.deepEqual(allowed(errors), []);
   });
 
