@@ -142,7 +142,10 @@ describe('built-in login UI › mail steps in a browser', { skip: NO_BROWSER ?? 
 
   test('case=the account page deletes the account: pending_deletion and signed out', async (t) => {
     const s = await setup(t, {});
-    const user = await s.h.createUser(s.realm, { email: 'alice@example.com', password: 'the first password' });
+    const user = await s.h.createUser(s.realm, {
+      email: 'alice@example.com',
+      password: 'the first password',
+    });
     const browser = await launchBrowser(t);
     const page = await (await browser.newContext()).newPage();
     const errors = collectErrors(page);
