@@ -13,6 +13,7 @@ import { sweepMemberships } from '../../organizations/membership-expiry.task.ts'
 import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
 import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
 import { cleanupSignin } from '../../signin/signin-cleanup.task.ts';
+import { expireAccounts } from '../../users/lifecycle-expiry.task.ts';
 import { eraseDueAccounts } from '../../users/self-deletion.ts';
 import { WORKER_ID } from './scheduler.ts';
 
@@ -41,4 +42,5 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'notifications.send', intervalMs: 1_000, lease: false, run: sendNotificationsTask(WORKER_ID) },
   { name: 'notifications.cleanup', intervalMs: 3_600_000, run: cleanupNotifications },
   { name: 'users.deletion', intervalMs: 300_000, run: eraseDueAccounts },
+  { name: 'users.lifecycle', intervalMs: 600_000, run: expireAccounts },
 ];

@@ -68,3 +68,32 @@ describe('users › self-service deletion', () => {
     assert.equal((await userRow(s.h, s.realm, s.user.id)).state, 'active');
   });
 });
+
+describe('users › lifecycle expiry', () => {
+  test('case=unverified registrations after 72 h and idle guests after guest_ttl_days are erased', async (t) => {
+    const { expireAccounts } = await import('../../../src/users/lifecycle-expiry.task.ts');
+    const s = await signinSetup(t);
+    await s.h.setPolicy(s.realm, { lifecycle: { unverified_account_ttl_hours: 72, guest_ttl_days: 5 } });
+    const pending = await s.h.createUser(s.realm, { email: 'late@example.com' });
+    await s.h.ctx.db.query(
+      `update users set state = 'pending_verification' where realm_id = $1 and id = $2`,
+      [s.realm.id, pending.id],
+    );
+    const guest = await s.h.createUser(s.realm, {});
+    await s.h.ctx.db.query('update users set is_guest = true where realm_id = $1 and id = $2', [
+      s.realm.id,
+      guest.id,
+    ]);
+    const at = (ms: number) => new Date(s.h.clock.now().getTime() + ms);
+    await expireAccounts({ db: s.h.ctx.db }, at(71 * 3_600_000));
+    assert.equal((await userRow(s.h, s.realm, pending.id)).state, 'pending_verification');
+    await expireAccounts({ db: s.h.ctx.db }, at(73 * 3_600_000));
+    assert.equal((await userRow(s.h, s.realm, pending.id)).state, 'deleted');
+    assert.equal((await userRow(s.h, s.realm, guest.id)).state, 'active', 'the guest has 5 days');
+    await expireAccounts({ db: s.h.ctx.db }, at(6 * DAY));
+    assert.equal((await userRow(s.h, s.realm, guest.id)).state, 'deleted');
+    assert.equal((await userRow(s.h, s.realm, s.user.id)).state, 'active');
+    const reasons = (await audits(s.h, s.realm, 'user.deleted')).map((a) => a.reason).sort();
+    assert.deepEqual(reasons, ['guest_expired', 'unverified_registration_expired']);
+  });
+});
