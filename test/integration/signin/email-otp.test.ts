@@ -109,6 +109,37 @@ describe('sign-in › email code', () => {
     assert.equal(vb.body.user, undefined);
   });
 
+  test('case=padded like the password step: known and unknown addresses both wait the floor', async (t) => {
+    const s = await setup(t);
+    const floor = s.h.ctx.config.security.minAuthResponseMs;
+    for (const identifier of ['alice@example.com', 'nobody@example.com']) {
+      const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
+      await tx.step('identify', { identifier });
+      for (const [path, body] of [
+        ['otp/send', { purpose: 'login' }],
+        ['otp/verify', { code: '000001' }],
+      ] as const) {
+        const started = performance.now();
+        const r = await tx.step(path, body);
+        assert.equal(r.status, 200);
+        assert.ok(
+          performance.now() - started >= floor - 5,
+          `${path} for ${identifier} answered before the floor`,
+        );
+      }
+    }
+  });
+
+  test('case=password off and no method fits the identifier: login_method_not_allowed', async (t) => {
+    const s = await setup(t, { password: false, email_otp: true });
+    const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
+    assert.deepEqual(actionTypes(tx.start.body.state), ['identify']);
+    const byName = await tx.step('identify', { identifier: 'alice' });
+    assert.equal(byName.body.status, 'pending');
+    assert.deepEqual(byName.body.next_actions, []);
+    assert.equal(byName.body.error, 'login_method_not_allowed');
+  });
+
   test('case=more than five sends answer 429 rate_limited', async (t) => {
     const s = await setup(t);
     const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
