@@ -199,6 +199,24 @@ describe('notifications › queue', () => {
     assert.equal(after.capabilities.email_delivery, 'ok');
   });
 
+  test('case=the worker wiring: notifications.send over SMTP, counted in service_delivery_total', async (t) => {
+    const { startWorker } = await import('../../../src/main/worker/worker.ts');
+    const { TASKS } = await import('../../../src/main/worker/tasks.ts');
+    const mail = await startMailSink(t);
+    const h = await startHarness(t, { overrides: mail.overrides });
+    const realm = await h.createRealm();
+    await queueMail(h, realm, 'hank@wired.example', '121212');
+    const worker = startWorker(h.ctx, { autostart: false });
+    t.after(() => worker.stop());
+    const task = TASKS.find((x) => x.name === 'notifications.send');
+    assert.ok(task);
+    const report = await worker.scheduler.runOnce(task);
+    assert.ok((report?.sent ?? 0) >= 1, JSON.stringify(report));
+    assert.equal(codeIn(await mail.waitFor('hank@wired.example', 1, realm.display_name)), '121212');
+    const metrics = await h.ctx.metrics.render();
+    assert.match(metrics, /^service_delivery_total\{channel="notification",outcome="sent"\} [1-9]/m);
+  });
+
   test('case=without a mail transport, queued mail ages and degrades email_delivery', async (t) => {
     const h = await startHarness(t);
     const realm = await h.createRealm();
