@@ -59,6 +59,9 @@ export const registrationStep: Step<RegistrationBody, PasswordVerifier | null> =
     for (const name of Object.keys(body.attributes ?? {}))
       if (!editable.has(name)) errors.push({ field: `attributes.${name}`, code: 'not_editable' });
     if (errors.length > 0) throw problem.validation(errors);
+    // An account that must confirm its address and cannot be mailed would be stuck unverified.
+    if (requireEmailVerification(ctx.policy) && !ctx.facts.methods.mail)
+      throw problem.unavailable('registration needs email verification, and no mail transport is configured');
 
     const call = {
       realmId: t.realmId,

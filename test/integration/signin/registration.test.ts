@@ -91,6 +91,16 @@ describe('registration', () => {
     assert.equal(taken.body.code, 'conflict');
   });
 
+  test('case=verification asked but no mail transport: 503, and no account is created', async (t) => {
+    const s = await signinSetup(t);
+    await s.h.setPolicy(s.realm, { registration: { mode: 'open', require_email_verification: true } });
+    const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT, { intent: 'register' });
+    const refused = await tx.step('registration', NEW);
+    assert.equal(refused.status, 503);
+    assert.equal(refused.body.code, 'temporarily_unavailable');
+    assert.equal((await events(s.h, s.realm, 'user.created')).length, 1, 'only alice');
+  });
+
   test('case=domain_restricted accepts only allowed_domains', async (t) => {
     const s = await setup(t, { mode: 'domain_restricted', allowed_domains: ['corp.example'] });
     const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT, { intent: 'register' });
