@@ -11,6 +11,7 @@ import { startHarness } from '../../harness/harness.ts';
 import { accountPage, accountShown, collectErrors } from '../../harness/login-ui-kit.ts';
 import { codeIn, deliverQueued, linkIn, type MailSink, startMailSink } from '../../harness/mail-kit.ts';
 import { authorizeQuery, userRow } from '../../harness/signin-kit.ts';
+import { smsCode, startSmsReceiver } from '../../harness/sms-kit.ts';
 
 interface Setup {
   h: Harness;
@@ -95,6 +96,52 @@ describe('built-in login UI › mail steps in a browser', { skip: NO_BROWSER ?? 
     await page.getByRole('button', { name: 'Verify' }).click();
     await page.getByRole('alert').filter({ hasText: 'That code is not correct' }).waitFor();
     await page.getByLabel('Code').fill(code);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(/\/callback\?/);
+    assert.deepEqual(allowed(errors), []);
+  });
+
+  test('case=sign in with a code by SMS from a local gateway', async (t) => {
+    const sms = await startSmsReceiver(t);
+    const h = await startHarness(t, {
+      publicOriginIsListener: true,
+      overrides: { 'ui.enabled': true, ...sms.overrides },
+    });
+    const realm = await h.createRealm();
+    await h.setPolicy(realm, {
+      login: { password: true, sms_otp: true, identifiers: ['email', 'username', 'phone'] },
+    });
+    const callback = `${h.publicUrl}/callback`;
+    await h.createClient(realm, {
+      clientId: 'shop',
+      name: 'The Shop',
+      type: 'spa',
+      redirectUris: [callback],
+      grantTypes: ['authorization_code'],
+      tokenEndpointAuthMethod: 'none',
+    });
+    await h.createUser(realm, {
+      email: 'alice@example.com',
+      phone: '+4915112345678',
+      password: 'the first password',
+    });
+    const browser = await launchBrowser(t);
+    const page = await (await browser.newContext()).newPage();
+    const errors = collectErrors(page);
+    await page.goto(
+      `${h.publicUrl}/realms/${realm.name}/oauth/authorize?${authorizeQuery('shop', callback).params}`,
+    );
+    await page.getByLabel('Email or username').fill('+4915112345678');
+    await page.getByRole('button', { name: 'Sign in without a password' }).click();
+    await page.getByRole('button', { name: 'Text me a code instead' }).click();
+    await page.getByRole('button', { name: 'Text me a code' }).click();
+    await page.getByLabel('Code').waitFor();
+    await deliverQueued(h);
+    const message = sms.received.find(
+      (r) => r.body.to === '+4915112345678' && r.body.text.includes(realm.display_name),
+    );
+    assert.ok(message, 'the gateway received the SMS');
+    await page.getByLabel('Code').fill(smsCode(message));
     await page.getByRole('button', { name: 'Verify' }).click();
     await page.waitForURL(/\/callback\?/);
     assert.deepEqual(allowed(errors), []);

@@ -227,6 +227,19 @@ describe('sign-in › email verification', () => {
     assert.equal(idf?.verified, true);
   });
 
+  test('case=no mail transport: a pending_verification account is account_unavailable', async (t) => {
+    const s = await signinSetup(t);
+    await s.h.ctx.db.query(
+      `update users set state = 'pending_verification' where realm_id = $1 and id = $2`,
+      [s.realm.id, s.user.id],
+    );
+    const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
+    const after = await tx.step('password', { password: 'correct-horse-9', identifier: 'alice@example.com' });
+    assert.equal(after.body.status, 'pending');
+    assert.deepEqual(after.body.next_actions, []);
+    assert.equal(after.body.error, 'account_unavailable');
+  });
+
   test('case=administrator-set verify_email is a required action after sign-in', async (t) => {
     const s = await setup(t);
     await s.h.ctx.db.query(
