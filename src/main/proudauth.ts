@@ -111,6 +111,7 @@ async function dev(argv: string[]): Promise<void> {
   out(
     `  account page       ${accountPageUrl(config.server.publicOrigin)}?realm=${DEV_REALM}   (open it to sign in)`,
   );
+  out(`  register           ${accountPageUrl(config.server.publicOrigin)}?realm=${DEV_REALM}&register`);
   if (admin) {
     out('');
     out('First administrator of realm "main" (shown once; store it now):');

@@ -33,7 +33,9 @@ function show(...content: HTMLElement[]): void {
 function signInAgain(realm: string, label: MessageKey, message?: HTMLElement): void {
   const b = h('button', { type: 'button', class: 'primary' }, t(label));
   b.addEventListener('click', () => void signIn(realm, locale));
-  show(...(message ? [message] : []), b);
+  const create = h('button', { type: 'button', class: 'link' }, t('acct.register'));
+  create.addEventListener('click', () => void signIn(realm, locale, 'create'));
+  show(...(message ? [message] : []), b, create);
   b.focus();
 }
 
@@ -196,7 +198,8 @@ async function start(): Promise<void> {
     }
     return;
   }
-  await signIn(params.get('realm') ?? 'main', locale);
+  // ?register: the realm's registration (prompt=create) instead of the sign-in.
+  await signIn(params.get('realm') ?? 'main', locale, params.has('register') ? 'create' : undefined);
 }
 
 void start();

@@ -184,6 +184,7 @@ export const de: Partial<Record<MessageKey, string>> = {
     'Sie haben die Löschung dieses Kontos beantragt. Behalten Sie es, um sich anzumelden; sonst wird es gelöscht.',
   'deletion.keep': 'Konto behalten',
   'password.other_methods': 'Ohne Passwort anmelden',
+  'acct.register': 'Konto erstellen',
   'acct.delete_title': 'Konto löschen',
   'acct.delete_help':
     'Ihr Konto wird nach einer Wartezeit gelöscht. Wenn Sie sich vorher wieder anmelden, bleibt es erhalten.',

@@ -170,6 +170,7 @@ export const en = {
   'acct.sign_in': 'Sign in',
   'acct.sign_in_again': 'Sign in again',
   'acct.no_sessions': 'No active sessions.',
+  'acct.register': 'Create an account',
   'acct.delete_title': 'Delete your account',
   'acct.delete_help':
     'Your account is deleted after a waiting period. Signing in again before then keeps it.',
