@@ -48,3 +48,5 @@ create table signin_challenges (
   primary key (realm_id, transaction_id, purpose)
 );
 create index signin_challenges_link on signin_challenges (realm_id, link_digest) where link_digest is not null;
+-- Codes sent to one address across transactions (the per-destination hourly limit).
+create index signin_challenges_destination on signin_challenges (realm_id, destination, last_sent_at);

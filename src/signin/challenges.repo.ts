@@ -106,3 +106,17 @@ export async function forgetReset(tx: Tx, realmId: string, txId: string): Promis
     [realmId, txId],
   );
 }
+
+/** Codes and links sent to a destination since `since`, over all transactions of the realm. */
+export async function sendsTo(
+  q: Queryable,
+  realmId: string,
+  destination: string,
+  since: Date,
+): Promise<number> {
+  const r = await q.query<{ n: string | null }>(
+    `select sum(sends) as n from signin_challenges where realm_id = $1 and destination = $2 and last_sent_at > $3`,
+    [realmId, destination, since],
+  );
+  return Number(r.rows[0]?.n ?? 0);
+}

@@ -12,6 +12,7 @@ import {
   type ChallengePurpose,
   type ChallengeRow,
   lockChallenge,
+  sendsTo,
   upsertChallenge,
 } from '../challenges.repo.ts';
 import { configuredLoginUi } from '../login-ui.ts';
@@ -20,6 +21,11 @@ import type { StepContext } from './step.ts';
 
 /** Codes or links sent for one purpose of one transaction; more answers 429 rate_limited. */
 export const MAX_SENDS = 5;
+/**
+ * Codes or links sent to one address in an hour over all transactions; more answers 429. Counted
+ * per address typed, whether or not an account has it, so the limit tells nothing either.
+ */
+export const MAX_SENDS_PER_DESTINATION_HOUR = 10;
 
 export const challengeDigest = (t: SigninTx, purpose: ChallengePurpose, secret: string): string =>
   createHash('sha256').update(`${t.realmId}\u0000${t.id}\u0000${purpose}\u0000${secret}`).digest('hex');
@@ -51,6 +57,9 @@ export async function sendChallenge(q: Tx, t: SigninTx, ctx: StepContext, target
   const existing = await lockChallenge(q, t.realmId, t.id, purpose);
   if (existing && existing.sends >= MAX_SENDS)
     throw new Problem(429, 'rate_limited', 'no more codes are sent in this transaction');
+  const hourAgo = new Date(ctx.now.getTime() - 3_600_000);
+  if ((await sendsTo(q, t.realmId, target.destination, hourAgo)) >= MAX_SENDS_PER_DESTINATION_HOUR)
+    throw new Problem(429, 'rate_limited', 'too many codes were sent to this address; try again later');
   const minutes = Math.round(ctx.app.config.tokens.challengeTtlMs / 60_000);
   const isLink = purpose === 'magic_link';
   const secret = isLink ? randomToken(32) : String(randomInt(0, 1_000_000)).padStart(6, '0');

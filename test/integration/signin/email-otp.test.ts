@@ -150,6 +150,23 @@ describe('sign-in › email code', () => {
     assert.equal(refused.body.code, 'rate_limited');
   });
 
+  test('case=ten codes an hour per address over all transactions, known or not', async (t) => {
+    const s = await setup(t);
+    for (const identifier of ['alice@example.com', 'nobody@example.com']) {
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
+        await tx.step('identify', { identifier });
+        for (let j = 0; j < 4; j++) statuses.push((await tx.step('otp/send', { purpose: 'login' })).status);
+      }
+      assert.deepEqual(statuses, [...Array(10).fill(200), 429, 429], identifier);
+    }
+    s.h.clock.advance(3_600_000 + 1000);
+    const later = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
+    await later.step('identify', { identifier: 'alice@example.com' });
+    assert.equal((await later.step('otp/send', { purpose: 'login' })).status, 200);
+  });
+
   test('case=not offered: login.email_otp off answers 409; unknown purpose 400', async (t) => {
     const s = await setup(t, { password: true });
     const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
