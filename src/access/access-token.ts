@@ -31,7 +31,13 @@ export interface Actor {
 export interface AccessTokenInput {
   issuer: string;
   subject: string;
+  /** The resource the token is for; always the first audience. */
   audience: string;
+  /**
+   * Audiences the token also serves, after the resource's: the realm's UserInfo for a user
+   * token whose grant includes openid (docs/tokens.md). With any, `aud` is an array.
+   */
+  extraAudiences?: readonly string[];
   clientId: string;
   scopes: readonly string[];
   /** From accessTokenLifetimeSeconds. */
@@ -56,7 +62,8 @@ export interface AccessTokenInput {
 export interface AccessTokenClaims {
   iss: string;
   sub: string;
-  aud: string;
+  /** The resource's audience, or an array of it followed by extraAudiences. */
+  aud: string | string[];
   exp: number;
   iat: number;
   jti: string;
@@ -108,7 +115,7 @@ export function accessTokenClaims(input: AccessTokenInput, now: Date): AccessTok
   const claims: AccessTokenClaims = {
     iss: input.issuer,
     sub: input.subject,
-    aud: input.audience,
+    aud: input.extraAudiences?.length ? [input.audience, ...input.extraAudiences] : input.audience,
     exp: iat + input.lifetimeSeconds,
     iat,
     jti: randomToken(JTI_BYTES),
@@ -159,4 +166,8 @@ export function issueOpaqueAccessToken(input: AccessTokenInput, now: Date): Opaq
 export const opaqueAccessTokenDigest = (token: string): string => digestToken(token);
 
 /** Cheap routing test (introspection, revocation): opaque reference or a JWT to verify. */
+/** The resource a token is for: its audience, or the first of its audiences. */
+export const resourceAudienceOf = (aud: string | readonly string[]): string =>
+  typeof aud === 'string' ? aud : (aud[0] ?? '');
+
 export const isOpaqueAccessToken = (token: string): boolean => OPAQUE_SHAPE.test(token);

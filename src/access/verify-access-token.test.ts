@@ -313,6 +313,37 @@ describe('access token verification: type, audience, issuer, confirmation', () =
     assertRefused(await verifier.verify(other, EXPECTED), 'wrong_audience');
   });
 
+  test('case=an aud array of the resource and UserInfo verifies for either, and names the resource', async () => {
+    const { verifier } = fixture();
+    const userinfo = `${ISSUER}/oauth/userinfo`;
+    const signer = signerOf(keys.get('ES256')!);
+    const { token, claims } = await signAccessToken(
+      userInput({ extraAudiences: [userinfo], scopes: ['openid', 'realm.admin'] }),
+      signer,
+      T0,
+    );
+    assert.deepEqual(claims.aud, [AUDIENCE, userinfo]);
+    assert.ok((await verifier.verify(token, EXPECTED)).ok);
+    assert.ok((await verifier.verify(token, { ...EXPECTED, audience: userinfo })).ok);
+    const own = await verifier.verifyOwnAudience(token, { realmName: REALM, issuer: ISSUER });
+    assert.ok(own.ok);
+    assert.deepEqual(own.token.audiences, [AUDIENCE, userinfo]);
+    // Any other array is not one of ours: no audience is guessed from it.
+    for (const aud of [
+      [AUDIENCE, 'https://b.example.test'],
+      [userinfo, userinfo],
+      [AUDIENCE, userinfo, userinfo],
+      [AUDIENCE, `${ISSUER}x/oauth/userinfo`],
+    ]) {
+      const forged = await forge('ES256', baseClaims({ aud }));
+      assertRefused(
+        await verifier.verifyOwnAudience(forged, { realmName: REALM, issuer: ISSUER }),
+        'invalid_claims',
+        'aud',
+      );
+    }
+  });
+
   test('case=any cnf is refused by plain bearer verification', async () => {
     const { verifier } = fixture();
     const signer = signerOf(keys.get('EdDSA')!);

@@ -12,6 +12,7 @@ import {
   type JWK,
   type JWTVerifyGetKey,
 } from 'jose';
+import { userinfoAudienceOf } from '../kernel/audiences.ts';
 import { isScopeName } from '../kernel/scope.ts';
 import { isSigningAlgorithm, SIGNING_ALGORITHMS } from '../keys/jws.ts';
 import type { Clock } from '../platform/clock.ts';
@@ -187,9 +188,11 @@ export class AccessTokenVerifier {
   }
 
   /**
-   * Verification against the audience the token names (introspection, revocation): the unsigned
-   * `aud` only chooses the expectation, which verify() then checks under the signature. Our
-   * tokens carry exactly one audience, so any other shape is refused.
+   * Verification against the resource the token names (introspection, revocation, exchange):
+   * the unsigned `aud` only chooses the expectation, which verify() then checks under the
+   * signature. Our tokens carry one audience, or an array of the resource's followed by the
+   * realm's UserInfo audience (a grant with openid, docs/tokens.md); the first is the resource.
+   * Any other shape is refused.
    */
   async verifyOwnAudience(
     token: string,
@@ -205,7 +208,7 @@ export class AccessTokenVerifier {
     } catch {
       return reject('malformed');
     }
-    if (Array.isArray(aud) && aud.length === 1) aud = aud[0];
+    if (Array.isArray(aud)) aud = resourceOfArray(aud, expected.issuer);
     if (typeof aud !== 'string' || aud === '') return reject('invalid_claims', 'aud');
     return this.verify(token, { ...expected, audience: aud });
   }
@@ -218,6 +221,13 @@ export class AccessTokenVerifier {
     }
     return resolver;
   }
+}
+
+/** The resource audience of an `aud` array of ours, or undefined for any other array. */
+function resourceOfArray(aud: unknown[], issuer: string): unknown {
+  const [first, ...rest] = aud;
+  if (rest.length === 0) return first;
+  return rest.length === 1 && rest[0] === userinfoAudienceOf(issuer) && first !== rest[0] ? first : undefined;
 }
 
 /** Everything that can be refused before looking up keys: size, shape, algorithm, key id. */

@@ -4,7 +4,7 @@
 // the live checks of doc 2, Revocation exposure, so a revocation counts from its commit.
 import type { FastifyRequest } from 'fastify';
 import { checkLiveness, factsOfToken, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
-import type { VerifiedAccessToken } from '../access/verify-access-token.ts';
+import type { AccessTokenRejection, VerifiedAccessToken } from '../access/verify-access-token.ts';
 import {
   accountAudience,
   adminAudience,
@@ -85,9 +85,14 @@ function presentedToken(app: ApiDeps, req: FastifyRequest): string {
   return token;
 }
 
+/** A token verified offline and live, or why not (an offline rejection, or inactive). */
+export type OwnToken =
+  | { ok: true; token: VerifiedAccessToken; live: Liveness }
+  | { ok: false; reason: AccessTokenRejection | 'inactive' };
+
 /**
  * One of this service's own access tokens for one of its own audiences, verified offline and
- * then live; null when it is neither valid nor active.
+ * then live.
  */
 export async function verifyOwnToken(
   app: ApiDeps,
@@ -100,13 +105,13 @@ export async function verifyOwnToken(
     rolesOrgId?: string | null;
     now: Date;
   },
-): Promise<{ token: VerifiedAccessToken; live: Liveness } | null> {
+): Promise<OwnToken> {
   const verified = await app.tokenVerifier.verify(token, {
     realmName: realm.name,
     issuer: issuerOf(app.config.server.publicOrigin, realm.name),
     audience: target.audience,
   });
-  if (!verified.ok) return null;
+  if (!verified.ok) return { ok: false, reason: verified.reason };
   const t = verified.token;
   const live = await checkLiveness(
     app.db,
@@ -117,7 +122,7 @@ export async function verifyOwnToken(
     },
     target.now,
   );
-  return live.active ? { token: t, live } : null;
+  return live.active ? { ok: true, token: t, live } : { ok: false, reason: 'inactive' };
 }
 
 function organizationOf(req: FastifyRequest, opts: ApiAuthOptions): string | null {

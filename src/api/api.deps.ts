@@ -2,5 +2,9 @@
 // one record that satisfies it (AppContext) and hands it to every route registration.
 import type { DecisionApiDeps } from '../decisions/decisions.deps.ts';
 import type { OAuthDeps } from '../oauth/oauth.deps.ts';
+import type { WebhookDeps } from '../webhooks/index.ts';
 
-export interface ApiDeps extends OAuthDeps, DecisionApiDeps {}
+export interface ApiDeps extends OAuthDeps, DecisionApiDeps {
+  /** Webhook subscriptions: the resolver destinations are checked with and the operator's egress rules. */
+  webhooks: WebhookDeps;
+}

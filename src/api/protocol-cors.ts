@@ -14,7 +14,7 @@ const BROWSER_ENDPOINT = /^\/realms\/([^/?]+)\/oauth\/(?:token|userinfo|revoke|l
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /** The origin a browser sent, when it is one origin and not the string "null". */
-function originOf(req: FastifyRequest): string | null {
+export function originOf(req: FastifyRequest): string | null {
   const o = req.headers.origin;
   return typeof o === 'string' && o !== 'null' && !hasNul(o) ? o : null;
 }

@@ -3,14 +3,27 @@
 import { addEvent } from '../events/index.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
-import type { AuditEntry } from './audit.types.ts';
+import type { AuditEntry, SecuritySignal } from './audit.types.ts';
+
+type SignalListener = (signal: SecuritySignal) => void;
+const signalListeners = new Set<SignalListener>();
+
+/**
+ * Called with each security.alert written (service_security_signals_total). The process wires its
+ * metrics here once (main/context.ts); returns the function that unwires it.
+ */
+export function onSecuritySignal(listener: SignalListener): () => void {
+  signalListeners.add(listener);
+  return () => signalListeners.delete(listener);
+}
 
 export async function recordAudit(tx: Tx, e: AuditEntry, occurredAt: Date): Promise<string> {
   const id = newId('aud', occurredAt.getTime());
   await tx.query(
     `insert into audit_events (id, realm_id, occurred_at, type, category, outcome, actor_type, actor_id,
-       subject_type, subject_id, target_type, target_id, org_id, correlation_id, signal, reason, data)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+       subject_type, subject_id, target_type, target_id, org_id, correlation_id, signal, reason, data,
+       corrects_event_id)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
     [
       id,
       e.realmId,
@@ -29,6 +42,7 @@ export async function recordAudit(tx: Tx, e: AuditEntry, occurredAt: Date): Prom
       e.signal ?? null,
       e.reason ?? null,
       JSON.stringify(e.data ?? {}),
+      e.correctsEventId ?? null,
     ],
   );
   if (e.signal && e.realmId) {
@@ -47,6 +61,7 @@ export async function recordAudit(tx: Tx, e: AuditEntry, occurredAt: Date): Prom
         ...(e.subject ? { subject_type: e.subject.type, subject_id: e.subject.id } : {}),
       },
     });
+    for (const listener of signalListeners) listener(e.signal);
   }
   return id;
 }

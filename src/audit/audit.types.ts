@@ -116,7 +116,25 @@ export type AuditType =
   | 'support.grant.redeemed'
   | 'support.handoff.replayed'
   | 'support.access.preference_set'
-  | 'job.result.downloaded';
+  | 'job.result.downloaded'
+  | 'mfa.recovery_codes.regenerated'
+  | 'mfa.hotp.enrolled'
+  | 'mfa.hotp.resynced'
+  | 'mfa.hotp.removed'
+  | 'user.identifier.removed'
+  | 'device.remembered'
+  | 'device.forgotten'
+  | 'signin.rate_limited'
+  | 'signin.authentication_review'
+  | 'webhook.created'
+  | 'webhook.updated'
+  | 'webhook.deleted'
+  | 'webhook.secret_rotated'
+  | 'webhook.delivery.replayed'
+  | 'audit.legal_hold.placed'
+  | 'audit.legal_hold.released'
+  | 'audit.event.corrected'
+  | 'activity.reported';
 
 export type AuditCategory =
   | 'configuration'
@@ -139,7 +157,12 @@ export type SecuritySignal =
   | 'privileged_grant'
   | 'factor_recovery'
   | 'impersonation_denied'
-  | 'impersonation_activity';
+  | 'impersonation_activity'
+  | 'cross_tenant_denial'
+  | 'protected_account_signin'
+  | 'authentication_review'
+  | 'audit_write_failed'
+  | 'audit_failure';
 
 /** Someone running identity-cli against the database: known to be an operator, not which one. */
 export const OPERATOR_ACTOR: Actor = { type: 'operator', id: null };
@@ -157,4 +180,6 @@ export interface AuditEntry {
   signal?: SecuritySignal;
   reason?: string;
   data?: Record<string, unknown>;
+  /** A correction names the event it corrects (POST /audit-events/{id}/corrections). */
+  correctsEventId?: string;
 }

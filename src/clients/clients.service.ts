@@ -70,23 +70,39 @@ export async function viewOf(q: Tx | Db, realmId: string, clientId: string, now:
   return { record, secrets };
 }
 
+const draftOf = (input: CreateClientInput): ClientDraft => ({
+  type: input.type,
+  tokenEndpointAuthMethod: input.tokenEndpointAuthMethod ?? defaultAuthMethod(input.type),
+  grantTypes: input.grantTypes ?? defaultGrantTypes(input.type),
+  redirectUris: input.redirectUris ?? [],
+  postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
+  allowedOrigins: input.allowedOrigins ?? [],
+  jwks: input.jwks ?? null,
+});
+
+/** The rules a new client's members must meet (what createClient refuses with 422). */
+export const newClientProblems = (input: CreateClientInput, env: ClientsDeps['config']['environment']) =>
+  checkClientDraft(draftOf(input), env, ALL_GIVEN).errors;
+
+export interface CreateClientOptions {
+  /**
+   * Issue the first secret of a confidential client (default). The configuration import creates
+   * clients without one: nobody would see it, so an administrator issues one afterwards.
+   */
+  issueSecret?: boolean;
+}
+
 export async function createClient(
   deps: ClientsDeps,
   input: CreateClientInput,
   c: Change,
+  opts: CreateClientOptions = {},
 ): Promise<{ view: ClientView; issued: IssuedClientSecret | null }> {
-  const draft: ClientDraft = {
-    type: input.type,
-    tokenEndpointAuthMethod: input.tokenEndpointAuthMethod ?? defaultAuthMethod(input.type),
-    grantTypes: input.grantTypes ?? defaultGrantTypes(input.type),
-    redirectUris: input.redirectUris ?? [],
-    postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
-    allowedOrigins: input.allowedOrigins ?? [],
-    jwks: input.jwks ?? null,
-  };
+  const draft = draftOf(input);
   const verdict = checkClientDraft(draft, deps.config.environment, ALL_GIVEN);
   if (verdict.errors.length > 0) throw problem.validation(verdict.errors);
-  const keyring = hasSecrets(draft.tokenEndpointAuthMethod) ? needKeyring(deps) : null;
+  const keyring =
+    hasSecrets(draft.tokenEndpointAuthMethod) && opts.issueSecret !== false ? needKeyring(deps) : null;
 
   return inChange(deps.db, c, async (tx, record) => {
     const row = await tryInsertClient(

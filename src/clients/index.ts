@@ -9,5 +9,8 @@ export {
   clientForAuthJson,
   deleteExpiredAssertionJtis,
 } from './client-auth.repo.ts';
-export type { ClientRow } from './clients.repo.ts';
-export { findClient, findClientRecord, isClientOrigin } from './clients.repo.ts';
+export { updateClient } from './client-changes.service.ts';
+export { type CreateClientInput, decodeCreateClient, type UpdateClientInput } from './clients.decode.ts';
+export type { ClientRecord, ClientRow } from './clients.repo.ts';
+export { findClient, findClientRecord, isClientOrigin, listClientRecords } from './clients.repo.ts';
+export { type Change, type ClientsDeps, createClient, newClientProblems } from './clients.service.ts';

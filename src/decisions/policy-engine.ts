@@ -2,6 +2,7 @@
 // policy engine"). The operator names engines in authorization.policy_engines; a realm's policy
 // picks one by name with a mode and an error rule. An engine speaks Open Policy Agent's data API:
 // POST {"input": ...} to its URL, answer {"result": true|false} or {"result": {"allow": ...}}.
+import { parseNamedUrls } from '../platform/config/named-urls.ts';
 import type { Logger } from '../platform/log.ts';
 
 export interface EngineEndpoint {
@@ -12,33 +13,9 @@ export interface EngineEndpoint {
 /** The engines an operator configured, by name. */
 export type EngineTable = ReadonlyMap<string, EngineEndpoint>;
 
-const ENGINE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-
 /** Parses `name=url[,name=url...]`; throws on anything else, so a bad setting stops startup. */
-export function parseEngineTable(setting: string | null): EngineTable {
-  const table = new Map<string, EngineEndpoint>();
-  if (setting === null || setting.trim() === '') return table;
-  for (const entry of setting.split(',')) {
-    const at = entry.indexOf('=');
-    const name = entry.slice(0, at).trim();
-    const url = entry.slice(at + 1).trim();
-    if (at < 1 || !ENGINE_NAME.test(name))
-      throw new Error(
-        `authorization.policy_engines: "${name}" is not an engine name (letters, digits, _ . -)`,
-      );
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new Error(`authorization.policy_engines: engine ${name} needs an http(s) URL`);
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-      throw new Error(`authorization.policy_engines: engine ${name} needs an http(s) URL`);
-    if (table.has(name)) throw new Error(`authorization.policy_engines: engine ${name} is named twice`);
-    table.set(name, { name, url: parsed.href });
-  }
-  return table;
-}
+export const parseEngineTable = (setting: string | null): EngineTable =>
+  parseNamedUrls(setting, 'authorization.policy_engines', 'engine');
 
 export type EngineMode = 'restrict' | 'decide';
 export type EngineErrorRule = 'deny' | 'local';
@@ -57,6 +34,8 @@ export function realmEngine(policyEngine: unknown, table: EngineTable): RealmEng
   if (policyEngine === null || policyEngine === undefined) return null;
   if (typeof policyEngine !== 'object' || Array.isArray(policyEngine)) return 'misconfigured';
   const p = policyEngine as { name?: unknown; mode?: unknown; on_error?: unknown };
+  // An empty name is how a realm turns its engine off (docs/policy.md).
+  if (p.name === '') return null;
   const mode = p.mode ?? 'restrict';
   const onError = p.on_error ?? 'deny';
   if (typeof p.name !== 'string') return 'misconfigured';

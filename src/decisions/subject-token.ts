@@ -8,6 +8,7 @@ import {
   type AccessTokenClaims,
   isOpaqueAccessToken,
   opaqueAccessTokenDigest,
+  resourceAudienceOf,
 } from '../access/access-token.ts';
 import { isBuiltinAudience, verifyResourceToken } from '../access/resource-token.ts';
 import type { TokenFacts } from '../access/token-liveness.ts';
@@ -136,7 +137,8 @@ function opaque(app: DecisionApiDeps, realm: RealmRef, stored: StoredOpaque | nu
   if (!stored) return null;
   const c = stored.claims;
   if (c.iss !== issuerOf(app.config.server.publicOrigin, realm.name) || c.cnf !== undefined) return null;
-  if (isBuiltinAudience(app, realm, c.aud)) return null;
+  const audience = resourceAudienceOf(c.aud);
+  if (isBuiltinAudience(app, realm, audience)) return null;
   return {
     subject: c.sub,
     clientId: c.client_id,
@@ -144,7 +146,7 @@ function opaque(app: DecisionApiDeps, realm: RealmRef, stored: StoredOpaque | nu
     issuedAt: c.iat,
     expiresAt: c.exp,
     sessionId: c.sid ?? null,
-    audience: c.aud,
+    audience,
     resourceId: stored.resourceId,
     exchanged: c.act !== undefined,
     grantClientId: c.grant_client_id ?? null,

@@ -1,34 +1,83 @@
 // Worker tasks for the transactional outbox (spec doc 2, Events and Data lifecycle 3).
-// outbox.dispatch hands each committed event to its destinations and marks it dispatched; the
-// webhook fan-out joins this transaction when subscriptions exist. outbox.cleanup deletes
-// dispatched events after seven days.
+// outbox.dispatch hands each committed event to its destinations and marks it dispatched, all in
+// one transaction: a destination that fails leaves the batch pending for the next run, so no event
+// is marked dispatched without having reached its destinations. The destinations (webhook fan-out)
+// are given by the composition root, which keeps this context below the ones that consume events.
+// outbox.cleanup deletes dispatched events after seven days.
 
 import type { TaskReport } from '../kernel/task.ts';
-import type { Db } from '../platform/db/db.ts';
+import type { Db, Tx } from '../platform/db/db.ts';
 
 export const DISPATCH_BATCH = 500;
 export const DISPATCHED_RETENTION_MS = 7 * 24 * 3600 * 1000;
 const CLEANUP_BATCH = 5000;
 
-export async function dispatchOutbox(deps: { db: Db }, now: Date): Promise<TaskReport> {
+/** One committed event as its destinations see it. */
+export interface OutboxEvent {
+  realmId: string;
+  id: string;
+  type: string;
+  occurredAt: Date;
+  orgId: string | null;
+  correlationId: string | null;
+  data: Record<string, unknown>;
+}
+
+/** Takes a batch of events inside the dispatch transaction (e.g. queues webhook deliveries). */
+export type OutboxDestination = (tx: Tx, events: readonly OutboxEvent[], now: Date) => Promise<void>;
+
+interface OutboxRow {
+  realm_id: string;
+  id: string;
+  event_type: string;
+  occurred_at: Date;
+  org_id: string | null;
+  correlation_id: string | null;
+  data: Record<string, unknown> | string;
+}
+
+const eventOf = (r: OutboxRow): OutboxEvent => ({
+  realmId: r.realm_id,
+  id: r.id,
+  type: r.event_type,
+  occurredAt: new Date(r.occurred_at),
+  orgId: r.org_id,
+  correlationId: r.correlation_id,
+  data: typeof r.data === 'string' ? (JSON.parse(r.data) as Record<string, unknown>) : r.data,
+});
+
+export async function dispatchOutboxTo(
+  deps: { db: Db },
+  now: Date,
+  destinations: readonly OutboxDestination[],
+): Promise<TaskReport> {
   let dispatched = 0;
   for (;;) {
     const n = await deps.db.tx(async (tx) => {
       // SKIP LOCKED lets several workers drain the outbox side by side without waiting on each other.
-      const r = await tx.query(
-        `with due as (
-           select realm_id, id from outbox where dispatched_at is null
-            order by occurred_at limit ${DISPATCH_BATCH} for update skip locked)
-         update outbox o set dispatched_at = $1 from due
-          where o.realm_id = due.realm_id and o.id = due.id`,
-        [now],
+      const r = await tx.query<OutboxRow>(
+        `select realm_id, id, event_type, occurred_at, org_id, correlation_id, data
+           from outbox where dispatched_at is null
+          order by occurred_at, id limit ${DISPATCH_BATCH} for update skip locked`,
       );
-      return r.rowCount;
+      if (r.rows.length === 0) return 0;
+      const events = r.rows.map(eventOf);
+      for (const d of destinations) await d(tx, events, now);
+      await tx.query(
+        `update outbox set dispatched_at = $1
+          where (realm_id, id) in (select * from unnest($2::text[], $3::text[]))`,
+        [now, events.map((e) => e.realmId), events.map((e) => e.id)],
+      );
+      return events.length;
     });
     dispatched += n;
     if (n < DISPATCH_BATCH) return { dispatched };
   }
 }
+
+/** Dispatch with no destination: the events are only marked (tests of the outbox alone). */
+export const dispatchOutbox = (deps: { db: Db }, now: Date): Promise<TaskReport> =>
+  dispatchOutboxTo(deps, now, []);
 
 export async function cleanupOutbox(deps: { db: Db }, now: Date): Promise<TaskReport> {
   const r = await deps.db.query(

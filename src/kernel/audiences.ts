@@ -17,5 +17,7 @@ export const adminAudience = (publicOrigin: string, realmName: string): string =
   `${publicOrigin}/api/v1/realms/${realmName}`;
 export const accountAudience = (publicOrigin: string, realmName: string): string =>
   `${publicOrigin}/api/v1/realms/${realmName}/me`;
+/** UserInfo's audience under an issuer: also the second audience of a token whose grant has openid. */
+export const userinfoAudienceOf = (issuer: string): string => `${issuer}/oauth/userinfo`;
 export const userinfoAudience = (publicOrigin: string, realmName: string): string =>
-  `${issuerOf(publicOrigin, realmName)}/oauth/userinfo`;
+  userinfoAudienceOf(issuerOf(publicOrigin, realmName));

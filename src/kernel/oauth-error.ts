@@ -10,6 +10,8 @@ export type OAuthErrorCode =
   | 'invalid_scope'
   | 'invalid_target'
   | 'temporarily_unavailable'
+  // RFC 8628 section 3.5: the token endpoint's abuse budget is spent (spec doc 1, Errors, 429)
+  | 'slow_down'
   // RFC 6750 section 3.1, for bearer-protected protocol endpoints (UserInfo)
   | 'invalid_token'
   | 'insufficient_scope';
@@ -63,6 +65,10 @@ export const oauthError = {
   unsupportedGrantType: (description?: string) => new OAuthError(400, 'unsupported_grant_type', description),
   invalidScope: (description?: string) => new OAuthError(400, 'invalid_scope', description),
   invalidTarget: (description?: string) => new OAuthError(400, 'invalid_target', description),
+  slowDown: (retryAfterSeconds: number) =>
+    new OAuthError(429, 'slow_down', 'the client is over its request budget', {
+      'retry-after': String(retryAfterSeconds),
+    }),
   temporarilyUnavailable: (description?: string, retryAfterSeconds?: number) =>
     new OAuthError(
       503,

@@ -2,10 +2,12 @@
 import { resolve } from 'node:path';
 import { AccessTokenVerifier } from '../access/verify-access-token.ts';
 import type { ApiDeps } from '../api/api.deps.ts';
+import { onSecuritySignal } from '../audit/index.ts';
 import { KeyStore } from '../keys/key-store.ts';
 import type { Mailer, SmsSender } from '../notifications/index.ts';
 import type { MetricsAuth } from '../ops/internal.routes.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
+import { parseNamedUrls } from '../platform/config/named-urls.ts';
 import type { Config } from '../platform/config/settings.ts';
 import { loadKeyrings, type PepperRing, type RootKeyring } from '../platform/crypto/keyring.ts';
 import { resolveToken } from '../platform/crypto/secret-ref.ts';
@@ -15,7 +17,9 @@ import { openPostgres } from '../platform/db/pg.ts';
 import { openPglite } from '../platform/db/pglite.ts';
 import { createLogger, type Logger } from '../platform/log.ts';
 import { Metrics } from '../platform/metrics.ts';
+import { OutboundHttp, type Resolver, systemResolver } from '../platform/net/outbound-http.ts';
 import { RealmCache } from '../realms/realm-cache.ts';
+import type { ChallengeProvider } from '../signin/signin.deps.ts';
 import { PasswordHasher } from '../users/password-hasher.ts';
 import { buildMailer, buildSmsSender } from './delivery.ts';
 import { throttledWarning } from './throttled-warning.ts';
@@ -42,6 +46,8 @@ export interface AppContext extends ApiDeps {
   mailer: Mailer | null;
   /** The SMS adapter; null when delivery.sms_url is unset. */
   sms: SmsSender | null;
+  /** The one outbound HTTP client (webhook deliveries); closed when the process stops. */
+  outbound: OutboundHttp;
 }
 
 export async function openDatabase(config: Config, log?: Logger, applicationName = 'proudauth'): Promise<Db> {
@@ -81,6 +87,34 @@ async function resolveMetricsAuth(config: Config, env: NodeJS.ProcessEnv, log: L
   }
 }
 
+/** The challenge providers realms may name; a secret that cannot be resolved is logged, not fatal. */
+async function resolveChallengeProviders(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  log: Logger,
+): Promise<Map<string, ChallengeProvider>> {
+  const table = parseNamedUrls(
+    config.security.challengeProviders,
+    'security.challenge_providers',
+    'provider',
+  );
+  let secret: string | null = null;
+  const ref = config.security.challengeProviderSecret;
+  if (ref) {
+    try {
+      secret = await resolveToken(ref, {
+        env,
+        environment: config.environment,
+        kms: config.keys.kms,
+        what: 'security.challenge_provider_secret',
+      });
+    } catch (e) {
+      log.error({ err: (e as Error).message }, 'security.challenge_provider_secret could not be resolved');
+    }
+  }
+  return new Map([...table].map(([name, p]) => [name, { url: p.url, secret }]));
+}
+
 export interface ContextOptions {
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
@@ -89,6 +123,8 @@ export interface ContextOptions {
   db?: Db;
   /** Where the dev mail folder announces each message's code or link (proudauth dev: the terminal). */
   announceMail?: (line: string) => void;
+  /** Host name resolution of outbound destinations (tests give a fixed table); the system's otherwise. */
+  resolver?: Resolver;
 }
 
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
@@ -96,11 +132,15 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const log = opts.log ?? createLogger(config.observability.logLevel);
   const { root, pepper, keyProvider } = await loadKeyrings(config, env);
   const metricsAuth = await resolveMetricsAuth(config, env, log);
+  const metrics = new Metrics();
+  // Every security.alert written counts once under its signal (spec doc 2, Metrics).
+  onSecuritySignal((signal) => metrics.securitySignals.inc({ signal }));
   const db = opts.db ?? (await openDatabase(config, log));
   const clock = opts.clock ?? systemClock;
   const keyStore = new KeyStore(db, root, clock);
   const mailer = await buildMailer(config, env, opts.announceMail ?? (() => {}));
   const sms = await buildSmsSender(config, env, opts.announceMail ?? (() => {}));
+  const resolver = opts.resolver ?? systemResolver;
   return {
     config,
     db,
@@ -109,7 +149,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     keyProvider,
     clock,
     log,
-    metrics: new Metrics(),
+    metrics,
     keyStore,
     realms: new RealmCache(db, clock),
     tokenVerifier: new AccessTokenVerifier({
@@ -124,6 +164,19 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     draining: false,
     mailer,
     sms,
+    outbound: new OutboundHttp({ resolver }),
+    challengeProviders: await resolveChallengeProviders(config, env, log),
+    webhooks: {
+      db,
+      keyring: root,
+      resolver,
+      policy: {
+        environment: config.environment,
+        egressAllowlist: config.delivery.egressAllowlist,
+        allowPrivateWebhooks: config.delivery.allowPrivateWebhooks,
+        allowedDestinations: config.privacy.residency.allowedDestinations,
+      },
+    },
   };
 }
 

@@ -4,9 +4,10 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { OPERATOR_ACTOR } from '../audit/audit.types.ts';
+import { systemCall } from '../kernel/call.ts';
 import { generateRootKey } from '../platform/crypto/keyring.ts';
-import { findRealmByName } from '../realms/index.ts';
-import { updatePolicy } from '../realms/policy.service.ts';
+import { findRealmByName, policyRulesOf } from '../realms/index.ts';
+import { changePolicy } from '../realms/policy.service.ts';
 import { bootstrapAdministrator } from '../setup/bootstrap.service.ts';
 import { countUsers } from '../users/index.ts';
 import { type AppContext, requireKeyring } from './context.ts';
@@ -50,16 +51,17 @@ export async function ensureDevRealm(ctx: AppContext): Promise<DevAdmin | null> 
   // password, an emailed code or a magic link; the codes and links land in the dev mail folder.
   const created = await findRealmByName(ctx.db, DEV_REALM);
   if (created) {
-    await updatePolicy(
+    await changePolicy(
       ctx.db,
-      created.id,
+      systemCall(created.id, ctx.clock.now(), OPERATOR_ACTOR),
       {
-        registration: { mode: 'open', require_email_verification: true },
-        login: { password: true, email_otp: true, magic_link: true, identifiers: ['email', 'username'] },
+        patch: {
+          registration: { mode: 'open', require_email_verification: true },
+          login: { password: true, email_otp: true, magic_link: true, identifiers: ['email', 'username'] },
+        },
+        reason: 'proudauth dev: open registration and emailed codes',
       },
-      OPERATOR_ACTOR,
-      'proudauth dev: open registration and emailed codes',
-      ctx.clock.now(),
+      policyRulesOf(ctx.config),
     );
   }
   return { email: DEV_ADMIN_EMAIL, password };

@@ -1,11 +1,15 @@
 // The public and internal listeners of one server process, and their graceful shutdown.
 import type { FastifyInstance } from 'fastify';
 import { registerCors } from '../api/protocol-cors.ts';
+import { registerSigninCors } from '../api/signin-cors.ts';
+import { registerAuditRoutes } from '../audit/audit.routes.ts';
 import { registerClientRoutes } from '../clients/clients.routes.ts';
+import { registerConfigurationRoutes } from '../configuration/configuration.routes.ts';
 import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
+import { registerMeFactorRoutes } from '../mfa/me-factors.routes.ts';
 import { registerAuthorize } from '../oauth/authorize.routes.ts';
 import { registerDiscovery } from '../oauth/discovery.routes.ts';
 import { registerIntrospect } from '../oauth/introspect.routes.ts';
@@ -20,6 +24,7 @@ import { registerOrganizationRoutes } from '../organizations/organizations.route
 import { parseListen } from '../platform/config/load.ts';
 import { buildEdge } from '../platform/http/app.ts';
 import { registerProjectRoutes } from '../projects/projects.routes.ts';
+import { registerSettingsRoutes } from '../realms/settings.routes.ts';
 import { registerRelationshipRoutes } from '../relationships/relationships.routes.ts';
 import { registerResourceRoutes } from '../resources/resources.routes.ts';
 import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
@@ -30,7 +35,9 @@ import { registerRegistrationRoutes } from '../signin/registrations.routes.ts';
 import { registerSigninRoutes } from '../signin/signin.routes.ts';
 import { registerSupportRoutes } from '../support/support-grants.routes.ts';
 import { registerMeAccountRoutes } from '../users/me-account.routes.ts';
+import { registerMeSecurityRoutes } from '../users/me-security.routes.ts';
 import { registerUserRoutes } from '../users/users.routes.ts';
+import { registerWebhookRoutes } from '../webhooks/webhooks.routes.ts';
 import { registerBuiltinUi } from './builtin-ui.routes.ts';
 import type { AppContext } from './context.ts';
 
@@ -77,11 +84,14 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
     maxClockSkewMs: ctx.config.observability.maxClockSkewMs,
   });
   registerCors(app, ctx);
+  registerSigninCors(app, ctx);
   registerJwks(app, ctx.keyStore);
   registerSigninRoutes(app, ctx);
   registerAuthorize(app, ctx);
   registerClientRoutes(app, ctx);
   registerResourceRoutes(app, ctx);
+  registerSettingsRoutes(app, ctx);
+  registerConfigurationRoutes(app, ctx);
   registerTokenEndpoint(app, ctx);
   registerIntrospect(app, ctx);
   registerRevoke(app, ctx);
@@ -98,7 +108,11 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerServicePrincipalRoutes(app, ctx);
   registerOrganizationRoutes(app, ctx);
   registerJobRoutes(app, ctx);
+  registerWebhookRoutes(app, ctx);
+  registerAuditRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);
+  registerMeFactorRoutes(app, ctx);
+  registerMeSecurityRoutes(app, ctx);
   registerDecisionRoutes(app, ctx);
   registerRelationshipRoutes(app, ctx);
   registerSupportRoutes(app, ctx);

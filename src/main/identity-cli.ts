@@ -5,17 +5,21 @@ import { ConfigError } from '../platform/config/load.ts';
 import { CliError } from './cli/cli-error.ts';
 import { api } from './cli/commands/api.ts';
 import { bootstrap } from './cli/commands/bootstrap.ts';
+import { config } from './cli/commands/config.ts';
 import { doctor, generateRootKeyCommand } from './cli/commands/keys.ts';
 import { login } from './cli/commands/login.ts';
 import { logout } from './cli/commands/logout.ts';
 import { realmCreate } from './cli/commands/realm-create.ts';
-import { realmSetLoginUi } from './cli/commands/realm-login-ui.ts';
+import { realmSetLoginUi, realmSetPolicy } from './cli/commands/realm-login-ui.ts';
 
 const USAGE = `usage: identity-cli <command> [flags]
 
 commands:
   realm create NAME [--display-name TEXT]      create a realm with its signing key and built-in client
   realm set-login-ui NAME URL                  where the realm's authorization endpoint sends browsers
+  realm set-policy NAME --data JSON|@FILE       change realm policy members (docs/policy.md)
+                                               both go through the API of a running server (log in
+                                               first); without a server they write the database
   bootstrap --realm NAME --admin-email EMAIL [--password-file FILE]
                                                create the realm if needed and its first administrator
   login --realm NAME [--email EMAIL] [--server URL] [--credentials FILE] [--qr dark|light|ansi]
@@ -26,6 +30,9 @@ commands:
                                                call the administration API of the logged-in realm
   logout [--realm NAME] [--server URL] [--credentials FILE]
                                                revoke and delete the stored admin token
+  config validate FILE [--reconcile]           print the plan of a configuration document
+  config import FILE [--dry-run] [--reconcile] import a configuration document (exit 1 on errors)
+  config export [--out FILE]                   the realm's configuration document (export job)
   generate-root-key                            print a new random root key
   doctor                                       print non-secret fingerprints of the key hierarchy
 
@@ -40,13 +47,17 @@ const COMMANDS: Record<string, Command> = {
   doctor,
   'generate-root-key': generateRootKeyCommand,
   api,
+  config,
   login,
   logout,
   realm: async (argv) => {
     const [sub, ...rest] = argv;
     if (sub === 'create') return realmCreate(rest);
     if (sub === 'set-login-ui') return realmSetLoginUi(rest);
-    throw new CliError('usage: identity-cli realm create NAME | identity-cli realm set-login-ui NAME URL');
+    if (sub === 'set-policy') return realmSetPolicy(rest);
+    throw new CliError(
+      'usage: identity-cli realm create NAME | realm set-login-ui NAME URL | realm set-policy NAME --data JSON',
+    );
   },
 };
 

@@ -9,7 +9,7 @@ import { camelCase } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { authorize } from '../signin/authorize.service.ts';
-import { SESSION_COOKIE, TX_COOKIE, txCookiePath } from '../signin/binding.ts';
+import { SESSION_COOKIE, TX_COOKIE, txCookie } from '../signin/cookies.ts';
 import type { StartInput } from '../signin/start.ts';
 
 type Query = Record<string, string | string[] | undefined>;
@@ -32,6 +32,7 @@ const SINGLE = [
   'claims',
   'request_uri',
   'response_mode',
+  'intent',
 ] as const;
 
 /** Query parameters as start input; a repeated parameter (other than resource) is refused (RFC 6749 3.1). */
@@ -55,8 +56,6 @@ function startInputFrom(q: Query): StartInput {
 }
 
 export function registerAuthorize(app: FastifyInstance, ctx: ApiDeps): void {
-  const secure = ctx.config.server.publicOrigin.startsWith('https:');
-
   app.get<{ Params: { realm: string }; Querystring: Query }>(
     '/realms/:realm/oauth/authorize',
     async (req, reply) => {
@@ -73,10 +72,7 @@ export function registerAuthorize(app: FastifyInstance, ctx: ApiDeps): void {
       target.searchParams.set('transaction_id', created.tx.id);
       target.searchParams.set('realm', realm.name);
       reply.setCookie(TX_COOKIE, created.secret, {
-        path: txCookiePath(realm.name, created.tx.id),
-        httpOnly: true,
-        secure,
-        sameSite: 'strict',
+        ...txCookie(ctx.config.server.publicOrigin, realm.name, created.tx.id),
         maxAge: Math.floor(ctx.config.tokens.transactionTtlMs / 1000),
       });
       return reply.code(303).header('location', target.toString()).header('cache-control', 'no-store').send();

@@ -3,7 +3,7 @@
 // statement runs every live check together with the introspector check; an opaque token costs
 // one more statement (its stored claims). Whatever fails, the answer is the same {active: false}.
 
-import { type AccessTokenClaims, isOpaqueAccessToken } from '../access/access-token.ts';
+import { type AccessTokenClaims, isOpaqueAccessToken, resourceAudienceOf } from '../access/access-token.ts';
 import { findLiveOpaqueToken } from '../access/index.ts';
 import { isBuiltinAudience, verifyResourceToken } from '../access/resource-token.ts';
 import { checkLiveness, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
@@ -17,7 +17,8 @@ export interface ActiveIntrospection {
   scope?: string;
   client_id: string;
   sub: string;
-  aud: string;
+  /** As in the token: the resource's audience, or an array with it first (docs/tokens.md). */
+  aud: string | string[];
   iss: string;
   exp: number;
   iat: number;
@@ -58,7 +59,7 @@ export function livenessFacts(realm: RealmRef, candidate: Candidate): TokenFacts
     tokenId: c.jti,
     issuedAt: c.iat,
     sessionId: c.sid ?? null,
-    audience: c.aud,
+    audience: resourceAudienceOf(c.aud),
     resourceId: candidate.resourceId,
     exchanged: c.act !== undefined,
     grantClientId: c.grant_client_id ?? null,
@@ -120,7 +121,8 @@ async function jwtCandidate(app: OAuthDeps, realm: RealmRef, token: string): Pro
   const claims: Candidate['claims'] = {
     iss: t.issuer,
     sub: t.subject,
-    aud,
+    // As issued: the resource's audience (`aud`), first of an array when the token also serves UserInfo.
+    aud: t.audiences.length > 1 ? t.audiences : aud,
     exp: t.expiresAt,
     iat: t.issuedAt,
     jti: t.tokenId,
@@ -154,7 +156,7 @@ async function opaqueCandidate(
   // sender-constrained one needs proof-of-possession checks this endpoint does not make.
   if (claims.iss !== issuerOf(app.config.server.publicOrigin, realm.name) || claims.cnf !== undefined)
     return null;
-  if (isBuiltinAudience(app, realm, claims.aud)) return null;
+  if (isBuiltinAudience(app, realm, resourceAudienceOf(claims.aud))) return null;
   return { claims, resourceId: stored.resourceId };
 }
 

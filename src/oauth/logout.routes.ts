@@ -24,7 +24,7 @@ import {
   type SessionRow,
 } from '../sessions/index.ts';
 import { withParams } from '../signin/authorization-response.ts';
-import { SESSION_COOKIE } from '../signin/binding.ts';
+import { SESSION_COOKIE, sessionCookie } from '../signin/cookies.ts';
 import { ID_TOKEN_TYP } from './tokens/id-token.ts';
 
 const PARAMS = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'ui_locales'] as const;
@@ -161,13 +161,8 @@ async function logout(ctx: ApiDeps, req: FastifyRequest<{ Params: { realm: strin
   const now = ctx.clock.now();
   await ctx.db.tx((tx) => endSessions(tx, realm, cookie, hint, now, String(req.id)));
   if (cookie !== undefined) {
-    // Cleared with the attributes it was set with (signin.routes.ts), or the browser keeps it.
-    reply.clearCookie(SESSION_COOKIE, {
-      path: `/realms/${realm.name}/`,
-      httpOnly: true,
-      secure: ctx.config.server.publicOrigin.startsWith('https:'),
-      sameSite: 'lax',
-    });
+    // Cleared with the attributes it was set with (signin/cookies.ts), or the browser keeps it.
+    reply.clearCookie(SESSION_COOKIE, sessionCookie(ctx.config.server.publicOrigin, realm.name));
   }
   if (redirect) return reply.code(303).header('location', redirect).send();
   return reply.code(200).send({ logged_out: true });

@@ -52,6 +52,8 @@ export interface AccessTokenRequest {
   subject: string;
   target: Target;
   scopes: readonly string[];
+  /** Audiences a JWT also serves after the resource's (userinfoShare in grants/user-tokens.ts). */
+  extraAudiences?: readonly string[];
   authentication: Authentication | null;
   act?: Actor | null;
   /** A token exchange: the client of the user's grant behind the subject token. */
@@ -100,6 +102,7 @@ export async function issueAccessToken(
     supportGrantId: r.supportGrantId ?? null,
   };
   if (r.target.resource.tokenFormat === 'jwt') {
+    if (r.extraAudiences?.length) input.extraAudiences = r.extraAudiences;
     const signed = await signing(() => signAccessToken(input, signer, now));
     return { token: signed.token, claims: signed.claims, expiresIn: lifetime };
   }

@@ -6,6 +6,7 @@ import type { ApiDeps } from '../api/api.deps.ts';
 import { authenticateOAuthClient, oauthEndpoint } from '../api/oauth-endpoint.ts';
 import { singleParam } from '../clients/client-auth-request.ts';
 import { oauthError } from '../kernel/oauth-error.ts';
+import { BlockLease } from '../platform/abuse-budget.ts';
 import { authorizationCodeGrant } from './grants/authorization-code.grant.ts';
 import { clientCredentialsGrant, prefetchServiceToken } from './grants/client-credentials.grant.ts';
 import { type GrantContext, type TokenResponse, tokenSettings } from './grants/grant-context.ts';
@@ -22,6 +23,9 @@ const GRANTS: Record<string, { label: string; run: (g: GrantContext) => Promise<
 };
 
 export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void {
+  // Per-client budget, reserved in blocks so most requests write nothing (docs/security.md).
+  const lease = new BlockLease();
+  const budgets = ctx.config.security.budgets;
   oauthEndpoint(app, ctx, 'token', async (call) => {
     const now = ctx.clock.now();
     const logged = { requestId: String(call.req.id), realm: call.realm.name, form: call.form };
@@ -40,6 +44,19 @@ export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void 
         grantType === 'client_credentials' ? prefetchServiceToken(ctx, call.realm, call.form, now) : null;
       const caller = await authenticateOAuthClient(ctx, call, 'token', now, prefetch?.loadClient);
       clientId = caller.client.client_id;
+      const budget = await lease.take(
+        ctx.db,
+        {
+          bucket: `token:client:${call.realm.id}:${clientId}`,
+          limit: budgets.clientTokenRequests,
+          windowMs: budgets.clientTokenWindowMs,
+        },
+        now,
+      );
+      if (!budget.ok) {
+        ctx.metrics.rateLimited.inc({ surface: 'token' });
+        throw oauthError.slowDown(budget.retryAfterSeconds);
+      }
       if (!caller.client.grant_types.includes(grantType)) {
         throw oauthError.unauthorizedClient('the client may not use this grant type');
       }

@@ -92,7 +92,16 @@ async function answer(ctx: ApiDeps, req: UserinfoRequest, reply: FastifyReply) {
     resourceId: BUILTIN_USERINFO,
     now: ctx.clock.now(),
   });
-  if (own?.live.subjectType !== 'user') throw invalidToken();
+  if (!own.ok && own.reason === 'wrong_audience') {
+    // The commonest mistake with SPA libraries: an access token for an API whose grant had no
+    // openid (docs/tokens.md, UserInfo audience).
+    throw bearerError(
+      401,
+      'invalid_token',
+      'the access token audience does not include UserInfo; a token for an API serves UserInfo only when its grant includes the openid scope',
+    );
+  }
+  if (!own.ok || own.live.subjectType !== 'user') throw invalidToken();
   const t = own.token;
   if (!t.scopes.includes('openid')) {
     throw bearerError(403, 'insufficient_scope', 'the access token lacks the openid scope', 'openid');

@@ -3,12 +3,14 @@
 // publishing a stale or made-up value; service_database_up alone always answers.
 import type { Metrics } from '../platform/metrics.ts';
 import {
+  auditUnsealed,
   clockSkewMs,
   databaseUp,
   jobsBacklog,
   notificationBacklog,
   outboxBacklog,
   type ProbeContext,
+  webhooksBacklog,
 } from './probes.ts';
 
 export function registerOpsGauges(metrics: Metrics, ctx: ProbeContext): void {
@@ -33,8 +35,23 @@ export function registerOpsGauges(metrics: Metrics, ctx: ProbeContext): void {
     () => notificationBacklog(ctx),
   );
   metrics.gauge(
+    'service_webhook_oldest_due_seconds',
+    'Age of the oldest webhook delivery whose attempt is due',
+    () => webhooksBacklog(ctx),
+  );
+  metrics.gauge(
     'service_jobs_oldest_queued_seconds',
     'Age of the oldest due job still waiting for a worker',
     () => jobsBacklog(ctx),
+  );
+  metrics.gauge(
+    'service_audit_unsealed_events',
+    'Audit events not sealed into a batch yet',
+    async () => (await auditUnsealed(ctx)).count,
+  );
+  metrics.gauge(
+    'service_audit_unsealed_oldest_seconds',
+    'Age of the oldest audit event not sealed into a batch yet',
+    async () => (await auditUnsealed(ctx)).oldestSeconds,
   );
 }

@@ -1,6 +1,7 @@
 // The operator status object behind GET /status (spec doc 2, "Operator status object"). It lists
 // the capabilities that exist in this release; later ones join as they are built.
 import {
+  auditUnsealed,
   clockSkewMs,
   databaseUp,
   jobsBacklog,
@@ -9,6 +10,7 @@ import {
   type ProbeContext,
   schema,
   signing,
+  webhooksBacklog,
 } from './probes.ts';
 
 type Capability = 'ok' | 'degraded' | 'unavailable';
@@ -18,6 +20,14 @@ export const BACKLOG_DEGRADED_SECONDS = 300;
 
 export interface StatusContext extends ProbeContext {
   keyProvider: 'kms_unwrapped' | 'software';
+  config: { privacy: { residency: { region: string | null; allowedDestinations: readonly string[] } } };
+}
+
+/** The residency member: only when the operator configured a region or allowed destinations. */
+function residencyOf(ctx: StatusContext): Record<string, unknown> {
+  const { region, allowedDestinations } = ctx.config.privacy.residency;
+  if (region === null && allowedDestinations.length === 0) return {};
+  return { residency: { region, destinations_restricted: allowedDestinations.length > 0 } };
 }
 
 const settled = <T>(r: PromiseSettledResult<T>): T | null => (r.status === 'fulfilled' ? r.value : null);
@@ -27,20 +37,30 @@ const backlogCapability = (ageSeconds: number | null): Capability =>
 
 export async function operatorStatus(ctx: StatusContext): Promise<Record<string, unknown>> {
   const time = ctx.clock.now().toISOString();
-  const base = { time, key_provider: ctx.keyProvider };
+  const base = { time, key_provider: ctx.keyProvider, ...residencyOf(ctx) };
   const down = { status: 'unavailable', ...base, capabilities: { database: 'unavailable' } };
   if (!(await databaseUp(ctx))) return down;
   // Each probe on its own: on a schema that is behind, the tables a probe reads may not exist yet,
   // and that makes its capability unavailable, not the database.
-  const [schemaResult, signingResult, skewResult, outboxResult, jobsResult, mailResult] =
-    await Promise.allSettled([
-      schema(ctx),
-      signing(ctx),
-      clockSkewMs(ctx),
-      outboxBacklog(ctx),
-      jobsBacklog(ctx),
-      notificationBacklog(ctx),
-    ]);
+  const [
+    schemaResult,
+    signingResult,
+    skewResult,
+    outboxResult,
+    jobsResult,
+    mailResult,
+    sealingResult,
+    webhooksResult,
+  ] = await Promise.allSettled([
+    schema(ctx),
+    signing(ctx),
+    clockSkewMs(ctx),
+    outboxBacklog(ctx),
+    jobsBacklog(ctx),
+    notificationBacklog(ctx),
+    auditUnsealed(ctx).then((u) => u.oldestSeconds),
+    webhooksBacklog(ctx),
+  ]);
   const schemaState = settled(schemaResult);
   if (!schemaState) return down;
   const signingHealth = settled(signingResult);
@@ -48,15 +68,19 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
   const outboxAge = settled(outboxResult);
   const jobsAge = settled(jobsResult);
   const mailAge = settled(mailResult);
+  const sealingAge = settled(sealingResult);
+  const webhooksAge = settled(webhooksResult);
   const capabilities: Record<string, Capability> = {
     database: 'ok',
     schema: schemaState.current ? 'ok' : 'degraded',
     signing: signingHealth === null || signingHealth.realmsMissing > 0 ? 'unavailable' : 'ok',
     outbox: backlogCapability(outboxAge),
+    webhooks: backlogCapability(webhooksAge),
     jobs: backlogCapability(jobsAge),
     // By backlog age alone: without a mail transport nothing that mails is offered, and mail queued
     // anyway (invitations) ages past the threshold and degrades it.
     email_delivery: backlogCapability(mailAge),
+    audit_sealing: backlogCapability(sealingAge),
   };
   const allOk = Object.values(capabilities).every((c) => c === 'ok');
   return {
@@ -66,8 +90,10 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
     capabilities,
     backlog_oldest_seconds: {
       ...(outboxAge === null ? {} : { outbox: outboxAge }),
+      ...(webhooksAge === null ? {} : { webhooks: webhooksAge }),
       ...(jobsAge === null ? {} : { jobs: jobsAge }),
       ...(mailAge === null ? {} : { email_delivery: mailAge }),
+      ...(sealingAge === null ? {} : { audit_sealing: sealingAge }),
     },
     ...(skew === null ? {} : { clock_skew_ms: skew }),
   };

@@ -41,7 +41,6 @@ async function completeDeletion(
     target: { type: 'organization', id: orgId },
     data: { job_id: jobId, ...counts },
   });
-  await record.event('organization.deletion.completed', { organization_id: orgId }, orgId);
   return counts;
 }
 

@@ -23,6 +23,7 @@ import {
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';
+import { disableOrganizationSubscriptions } from '../webhooks/index.ts';
 import { decideRequest, lockPendingRequestsOfOrg } from './membership-requests.repo.ts';
 import { requireOrganization } from './membership-rules.ts';
 import { activeMemberIds, setMembershipState } from './memberships.repo.ts';
@@ -157,6 +158,8 @@ export async function deleteOrganization(
       });
     }
     const projects = await suspendOwnedProjects(tx, call.realmId, org.id, call.now);
+    // doc 2, Payload forms and fan-out 2: its subscriptions stop here and never hear of the deletion.
+    const webhooks = await disableOrganizationSubscriptions(tx, call.realmId, org.id, call.now);
     await eraseJobResultsOfOrganization(tx, call.realmId, org.id, call.now);
     await membersChanged(tx, call, org.id);
     await authorizationChanged(
@@ -172,6 +175,7 @@ export async function deleteOrganization(
         requests_ended: requestsEnded,
         service_principals_disabled: principals.length,
         projects_suspended: projects,
+        webhooks_disabled: webhooks,
       },
     });
     await record.event('organization.deleted', { organization_id: org.id }, org.id);

@@ -29,7 +29,14 @@ export type IdPrefix =
   | 'prj'
   | 'otr'
   | 'sgr'
-  | 'ntf';
+  | 'ntf'
+  | 'fen'
+  | 'rdv'
+  | 'whk'
+  | 'whd'
+  | 'aub'
+  | 'alh'
+  | 'run';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -75,6 +75,9 @@ export class Metrics {
   readonly securitySignals: CappedCounter<'signal'>;
   readonly authentications: CappedCounter<'outcome'>;
   readonly tokens: CappedCounter<'grant_type' | 'outcome'>;
+  readonly rateLimited: CappedCounter<'surface'>;
+  /** Outbound deliveries by channel (webhook, notification, backchannel_logout) and outcome; worker only. */
+  readonly deliveries: CappedCounter<'channel' | 'outcome'>;
 
   private readonly runtime = runtimeMetrics();
 
@@ -113,6 +116,14 @@ export class Metrics {
         registers,
       }),
     );
+    this.rateLimited = new CappedCounter(
+      new Counter({
+        name: 'service_rate_limited_total',
+        help: 'Requests refused because an abuse budget was spent, by surface (signin, token)',
+        labelNames: ['surface'],
+        registers,
+      }),
+    );
     this.authentications = new CappedCounter(
       new Counter({
         name: 'service_authentications_total',
@@ -126,6 +137,14 @@ export class Metrics {
         name: 'service_tokens_total',
         help: 'Token endpoint requests by grant type and outcome',
         labelNames: ['grant_type', 'outcome'],
+        registers,
+      }),
+    );
+    this.deliveries = new CappedCounter(
+      new Counter({
+        name: 'service_delivery_total',
+        help: 'Outbound delivery attempts by channel and outcome',
+        labelNames: ['channel', 'outcome'],
         registers,
       }),
     );

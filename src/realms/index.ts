@@ -4,5 +4,27 @@
 
 export type { RealmPolicy } from './policy.repo.ts';
 export { currentPolicy, policyValue } from './policy.repo.ts';
+export {
+  changePolicy,
+  changePolicyInTx,
+  ensureExpectedRevision,
+  type PolicyChange,
+  type PolicyChangeResult,
+  policyProblem,
+} from './policy.service.ts';
+export {
+  checkPolicyPatch,
+  fieldOf,
+  type Json,
+  jsonPointer,
+  mergePolicy,
+  type PolicyIssue,
+  type PolicyPlan,
+  type PolicyRuleOptions,
+  planPolicy,
+  policyRulesOf,
+  samePolicy,
+} from './policy-check.ts';
+export { defaultRealmPolicy } from './policy-defaults.ts';
 export type { RealmRow } from './realm.repo.ts';
-export { findRealmByName, insertRealm, RealmExistsError } from './realm.repo.ts';
+export { findRealmById, findRealmByName, insertRealm, RealmExistsError } from './realm.repo.ts';

@@ -1,4 +1,4 @@
-import type { Queryable } from '../platform/db/db.ts';
+import type { Queryable, Tx } from '../platform/db/db.ts';
 
 export interface RealmPolicy {
   revision: number;
@@ -21,4 +21,26 @@ export async function currentPolicy(q: Queryable, realmId: string): Promise<Real
 export function policyValue(p: RealmPolicy, section: string, member: string): unknown {
   const s = p.document[section];
   return s && typeof s === 'object' && !Array.isArray(s) ? (s as Record<string, unknown>)[member] : undefined;
+}
+
+/** Stores `policy` as revision `revision` and makes it the realm's current one. */
+export async function insertPolicyRevision(
+  tx: Tx,
+  realmId: string,
+  revision: number,
+  policy: Record<string, unknown>,
+  reason: string,
+  actorId: string | null,
+  now: Date,
+): Promise<void> {
+  await tx.query(
+    `insert into realm_policy_revisions (realm_id, revision, policy, reason, created_by, created_at)
+     values ($1, $2, $3, $4, $5, $6)`,
+    [realmId, revision, JSON.stringify(policy), reason, actorId, now],
+  );
+  await tx.query('update realms set policy_revision = $2, updated_at = $3 where id = $1', [
+    realmId,
+    revision,
+    now,
+  ]);
 }

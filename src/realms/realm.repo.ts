@@ -12,6 +12,9 @@ export interface RealmRow {
 export const findRealmByName = (q: Queryable, name: string) =>
   maybeOne<RealmRow>(q, 'select * from realms where name = $1', [name]);
 
+export const findRealmById = (q: Queryable, id: string) =>
+  maybeOne<RealmRow>(q, 'select * from realms where id = $1', [id]);
+
 export async function insertRealm(
   tx: Tx,
   r: {

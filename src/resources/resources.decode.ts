@@ -196,6 +196,27 @@ export function decodeOrFail<T>(decoder: Decoder<T>, body: unknown): T {
   throw problem.validation(r.errors);
 }
 
+/**
+ * A resource definition of a configuration document: the input with defaults applied, or every
+ * problem with it (shape and rules alike), and the wire names of the members it gave.
+ */
+export function checkResourceInput(
+  body: unknown,
+): { ok: true; value: ResourceInput; given: Set<string> } | { ok: false; errors: FieldError[] } {
+  const r = tryDecode(resourceBody, body);
+  if (!r.ok) return r;
+  const value = toResourceInput(r.value);
+  const errors = resourceRuleProblems(value);
+  if (errors.length > 0) return { ok: false, errors };
+  const given = new Set(
+    Object.entries(body as Record<string, unknown>)
+      // Decoding rule 5: null is absent, except for requires_organization (where it means the default).
+      .filter(([k, v]) => v !== undefined && (v !== null || k.toLowerCase() === 'requires_organization'))
+      .map(([k]) => k.toLowerCase()),
+  );
+  return { ok: true, value, given };
+}
+
 export function decodeResource(body: unknown): ResourceInput {
   const input = toResourceInput(decodeOrFail(resourceBody, body));
   const errors = resourceRuleProblems(input);

@@ -346,3 +346,6 @@ export async function deleteIntrospector(
   );
   return r.rows.length > 0;
 }
+
+/** Every client resource grant of the realm (configuration export and import). */
+export const listGrantsOfRealm = (q: Queryable, realmId: string) => listGrants(q, realmId, 'true', []);

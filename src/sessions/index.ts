@@ -23,5 +23,6 @@ export {
   insertSession,
   lockLiveSession,
   reuseSession,
+  revokeOtherSessions,
   revokeUserSessions,
 } from './sessions.repo.ts';

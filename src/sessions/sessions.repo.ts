@@ -129,3 +129,22 @@ export const lockLiveSession = (tx: Tx, realmId: string, userId: string, session
        and ${liveSessionSql('sessions', '$4')} for update`,
     [realmId, sessionId, userId, now],
   );
+
+/** Ends every live session of the account except `keepId` (a password change keeps the caller's). */
+export async function revokeOtherSessions(
+  tx: Tx,
+  realmId: string,
+  userId: string,
+  keepId: string | null,
+  reason: string,
+  now: Date,
+) {
+  const r = await tx.query<{ id: string }>(
+    `update sessions set revoked_at = $3, revoked_reason = $4
+      where realm_id = $1 and user_id = $2 and revoked_at is null and absolute_expires_at > $3
+        and ($5::text is null or id <> $5)
+      returning id`,
+    [realmId, userId, now, reason, keepId],
+  );
+  return r.rows.map((row) => row.id);
+}

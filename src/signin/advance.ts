@@ -2,8 +2,9 @@
 // expiry, check the step is offered, run it, evaluate what comes next, complete when only
 // completion remains, persist with audit and events, and return the full state. One database
 // transaction per call; expensive proof checks run before it.
+import { recorder } from '../audit/index.ts';
 import type { ClientRow } from '../clients/index.ts';
-import { findClient, isClientOrigin } from '../clients/index.ts';
+import { findClient } from '../clients/index.ts';
 import { adminAudience } from '../kernel/audiences.ts';
 import { hasNul } from '../kernel/text.ts';
 import type { Tx } from '../platform/db/db.ts';
@@ -12,17 +13,22 @@ import { Problem, problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/index.ts';
 import { currentPolicy, type RealmPolicy } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
+import { isSigninOrigin } from './allowed-origin.ts';
 import { authenticateCall, type CallCredentials, csrfTokenFor } from './binding.ts';
 import { completeTransaction, errorRedirect } from './complete.ts';
 import { loadFacts } from './facts.ts';
+import { noteCallerNetwork } from './flow-facts.ts';
+import { markReviewed } from './flow-state.repo.ts';
 import { evaluate } from './next-actions.ts';
 import type { Evaluation, Facts } from './next-actions.types.ts';
 import { withOrganization } from './organization-rules.ts';
+import { notePresentedToken, rememberDeviceDays } from './remembered-device.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import { findTransaction, lockTransaction, saveTransaction } from './signin.repo.ts';
+import { enforceSigninBudgets, networkOf, PROOF_STEPS } from './signin-budgets.ts';
 import { logStepRefused, logStepResult, type StepLogContext, type StepResult } from './signin-log.ts';
 import { presentState } from './state.ts';
-import type { AnyStep, OneTime } from './steps/step.ts';
+import { type AnyStep, type OneTime, stepActor } from './steps/step.ts';
 import type { SigninTx } from './transaction.ts';
 import { ensurePending, expire, fail, isExpired } from './transitions.ts';
 
@@ -32,6 +38,8 @@ export interface StepResponse {
   sessionCookie?: { value: string; maxAgeSeconds: number | null };
   /** The transaction ended: its pa_tx cookie is cleared. */
   clearTxCookie: boolean;
+  /** Browser: a device just remembered gets the pa_rd cookie. */
+  deviceCookie?: { value: string; maxAgeSeconds: number };
 }
 
 type Ran = StepResponse & { result: StepResult };
@@ -46,8 +54,8 @@ function requireTxId(txId: string): void {
   if (hasNul(txId)) throw problem.notFound('no such transaction');
 }
 
-const originCheck = (app: SigninDeps, q: Tx | SigninDeps['db'], realm: RealmRow) => async (origin: string) =>
-  origin === app.config.server.publicOrigin || (!hasNul(origin) && isClientOrigin(q, realm.id, origin));
+const originCheck = (app: SigninDeps, q: Tx | SigninDeps['db'], realm: RealmRow) => (origin: string) =>
+  isSigninOrigin(q, app.config.server.publicOrigin, realm.id, origin);
 
 interface Loaded {
   client: ClientRow;
@@ -104,6 +112,7 @@ export async function runStep(
     transactionId: txId,
     step: step.path,
   };
+  let refund: (() => Promise<void>) | null = null;
   try {
     const { result, ...response } = await runStepUnpadded(
       app,
@@ -113,10 +122,15 @@ export async function runStep(
       step,
       rawBody,
       correlationId,
+      (r) => {
+        refund = r;
+      },
     );
+    if (!result.proofFailed) await (refund as (() => Promise<void>) | null)?.();
     logStepResult(logged, result);
     return response;
   } catch (e) {
+    await (refund as (() => Promise<void>) | null)?.();
     logStepRefused(logged, e);
     throw e;
   } finally {
@@ -133,10 +147,26 @@ async function runStepUnpadded(
   step: AnyStep,
   rawBody: unknown,
   correlationId: string,
+  onBudgetSpent: (refund: () => Promise<void>) => void,
 ): Promise<Ran> {
   const realm = await requireRealm(app, realmName);
   requireTxId(txId);
   const body = decodeBody(step.decode, rawBody ?? {});
+  if (PROOF_STEPS.has(step.path)) {
+    // Budgets are spent before any proof work, by a caller bound to the transaction.
+    const snapshot = await findTransaction(app.db, realm.id, txId);
+    if (!snapshot) throw problem.notFound('no such transaction');
+    await authenticateCall(snapshot, creds, originCheck(app, app.db, realm));
+    const typed = (body as { identifier?: unknown }).identifier;
+    onBudgetSpent(
+      await enforceSigninBudgets(
+        app,
+        snapshot.tx,
+        networkOf(creds.clientIp),
+        typeof typed === 'string' ? typed : null,
+      ),
+    );
+  }
   let prepared: unknown;
   if (step.prepare) {
     // Authenticate before spending CPU on a proof, then again under the lock below.
@@ -157,7 +187,11 @@ async function runStepUnpadded(
       return { expired: true as const };
     }
     ensurePending(stored.tx);
-    const before = await loadAll(app, q, realm, stored.tx);
+    const loaded = await loadAll(app, q, realm, stored.tx);
+    // Flow rules may look at the caller's network: keep it, then evaluate again.
+    const before = (await noteCallerNetwork(q, stored.tx, loaded.policy, creds.clientIp))
+      ? await loadAll(app, q, realm, stored.tx, loaded)
+      : loaded;
     if (before.client.state !== 'active') {
       // A client disabled while its sign-in was in flight gets no code: a policy denial.
       const denied = await settle(
@@ -169,7 +203,13 @@ async function runStepUnpadded(
         correlationId,
         before,
       );
-      return { expired: false as const, ...denied, oneTime: undefined, proofFailed: false };
+      return {
+        expired: false as const,
+        ...denied,
+        oneTime: undefined,
+        policy: before.policy,
+        proofFailed: false,
+      };
     }
     if (!offered(step, before.evaluation)) {
       throw new Problem(409, 'conflict', `the ${step.path} step is not offered now`);
@@ -181,22 +221,33 @@ async function runStepUnpadded(
       { app, realm, ...before, now, correlationId },
       prepared,
     );
+    await notePresentedToken(q, outcome.tx, creds.rememberedDevice ?? null, before.policy, now);
     return {
       expired: false as const,
       ...(await settle(app, q, realm, outcome.tx, now, correlationId, before)),
       oneTime: outcome.oneTime,
+      policy: before.policy,
       proofFailed: outcome.tx.failures > stored.tx.failures,
     };
   });
   if (result.expired)
     throw new Problem(409, 'conflict', 'the transaction is expired', { transaction_status: 'expired' });
+  // A browser never sees the device token in a body: it travels as the HttpOnly pa_rd cookie.
+  let deviceCookie: StepResponse['deviceCookie'];
+  let oneTime = result.oneTime;
+  if (oneTime?.remembered_device_token && result.tx.mode === 'browser') {
+    const { remembered_device_token: value, ...rest } = oneTime;
+    deviceCookie = { value, maxAgeSeconds: rememberDeviceDays(result.policy) * 86_400 };
+    oneTime = rest;
+  }
   return {
+    ...(deviceCookie ? { deviceCookie } : {}),
     body: presentState({
       tx: result.tx,
       clientName: result.clientName,
       evaluation: result.evaluation,
       user: result.user,
-      ...(result.oneTime ? { oneTime: result.oneTime } : {}),
+      ...(oneTime ? { oneTime } : {}),
     }),
     ...(result.sessionCookie ? { sessionCookie: result.sessionCookie } : {}),
     clearTxCookie: result.tx.status !== 'pending' && result.tx.mode === 'browser',
@@ -224,6 +275,17 @@ async function settle(
   let evaluation: Evaluation | null = null;
   let sessionCookie: StepResponse['sessionCookie'];
   const after = await loadAll(app, q, realm, tx, known);
+  if (after.facts.flow?.outcome === 'review' && (await markReviewed(q, realm.id, tx.id))) {
+    await recorder(q, { realmId: realm.id, actor: stepActor(tx.userId), correlationId, now }).audit(
+      'signin.authentication_review',
+      {
+        category: 'security',
+        signal: 'authentication_review',
+        ...(tx.userId ? { subject: { type: 'user', id: tx.userId } } : {}),
+        data: { transaction_id: tx.id, client_id: tx.clientId },
+      },
+    );
+  }
   if (tx.status === 'pending') {
     evaluation = after.evaluation;
     if (evaluation.kind === 'complete') {

@@ -6,12 +6,7 @@ import { digestToken } from '../kernel/digest.ts';
 import { Problem } from '../platform/http/problem.ts';
 import type { StoredTx } from './signin.repo.ts';
 
-export const TX_COOKIE = 'pa_tx';
-export const SESSION_COOKIE = 'pa_sid';
 export const CONTINUATION_PREFIX = 'pa_tx_';
-
-/** The pa_tx cookie is scoped to its own transaction's path (document 1, Authentication 1). */
-export const txCookiePath = (realm: string, id: string) => `/api/v1/realms/${realm}/auth/transactions/${id}`;
 
 export interface CallCredentials {
   cookie: string | null;
@@ -19,6 +14,10 @@ export interface CallCredentials {
   origin: string | null;
   csrfToken: string | null;
   mutating: boolean;
+  /** The caller's address, for the sign-in abuse budgets. */
+  clientIp?: string | null;
+  /** A remembered-device token: the pa_rd cookie, or header X-Remembered-Device when headless. */
+  rememberedDevice?: string | null;
 }
 
 /**

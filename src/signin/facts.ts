@@ -2,6 +2,7 @@
 // the step's own database transaction.
 
 import type { ClientRow } from '../clients/index.ts';
+import { hotpAllowed } from '../mfa/factor-rules.ts';
 import { emailConfigured, smsConfigured } from '../notifications/index.ts';
 import type { Config } from '../platform/config/settings.ts';
 import type { Queryable } from '../platform/db/db.ts';
@@ -9,10 +10,13 @@ import type { RealmPolicy } from '../realms/index.ts';
 import { policyValue } from '../realms/index.ts';
 import { BUILTIN_ROLES } from '../roles/permissions.ts';
 import { liveChallengePurposes, provedChallenge } from './challenges.repo.ts';
+import { findDeviceChoice } from './device-choices.repo.ts';
+import { loadFlowFacts } from './flow-facts.ts';
 import { configuredLoginUi } from './login-ui.ts';
 import type { Facts, LoginMethods, UserFacts } from './next-actions.types.ts';
 import { loadOrganizationFacts } from './organization-facts.ts';
 import { allowGuests, registrationMode, requiredProfileFields, termsVersion } from './registration-policy.ts';
+import { rememberDevicesOn } from './remembered-device.ts';
 import type { SigninTx } from './transaction.ts';
 
 const PRIVILEGED_ROLES = Object.values(BUILTIN_ROLES)
@@ -64,13 +68,21 @@ async function loadUser(q: Queryable, realmId: string, userId: string): Promise<
 export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): Promise<Facts> {
   const user = t.userId ? await loadUser(q, t.realmId, t.userId) : null;
   let hasTotp = false;
+  let hasHotp = false;
   let hasRecoveryCodes = false;
   let privileged = false;
   let consentCovers = false;
   if (user) {
-    const r = await q.query<{ totp: boolean; codes: boolean; privileged: boolean; consent: string[] | null }>(
+    const r = await q.query<{
+      totp: boolean;
+      hotp: boolean;
+      codes: boolean;
+      privileged: boolean;
+      consent: string[] | null;
+    }>(
       `select
          exists (select 1 from totp_credentials where realm_id = $1 and user_id = $2) as totp,
+         exists (select 1 from hotp_credentials where realm_id = $1 and user_id = $2) as hotp,
          exists (select 1 from recovery_codes where realm_id = $1 and user_id = $2 and used_at is null) as codes,
          exists (select 1 from role_assignments a join roles r on r.realm_id = a.realm_id and r.id = a.role_id
                   where a.realm_id = $1 and a.subject_type = 'user' and a.subject_id = $2
@@ -80,13 +92,22 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     );
     const row = r.rows[0];
     hasTotp = row?.totp ?? false;
+    hasHotp = (row?.hotp ?? false) && hotpAllowed(input.policy);
     hasRecoveryCodes = row?.codes ?? false;
     privileged = row?.privileged ?? false;
     consentCovers = row?.consent ? t.scopes.every((s) => row.consent?.includes(s)) : false;
   }
+  const choice = user ? await findDeviceChoice(q, t.realmId, t.id) : null;
+  const flow = user
+    ? await loadFlowFacts(q, t, input.policy, choice?.deviceId != null, input.now)
+    : undefined;
   return {
     user,
+    ...(flow ? { flow } : {}),
+    rememberedDevice: choice?.deviceId != null,
+    offerRememberDevice: rememberDevicesOn(input.policy) && choice?.remember === null,
     hasTotp,
+    hasHotp,
     hasRecoveryCodes,
     privileged,
     client: { consentMode: input.client.consent_mode, requireMfa: input.client.require_mfa },

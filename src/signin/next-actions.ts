@@ -31,7 +31,10 @@ export const mfaDone = (t: SigninTx): boolean => t.completedFactors.some((f) => 
 export function mfaRequired(t: SigninTx, f: Facts): boolean {
   return (
     f.mfaRequirement === 'required' ||
+    t.intent === 'step_up' ||
+    f.flow?.outcome === 'require_mfa' ||
     f.hasTotp ||
+    f.hasHotp === true ||
     f.privileged ||
     (f.user?.protected ?? false) ||
     f.client.requireMfa ||
@@ -141,20 +144,56 @@ export const phishingResistantRequired = (t: SigninTx): boolean => t.acrValues.i
 const PHISHING_RESISTANT_FACTORS: readonly Factor[] = ['hwk', 'x509'];
 
 const mfa: Stage = (t, f) => {
-  if (phishingResistantRequired(t)) {
+  if (phishingResistantRequired(t) || f.flow?.outcome === 'require_phishing_resistant') {
     return t.completedFactors.some((x) => PHISHING_RESISTANT_FACTORS.includes(x))
       ? 'satisfied'
       : { kind: 'blocked', reason: 'login_method_not_allowed' };
   }
-  if (!mfaRequired(t, f) || mfaDone(t) || !f.hasTotp) return 'satisfied';
-  const actions = [action('totp', ['code'])];
+  if (!mfaRequired(t, f) || mfaDone(t) || !(f.hasTotp || f.hasHotp === true)) return 'satisfied';
+  if (f.rememberedDevice === true && !stepUpDemanded(t, f)) return 'satisfied';
+  const actions: NextAction[] = [];
+  if (f.hasTotp) actions.push(action('totp', ['code']));
+  if (f.hasHotp === true) actions.push(action('hotp', ['code']));
   if (f.hasRecoveryCodes) actions.push(action('recovery_code', ['code']));
   return { kind: 'actions', actions };
 };
 
+/**
+ * MFA asked for by this request or by the account's standing, which a remembered device never
+ * skips (docs/security.md, "Remembered devices"): acr_values (also implied by scopes), the admin
+ * audience, a privileged role, a protected account, intent step_up.
+ */
+export const stepUpDemanded = (t: SigninTx, f: Facts): boolean =>
+  t.acrValues.some((v) => v === 'mfa' || v === 'phishing_resistant') ||
+  t.intent === 'step_up' ||
+  f.adminAudienceRequested ||
+  f.privileged ||
+  (f.user?.protected ?? false);
+
+/** Authentication-flow rules (evaluation order 4): deny stops, a challenge is answered first. */
+const flowStage: Stage = (_t, f) => {
+  if (f.flow?.outcome === 'deny') return { kind: 'blocked', reason: 'authentication_policy_denied' };
+  if (f.flow?.outcome === 'challenge' && !f.flow.challengePassed)
+    return { kind: 'actions', actions: [action('challenge', ['provider_response', 'code'])] };
+  return 'satisfied';
+};
+
+/**
+ * After a second factor proved in this sign-in (not carried over from a reused SSO session, and
+ * not a recovery code), with login.remember_devices on: remember this device?
+ */
+const rememberDevice: Stage = (t, f) =>
+  f.offerRememberDevice === true &&
+  t.completedFactors.some((x) => SECOND_FACTORS.includes(x) && x !== 'recovery') &&
+  t.sessionId === null &&
+  f.rememberedDevice !== true
+    ? { kind: 'actions', actions: [action('remember_device', ['remember'])] }
+    : 'satisfied';
+
 const requiredActions: Stage = (t, f) => {
-  const mustEnroll = (mfaRequired(t, f) && !f.hasTotp) || f.user?.requiredActions.includes('configure_totp');
-  if (mustEnroll && !f.hasTotp) return { kind: 'actions', actions: [action('enroll_totp', [])] };
+  const enrolled = f.hasTotp || f.hasHotp === true;
+  const mustEnroll = (mfaRequired(t, f) && !enrolled) || f.user?.requiredActions.includes('configure_totp');
+  if (mustEnroll && !enrolled) return { kind: 'actions', actions: [action('enroll_totp', [])] };
   const required = f.user?.requiredActions ?? [];
   if (required.includes('update_password') || f.resetProved) {
     return { kind: 'actions', actions: [action('update_password', ['new_password'])] };
@@ -187,8 +226,10 @@ export const STAGES: readonly Stage[] = [
   emailVerification,
   registrationApproval,
   accountState,
+  flowStage,
   mfa,
   pendingDeletion,
+  rememberDevice,
   requiredActions,
   organizationStage,
   enterpriseSsoStage,

@@ -1,6 +1,7 @@
 // The vocabulary of next-action evaluation (document 1, evaluation order of actions): what an
 // action offers, the facts loaded for a transaction, and what evaluating them gives.
 import type { ChallengePurpose } from './challenges.repo.ts';
+import type { FlowFacts } from './flow-facts.ts';
 import type { OrganizationFacts } from './organization-facts.ts';
 import type { RegistrationMode } from './registration-policy.ts';
 import type { BlockingReason } from './transaction.ts';
@@ -10,6 +11,7 @@ export type ActionType =
   | 'identify'
   | 'password'
   | 'totp'
+  | 'hotp'
   | 'recovery_code'
   | 'enroll_totp'
   | 'update_password'
@@ -23,7 +25,9 @@ export type ActionType =
   | 'register'
   | 'accept_terms'
   | 'complete_profile'
-  | 'cancel_deletion';
+  | 'cancel_deletion'
+  | 'remember_device'
+  | 'challenge';
 
 export interface NextAction {
   type: ActionType;
@@ -61,6 +65,14 @@ export interface LoginMethods {
 export interface Facts {
   user: UserFacts | null;
   hasTotp: boolean;
+  /** An HOTP token that counts: enrolled and mfa.allowed_factors lists hotp. */
+  hasHotp?: boolean;
+  /** The authentication-flow rule that matched (undefined: the realm has none, or no account yet). */
+  flow?: FlowFacts;
+  /** A live remembered device of the account was presented in this transaction. */
+  rememberedDevice?: boolean;
+  /** login.remember_devices is on and the user has not answered remember_device yet. */
+  offerRememberDevice?: boolean;
   hasRecoveryCodes: boolean;
   /** Holds a privileged realm role (e.g. realm-admin). */
   privileged: boolean;

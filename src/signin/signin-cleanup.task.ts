@@ -1,8 +1,10 @@
 // Worker task signin.cleanup (spec doc 2, "Data lifecycle and retention" 3): transactions are
 // deleted a day after they were created, once they are no longer pending or have expired, and
-// the codes and links sent in them after a day, and authorization codes once they expired or were used and the session retention has passed.
+// the codes and links sent in them after a day, authorization codes once they expired or were used
+// and the session retention has passed, and abuse-budget counters of windows that ended.
 
 import type { TaskReport } from '../kernel/task.ts';
+import { pruneBudgets } from '../platform/abuse-budget.ts';
 import type { Db } from '../platform/db/db.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -31,5 +33,13 @@ export async function cleanupSignin(
        select realm_id, transaction_id, purpose from signin_challenges where created_at < $1 limit ${BATCH})`,
     [dayAgo],
   );
-  return { transactions: transactions.rowCount, codes: codes.rowCount, challenges: challenges.rowCount };
+  // Abuse-budget windows are at most a day long (security.budgets.*_window): older rows count for
+  // nothing.
+  const budgets = await pruneBudgets(deps.db, dayAgo);
+  return {
+    transactions: transactions.rowCount,
+    codes: codes.rowCount,
+    challenges: challenges.rowCount,
+    budget_counters: budgets,
+  };
 }

@@ -6,6 +6,7 @@ import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db } from '../platform/db/db.ts';
 import type { Logger } from '../platform/log.ts';
 import type { Metrics } from '../platform/metrics.ts';
+import type { OutboundHttp } from '../platform/net/outbound-http.ts';
 import type { RealmCache } from '../realms/realm-cache.ts';
 import type { PasswordHasher } from '../users/password-hasher.ts';
 
@@ -20,4 +21,14 @@ export interface SigninDeps {
   keyring: RootKeyring | null;
   hasher: PasswordHasher;
   realms: RealmCache;
+  /** The one egress-guarded outbound HTTP client (the challenge provider). */
+  outbound: OutboundHttp;
+  /** security.challenge_providers by name, with the resolved security.challenge_provider_secret. */
+  challengeProviders: ReadonlyMap<string, ChallengeProvider>;
+}
+
+export interface ChallengeProvider {
+  url: string;
+  /** Null when none is configured or its reference could not be resolved. */
+  secret: string | null;
 }

@@ -9,7 +9,15 @@ import { Problem, problem } from '../platform/http/problem.ts';
 import { currentPolicy } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { readState, runStep, type StepResponse } from './advance.ts';
-import { type CallCredentials, SESSION_COOKIE, TX_COOKIE, txCookiePath } from './binding.ts';
+import type { CallCredentials } from './binding.ts';
+import {
+  REMEMBERED_DEVICE_COOKIE,
+  rememberedDeviceCookie,
+  SESSION_COOKIE,
+  sessionCookie,
+  TX_COOKIE,
+  txCookie,
+} from './cookies.ts';
 import { createTransaction } from './create.ts';
 import { loadFacts } from './facts.ts';
 import { evaluate } from './next-actions.ts';
@@ -55,11 +63,13 @@ export function credentialsOf(req: FastifyRequest): CallCredentials {
     origin: header('origin'),
     csrfToken: header('x-csrf-token'),
     mutating: req.method !== 'GET' && req.method !== 'HEAD',
+    clientIp: req.ip,
+    rememberedDevice: req.cookies?.[REMEMBERED_DEVICE_COOKIE] ?? header('x-remembered-device'),
   };
 }
 
 export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
-  const secure = ctx.config.server.publicOrigin.startsWith('https:');
+  const publicOrigin = ctx.config.server.publicOrigin;
   app.register(cookie);
 
   // The start route reads its body with the start-field rules (start-body.ts), so it lives in a
@@ -128,20 +138,18 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   ) => {
     const { realm, id } = req.params;
     if (r.clearTxCookie) {
-      reply.clearCookie(TX_COOKIE, {
-        path: txCookiePath(realm, id),
-        httpOnly: true,
-        secure,
-        sameSite: 'strict',
-      });
+      reply.clearCookie(TX_COOKIE, txCookie(publicOrigin, realm, id));
     }
     if (r.sessionCookie) {
       reply.setCookie(SESSION_COOKIE, r.sessionCookie.value, {
-        path: `/realms/${realm}/`,
-        httpOnly: true,
-        secure,
-        sameSite: 'lax',
+        ...sessionCookie(publicOrigin, realm),
         ...(r.sessionCookie.maxAgeSeconds !== null ? { maxAge: r.sessionCookie.maxAgeSeconds } : {}),
+      });
+    }
+    if (r.deviceCookie) {
+      reply.setCookie(REMEMBERED_DEVICE_COOKIE, r.deviceCookie.value, {
+        ...rememberedDeviceCookie(publicOrigin, realm),
+        maxAge: r.deviceCookie.maxAgeSeconds,
       });
     }
     return reply.header('cache-control', 'no-store').send(r.body);

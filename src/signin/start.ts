@@ -14,8 +14,10 @@ import type { Queryable } from '../platform/db/db.ts';
 import { cutUtf8, utf8Length } from '../platform/utf8.ts';
 import type { RealmRow } from '../realms/index.ts';
 import { currentPolicy } from '../realms/index.ts';
+import type { ResourceDefinition } from '../resources/resource.ts';
 import { resolveTarget } from '../resources/resource-target.ts';
 import { registrationMode } from './registration-policy.ts';
+import { scopeDemands, withScopeDemands } from './scope-demands.ts';
 import type { Intent, ResponseMode, SigninTx } from './transaction.ts';
 
 export const MAX_RESOURCES = 5;
@@ -111,20 +113,23 @@ async function grantedAudiences(
   publicOrigin: string,
   client: ClientRow,
   resources: readonly string[],
-): Promise<{ ok: true; audiences: string[] } | { ok: false; refused: string }> {
+): Promise<
+  { ok: true; audiences: string[]; definitions: ResourceDefinition[] } | { ok: false; refused: string }
+> {
   const audiences: string[] = [];
+  const definitions: ResourceDefinition[] = [];
   for (const resource of resources) {
     try {
-      audiences.push(
-        (await resolveTarget(q, realm, publicOrigin, client, resource, 'user')).resource.audience,
-      );
+      const target = await resolveTarget(q, realm, publicOrigin, client, resource, 'user');
+      audiences.push(target.resource.audience);
+      definitions.push(target.resource);
     } catch (e) {
       if (e instanceof OAuthError)
         return { ok: false, refused: `${e.description ?? 'resource refused'}: ${resource}` };
       throw e;
     }
   }
-  return { ok: true, audiences };
+  return { ok: true, audiences, definitions };
 }
 
 /** A start field cut to its stored size (spec doc 1, start-field length handling). */
@@ -212,10 +217,20 @@ export async function validateStart(
     }
   }
   const intent = (prompt.includes('create') ? 'register' : (input.intent ?? 'login')) as Intent;
-  if (intent !== 'login' && intent !== 'register')
+  // step_up asks for a second factor on top of the browser's session (spec doc 1, "MFA is required
+  // when"); the headless start takes login or register only (spec doc 1, headless start body).
+  const stepUp = intent === 'step_up' && channel === 'authorize';
+  if (intent !== 'login' && intent !== 'register' && !stepUp)
     return fail('invalid_request', 'intent must be login or register');
   if (intent === 'register' && registrationMode(await currentPolicy(q, realm.id)) === 'closed')
     return fail('access_denied', 'registration is not available in this realm');
+  const demanded = withScopeDemands(
+    {
+      maxAge: input.maxAge ?? null,
+      acrValues: input.acrValues ? input.acrValues.split(' ').filter(Boolean) : [],
+    },
+    scopeDemands(audiences.definitions, scopes.scopes),
+  );
 
   return {
     ok: true,
@@ -229,8 +244,8 @@ export async function validateStart(
       nonce: input.nonce ?? null,
       codeChallenge: input.codeChallenge,
       prompt: prompt.filter((p) => p !== 'create'),
-      maxAge: input.maxAge ?? null,
-      acrValues: input.acrValues ? input.acrValues.split(' ').filter(Boolean) : [],
+      maxAge: demanded.maxAge,
+      acrValues: demanded.acrValues,
       loginHint: cutField(input.loginHint, STORED_LOGIN_HINT_BYTES),
       uiLocales: cutField(input.uiLocales, STORED_UI_LOCALES_BYTES),
       userAgent: cutField(input.userAgent, STORED_USER_AGENT_BYTES),

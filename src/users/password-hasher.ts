@@ -45,6 +45,11 @@ export class PasswordHasher {
     return { hash: phc, pepperVersion: version };
   }
 
+  /** A verifier made under another pepper version than the active one (spec doc 2, Authentication 6). */
+  needsRepepper(stored: PasswordVerifier): boolean {
+    return stored.pepperVersion !== this.pepper.activeVersion;
+  }
+
   private dummy: Promise<PasswordVerifier> | null = null;
 
   /**

@@ -101,6 +101,24 @@ export async function setPassword(tx: Tx, realmId: string, userId: string, v: Pa
   );
 }
 
+/**
+ * Replaces a verifier with the same password under the active pepper, only while the stored one is
+ * still `oldHash` (a password changed meanwhile stays); the compromised flag is kept.
+ */
+export async function repepperPassword(
+  tx: Tx,
+  realmId: string,
+  userId: string,
+  oldHash: string,
+  v: PasswordVerifier,
+) {
+  await tx.query(
+    `update password_credentials set hash = $4, pepper_version = $5
+      where realm_id = $1 and user_id = $2 and hash = $3`,
+    [realmId, userId, oldHash, v.hash, v.pepperVersion],
+  );
+}
+
 export async function removeRequiredAction(
   tx: Tx,
   realmId: string,

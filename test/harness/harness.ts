@@ -5,12 +5,15 @@ import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { OPERATOR_ACTOR } from '../../src/audit/audit.types.ts';
 import { type ClientRow, insertClient, type NewClient } from '../../src/clients/clients.repo.ts';
+import { systemCall } from '../../src/kernel/call.ts';
 import { type AppContext, createContext } from '../../src/main/context.ts';
 import { buildInternalApp, buildPublicApp } from '../../src/main/http-server.ts';
 import { type Clock, systemClock } from '../../src/platform/clock.ts';
 import { loadConfig } from '../../src/platform/config/load.ts';
 import type { Db } from '../../src/platform/db/db.ts';
 import { createLogger, type Logger } from '../../src/platform/log.ts';
+import type { Resolver } from '../../src/platform/net/outbound-http.ts';
+import { changePolicy, policyRulesOf } from '../../src/realms/index.ts';
 import { currentPolicy } from '../../src/realms/policy.repo.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
 import { createRealm } from '../../src/setup/realm.service.ts';
@@ -54,11 +57,15 @@ export interface Harness {
   createClient(realm: RealmRow, client: NewClient): Promise<ClientRow>;
   createUser(realm: RealmRow, user: Omit<NewUser, 'createdVia'>): Promise<UserRow>;
   /**
-   * Sets realm policy members (a new policy revision), e.g. { interaction: { login_ui_url } }.
-   * Stand-in until the realm policy API exists (configuration as code comes in a later issue): it
-   * writes the revision by SQL, as that API will through its service.
+   * Sets realm policy members, e.g. { interaction: { login_ui_url } }, through the policy service
+   * the settings API uses: merged member by member, validated, a new revision when it changes.
    */
   setPolicy(realm: RealmRow, patch: Record<string, unknown>): Promise<void>;
+  /**
+   * Stores `document` as the realm's policy by SQL, unvalidated: only for tests of how the service
+   * treats a stored policy that today's validation would refuse (written by an older release).
+   */
+  storeUncheckedPolicy(realm: RealmRow, document: Record<string, unknown>): Promise<void>;
 }
 
 export interface HarnessOptions {
@@ -67,6 +74,8 @@ export interface HarnessOptions {
   /** A database of the test's own (migrated) instead of this file's database. */
   db?: Db;
   env?: NodeJS.ProcessEnv;
+  /** Host name resolution of outbound destinations (webhooks); a fixed table keeps tests off DNS. */
+  resolver?: Resolver;
   /** The application's logger (default silent); tests that read what the service logged pass one. */
   log?: Logger;
   /** Called with the public app before it listens (tests that need an extra route). */
@@ -89,6 +98,9 @@ export function testConfig(overrides: Record<string, unknown> = {}, env: NodeJS.
       'server.internal_listen': '127.0.0.1:0',
       'server.drain_delay': '0s',
       'security.password.argon_memory_kib': 8192,
+      // Every test signs in from 127.0.0.1 into one database: the per-network sign-in budget
+      // would couple unrelated tests, so it is off unless a test sets it.
+      'security.budgets.network_attempts': 0,
       'observability.log_level': 'silent',
       ...overrides,
     },
@@ -112,6 +124,7 @@ export async function startHarness(t: TestContext, opts: HarnessOptions = {}): P
     env: opts.env ?? {},
     log: opts.log ?? createLogger('silent'),
     clock,
+    ...(opts.resolver ? { resolver: opts.resolver } : {}),
   });
   const publicApp = buildPublicApp(ctx);
   opts.beforeListen?.(publicApp, ctx);
@@ -119,7 +132,7 @@ export async function startHarness(t: TestContext, opts: HarnessOptions = {}): P
   await publicApp.listen({ host: '127.0.0.1', port: 0 });
   await internalApp.listen({ host: '127.0.0.1', port: 0 });
   t.after(async () => {
-    await Promise.all([publicApp.close(), internalApp.close()]);
+    await Promise.all([publicApp.close(), internalApp.close(), ctx.outbound.close()]);
   });
   const publicUrl = address(publicApp);
   const internalUrl = address(internalApp);
@@ -151,14 +164,21 @@ export async function startHarness(t: TestContext, opts: HarnessOptions = {}): P
         OPERATOR_ACTOR,
         ctx.clock.now(),
       ),
-    // The stand-in for the realm policy API (see the interface).
     setPolicy: async (realm, patch) => {
+      await changePolicy(
+        ctx.db,
+        systemCall(realm.id, ctx.clock.now(), OPERATOR_ACTOR),
+        { patch, reason: 'test' },
+        policyRulesOf(ctx.config),
+      );
+    },
+    storeUncheckedPolicy: async (realm, document) => {
       await ctx.db.tx(async (q) => {
         const current = await currentPolicy(q, realm.id);
         const next = current.revision + 1;
         await q.query(
           `insert into realm_policy_revisions (realm_id, revision, policy, reason, created_at) values ($1, $2, $3, 'test', now())`,
-          [realm.id, next, JSON.stringify({ ...current.document, ...patch })],
+          [realm.id, next, JSON.stringify(document)],
         );
         await q.query('update realms set policy_revision = $2 where id = $1', [realm.id, next]);
       });

@@ -194,4 +194,26 @@ export const de: Partial<Record<MessageKey, string>> = {
   'alt.email_otp': 'Stattdessen Code per E-Mail senden',
   'alt.sms_otp': 'Stattdessen Code per SMS senden',
   'alt.magic_link': 'Stattdessen Anmeldelink per E-Mail senden',
+
+  'hotp.title': 'Bestätigung in zwei Schritten',
+  'hotp.help':
+    'Drücken Sie die Taste Ihres Sicherheitstokens und geben Sie den angezeigten 6-stelligen Code ein.',
+  'hotp.code': 'Token-Code',
+  'hotp.submit': 'Bestätigen',
+  'hotp.failed':
+    'Dieser Code ist falsch oder wurde schon verwendet. Drücken Sie die Taste für einen neuen Code.',
+  'alt.hotp': 'Stattdessen den Sicherheitstoken verwenden',
+
+  'remember_device.title': 'Diesen Browser merken?',
+  'remember_device.help':
+    'Den zweiten Schritt in diesem Browser künftig überspringen. Wählen Sie das nicht auf einem gemeinsam genutzten oder öffentlichen Computer.',
+  'remember_device.yes': 'Diesen Browser merken',
+  'remember_device.no': 'Jetzt nicht',
+
+  'challenge.title': 'Bestätigen Sie, dass Sie es sind',
+  'challenge.help':
+    'Diese Anmeldung braucht eine zusätzliche Prüfung. Führen Sie die Prüfung durch und geben Sie die Antwort ein, die sie Ihnen gibt.',
+  'challenge.response': 'Antwort der Prüfung',
+  'challenge.submit': 'Weiter',
+  'challenge.failed': 'Die Prüfung wurde nicht bestanden. Versuchen Sie es noch einmal.',
 };

@@ -178,6 +178,26 @@ export const en = {
   'acct.delete': 'Delete account',
   'acct.deleted': 'Your account will be deleted. Sign in before the waiting period ends to keep it.',
   'acct.failed': 'Sign-in failed: {reason}',
+
+  'hotp.title': 'Two-step verification',
+  'hotp.help': 'Press the button on your security token and enter the 6-digit code it shows.',
+  'hotp.code': 'Token code',
+  'hotp.submit': 'Verify',
+  'hotp.failed': 'That code is not correct or has already been used. Press the button for a new code.',
+  'alt.hotp': 'Use the security token instead',
+
+  'remember_device.title': 'Remember this browser?',
+  'remember_device.help':
+    'Skip the second step on this browser next time. Do not choose this on a shared or public computer.',
+  'remember_device.yes': 'Remember this browser',
+  'remember_device.no': 'Not now',
+
+  'challenge.title': 'Confirm it is you',
+  'challenge.help':
+    'This sign-in needs an extra check. Complete the check and enter the answer it gives you.',
+  'challenge.response': 'Check answer',
+  'challenge.submit': 'Continue',
+  'challenge.failed': 'The check was not passed. Try it again.',
 };
 
 export type MessageKey = keyof typeof en;

@@ -42,7 +42,7 @@ export type CredentialStore = Map<string, StoredCredential>;
 
 export const CREDENTIALS_ENV = 'PROUDAUTH_CREDENTIALS';
 
-/** -credentials, then PROUDAUTH_CREDENTIALS, then the XDG config directory. */
+/** --credentials, then PROUDAUTH_CREDENTIALS, then the XDG config directory. */
 export function credentialsPath(flag: string | undefined, env: NodeJS.ProcessEnv): string {
   if (flag) return resolve(flag);
   const fromEnv = env[CREDENTIALS_ENV];

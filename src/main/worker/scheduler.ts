@@ -1,10 +1,16 @@
 // Periodic tasks across any number of worker processes. A task runs where its lease is taken; the
 // lease lasts one interval, so the task runs about once per interval in the whole deployment.
 import { randomUUID } from 'node:crypto';
+import { workerRun } from '../../kernel/call.ts';
 import type { Task, TaskReport } from '../../kernel/task.ts';
 import type { Db } from '../../platform/db/db.ts';
 import { isDatabaseFault } from '../../platform/db/pg-errors.ts';
+import { newId } from '../../platform/ids.ts';
 import type { Logger } from '../../platform/log.ts';
+
+/** One task run, under its own run id: the correlation id of the evidence the run writes. */
+const inRun = (run: () => Promise<TaskReport>, now: Date): Promise<TaskReport> =>
+  workerRun.run({ runId: newId('run', now.getTime()) }, run);
 
 export const WORKER_ID = `wkr-${randomUUID()}`;
 
@@ -105,7 +111,7 @@ export class Scheduler<D> {
     let leased = false;
     try {
       if (task.lease === false) {
-        const report = await task.run(this.deps, now);
+        const report = await inRun(() => task.run(this.deps, now), now);
         this.hooks.onRun(task.name, 'success');
         if (Object.values(report).some((n) => n > 0))
           this.log.info({ task: task.name, ...report }, 'task ran');
@@ -122,7 +128,7 @@ export class Scheduler<D> {
         this.hooks.onRun(task.name, 'skipped');
         return null;
       }
-      const report = await task.run(this.deps, now);
+      const report = await inRun(() => task.run(this.deps, now), now);
       this.hooks.onRun(task.name, 'success');
       if (Object.values(report).some((n) => n > 0)) this.log.info({ task: task.name, ...report }, 'task ran');
       return report;

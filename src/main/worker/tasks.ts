@@ -1,5 +1,13 @@
 // The worker's periodic tasks: name, interval, function (STYLE.md section 7).
-import { cleanupOutbox, dispatchOutbox } from '../../events/outbox-dispatch.task.ts';
+import {
+  archiveAudit,
+  type IntegrityReport,
+  type RetentionSettings,
+  sealAudit,
+  verifyRecentAudit,
+} from '../../audit/index.ts';
+import { type ConfigExportDeps, configExportJob } from '../../configuration/config-export.job.ts';
+import { cleanupOutbox, dispatchOutboxTo } from '../../events/index.ts';
 import { type JobRunnerDeps, type JobType, purgeJobResults, runJobsTask } from '../../jobs/index.ts';
 import type { Task } from '../../kernel/task.ts';
 import { type KeyLifecycleDeps, runKeyLifecycle } from '../../keys/key-lifecycle.task.ts';
@@ -9,28 +17,48 @@ import {
   type NotificationDeps,
   sendNotificationsTask,
 } from '../../notifications/index.ts';
+import { cleanupAuditRetention } from '../../ops/audit-retention.task.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
 import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
 import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
 import { cleanupSignin } from '../../signin/signin-cleanup.task.ts';
 import { expireAccounts } from '../../users/lifecycle-expiry.task.ts';
 import { eraseDueAccounts } from '../../users/self-deletion.ts';
+import {
+  cleanupDeliveries,
+  deliverWebhooksTask,
+  fanOutToWebhooks,
+  type WebhookDeliveryDeps,
+} from '../../webhooks/index.ts';
 import { WORKER_ID } from './scheduler.ts';
 
 export type WorkerDeps = KeyLifecycleDeps &
   JobRunnerDeps &
   NotificationDeps &
-  NotificationCleanupDeps & { sessionRetentionMs: number };
+  NotificationCleanupDeps &
+  WebhookDeliveryDeps &
+  ConfigExportDeps & {
+    sessionRetentionMs: number;
+    auditRetention: RetentionSettings;
+    auditArchiveDir: string | null;
+    /** What the last audit.verify_recent run found (service_audit_integrity_problems). */
+    onAuditIntegrity?: (report: IntegrityReport) => void;
+  };
 
 /**
  * The job types the worker runs (docs/jobs.md), each declared beside the context it works on in a
  * `*.job.ts` file. Adding a type is one entry here, its file, and the route that queues it.
  */
-export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [organizationDeleteJob];
+export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [organizationDeleteJob, configExportJob];
 
 export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'keys.lifecycle', intervalMs: 60_000, run: runKeyLifecycle },
-  { name: 'outbox.dispatch', intervalMs: 1_000, run: dispatchOutbox },
+  // Committed events fan out to webhook subscriptions in the dispatch transaction.
+  {
+    name: 'outbox.dispatch',
+    intervalMs: 1_000,
+    run: (deps, now) => dispatchOutboxTo(deps, now, [fanOutToWebhooks]),
+  },
   { name: 'outbox.cleanup', intervalMs: 3_600_000, run: cleanupOutbox },
   { name: 'signin.cleanup', intervalMs: 600_000, run: cleanupSignin },
   { name: 'tokens.cleanup', intervalMs: 600_000, run: cleanupTokens },
@@ -43,4 +71,20 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'notifications.cleanup', intervalMs: 3_600_000, run: cleanupNotifications },
   { name: 'users.deletion', intervalMs: 300_000, run: eraseDueAccounts },
   { name: 'users.lifecycle', intervalMs: 600_000, run: expireAccounts },
+  // Every worker delivers; each delivery attempt is claimed under its own lease.
+  { name: 'webhooks.deliver', intervalMs: 1_000, lease: false, run: deliverWebhooksTask(WORKER_ID) },
+  { name: 'webhooks.cleanup', intervalMs: 3_600_000, run: cleanupDeliveries },
+  // Audit evidence (docs/audit.md): sealing, the hourly chain check, archive, retention.
+  { name: 'audit.seal', intervalMs: 10_000, run: sealAudit },
+  {
+    name: 'audit.verify_recent',
+    intervalMs: 3_600_000,
+    run: async (deps) => {
+      const report = await verifyRecentAudit(deps);
+      deps.onAuditIntegrity?.(report);
+      return { checked: report.checked, problems: report.problems };
+    },
+  },
+  { name: 'audit.archive', intervalMs: 60_000, run: archiveAudit },
+  { name: 'retention.cleanup', intervalMs: 300_000, run: cleanupAuditRetention },
 ];

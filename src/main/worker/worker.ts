@@ -1,6 +1,7 @@
 // The worker process body: the scheduler over TASKS, its metrics, and the optional internal
 // listener (spec doc 2: served only when workers.metrics_listen is set).
 import { Counter } from 'prom-client';
+import { parseRetentionByCategory } from '../../audit/index.ts';
 import { parseListen } from '../../platform/config/load.ts';
 import { type AppContext, requireKeyring } from '../context.ts';
 import { buildInternalApp } from '../http-server.ts';
@@ -21,6 +22,11 @@ export function workerDeps(ctx: AppContext): WorkerDeps {
     signingAlgorithm: ctx.config.keys.signingAlgorithm,
     timings: { ...ctx.config.keys, maxAccessTokenTtlMs: ctx.config.tokens.maxAccessTokenTtlMs },
     sessionRetentionMs: ctx.config.privacy.sessionRetentionMs,
+    auditRetention: {
+      defaultMs: ctx.config.privacy.auditRetentionMs,
+      byCategoryMs: parseRetentionByCategory(ctx.config.privacy.auditRetentionByCategory),
+    },
+    auditArchiveDir: ctx.config.privacy.auditArchiveDir,
     clock: ctx.clock,
     exportRetentionMs: ctx.config.privacy.exportRetentionMs,
     maxJobsPerOrganization: ctx.config.workers.maxJobsPerOrganization,
@@ -28,8 +34,13 @@ export function workerDeps(ctx: AppContext): WorkerDeps {
     sms: ctx.sms,
     tenantBatchShare: ctx.config.workers.tenantBatchShare,
     payloadRetentionMs: ctx.config.delivery.payloadRetentionMs,
+    outbound: ctx.outbound,
+    policy: ctx.webhooks.policy,
+    webhookTimeoutMs: ctx.config.delivery.webhookTimeoutMs,
+    webhookMaxAttempts: ctx.config.delivery.webhookMaxAttempts,
     historyRetentionMs: ctx.config.privacy.historyRetentionMs,
     log: ctx.log,
+    publicOrigin: ctx.config.server.publicOrigin,
   };
 }
 
@@ -53,24 +64,28 @@ export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {})
     labelNames: ['type'],
     registers: [ctx.metrics.registry],
   });
-  // Registered once per registry: the shared Metrics may already hold it for other channels.
-  const deliveries =
-    (ctx.metrics.registry.getSingleMetric('service_delivery_total') as
-      | Counter<'channel' | 'outcome'>
-      | undefined) ??
-    new Counter({
-      name: 'service_delivery_total',
-      help: 'Outbound delivery attempts by channel and outcome',
-      labelNames: ['channel', 'outcome'],
-      registers: [ctx.metrics.registry],
-    });
+  // Worker only (spec doc 2, Metrics): no sample until the first audit.verify_recent run.
+  let integrityProblems: number | null = null;
+  // A second worker over the same metrics (tests) reports its own runs.
+  ctx.metrics.registry.removeSingleMetric('service_audit_integrity_problems');
+  ctx.metrics.gauge(
+    'service_audit_integrity_problems',
+    'Sealed audit batches among the newest 200 that failed the last audit.verify_recent',
+    async () => integrityProblems,
+  );
   const deps: WorkerDeps = {
     ...workerDeps(ctx),
+    onAuditIntegrity(report) {
+      integrityProblems = report.problems;
+    },
     delivered(outcome) {
-      deliveries.inc({ channel: 'notification', outcome });
+      ctx.metrics.deliveries.inc({ channel: 'notification', outcome });
     },
     jobEnded(type, end) {
       if (end === 'failed' || end === 'dead_letter') failedJobs.inc({ type });
+    },
+    deliveryEnded(outcome) {
+      ctx.metrics.deliveries.inc({ channel: 'webhook', outcome });
     },
   };
   const scheduler = new Scheduler(ctx.db, deps, TASKS, () => ctx.clock.now(), ctx.log, {
@@ -92,6 +107,7 @@ export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {})
     async stop() {
       await scheduler.stop();
       await internal?.close();
+      await ctx.outbound.close();
     },
   };
 }

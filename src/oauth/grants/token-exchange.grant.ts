@@ -6,7 +6,12 @@
 // behind the subject token (grant_client_id), so revoking that grant ends it too (doc 2,
 // Revocation exposure).
 
-import { type AccessTokenClaims, type Actor, isOpaqueAccessToken } from '../../access/access-token.ts';
+import {
+  type AccessTokenClaims,
+  type Actor,
+  isOpaqueAccessToken,
+  resourceAudienceOf,
+} from '../../access/access-token.ts';
 import { findLiveOpaqueToken } from '../../access/index.ts';
 import { checkLiveness } from '../../access/token-liveness.ts';
 import { issuerOf } from '../../kernel/audiences.ts';
@@ -183,7 +188,7 @@ async function readSubjectToken(g: GrantContext, token: string): Promise<Subject
 function fromClaims(c: AccessTokenClaims): SubjectToken {
   return {
     subject: c.sub,
-    audience: c.aud,
+    audience: resourceAudienceOf(c.aud),
     clientId: c.client_id,
     tokenId: c.jti,
     issuedAt: c.iat,

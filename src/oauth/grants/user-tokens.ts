@@ -3,10 +3,15 @@
 // offline grants 7 d idle and 30 d absolute; transient sessions never get one). Every token of a
 // grant in an organization carries its org_id, whatever the resource.
 
-import { userinfoAudience } from '../../kernel/audiences.ts';
+import { BUILTIN_USERINFO, userinfoAudience } from '../../kernel/audiences.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import type { Tx } from '../../platform/db/db.ts';
-import { narrowScopes, requireOrganization, resolveTarget } from '../../resources/resource-target.ts';
+import {
+  narrowScopes,
+  requireOrganization,
+  resolveTarget,
+  type Target,
+} from '../../resources/resource-target.ts';
 import { addToken, startFamily } from '../../sessions/index.ts';
 import { type Authentication, issueAccessToken, issueIdToken } from '../token-issuer.ts';
 import { accessTokenResponse, type GrantContext, type TokenResponse } from './grant-context.ts';
@@ -41,6 +46,33 @@ export function chooseAudience(g: GrantContext, u: UserGrant, requested: string 
   return u.resources[0] ?? userinfo;
 }
 
+/**
+ * A JWT for an API from a grant that includes openid also serves UserInfo (as Auth0's do): its
+ * `aud` adds the realm's UserInfo audience and its `scope` the OpenID scopes UserInfo would get,
+ * so a browser library can load the profile with the access token it holds. Null for UserInfo's
+ * own token, an opaque token (UserInfo reads JWTs only) and a grant without openid.
+ */
+async function userinfoShare(
+  g: GrantContext,
+  tx: Tx,
+  u: UserGrant,
+  target: Target,
+): Promise<{ audience: string; scopes: string[] } | null> {
+  if (!u.scopes.includes('openid')) return null;
+  if (target.resource.id === BUILTIN_USERINFO || target.resource.tokenFormat !== 'jwt') return null;
+  const audience = userinfoAudience(g.settings.publicOrigin, g.realm.name);
+  const userinfo = await resolveTarget(
+    tx,
+    g.realm,
+    g.settings.publicOrigin,
+    g.caller.client,
+    audience,
+    'user',
+  );
+  const scopes = narrowScopes(userinfo, u.scopes);
+  return scopes.includes('openid') ? { audience, scopes } : null;
+}
+
 export async function userTokens(
   g: GrantContext,
   tx: Tx,
@@ -50,7 +82,10 @@ export async function userTokens(
 ): Promise<{ response: Omit<TokenResponse, 'refresh_token'>; jti: string; exp: number }> {
   const target = await resolveTarget(tx, g.realm, g.settings.publicOrigin, g.caller.client, audience, 'user');
   requireOrganization(target, u.orgId);
-  const scopes = narrowScopes(target, u.scopes);
+  const share = await userinfoShare(g, tx, u, target);
+  const own = narrowScopes(target, u.scopes);
+  // In the grant's order, each scope once.
+  const scopes = share ? u.scopes.filter((s) => own.includes(s) || share.scopes.includes(s)) : own;
   const access = await issueAccessToken(
     tx,
     g.settings,
@@ -61,6 +96,7 @@ export async function userTokens(
       subject: u.userId,
       target,
       scopes,
+      ...(share ? { extraAudiences: [share.audience] } : {}),
       authentication: u.authentication,
       orgId: u.orgId,
     },

@@ -67,6 +67,18 @@ const DEFAULTS: Config = {
   security: {
     recentAuthWindowMs: 10 * MIN,
     minAuthResponseMs: 250,
+    challengeProviders: null,
+    challengeProviderSecret: null,
+    budgets: {
+      accountFailures: 10,
+      accountWindowMs: 15 * MIN,
+      networkAttempts: 60,
+      networkWindowMs: MIN,
+      organizationAttempts: 600,
+      organizationWindowMs: MIN,
+      clientTokenRequests: 6000,
+      clientTokenWindowMs: MIN,
+    },
     password: { argonMemoryKib: 65536, argonIterations: 2, argonParallelism: 1, maxConcurrentHashes: 4 },
   },
   keys: {
@@ -84,10 +96,13 @@ const DEFAULTS: Config = {
   observability: { metricsEnabled: true, maxClockSkewMs: 1000, logLevel: 'info', logFormat: 'auto' },
   privacy: {
     auditRetentionMs: 400 * DAY,
+    auditRetentionByCategory: null,
+    auditArchiveDir: null,
     sessionRetentionMs: 30 * DAY,
     historyRetentionMs: 180 * DAY,
     exportRetentionMs: 24 * HOUR,
     deletionGraceMs: 30 * DAY,
+    residency: { region: null, allowedDestinations: [] },
   },
   delivery: {
     webhookTimeoutMs: 10_000,
@@ -403,4 +418,15 @@ describe('loadConfig › production rules', () => {
       60_000,
     );
   });
+});
+
+test('privacy.residency.allowed_destinations: host names and *.domain patterns, normalized; others refused', () => {
+  const c = loadConfig({
+    env: { PROUDAUTH_PRIVACY_RESIDENCY_ALLOWED_DESTINATIONS: 'Hooks.EU.example.com, *.eu.example.net' },
+  });
+  assert.deepEqual(c.privacy.residency.allowedDestinations, ['hooks.eu.example.com', '*.eu.example.net']);
+  assert.throws(
+    () => loadConfig({ env: { PROUDAUTH_PRIVACY_RESIDENCY_ALLOWED_DESTINATIONS: 'https://x.example/' } }),
+    /privacy\.residency\.allowed_destinations.*not a host name/s,
+  );
 });

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { parseDocument, type YAMLError } from 'yaml';
+import { normalizeDestinationPattern } from '../net/residency.ts';
 import { formatDuration, parseDuration } from './duration.ts';
 import {
   type Config,
@@ -184,6 +185,12 @@ function coerce(s: Setting, raw: unknown, from: Origin['kind']): Coerced {
           return fail('must be a list of CIDRs');
         return ok(list.map((x) => normalizeCidr(x.trim())));
       }
+      case 'hosts': {
+        const list = asText && typeof raw === 'string' ? raw.split(',').filter((x) => x.trim() !== '') : raw;
+        if (!Array.isArray(list) || !list.every((x) => typeof x === 'string'))
+          return fail('must be a list of host names');
+        return ok(list.map((x) => normalizeDestinationPattern(x)));
+      }
       case 'refs':
         return fail('is a mapping of versions');
     }
@@ -237,7 +244,7 @@ function finalValue(s: Setting, values: Map<string, Assigned>, refs: Refs): unkn
   const assigned = values.get(s.name);
   if (assigned) return assigned.value;
   if (s.kind === 'duration') return parseDuration(s.default);
-  if (s.kind === 'cidrs') return [...s.default];
+  if (s.kind === 'cidrs' || s.kind === 'hosts') return [...s.default];
   return s.default;
 }
 

@@ -48,6 +48,18 @@ export interface Config {
   security: {
     recentAuthWindowMs: number;
     minAuthResponseMs: number;
+    challengeProviders: string | null;
+    challengeProviderSecret: string | null;
+    budgets: {
+      accountFailures: number;
+      accountWindowMs: number;
+      networkAttempts: number;
+      networkWindowMs: number;
+      organizationAttempts: number;
+      organizationWindowMs: number;
+      clientTokenRequests: number;
+      clientTokenWindowMs: number;
+    };
     password: {
       argonMemoryKib: number;
       argonIterations: number;
@@ -75,10 +87,13 @@ export interface Config {
   };
   privacy: {
     auditRetentionMs: number;
+    auditRetentionByCategory: string | null;
+    auditArchiveDir: string | null;
     sessionRetentionMs: number;
     historyRetentionMs: number;
     exportRetentionMs: number;
     deletionGraceMs: number;
+    residency: { region: string | null; allowedDestinations: string[] };
   };
   delivery: {
     webhookTimeoutMs: number;
@@ -123,6 +138,7 @@ export type Setting = Base &
     | { kind: 'origin'; default: string }
     | { kind: 'listen'; default: string | null; nullable?: true }
     | { kind: 'cidrs'; default: readonly string[] }
+    | { kind: 'hosts'; default: readonly string[] }
     // version number -> secret reference; env vars carry the version as a numeric suffix
     | { kind: 'refs'; default: Readonly<Record<string, string>> }
   );
@@ -193,6 +209,16 @@ export const SETTINGS: readonly Setting[] = [
 
   dur('security.recent_auth_window', '10m', '1m', '24h', 'How recent authentication must be for sensitive actions'),
   dur('security.min_auth_response', '250ms', '0', '5s', 'Password step responses are padded to at least this'),
+  { name: 'security.challenge_providers', kind: 'string', default: null, nullable: true, description: 'CAPTCHA-style challenge providers realms may name in authentication_flow.challenge_provider: comma-separated name=url pairs' },
+  { name: 'security.challenge_provider_secret', kind: 'string', default: null, nullable: true, secret: true, description: 'Secret sent to the challenge providers with each response: env:, file:, cred: reference or a literal' },
+  int('security.budgets.account_failures', 10, 0, 1_000_000, 'Failed sign-in proofs per account per window before 429 (0: off)'),
+  dur('security.budgets.account_window', '15m', '1s', '24h', 'Window of security.budgets.account_failures'),
+  int('security.budgets.network_attempts', 60, 0, 1_000_000, 'Sign-in proof attempts per client network (/24, /64) per window (0: off)'),
+  dur('security.budgets.network_window', '1m', '1s', '24h', 'Window of security.budgets.network_attempts'),
+  int('security.budgets.organization_attempts', 600, 0, 10_000_000, 'Sign-in proof attempts per organization per window (0: off)'),
+  dur('security.budgets.organization_window', '1m', '1s', '24h', 'Window of security.budgets.organization_attempts'),
+  int('security.budgets.client_token_requests', 6000, 0, 100_000_000, 'Token endpoint requests per client per window (0: off)'),
+  dur('security.budgets.client_token_window', '1m', '1s', '24h', 'Window of security.budgets.client_token_requests'),
   int('security.password.argon_memory_kib', 64 * KIB, 8 * KIB, 4 * MIB, 'Argon2id memory in KiB'),
   int('security.password.argon_iterations', 2, 1, 100, 'Argon2id iterations'),
   int('security.password.argon_parallelism', 1, 1, 64, 'Argon2id lanes'),
@@ -218,10 +244,14 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'observability.log_format', kind: 'enum', default: 'auto', values: ['auto', 'json', 'pretty'], description: 'Log lines as JSON or human text; auto is human text for proudauth dev on a terminal, JSON otherwise' },
 
   dur('privacy.audit_retention', '400d', '1d', '3650d', 'Audit event retention'),
+  { name: 'privacy.audit_retention_by_category', kind: 'string', default: null, nullable: true, description: 'Audit retention per category, comma-separated category=duration pairs (e.g. security=730d); others use privacy.audit_retention' },
+  { name: 'privacy.audit_archive_dir', kind: 'string', default: null, nullable: true, description: 'Directory of the write-once audit archive (one NDJSON file per sealed batch); when set, only archived batches are pruned' },
   dur('privacy.session_retention', '30d', '1d', '3650d', 'Retention of ended sessions, grants and tokens'),
   dur('privacy.history_retention', '180d', '1d', '3650d', 'Retention of delivery and invitation history'),
   dur('privacy.export_retention', '24h', '1h', '30d', 'Retention of encrypted job results'),
   dur('privacy.deletion_grace', '30d', '0', '365d', 'Time a self-service deletion request waits (cancellable at sign-in) before the account is erased'),
+  { name: 'privacy.residency.region', kind: 'string', default: null, nullable: true, description: 'The region this deployment keeps data in, shown by /status' },
+  { name: 'privacy.residency.allowed_destinations', kind: 'hosts', default: [], description: 'Comma-separated hosts (or *.domain) outbound deliveries may reach; empty: any host the egress guard allows' },
 
   dur('delivery.webhook_timeout', '10s', '1s', '60s', 'Timeout of one webhook attempt'),
   int('delivery.webhook_max_attempts', 12, 1, 100, 'Attempts before a delivery is dead-lettered'),
@@ -269,7 +299,7 @@ export function configPath(s: Setting): string[] {
 
 function renderDefault(s: Setting): string {
   if (s.default === null) return '(unset)';
-  if (s.kind === 'cidrs') return s.default.length ? s.default.join(',') : '(empty)';
+  if (s.kind === 'cidrs' || s.kind === 'hosts') return s.default.length ? s.default.join(',') : '(empty)';
   if (s.kind === 'refs') return '(none)';
   return String(s.default);
 }

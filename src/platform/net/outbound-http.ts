@@ -44,10 +44,12 @@ export interface OutboundPost {
   guard: EgressGuard;
   timeoutMs: number;
   maxResponseBytes: number;
+  /** Keep what was read of the answer (at most maxResponseBytes) for a caller that reads it. */
+  keepBody?: boolean;
 }
 
 export type OutboundResult =
-  | { kind: 'response'; status: number; bytesRead: number }
+  | { kind: 'response'; status: number; bytesRead: number; body?: Buffer }
   | { kind: 'egress_denied'; reason: string }
   | { kind: 'timeout' }
   | { kind: 'network_error'; code: string };
@@ -156,20 +158,27 @@ export class OutboundHttp {
         bodyTimeout: req.timeoutMs,
       });
       let bytesRead = 0;
+      const kept: Buffer[] = [];
       try {
         for await (const chunk of res.body) {
-          bytesRead += (chunk as Buffer).length;
-          if (bytesRead >= req.maxResponseBytes) {
-            bytesRead = req.maxResponseBytes;
-            break;
-          }
+          const room = req.maxResponseBytes - bytesRead;
+          const piece =
+            (chunk as Buffer).length > room ? (chunk as Buffer).subarray(0, room) : (chunk as Buffer);
+          bytesRead += piece.length;
+          if (req.keepBody) kept.push(piece);
+          if (bytesRead >= req.maxResponseBytes) break;
         }
       } catch {
         // A body cut short or too slow does not change the status the receiver already sent.
       } finally {
         if (!res.body.destroyed) res.body.destroy();
       }
-      return { kind: 'response', status: res.statusCode, bytesRead };
+      return {
+        kind: 'response',
+        status: res.statusCode,
+        bytesRead,
+        ...(req.keepBody ? { body: Buffer.concat(kept) } : {}),
+      };
     } catch (err) {
       return classifyFailure(err, controller.signal.aborted);
     } finally {

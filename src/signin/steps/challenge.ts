@@ -1,122 +1,87 @@
-// Sending and checking the codes and links of otp/send, otp/verify and magic-link (spec doc 1,
-// evaluation order steps 2, 3 and 6). A code is six digits, a link carries 32 random bytes; both
-// live tokens.challenge_ttl, are stored as digests bound to the transaction and purpose, and are
-// consumed once. For an identifier without an account the challenge row is written the same way
-// but nothing is sent, and it never verifies.
-import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
-import { enqueueNotification, localeOf, type TemplateName } from '../../notifications/index.ts';
-import type { Tx } from '../../platform/db/db.ts';
+// challenge {provider_response} | {code}, and challenge/send (spec doc 1, endpoint table and
+// authentication_flow outcome challenge): the provider response (a CAPTCHA-style token) is
+// verified over HTTP, before the row lock, by the provider the realm names in
+// authentication_flow.challenge_provider out of the operator's security.challenge_providers; a
+// wrong one is a failed proof. The emailed-code alternative needs email delivery, which this build does
+// not have yet: it answers 409.
+import { object, optional, string } from '../../platform/http/decode.ts';
 import { Problem, problem } from '../../platform/http/problem.ts';
-import { randomToken } from '../../platform/ids.ts';
-import {
-  type ChallengePurpose,
-  type ChallengeRow,
-  lockChallenge,
-  sendsTo,
-  upsertChallenge,
-} from '../challenges.repo.ts';
-import { configuredLoginUi } from '../login-ui.ts';
-import type { SigninTx } from '../transaction.ts';
-import type { StepContext } from './step.ts';
+import { EgressGuard } from '../../platform/net/egress-guard.ts';
+import { currentPolicy } from '../../realms/index.ts';
+import { flowSetting } from '../flow-rules.ts';
+import { markChallengePassed } from '../flow-state.repo.ts';
+import type { ChallengeProvider, SigninDeps } from '../signin.deps.ts';
+import { proofFailed } from './proof-failed.ts';
+import type { Step } from './step.ts';
 
-/** Codes or links sent for one purpose of one transaction; more answers 429 rate_limited. */
-export const MAX_SENDS = 5;
+const PROVIDER_TIMEOUT_MS = 5000;
+const MAX_PROVIDER_ANSWER_BYTES = 16 * 1024;
+
 /**
- * Codes or links sent to one address in an hour over all transactions; more answers 429. Counted
- * per address typed, whether or not an account has it, so the limit tells nothing either.
+ * The provider is reached like every outbound destination: through the egress guard, with the
+ * operator's allowlist (delivery.egress_allowlist) for a provider on a private network.
  */
-export const MAX_SENDS_PER_DESTINATION_HOUR = 10;
+const guardOf = (config: SigninDeps['config']) =>
+  new EgressGuard({
+    allowlist: config.delivery.egressAllowlist,
+    allowPrivate: config.delivery.allowPrivateWebhooks && config.environment !== 'production',
+  });
 
-export const challengeDigest = (t: SigninTx, purpose: ChallengePurpose, secret: string): string =>
-  createHash('sha256').update(`${t.realmId}\u0000${t.id}\u0000${purpose}\u0000${secret}`).digest('hex');
-
-export function digestsMatch(a: string | null, b: string): boolean {
-  if (a === null || a.length !== b.length) return false;
-  return timingSafeEqual(Buffer.from(a), Buffer.from(b));
+/**
+ * Asks the provider whether the response is valid: POST {response, secret} as JSON, success when
+ * it answers 2xx with {success: true}. An unreachable, refused, slow or garbled provider fails
+ * closed: the challenge is not passed.
+ */
+async function verifyWithProvider(app: SigninDeps, p: ChallengeProvider, response: string): Promise<boolean> {
+  const r = await app.outbound.post({
+    url: p.url,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ response, ...(p.secret ? { secret: p.secret } : {}) }),
+    guard: guardOf(app.config),
+    timeoutMs: PROVIDER_TIMEOUT_MS,
+    maxResponseBytes: MAX_PROVIDER_ANSWER_BYTES,
+    keepBody: true,
+  });
+  if (r.kind !== 'response' || r.status < 200 || r.status > 299 || !r.body) return false;
+  try {
+    return (JSON.parse(r.body.toString('utf8')) as { success?: unknown }).success === true;
+  } catch {
+    return false;
+  }
 }
 
-const TEMPLATE: Record<ChallengePurpose, TemplateName> = {
-  login: 'login_code',
-  magic_link: 'magic_link',
-  verify_email: 'verify_email',
-  verify_contact: 'sms_code',
-  password_reset: 'password_reset',
+const decode = object({
+  provider_response: optional(string({ minLength: 1, maxBytes: 8192 })),
+  code: optional(string({ minLength: 1, maxLength: 64 })),
+});
+
+export const challengeStep: Step<{ providerResponse?: string; code?: string }, { passed: boolean }> = {
+  path: 'challenge',
+  action: 'challenge',
+  decode,
+  async prepare(app, t, body) {
+    if ((body.providerResponse === undefined) === (body.code === undefined))
+      throw problem.invalidRequest('send exactly one of provider_response or code');
+    if (body.code !== undefined)
+      throw new Problem(409, 'conflict', 'the emailed-code challenge is not available (no email delivery)');
+    const name = flowSetting(await currentPolicy(app.db, t.realmId), 'challenge_provider');
+    const provider = typeof name === 'string' ? app.challengeProviders.get(name) : undefined;
+    if (!provider)
+      throw new Problem(409, 'conflict', 'the realm names no challenge_provider the operator configured');
+    return { passed: await verifyWithProvider(app, provider, body.providerResponse as string) };
+  },
+  async run(q, t, _body, ctx, prepared) {
+    if (!prepared.passed) return proofFailed(q, t, ctx, 'challenge');
+    await markChallengePassed(q, t.realmId, t.id);
+    return { tx: t };
+  },
 };
 
-export interface SendTarget {
-  purpose: ChallengePurpose;
-  channel: 'email' | 'sms';
-  /** Where the code goes: the identifier typed, or the account's address. */
-  destination: string;
-  /** null: no account behind the destination; nothing is sent. */
-  userId: string | null;
-}
-
-export async function sendChallenge(q: Tx, t: SigninTx, ctx: StepContext, target: SendTarget): Promise<void> {
-  const { purpose } = target;
-  const existing = await lockChallenge(q, t.realmId, t.id, purpose);
-  if (existing && existing.sends >= MAX_SENDS)
-    throw new Problem(429, 'rate_limited', 'no more codes are sent in this transaction');
-  const hourAgo = new Date(ctx.now.getTime() - 3_600_000);
-  if ((await sendsTo(q, t.realmId, target.destination, hourAgo)) >= MAX_SENDS_PER_DESTINATION_HOUR)
-    throw new Problem(429, 'rate_limited', 'too many codes were sent to this address; try again later');
-  const minutes = Math.round(ctx.app.config.tokens.challengeTtlMs / 60_000);
-  const isLink = purpose === 'magic_link';
-  const secret = isLink ? randomToken(32) : String(randomInt(0, 1_000_000)).padStart(6, '0');
-  let link: string | undefined;
-  if (isLink) {
-    const ui = configuredLoginUi(ctx.app, ctx.policy);
-    if (!ui) throw problem.unavailable('the realm has no login UI for magic links');
-    ui.searchParams.set('transaction_id', t.id);
-    ui.searchParams.set('realm', ctx.realm.name);
-    ui.searchParams.set('magic_link', secret);
-    link = ui.toString();
-  }
-  await upsertChallenge(
-    q,
-    {
-      realm_id: t.realmId,
-      transaction_id: t.id,
-      purpose,
-      channel: target.channel,
-      user_id: target.userId,
-      destination: target.destination,
-      code_digest: isLink ? null : challengeDigest(t, purpose, secret),
-      link_digest: isLink ? challengeDigest(t, purpose, secret) : null,
-      expires_at: new Date(ctx.now.getTime() + ctx.app.config.tokens.challengeTtlMs),
-    },
-    ctx.now,
-  );
-  if (target.userId === null) return;
-  const keyring = ctx.app.keyring;
-  if (!keyring) throw problem.unavailable('no root key is configured to seal outgoing messages');
-  await enqueueNotification(
-    q,
-    keyring,
-    {
-      realmId: t.realmId,
-      channel: target.channel,
-      template: target.channel === 'sms' ? 'sms_code' : TEMPLATE[purpose],
-      locale: localeOf(t.uiLocales),
-      to: target.destination,
-      vars: {
-        realm: ctx.realm.display_name,
-        minutes,
-        ...(isLink ? { link: link as string } : { code: secret }),
-      },
-    },
-    ctx.now,
-  );
-}
-
-/** The challenge a proof answers, if it is live and belongs to an account; null otherwise. */
-export async function liveChallenge(
-  q: Tx,
-  t: SigninTx,
-  purpose: ChallengePurpose,
-  now: Date,
-): Promise<ChallengeRow | null> {
-  const c = await lockChallenge(q, t.realmId, t.id, purpose);
-  if (!c || c.consumed_at !== null || c.expires_at.getTime() <= now.getTime()) return null;
-  return c;
-}
+export const challengeSendStep: Step<Record<string, never>> = {
+  path: 'challenge/send',
+  action: 'challenge',
+  decode: object({}),
+  async run() {
+    throw new Problem(409, 'conflict', 'the emailed-code challenge is not available (no email delivery)');
+  },
+};

@@ -16,7 +16,13 @@ import { consumeChallenge } from '../challenges.repo.ts';
 import type { ActionType } from '../next-actions.types.ts';
 import type { SigninTx } from '../transaction.ts';
 import { withFactor } from '../transitions.ts';
-import { challengeDigest, digestsMatch, liveChallenge, type SendTarget, sendChallenge } from './challenge.ts';
+import {
+  challengeDigest,
+  digestsMatch,
+  liveChallenge,
+  type SendTarget,
+  sendChallenge,
+} from './otp-challenge.ts';
 import { proofFailed } from './proof-failed.ts';
 import { type Step, type StepContext, stepActor, stepRecorder } from './step.ts';
 

@@ -4,7 +4,13 @@
 
 import { NO_NUL } from '../../kernel/text.ts';
 import { object, optional, string } from '../../platform/http/decode.ts';
-import { findPasswordVerifier, findUserByIdentifier, identifierTypeOf } from '../../users/index.ts';
+import {
+  findPasswordVerifier,
+  findUserByIdentifier,
+  identifierTypeOf,
+  repepperPassword,
+} from '../../users/index.ts';
+import type { PasswordVerifier } from '../../users/password-hasher.ts';
 import { withFactor } from '../transitions.ts';
 import { proofFailed } from './proof-failed.ts';
 import type { Step } from './step.ts';
@@ -18,6 +24,8 @@ interface Prepared {
   userId: string | null;
   identifier: string | null;
   valid: boolean;
+  /** The same password under the active pepper, when the stored verifier used another one. */
+  repeppered: { oldHash: string; verifier: PasswordVerifier } | null;
 }
 
 export const passwordStep: Step<{ password: string; identifier?: string }, Prepared> = {
@@ -35,11 +43,25 @@ export const passwordStep: Step<{ password: string; identifier?: string }, Prepa
     }
     const verifier = userId ? await findPasswordVerifier(app.db, t.realmId, userId) : null;
     const valid = await app.hasher.verifyOrBurn(body.password, verifier);
-    return { userId, identifier, valid };
+    // Pepper rotation: a verifier is re-peppered at the account's next sign-in (spec doc 2,
+    // Authentication 6; docs/security.md).
+    const repeppered =
+      valid && verifier && app.hasher.needsRepepper(verifier)
+        ? { oldHash: verifier.hash, verifier: await app.hasher.hash(body.password) }
+        : null;
+    return { userId, identifier, valid, repeppered };
   },
   async run(q, t, _body, ctx, prepared) {
     const identified = { ...t, identifier: prepared.identifier, userId: prepared.userId };
     if (!prepared.valid || !prepared.userId) return proofFailed(q, identified, ctx, 'pwd');
+    if (prepared.repeppered)
+      await repepperPassword(
+        q,
+        t.realmId,
+        prepared.userId,
+        prepared.repeppered.oldHash,
+        prepared.repeppered.verifier,
+      );
     return { tx: withFactor(identified, 'pwd') };
   },
 };

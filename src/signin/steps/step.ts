@@ -15,6 +15,8 @@ import type { SigninTx } from '../transaction.ts';
 export interface OneTime {
   totp?: { secret: string; otpauth_uri: string };
   recovery_codes?: string[];
+  /** Headless clients only; a browser gets it as the pa_rd cookie. */
+  remembered_device_token?: string;
 }
 
 export interface StepContext {

@@ -64,10 +64,11 @@ test('an introspector of the resource sees an active token with its claims and t
   assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
   assert.deepEqual(r.body, {
     active: true,
-    scope: 'orders:read',
+    // The grant has openid, so the token also serves UserInfo (docs/tokens.md): both show.
+    scope: 'openid orders:read',
     client_id: 'web-app',
     sub: user.id,
-    aud: ORDERS,
+    aud: [ORDERS, `${h.ctx.config.server.publicOrigin}/realms/${realm.name}/oauth/userinfo`],
     iss: `${h.ctx.config.server.publicOrigin}/realms/${realm.name}`,
     exp: claims.exp,
     iat: claims.iat,

@@ -136,8 +136,11 @@ test('a resource named at authorization gets its own token: audience, granted sc
   });
   assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
   const claims = decodeJwt(tokens.body.access_token);
-  assert.equal(claims.aud, ORDERS);
-  assert.equal(claims.scope, 'orders:read');
+  // openid was granted, so the token also serves UserInfo (docs/tokens.md): its audience comes
+  // second and the OpenID scopes join the resource's granted ones.
+  const userinfo = `${h.ctx.config.server.publicOrigin}/realms/${realm.name}/oauth/userinfo`;
+  assert.deepEqual(claims.aud, [ORDERS, userinfo]);
+  assert.equal(claims.scope, 'openid orders:read');
   assert.equal(tokens.body.expires_in, 120);
   const jwks = createRemoteJWKSet(new URL(`${h.publicUrl}/realms/${realm.name}/jwks`));
   await jwtVerify(tokens.body.access_token, jwks, { audience: ORDERS, typ: 'at+jwt' });

@@ -2,7 +2,7 @@
 // userinfo-audience bearer from the Authorization header; RFC 6750 errors otherwise.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodeJwt } from 'jose';
+import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { signAccessToken } from '../../../src/access/access-token.ts';
 import { issuerOf, userinfoAudience } from '../../../src/kernel/audiences.ts';
 import { revokeSession } from '../../../src/sessions/grants.repo.ts';
@@ -10,7 +10,14 @@ import { apiCaller } from '../../harness/api-kit.ts';
 import type { Harness } from '../../harness/harness.ts';
 import { json } from '../../harness/signin-driver.ts';
 import { signinSetup } from '../../harness/signin-kit.ts';
-import { clientSecret, codeFlow, seedGrant, seedResource } from '../../harness/token-kit.ts';
+import {
+  clientSecret,
+  codeFlow,
+  oauthPost,
+  registerIntrospector,
+  seedGrant,
+  seedResource,
+} from '../../harness/token-kit.ts';
 
 async function setup(t: Parameters<typeof signinSetup>[0], scope = 'openid profile email phone') {
   const s = await signinSetup(t, {
@@ -167,10 +174,14 @@ test('missing, malformed, foreign-audience and sender-constrained tokens get 401
   const ORDERS = 'https://orders.example.com';
   const res = await seedResource(h, realm, { audience: ORDERS, scopes: ['orders:read'] });
   await seedGrant(h, realm, client, res, { scopes: ['orders:read'] });
-  const orders = await codeFlow(h, realm, creds, {
-    start: { scope: 'openid orders:read', resource: [ORDERS] },
-  });
-  assert.equal((await userinfo({}, orders.body.access_token)).status, 401, 'another audience');
+  const orders = await codeFlow(h, realm, creds, { start: { scope: 'orders:read', resource: [ORDERS] } });
+  assert.equal(orders.status, 200, JSON.stringify(orders.body));
+  const foreign = await userinfo({}, orders.body.access_token);
+  assert.equal(foreign.status, 401, 'another audience, and no openid in the grant');
+  assert.match(
+    foreign.headers.get('www-authenticate') ?? '',
+    /^Bearer error="invalid_token", error_description="the access token audience does not include UserInfo; .*openid/,
+  );
 
   const bound = await signedLike(h, realm, tokens.body.access_token, {
     scopes: ['openid'],
@@ -178,6 +189,45 @@ test('missing, malformed, foreign-audience and sender-constrained tokens get 401
   });
   assert.equal((await userinfo({}, bound)).status, 401, 'cnf needs proof of possession');
   assert.equal((await userinfo({}, tokens.body.id_token)).status, 401, 'an ID token is no access token');
+});
+
+test('an API token whose grant includes openid also carries the UserInfo audience and serves both', async (t) => {
+  const { h, realm, client, creds, user, userinfo } = await setup(t);
+  const ORDERS = 'https://orders.example.com';
+  const res = await seedResource(h, realm, { audience: ORDERS, scopes: ['orders:read'] });
+  await seedGrant(h, realm, client, res, { scopes: ['orders:read'] });
+  const orders = await codeFlow(h, realm, creds, {
+    start: { scope: 'openid email orders:read', resource: [ORDERS] },
+  });
+  assert.equal(orders.status, 200, JSON.stringify(orders.body));
+  const token = orders.body.access_token as string;
+  const origin = h.ctx.config.server.publicOrigin;
+  const claims = decodeJwt(token);
+  assert.deepEqual(claims.aud, [ORDERS, userinfoAudience(origin, realm.name)], 'the resource first');
+  assert.equal(claims.scope, 'openid email orders:read');
+  assert.equal(orders.body.scope, 'openid email orders:read');
+
+  const got = await userinfo({}, token);
+  assert.equal(got.status, 200, JSON.stringify(got.body));
+  assert.deepEqual(got.body, { sub: user.id, email: 'alice@example.com', email_verified: true });
+
+  // The resource server still gets its own audience: offline with jose, and by introspection.
+  const jwks = createLocalJWKSet((await json(await h.get(`/realms/${realm.name}/jwks`))).body);
+  const verified = await jwtVerify(token, jwks, { issuer: issuerOf(origin, realm.name), audience: ORDERS });
+  assert.equal(verified.payload.sub, user.id);
+  await registerIntrospector(h, realm, res, client);
+  const intro = await oauthPost(h, realm, 'introspect', { token }, creds);
+  assert.equal(intro.status, 200);
+  assert.equal(intro.body.active, true, JSON.stringify(intro.body));
+  assert.deepEqual(intro.body.aud, [ORDERS, userinfoAudience(origin, realm.name)]);
+
+  // Opaque tokens cannot be read by UserInfo, so they keep their one audience.
+  const OPAQUE = 'https://opaque.example.com';
+  const opaqueRes = await seedResource(h, realm, { audience: OPAQUE, scopes: ['x'], tokenFormat: 'opaque' });
+  await seedGrant(h, realm, client, opaqueRes, { scopes: ['x'] });
+  const opaque = await codeFlow(h, realm, creds, { start: { scope: 'openid x', resource: [OPAQUE] } });
+  assert.equal(opaque.status, 200, JSON.stringify(opaque.body));
+  assert.equal(opaque.body.scope, 'x');
 });
 
 test('the token in the query or in a POST body is refused with 400 invalid_request', async (t) => {

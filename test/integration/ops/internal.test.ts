@@ -88,6 +88,9 @@ describe('ops › internal listener › liveness and metrics', () => {
     assert.ok((sampleValue(text, 'service_outbox_oldest_pending_seconds') ?? -1) >= 0);
     assert.equal(familyType(text, 'service_jobs_oldest_queued_seconds'), 'gauge');
     assert.equal(sampleValue(text, 'service_jobs_oldest_queued_seconds'), 0);
+    assert.equal(familyType(text, 'service_webhook_oldest_due_seconds'), 'gauge');
+    assert.equal(sampleValue(text, 'service_webhook_oldest_due_seconds'), 0);
+    assert.equal(familyType(text, 'service_delivery_total'), 'counter');
 
     // promtool does not catch repeated series (STACK.md 4.3), so this check is ours.
     assert.deepEqual(duplicateSeries(text), []);
@@ -227,8 +230,10 @@ describe('ops › internal listener › status', () => {
       schema: 'ok',
       signing: 'ok',
       outbox: 'ok',
+      webhooks: 'ok',
       jobs: 'ok',
       email_delivery: 'ok',
+      audit_sealing: 'ok',
     });
     assert.equal(typeof body.clock_skew_ms, 'number');
     assert.ok(Math.abs(body.clock_skew_ms as number) < 60_000);
@@ -238,6 +243,24 @@ describe('ops › internal listener › status', () => {
     assert.equal(body.schema, undefined, 'a current schema is not reported as behind');
     assert.equal(typeof (body.backlog_oldest_seconds as { outbox: unknown }).outbox, 'number');
     assert.equal((body.backlog_oldest_seconds as { jobs: unknown }).jobs, 0);
+    assert.equal((body.backlog_oldest_seconds as { webhooks: unknown }).webhooks, 0);
+  });
+
+  test('case=status names the residency only when a region or allowed destinations are configured', async (t) => {
+    const plain = await startHarness(t);
+    const none = assertJson(await send(plain.internalUrl, '/status'), 200) as Record<string, unknown>;
+    assert.equal('residency' in none, false);
+    const eu = await startHarness(t, {
+      overrides: {
+        'privacy.residency.region': 'eu-west',
+        'privacy.residency.allowed_destinations': '*.eu.example.com',
+      },
+    });
+    const body = assertJson(await send(eu.internalUrl, '/status'), 200) as Record<string, unknown>;
+    assert.deepEqual(body.residency, { region: 'eu-west', destinations_restricted: true });
+    const regionOnly = await startHarness(t, { overrides: { 'privacy.residency.region': 'eu-west' } });
+    const r = assertJson(await send(regionOnly.internalUrl, '/status'), 200) as Record<string, unknown>;
+    assert.deepEqual(r.residency, { region: 'eu-west', destinations_restricted: false });
   });
 
   test('case=status reports the clock skew of the server clock', async (t) => {

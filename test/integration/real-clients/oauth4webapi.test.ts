@@ -304,8 +304,9 @@ test('introspection and revocation through the library: active with its claims, 
   const active = await introspect(tokens.access_token);
   assert.equal(active.active, true);
   assert.equal(active.sub, s.user.id);
-  assert.equal(active.aud, ORDERS);
-  assert.equal(active.scope, 'orders:read');
+  // The grant has openid: the resource's audience first, then UserInfo's (docs/tokens.md).
+  assert.deepEqual(active.aud, [ORDERS, `${s.issuer}/oauth/userinfo`]);
+  assert.equal(active.scope, 'openid orders:read');
   assert.equal(active.client_id, 'web-app');
   // Refresh tokens are never shown to resource servers.
   assert.equal((await introspect(tokens.refresh_token ?? '')).active, false);

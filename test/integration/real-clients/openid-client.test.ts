@@ -250,7 +250,7 @@ test('token exchange through genericGrantRequest: the user stays the subject, th
     exchange: { acceptFrom: [ORDERS], maxScopes: ['stock:read'] },
   });
   const { tokens } = await codeFlow(s, await webApp(s), { scope: 'openid orders:read', resource: ORDERS });
-  assert.equal(decodeJwt(tokens.access_token).aud, ORDERS);
+  assert.deepEqual(decodeJwt(tokens.access_token).aud, [ORDERS, `${s.issuer}/oauth/userinfo`]);
   const api = await relyingParty(s, 'orders-api', svc.creds.secret);
   const request = {
     subject_token: tokens.access_token,
@@ -282,8 +282,9 @@ test('introspection by the resource server, then revocation by the client: activ
   const active = await oidc.tokenIntrospection(rs, tokens.access_token);
   assert.equal(active.active, true);
   assert.equal(active.sub, s.user.id);
-  assert.equal(active.aud, ORDERS);
-  assert.equal(active.scope, 'orders:read');
+  // The grant has openid: the resource's audience first, then UserInfo's (docs/tokens.md).
+  assert.deepEqual(active.aud, [ORDERS, `${s.issuer}/oauth/userinfo`]);
+  assert.equal(active.scope, 'openid orders:read');
   assert.equal(active.client_id, 'web-app');
   assert.equal(active.iss, s.issuer);
   assert.equal(active.token_type, 'Bearer');

@@ -226,8 +226,11 @@ describe('sign-in › authorize endpoint', () => {
     const s = await setup(t, false);
     const body = await direct(s, 'no login UI', query(), 503);
     assert.equal(body.code, 'temporarily_unavailable');
-    for (const bad of ['', 'not a url', 'javascript:alert(1)', 42]) {
-      await s.h.setPolicy(s.realm, { interaction: { login_ui_url: bad } });
+    await s.h.setPolicy(s.realm, { interaction: { login_ui_url: '' } });
+    await direct(s, 'login UI ""', query(), 503);
+    // Values today's policy validation refuses, as an older release may have stored them.
+    for (const bad of ['not a url', 'javascript:alert(1)', 42]) {
+      await s.h.storeUncheckedPolicy(s.realm, { interaction: { login_ui_url: bad } });
       await direct(s, `login UI ${JSON.stringify(bad)}`, query(), 503);
     }
     await assertNothingIssued(s.h, s.realm);

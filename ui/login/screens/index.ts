@@ -2,8 +2,10 @@
 // passkey) is one screen file and one line here (docs/login-ui.md, "Adding a screen").
 import { accountScreen } from './account.js';
 import { cancelDeletionScreen, profileScreen, termsScreen } from './account-duties.js';
+import { challengeScreen } from './challenge.js';
 import { consentScreen } from './consent.js';
 import { enrollTotpScreen } from './enroll-totp.js';
+import { hotpScreen } from './hotp.js';
 import { identifyScreen } from './identify.js';
 import { magicLinkScreen } from './magic-link.js';
 import { emailOtpScreen, smsOtpScreen, verifyContactScreen, verifyEmailScreen } from './one-time-code.js';
@@ -11,6 +13,7 @@ import { organizationScreen } from './organization.js';
 import { passwordScreen } from './password.js';
 import { recoveryCodeScreen } from './recovery-code.js';
 import { registerScreen } from './register.js';
+import { rememberDeviceScreen } from './remember-device.js';
 import type { Screen } from './screen.js';
 import { totpScreen } from './totp.js';
 import { updatePasswordScreen } from './update-password.js';
@@ -35,5 +38,8 @@ export const SCREENS: ReadonlyMap<string, Screen> = new Map(
     updatePasswordScreen,
     organizationScreen,
     consentScreen,
+    hotpScreen,
+    rememberDeviceScreen,
+    challengeScreen,
   ].map((s) => [s.type, s]),
 );

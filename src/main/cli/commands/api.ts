@@ -3,10 +3,9 @@
 // when it has expired, and once more if the server refuses it (401) as it stands.
 import { readFileSync } from 'node:fs';
 import { parseFlags } from '../../../platform/cli/flags.ts';
-import { type ApiRequest, apiUrl, callApi, usableCredential } from '../api-client.ts';
+import { adminRequest, problemSummary, requireSignIn, responseBody } from '../admin-api.ts';
 import { CliError } from '../cli-error.ts';
 import { serverFlag } from '../configured-server.ts';
-import { credentialsPath, readStore, selectCredential } from '../credentials-store.ts';
 
 const USAGE = `usage: identity-cli api METHOD PATH [--data JSON | --data @FILE | --data @-] [--header 'Name: value']...
                         [--include] [--realm NAME] [--server URL] [--credentials FILE] [--config FILE]`;
@@ -14,7 +13,7 @@ const USAGE = `usage: identity-cli api METHOD PATH [--data JSON | --data @FILE |
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** --data as given, from a file (@FILE) or from standard input (@-); checked to be JSON. */
-function requestBody(data: string | undefined): string | null {
+export function requestBody(data: string | undefined): string | null {
   if (data === undefined) return null;
   let text = data;
   if (data.startsWith('@')) {
@@ -50,23 +49,6 @@ function requestHeaders(lines: string[]): Record<string, string> {
   return out;
 }
 
-/** The response body as printed: parsed JSON, else the text; nothing when empty. */
-async function responseBody(res: Response): Promise<unknown> {
-  const text = await res.text();
-  if (text === '') return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
-
-function problemSummary(status: number, body: unknown): string {
-  const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  const parts = [b.code ?? b.error ?? b.title, b.detail ?? b.error_description].filter(Boolean);
-  return `HTTP ${status}${parts.length > 0 ? ` ${parts.join(': ')}` : ''}`;
-}
-
 export async function api(argv: string[]): Promise<unknown> {
   const { flags, rest } = parseFlags(argv, {
     config: { type: 'string' },
@@ -86,21 +68,12 @@ export async function api(argv: string[]): Promise<unknown> {
     throw new CliError(`${method} takes no --data`);
   const headers = requestHeaders(flags.header as string[]);
 
-  const file = credentialsPath(flags.credentials as string | undefined, process.env);
-  const stored = selectCredential(readStore(file), {
+  const signIn = requireSignIn({
     realm: flags.realm as string | undefined,
     server: serverFlag(flags),
+    credentials: flags.credentials as string | undefined,
   });
-  const request: ApiRequest = { method, url: apiUrl(stored.apiBase, path), headers, body };
-  let credential = await usableCredential(file, stored, new Date());
-  let res = await callApi(credential, request);
-  // Revoked or rejected before its time (another host's clock, a key rotation): refresh once.
-  // A 401 comes before the request is acted on, so sending it again is safe.
-  if (res.status === 401 && credential.refreshToken) {
-    await res.body?.cancel();
-    credential = await usableCredential(file, credential, new Date(), credential.accessToken);
-    res = await callApi(credential, request);
-  }
+  const { response: res, credential } = await adminRequest(signIn, { method, path, headers, body });
 
   if (flags.include) {
     process.stderr.write(`HTTP ${res.status} ${res.statusText}\n`);

@@ -1,0 +1,76 @@
+// The hash chain of sealed audit evidence (docs/audit.md, Sealing). Each event's content hash
+// covers every stored field; a batch hash covers its position, the previous batch's hash and the
+// content hashes of its events, so an edited, removed or inserted event or batch breaks the chain.
+import { createHash } from 'node:crypto';
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** An audit_events row as read back for hashing. */
+export interface HashedEventRow {
+  id: string;
+  realm_id: string | null;
+  occurred_at: Date;
+  type: string;
+  category: string;
+  outcome: string;
+  actor_type: string;
+  actor_id: string | null;
+  subject_type: string | null;
+  subject_id: string | null;
+  target_type: string | null;
+  target_id: string | null;
+  org_id: string | null;
+  correlation_id: string | null;
+  signal: string | null;
+  reason: string | null;
+  corrects_event_id: string | null;
+  data: unknown;
+}
+
+/** JSON with object members sorted, so jsonb's own member order never changes a hash. */
+export function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+}
+
+export function contentHash(e: HashedEventRow): string {
+  return sha256(
+    canonicalJson({
+      id: e.id,
+      realm_id: e.realm_id,
+      occurred_at: new Date(e.occurred_at).toISOString(),
+      type: e.type,
+      category: e.category,
+      outcome: e.outcome,
+      actor_type: e.actor_type,
+      actor_id: e.actor_id,
+      subject_type: e.subject_type,
+      subject_id: e.subject_id,
+      target_type: e.target_type,
+      target_id: e.target_id,
+      org_id: e.org_id,
+      correlation_id: e.correlation_id,
+      signal: e.signal,
+      reason: e.reason,
+      corrects_event_id: e.corrects_event_id,
+      data: e.data,
+    }),
+  );
+}
+
+export const eventsHash = (contentHashes: readonly string[]): string => sha256(contentHashes.join('\n'));
+
+export interface BatchLink {
+  seq: number;
+  previousHash: string | null;
+  eventsHash: string;
+  eventCount: number;
+}
+
+export const batchHash = (b: BatchLink): string =>
+  sha256(`proudauth-audit-batch/1\n${b.seq}\n${b.previousHash ?? ''}\n${b.eventsHash}\n${b.eventCount}`);

@@ -1,0 +1,45 @@
+// Who may change which factor (spec doc 1, Authentication 6 and the self-service factor table):
+// the factor-adding rule, the MFA a factor operation needs, and the realm's HOTP settings.
+import { Problem } from '../platform/http/problem.ts';
+import type { RealmPolicy } from '../realms/index.ts';
+import { policyValue } from '../realms/index.ts';
+import type { EnrolledFactors } from './factors.repo.ts';
+
+const MFA_OBLIGATION = { type: 'reauthenticate', required_profile: 'mfa' } as const;
+
+/** An account with an active TOTP or HOTP adds a factor only from a session that completed MFA. */
+export function checkFactorAdding(enrolled: EnrolledFactors, sessionMfa: boolean): void {
+  if ((enrolled.totp || enrolled.hotp) && !sessionMfa) {
+    throw new Problem(403, 'step_up_required', 'adding a factor needs a session that completed MFA', {
+      obligation: MFA_OBLIGATION,
+    });
+  }
+}
+
+export function requireMfaSession(sessionMfa: boolean, detail: string): void {
+  if (!sessionMfa) throw new Problem(403, 'mfa_required', detail, { obligation: MFA_OBLIGATION });
+}
+
+export const hotpAllowed = (policy: RealmPolicy): boolean => {
+  const allowed = policyValue(policy, 'mfa', 'allowed_factors');
+  return Array.isArray(allowed) && allowed.includes('hotp');
+};
+
+export interface HotpSettings {
+  lookAhead: number;
+  resyncWindow: number;
+}
+
+/** mfa.hotp with its zero-means-default rules (spec doc 1, policy table and Limits: HOTP). */
+export function hotpSettings(policy: RealmPolicy): HotpSettings {
+  const h = policyValue(policy, 'mfa', 'hotp');
+  const o = h && typeof h === 'object' ? (h as Record<string, unknown>) : {};
+  const num = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : 0);
+  const lookAhead = Math.min(num(o.look_ahead), 50) || 10;
+  const resyncWindow = Math.min(Math.max(num(o.resync_window), lookAhead), 1000) || 100;
+  return { lookAhead, resyncWindow: num(o.resync_window) === 0 ? 100 : resyncWindow };
+}
+
+export const ENROLLMENT_TTL_MS = 15 * 60_000;
+export const RESYNC_WINDOW_MS = 15 * 60_000;
+export const RESYNC_ATTEMPTS = 5;

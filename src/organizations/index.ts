@@ -1,0 +1,3 @@
+// The organizations context's public surface for other folders (docs/architecture.md, import
+// rules): reading one organization (audit retention reads its audit_retention_days).
+export { findOrganization } from './organizations.repo.ts';

@@ -1,0 +1,115 @@
+// Abuse budgets shared by every process (table abuse_counters): a counter per bucket and fixed
+// window. A budget of at most SHARD_ABOVE lives on one row and is exact; a larger (hot) one is
+// spread over SHARDS rows so concurrent requests mostly update different rows, and its count is
+// the sum of the shards. One statement spends on several buckets at once.
+// For the token endpoint, a process reserves budget in blocks (`BlockLease`) so most requests
+// touch no row at all.
+import { randomInt } from 'node:crypto';
+import type { Queryable } from './db/db.ts';
+
+const SHARDS = 8;
+/** Budgets up to this limit stay on one row (exact); larger ones are hot enough to shard. */
+const SHARD_ABOVE = 1000;
+
+const shardFor = (b: Budget): number => (b.limit > SHARD_ABOVE ? randomInt(SHARDS) : 0);
+
+export interface Budget {
+  bucket: string;
+  limit: number;
+  windowMs: number;
+}
+
+export type BudgetVerdict = { ok: true } | { ok: false; retryAfterSeconds: number };
+
+const windowStart = (now: Date, windowMs: number) =>
+  new Date(Math.floor(now.getTime() / windowMs) * windowMs);
+
+function retryAfter(now: Date, windowMs: number): number {
+  const end = windowStart(now, windowMs).getTime() + windowMs;
+  return Math.max(1, Math.ceil((end - now.getTime()) / 1000));
+}
+
+/**
+ * Adds `cost` to each budget and says whether all of them still had room before this spend. A
+ * refused request spends too; a window's count never outlives the window.
+ */
+export async function spendBudgets(
+  q: Queryable,
+  budgets: readonly Budget[],
+  now: Date,
+  cost = 1,
+): Promise<BudgetVerdict> {
+  const live = budgets.filter((b) => b.limit > 0);
+  if (live.length === 0) return { ok: true };
+  // The upsert returns its row's new count under the row lock, so a budget kept on one row is
+  // exact under any concurrency; a sharded one adds the other shards as they were at the start.
+  const r = await q.query<{ bucket: string; before: number }>(
+    `with input as (
+       select * from unnest($1::text[], $2::timestamptz[], $3::int[]) as i(bucket, window_start, shard)
+     ), up as (
+       insert into abuse_counters (bucket, window_start, shard, hits)
+       select bucket, window_start, shard, $4 from input
+       on conflict (bucket, window_start, shard) do update set hits = abuse_counters.hits + excluded.hits
+       returning bucket, shard, hits
+     )
+     select i.bucket, (up.hits - $4 + coalesce((select sum(c.hits) from abuse_counters c
+              where c.bucket = i.bucket and c.window_start = i.window_start and c.shard <> i.shard), 0))::int as before
+       from input i join up on up.bucket = i.bucket`,
+    [live.map((b) => b.bucket), live.map((b) => windowStart(now, b.windowMs)), live.map(shardFor), cost],
+  );
+  let worst: number | null = null;
+  for (const b of live) {
+    const before = Number(r.rows.find((row) => row.bucket === b.bucket)?.before ?? 0);
+    if (before + cost > b.limit) worst = Math.max(worst ?? 0, retryAfter(now, b.windowMs));
+  }
+  return worst === null ? { ok: true } : { ok: false, retryAfterSeconds: worst };
+}
+
+/** Whether a budget is already spent, without spending (failure-only budgets check first). */
+export async function peekBudget(q: Queryable, b: Budget, now: Date): Promise<BudgetVerdict> {
+  if (b.limit <= 0) return { ok: true };
+  const r = await q.query<{ hits: number }>(
+    'select coalesce(sum(hits), 0)::int as hits from abuse_counters where bucket = $1 and window_start = $2',
+    [b.bucket, windowStart(now, b.windowMs)],
+  );
+  return Number(r.rows[0]?.hits ?? 0) >= b.limit
+    ? { ok: false, retryAfterSeconds: retryAfter(now, b.windowMs) }
+    : { ok: true };
+}
+
+/** Deletes the counters of windows that ended before `before`. */
+export async function pruneBudgets(q: Queryable, before: Date): Promise<number> {
+  const r = await q.query('delete from abuse_counters where window_start < $1', [before]);
+  return r.rowCount ?? 0;
+}
+
+/**
+ * Budget reserved in blocks per process: a request takes one unit from the local block and only
+ * an empty block spends (a whole block) in the shared table. A process may thus hold up to one
+ * block more than it used when the window ends; the block is small against the limit.
+ */
+export class BlockLease {
+  readonly #left = new Map<string, { window: number; left: number; refused: number | null }>();
+
+  async take(q: Queryable, b: Budget, now: Date): Promise<BudgetVerdict> {
+    if (b.limit <= 0) return { ok: true };
+    const window = windowStart(now, b.windowMs).getTime();
+    const held = this.#left.get(b.bucket);
+    if (held && held.window === window) {
+      if (held.left > 0) {
+        held.left--;
+        return { ok: true };
+      }
+      if (held.refused !== null) return { ok: false, retryAfterSeconds: retryAfter(now, b.windowMs) };
+    }
+    const block = Math.max(1, Math.floor(b.limit / 50));
+    const verdict = await spendBudgets(q, [b], now, block);
+    if (this.#left.size > 10_000) this.#left.clear();
+    this.#left.set(b.bucket, {
+      window,
+      left: verdict.ok ? block - 1 : 0,
+      refused: verdict.ok ? null : window,
+    });
+    return verdict;
+  }
+}

@@ -1,0 +1,43 @@
+// The remembered-device facts of one sign-in transaction (table signin_device_choices).
+import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
+
+export interface DeviceChoice {
+  remember: boolean | null;
+  deviceId: string | null;
+}
+
+export async function findDeviceChoice(q: Queryable, realmId: string, txId: string): Promise<DeviceChoice> {
+  const row = await maybeOne<{ remember: boolean | null; device_id: string | null }>(
+    q,
+    'select remember, device_id from signin_device_choices where realm_id = $1 and transaction_id = $2',
+    [realmId, txId],
+  );
+  return { remember: row?.remember ?? null, deviceId: row?.device_id ?? null };
+}
+
+/** The transaction presented a live remembered device of its account. */
+export async function notePresentedDevice(
+  q: Tx,
+  realmId: string,
+  txId: string,
+  deviceId: string,
+): Promise<void> {
+  await q.query(
+    `insert into signin_device_choices (realm_id, transaction_id, device_id) values ($1, $2, $3)
+     on conflict (realm_id, transaction_id) do update set device_id = excluded.device_id`,
+    [realmId, txId, deviceId],
+  );
+}
+
+export async function recordRememberAnswer(
+  q: Tx,
+  realmId: string,
+  txId: string,
+  remember: boolean,
+): Promise<void> {
+  await q.query(
+    `insert into signin_device_choices (realm_id, transaction_id, remember) values ($1, $2, $3)
+     on conflict (realm_id, transaction_id) do update set remember = excluded.remember`,
+    [realmId, txId, remember],
+  );
+}

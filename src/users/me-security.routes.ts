@@ -1,0 +1,137 @@
+// Self-service password change and identifier removal under /api/v1/realms/{realm}/me (spec doc 1,
+// "Self-service one-time codes and factors"): a password change needs recent authentication, the
+// current password and, when the account has a second factor, an MFA session; it honours
+// password.history_count and password.revoke_sessions_on_change.
+import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../api/api.deps.ts';
+import { type ApiCaller, requireRecentAuth } from '../api/api-auth.ts';
+import { apiRoute } from '../api/api-route.ts';
+import { recorder } from '../audit/index.ts';
+import { requireMfaSession } from '../mfa/factor-rules.ts';
+import { enrolledFactors } from '../mfa/index.ts';
+import { decodeBody, object, string } from '../platform/http/decode.ts';
+import { Problem, problem } from '../platform/http/problem.ts';
+import { currentPolicy, policyValue } from '../realms/index.ts';
+import { revokeOtherSessions } from '../sessions/index.ts';
+import { pushPasswordHistory, recentPasswords } from './password-history.repo.ts';
+import { MIN_PASSWORD_LENGTH } from './password-rules.ts';
+import { findPasswordVerifier, listIdentifiers, setPassword } from './users.repo.ts';
+
+const passwordBody = object({
+  current_password: string({ minLength: 1, maxBytes: 1024 }),
+  new_password: string({ minLength: MIN_PASSWORD_LENGTH, maxBytes: 1024 }),
+});
+
+function userOf(caller: ApiCaller): string {
+  if (caller.kind !== 'user') throw problem.forbidden('only a user has a password');
+  return caller.id;
+}
+
+const fieldProblem = (field: string, code: string, detail: string) =>
+  new Problem(422, 'validation_failed', detail, { errors: [{ field, code }] });
+
+/** password.history_count: how many earlier passwords (the current one included) may not come back. */
+function historyCount(v: unknown): number {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0 ? Math.min(v, 24) : 0;
+}
+
+export function registerMeSecurityRoutes(app: FastifyInstance, ctx: ApiDeps): void {
+  const account = { audience: 'account' } as const;
+
+  apiRoute(app, ctx, 'POST', '/me/password', account, async ({ req, reply, realm, caller, call }) => {
+    const userId = userOf(caller);
+    const body = decodeBody(passwordBody, req.body ?? {});
+    requireRecentAuth(ctx, caller, call.now);
+    const enrolled = await enrolledFactors(ctx.db, realm.id, userId);
+    if (enrolled.totp || enrolled.hotp)
+      requireMfaSession(
+        caller.sessionMfa,
+        'changing the password of an account with a second factor needs MFA',
+      );
+    const policy = await currentPolicy(ctx.db, realm.id);
+    const keep = historyCount(policyValue(policy, 'password', 'history_count'));
+    // Hashing runs before the transaction (it is the slow part and needs no lock).
+    const current = await findPasswordVerifier(ctx.db, realm.id, userId);
+    if (!current || !(await ctx.hasher.verify(body.currentPassword, current)))
+      throw fieldProblem('current_password', 'invalid', 'the current password is not right');
+    if (keep > 0) {
+      const earlier = [current, ...(await recentPasswords(ctx.db, realm.id, userId, keep - 1))];
+      for (const v of earlier) {
+        if (await ctx.hasher.verify(body.newPassword, v))
+          throw fieldProblem(
+            'new_password',
+            'password_reused',
+            `the last ${keep} passwords cannot be reused`,
+          );
+      }
+    }
+    const verifier = await ctx.hasher.hash(body.newPassword);
+    const revoked = await ctx.db.tx(async (q) => {
+      if (keep > 1) await pushPasswordHistory(q, realm.id, userId, current, keep - 1, call.now);
+      await setPassword(q, realm.id, userId, verifier, call.now);
+      const rec = recorder(q, call);
+      const ended =
+        policyValue(policy, 'password', 'revoke_sessions_on_change') === false
+          ? []
+          : await revokeOtherSessions(q, realm.id, userId, caller.sessionId, 'password_changed', call.now);
+      for (const sessionId of ended)
+        await rec.event('session.revoked', {
+          user_id: userId,
+          session_id: sessionId,
+          reason: 'password_changed',
+        });
+      await rec.audit('user.password_changed', {
+        category: 'security',
+        subject: { type: 'user', id: userId },
+        reason: 'self_service',
+        data: { sessions_revoked: ended.length },
+      });
+      return ended.length;
+    });
+    return reply.send({ status: 'password_changed', sessions_revoked: revoked });
+  });
+
+  apiRoute<{ id: string }>(
+    app,
+    ctx,
+    'DELETE',
+    '/me/identifiers/:id',
+    account,
+    async ({ req, reply, realm, caller, call }) => {
+      const userId = userOf(caller);
+      requireRecentAuth(ctx, caller, call.now);
+      await ctx.db.tx(async (q) => {
+        await q.query('select 1 from users where realm_id = $1 and id = $2 for update', [realm.id, userId]);
+        const identifiers = await listIdentifiers(q, realm.id, [userId]);
+        const target = identifiers.find((i) => i.id === req.params.id);
+        if (!target) throw problem.notFound('no such identifier');
+        // The last identifier is the last way to name the account at sign-in.
+        if (identifiers.length === 1)
+          throw new Problem(
+            409,
+            'last_sign_in_method',
+            'the last identifier of the account cannot be removed',
+          );
+        await q.query('delete from user_identifiers where realm_id = $1 and id = $2', [realm.id, target.id]);
+        if (target.is_primary) {
+          await q.query(
+            `update user_identifiers set is_primary = true where realm_id = $1 and id = (
+             select id from user_identifiers where realm_id = $1 and user_id = $2 and type = $3 order by created_at limit 1)`,
+            [realm.id, userId, target.type],
+          );
+        }
+        await q.query(
+          'update users set profile_updated_at = $3, updated_at = $3 where realm_id = $1 and id = $2',
+          [realm.id, userId, call.now],
+        );
+        await recorder(q, call).audit('user.identifier.removed', {
+          category: 'identity',
+          subject: { type: 'user', id: userId },
+          target: { type: 'identifier', id: target.id },
+          data: { type: target.type },
+        });
+      });
+      return reply.code(204).send();
+    },
+  );
+}

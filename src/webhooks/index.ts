@@ -1,0 +1,15 @@
+// The webhooks context's public surface (docs/architecture.md, import rules): the fan-out the
+// outbox dispatch hands events to, the delivery worker tasks, the backlog probe, and disabling an
+// organization's subscriptions when the organization is deleted.
+export { oldestDueSeconds } from './deliveries.repo.ts';
+export { disableOrganizationSubscriptions } from './subscriptions.repo.ts';
+export type { WebhookDeps } from './subscriptions.service.ts';
+export {
+  cleanupDeliveries,
+  deliverDue,
+  deliverWebhooksTask,
+  USER_AGENT,
+  type WebhookDeliveryDeps,
+} from './webhook-delivery.task.ts';
+export { type DeliveryPolicy, guardFor } from './webhook-destination.ts';
+export { fanOutToWebhooks } from './webhook-fanout.ts';

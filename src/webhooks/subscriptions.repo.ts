@@ -1,0 +1,194 @@
+// SQL of webhook subscriptions. Every statement filters on the realm.
+import type { Queryable } from '../platform/db/db.ts';
+import type { EventVersion, PayloadForm } from './webhook-envelope.ts';
+
+export type SubscriptionState = 'active' | 'paused' | 'disabled';
+
+export interface SubscriptionRow {
+  realm_id: string;
+  id: string;
+  name: string;
+  destination_url: string;
+  event_types: string[];
+  organization_id: string | null;
+  payload_form: PayloadForm;
+  event_version: EventVersion;
+  allow_private_network: boolean;
+  state: SubscriptionState;
+  plugin_id: string | null;
+  owner_user_id: string | null;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface NewSubscription {
+  id: string;
+  name: string;
+  destinationUrl: string;
+  eventTypes: string[];
+  organizationId: string | null;
+  payloadForm: PayloadForm;
+  eventVersion: EventVersion;
+  allowPrivateNetwork: boolean;
+  state: SubscriptionState;
+  ownerUserId: string | null;
+  secretSealed: string;
+}
+
+const parseTypes = (row: SubscriptionRow): SubscriptionRow => ({
+  ...row,
+  event_types:
+    typeof row.event_types === 'string' ? (JSON.parse(row.event_types) as string[]) : row.event_types,
+});
+
+export async function insertSubscription(
+  q: Queryable,
+  realmId: string,
+  s: NewSubscription,
+  now: Date,
+): Promise<SubscriptionRow> {
+  const r = await q.query<SubscriptionRow>(
+    `insert into webhook_subscriptions (realm_id, id, name, destination_url, event_types, organization_id,
+       payload_form, event_version, allow_private_network, state, owner_user_id, secret_sealed, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) returning *`,
+    [
+      realmId,
+      s.id,
+      s.name,
+      s.destinationUrl,
+      JSON.stringify(s.eventTypes),
+      s.organizationId,
+      s.payloadForm,
+      s.eventVersion,
+      s.allowPrivateNetwork,
+      s.state,
+      s.ownerUserId,
+      s.secretSealed,
+      now,
+    ],
+  );
+  return parseTypes(r.rows[0]!);
+}
+
+export async function findSubscription(
+  q: Queryable,
+  realmId: string,
+  id: string,
+  forUpdate = false,
+): Promise<SubscriptionRow | null> {
+  const r = await q.query<SubscriptionRow>(
+    `select * from webhook_subscriptions where realm_id = $1 and id = $2${forUpdate ? ' for update' : ''}`,
+    [realmId, id],
+  );
+  return r.rows[0] ? parseTypes(r.rows[0]) : null;
+}
+
+export async function listSubscriptions(
+  q: Queryable,
+  realmId: string,
+  after: string | null,
+  limit: number,
+): Promise<SubscriptionRow[]> {
+  const r = await q.query<SubscriptionRow>(
+    `select * from webhook_subscriptions where realm_id = $1 and ($2::text is null or id > $2)
+      order by id limit $3`,
+    [realmId, after, limit],
+  );
+  return r.rows.map(parseTypes);
+}
+
+export interface SubscriptionChanges {
+  name: string;
+  destinationUrl: string;
+  eventTypes: string[];
+  payloadForm: PayloadForm;
+  eventVersion: EventVersion;
+  allowPrivateNetwork: boolean;
+  state: SubscriptionState;
+}
+
+/** Writes the changes if the row is still at `version`; null when another change came first. */
+export async function updateSubscription(
+  q: Queryable,
+  realmId: string,
+  id: string,
+  version: number,
+  c: SubscriptionChanges,
+  now: Date,
+): Promise<SubscriptionRow | null> {
+  const r = await q.query<SubscriptionRow>(
+    `update webhook_subscriptions set name = $4, destination_url = $5, event_types = $6, payload_form = $7,
+       event_version = $8, allow_private_network = $9, state = $10, version = version + 1, updated_at = $11
+      where realm_id = $1 and id = $2 and version = $3 returning *`,
+    [
+      realmId,
+      id,
+      version,
+      c.name,
+      c.destinationUrl,
+      JSON.stringify(c.eventTypes),
+      c.payloadForm,
+      c.eventVersion,
+      c.allowPrivateNetwork,
+      c.state,
+      now,
+    ],
+  );
+  return r.rows[0] ? parseTypes(r.rows[0]) : null;
+}
+
+export async function rotateSubscriptionSecret(
+  q: Queryable,
+  realmId: string,
+  id: string,
+  version: number,
+  sealed: string,
+  previousSealed: string,
+  previousExpiresAt: Date,
+  now: Date,
+): Promise<SubscriptionRow | null> {
+  const r = await q.query<SubscriptionRow>(
+    `update webhook_subscriptions set secret_sealed = $4, previous_secret_sealed = $5,
+       previous_secret_expires_at = $6, version = version + 1, updated_at = $7
+      where realm_id = $1 and id = $2 and version = $3 returning *`,
+    [realmId, id, version, sealed, previousSealed, previousExpiresAt, now],
+  );
+  return r.rows[0] ? parseTypes(r.rows[0]) : null;
+}
+
+export async function deleteSubscription(q: Queryable, realmId: string, id: string): Promise<boolean> {
+  const r = await q.query('delete from webhook_subscriptions where realm_id = $1 and id = $2', [realmId, id]);
+  return r.rowCount === 1;
+}
+
+/** Active subscriptions of these realms, for fan-out. */
+export async function activeSubscriptions(
+  q: Queryable,
+  realmIds: readonly string[],
+): Promise<SubscriptionRow[]> {
+  if (realmIds.length === 0) return [];
+  const r = await q.query<SubscriptionRow>(
+    `select * from webhook_subscriptions where realm_id = any($1::text[]) and state = 'active'`,
+    [realmIds],
+  );
+  return r.rows.map(parseTypes);
+}
+
+/** spec doc 2, Payload forms and fan-out 2: an organization being deleted loses its subscriptions. */
+export async function disableOrganizationSubscriptions(
+  q: Queryable,
+  realmId: string,
+  organizationId: string,
+  now: Date,
+): Promise<number> {
+  const r = await q.query(
+    `update webhook_subscriptions set state = 'disabled', version = version + 1, updated_at = $3
+      where realm_id = $1 and organization_id = $2 and state <> 'disabled'`,
+    [realmId, organizationId, now],
+  );
+  return r.rowCount;
+}

@@ -1,0 +1,118 @@
+// An operator signed in with identity-cli (a real child process) against a harness server: a
+// realm with a bootstrapped administrator, a credentials file of its own, and a way to run more
+// identity-cli commands as that operator.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { decodeBase32 } from '../../src/mfa/base32.ts';
+import { totpAt, totpStep } from '../../src/mfa/otp.ts';
+import { bootstrapAdministrator } from '../../src/setup/bootstrap.service.ts';
+import { childEnv, type RunResult, run } from '../integration/cli/cli-process.ts';
+import { type Harness, startHarness, uniqueRealmName } from './harness.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+export const PASSWORD = 'first-admin-password-1';
+export const EMAIL = 'admin@example.com';
+
+// biome-ignore lint/suspicious/noExplicitAny: the stored file is read member by member
+export type Stored = Record<string, any>;
+
+export interface Operator {
+  h: Harness;
+  realm: string;
+  /** Environment of every identity-cli child of this operator. */
+  env: NodeJS.ProcessEnv;
+  /** The credentials file the commands use. */
+  file: string;
+  issuer: string;
+  cli(args: string[], input?: string): Promise<RunResult>;
+  entry(): Stored;
+  writeEntry(entry: Stored): void;
+}
+
+export function tempDir(t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'proudauth-api-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** identity-cli login as a child, typing the password and a TOTP code for the enrollment. */
+export function login(env: NodeJS.ProcessEnv, args: string[]): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/identity-cli.ts', 'login', ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let written = 0;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`identity-cli login timed out; stderr so far:\n${stderr}`));
+    }, 60_000);
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      const key = /key: ([A-Z2-7]+)/.exec(stderr)?.[1];
+      if (written === 0 && stderr.includes('Password')) {
+        written = 1;
+        child.stdin.write(`${PASSWORD}\n`);
+      } else if (written === 1 && key) {
+        written = 2;
+        child.stdin.write(`${totpAt(decodeBase32(key), totpStep(Date.now()))}\n`);
+      }
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, signal: null, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * A realm with a bootstrapped administrator who has logged in with identity-cli. The file is
+ * found the default way, under XDG_CONFIG_HOME, unless `credentials` names one.
+ */
+export async function loggedIn(t: TestContext): Promise<Operator> {
+  const h = await startHarness(t);
+  const realm = uniqueRealmName();
+  await bootstrapAdministrator(
+    { ...h.ctx, keyring: h.ctx.keyring as NonNullable<typeof h.ctx.keyring>, signingAlgorithm: 'RS256' },
+    { realm, email: EMAIL, password: PASSWORD },
+  );
+  const config = tempDir(t);
+  const env = childEnv({ XDG_CONFIG_HOME: config, HOME: config });
+  const r = await login(env, ['-realm', realm, '-email', EMAIL, '-server', h.publicUrl]);
+  assert.equal(r.code, 0, r.stderr);
+  const file = join(config, 'proudauth', 'credentials.json');
+  const issuer = `${h.ctx.config.server.publicOrigin}/realms/${realm}`;
+  const read = (): Stored => JSON.parse(readFileSync(file, 'utf8'));
+  return {
+    h,
+    realm,
+    env,
+    file,
+    issuer,
+    cli: (args, input) => run('identity-cli', args, { env, ...(input !== undefined ? { input } : {}) }),
+    entry: () => read().credentials[issuer],
+    writeEntry(entry) {
+      const doc = read();
+      doc.credentials[issuer] = entry;
+      writeFileSync(file, JSON.stringify(doc), { mode: 0o600 });
+    },
+  };
+}
+
+export const parse = (r: RunResult): Stored => {
+  try {
+    return JSON.parse(r.stdout);
+  } catch {
+    throw new Error(`not JSON (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
+  }
+};
