@@ -15,7 +15,13 @@ import { loadFlowFacts } from './flow-facts.ts';
 import { configuredLoginUi } from './login-ui.ts';
 import type { Facts, LoginMethods, UserFacts } from './next-actions.types.ts';
 import { loadOrganizationFacts } from './organization-facts.ts';
-import { allowGuests, registrationMode, requiredProfileFields, termsVersion } from './registration-policy.ts';
+import {
+  allowGuests,
+  registrationMode,
+  requireApproval,
+  requiredProfileFields,
+  termsVersion,
+} from './registration-policy.ts';
 import { rememberDevicesOn } from './remembered-device.ts';
 import type { SigninTx } from './transaction.ts';
 
@@ -167,7 +173,12 @@ async function loadAccountDuties(
   }
   const filled = (v: unknown) => v !== undefined && v !== null && v !== '';
   return {
-    signup: { mode: registrationMode(policy), allowGuests: allowGuests(policy), approvalPending },
+    signup: {
+      mode: registrationMode(policy),
+      requireApproval: requireApproval(policy),
+      allowGuests: allowGuests(policy),
+      approvalPending,
+    },
     terms: { version, accepted },
     profile: { required, missing: required.filter((f) => !filled(attributes[f])) },
   };

@@ -109,6 +109,7 @@ const registration: Stage = (t, f) => {
     actions: [
       action('register', ['email', 'password', 'display_name', 'username', 'attributes'], {
         mode: f.signup.mode,
+        ...(f.signup.requireApproval ? { requires_approval: true } : {}),
         ...(f.profile.required.length > 0 ? { required_attributes: f.profile.required } : {}),
       }),
     ],

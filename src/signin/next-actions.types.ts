@@ -88,11 +88,13 @@ export interface Facts {
   resetProved: boolean;
   signup: {
     mode: RegistrationMode;
+    /** registration.require_approval: a new account waits for an administrator. */
+    requireApproval: boolean;
     allowGuests: boolean;
     /** The account's registration waits for (or was refused by) an administrator. */
     approvalPending: boolean;
   };
-  /** registration.terms_version and whether the account accepted it. */
+  /** interaction.terms_version and whether the account accepted it. */
   terms: { version: string | null; accepted: boolean };
   /** Required profile fields (policy) and those the account has no value for. */
   profile: { required: string[]; missing: string[] };

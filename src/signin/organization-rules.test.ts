@@ -82,7 +82,7 @@ const facts = (organization: Partial<OrganizationFacts>, o: Partial<Facts> = {})
   methods: { password: true, mail: false, sms: false, emailOtp: false, magicLink: false, smsOtp: false },
   sent: [],
   resetProved: false,
-  signup: { mode: 'closed', allowGuests: false, approvalPending: false },
+  signup: { mode: 'closed', requireApproval: false, allowGuests: false, approvalPending: false },
   terms: { version: null, accepted: false },
   profile: { required: [], missing: [] },
   ...o,

@@ -93,7 +93,7 @@ export const registrationStep: Step<RegistrationBody, PasswordVerifier | null> =
       await mergeUserAttributes(q, t.realmId, user.id, body.attributes, ctx.now);
     if (requireEmailVerification(ctx.policy))
       await setUserState(q, t.realmId, user.id, 'pending_verification', ctx.now);
-    if (mode === 'approval') await holdRegistration(q, t.realmId, user.id, ctx.now);
+    if (ctx.facts.signup.requireApproval) await holdRegistration(q, t.realmId, user.id, ctx.now);
     const registered = { ...t, userId: user.id, identifier: body.email };
     return { tx: verifier ? withFactor(registered, 'pwd') : registered };
   },

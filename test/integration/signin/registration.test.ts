@@ -112,7 +112,7 @@ describe('registration', () => {
   });
 
   test('case=approval: held with registration_pending_approval until an administrator approves; deny suspends', async (t) => {
-    const s = await setup(t, { mode: 'approval', require_email_verification: false });
+    const s = await setup(t, { mode: 'open', require_approval: true, require_email_verification: false });
     const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT, { intent: 'register' });
     const held = await tx.step('registration', NEW);
     assert.equal(held.body.status, 'pending');
@@ -162,7 +162,7 @@ describe('guests', () => {
 describe('required actions', () => {
   test('case=accept_terms: the current version is accepted once and kept', async (t) => {
     const s = await signinSetup(t);
-    await s.h.setPolicy(s.realm, { registration: { mode: 'closed', terms_version: '2026-01' } });
+    await s.h.setPolicy(s.realm, { interaction: { terms_version: '2026-01' } });
     const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
     const after = await tx.step('password', { identifier: 'alice@example.com', password: 'correct-horse-9' });
     assert.deepEqual(after.body.next_actions, [
