@@ -2,7 +2,14 @@
 // signin_challenges): one row per transaction and purpose, digests only, consumed once.
 import type { Queryable, Tx } from '../platform/db/db.ts';
 
-export type ChallengePurpose = 'login' | 'magic_link' | 'verify_email' | 'verify_contact' | 'password_reset';
+export type ChallengePurpose =
+  | 'login'
+  | 'magic_link'
+  | 'verify_email'
+  | 'verify_contact'
+  | 'password_reset'
+  /** The emailed-code alternative of an authentication-flow challenge. */
+  | 'challenge';
 
 export interface ChallengeRow {
   realm_id: string;

@@ -174,8 +174,11 @@ export const stepUpDemanded = (t: SigninTx, f: Facts): boolean =>
 /** Authentication-flow rules (evaluation order 4): deny stops, a challenge is answered first. */
 const flowStage: Stage = (_t, f) => {
   if (f.flow?.outcome === 'deny') return { kind: 'blocked', reason: 'authentication_policy_denied' };
-  if (f.flow?.outcome === 'challenge' && !f.flow.challengePassed)
-    return { kind: 'actions', actions: [action('challenge', ['provider_response', 'code'])] };
+  if (f.flow?.outcome === 'challenge' && !f.flow.challengePassed) {
+    // The emailed-code alternative is offered only where mail can be sent.
+    const options = f.flow.emailCode && f.methods.mail ? { email_code: true } : undefined;
+    return { kind: 'actions', actions: [action('challenge', ['provider_response', 'code'], options)] };
+  }
   return 'satisfied';
 };
 

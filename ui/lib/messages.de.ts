@@ -216,4 +216,5 @@ export const de: Partial<Record<MessageKey, string>> = {
   'challenge.response': 'Antwort der Prüfung',
   'challenge.submit': 'Weiter',
   'challenge.failed': 'Die Prüfung wurde nicht bestanden. Versuchen Sie es noch einmal.',
+  'challenge.email_send': 'Stattdessen Code per E-Mail senden',
 };

@@ -198,6 +198,7 @@ export const en = {
   'challenge.response': 'Check answer',
   'challenge.submit': 'Continue',
   'challenge.failed': 'The check was not passed. Try it again.',
+  'challenge.email_send': 'Email me a code instead',
 };
 
 export type MessageKey = keyof typeof en;

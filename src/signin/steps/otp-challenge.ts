@@ -41,6 +41,7 @@ const TEMPLATE: Record<ChallengePurpose, TemplateName> = {
   verify_email: 'verify_email',
   verify_contact: 'sms_code',
   password_reset: 'password_reset',
+  challenge: 'login_code',
 };
 
 export interface SendTarget {
