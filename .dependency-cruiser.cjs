@@ -12,6 +12,7 @@ const TIERS = [
     tier: 'model',
     folders: {
       events: [],
+      notifications: [],
       audit: ['events'],
       realms: ['audit', 'events'],
       keys: ['audit', 'events'],
@@ -23,7 +24,7 @@ const TIERS = [
       resources: ['audit', 'events', 'realms', 'keys', 'clients'],
       roles: ['audit', 'events', 'realms', 'users'],
       jobs: ['audit', 'events', 'realms', 'users', 'roles'],
-      organizations: ['audit', 'events', 'realms', 'users', 'sessions', 'roles', 'jobs', 'webhooks'],
+      organizations: ['audit', 'events', 'realms', 'users', 'sessions', 'roles', 'jobs', 'notifications', 'webhooks'],
       groups: ['audit', 'events', 'realms', 'roles', 'organizations'],
       projects: ['audit', 'events', 'realms', 'roles', 'organizations'],
       'service-principals': ['audit', 'events', 'realms', 'roles', 'clients', 'organizations'],

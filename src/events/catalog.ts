@@ -95,7 +95,7 @@ export const EVENT_CATALOG: { readonly [T in EventType]: CatalogEntry<T> } = {
     data: ['user_id', 'created_via'],
     standardOnly: ['created_via'],
     emittedBy:
-      'POST /users; identity-cli bootstrap (registration, invitation sign-up, federation and import are not built yet)',
+      'POST /users; identity-cli bootstrap; self-service registration (invitation sign-up, federation and import are not built yet)',
   },
   'user.signed_in': {
     orgId: 'if_organization_selected',
@@ -107,7 +107,7 @@ export const EVENT_CATALOG: { readonly [T in EventType]: CatalogEntry<T> } = {
     orgId: 'never',
     data: ['user_id', 'state'],
     standardOnly: [],
-    emittedBy: 'POST /users/{user}/suspend',
+    emittedBy: 'POST /users/{user}/suspend; POST /registrations/{user}/deny',
   },
   'user.locked': {
     orgId: 'never',
@@ -131,7 +131,8 @@ export const EVENT_CATALOG: { readonly [T in EventType]: CatalogEntry<T> } = {
     orgId: 'never',
     data: ['user_id'],
     standardOnly: [],
-    emittedBy: 'DELETE /users/{user}',
+    emittedBy:
+      'DELETE /users/{user}; worker tasks users.deletion (self-service deletion after its grace) and users.lifecycle (expired unverified registrations and guests)',
   },
   'user.merged': {
     orgId: 'never',
@@ -143,7 +144,7 @@ export const EVENT_CATALOG: { readonly [T in EventType]: CatalogEntry<T> } = {
     orgId: 'never',
     data: ['user_id'],
     standardOnly: [],
-    emittedBy: 'none yet: self-service password reset does not exist in this release',
+    emittedBy: 'self-service password reset completed (update_password after password/reset)',
   },
   'session.revoked': {
     orgId: 'never',
@@ -291,6 +292,5 @@ export const isEventType = (name: string): name is EventType => Object.hasOwn(EV
  * them so subscriptions can name them; the completeness test exempts exactly these.
  */
 export const NOT_EMITTED_YET: Readonly<Partial<Record<EventType, string>>> = {
-  'user.password_reset': 'self-service password reset is not built yet',
   'user.merged': 'account merge is not built yet',
 };

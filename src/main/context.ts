@@ -4,6 +4,7 @@ import { AccessTokenVerifier } from '../access/verify-access-token.ts';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { onSecuritySignal } from '../audit/index.ts';
 import { KeyStore } from '../keys/key-store.ts';
+import type { Mailer, SmsSender } from '../notifications/index.ts';
 import type { MetricsAuth } from '../ops/internal.routes.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import { parseNamedUrls } from '../platform/config/named-urls.ts';
@@ -20,6 +21,7 @@ import { OutboundHttp, type Resolver, systemResolver } from '../platform/net/out
 import { RealmCache } from '../realms/realm-cache.ts';
 import type { ChallengeProvider } from '../signin/signin.deps.ts';
 import { PasswordHasher } from '../users/password-hasher.ts';
+import { buildMailer, buildSmsSender } from './delivery.ts';
 import { throttledWarning } from './throttled-warning.ts';
 
 export interface AppContext extends ApiDeps {
@@ -40,6 +42,10 @@ export interface AppContext extends ApiDeps {
   migrations: Migration[];
   metricsAuth: MetricsAuth;
   draining: boolean;
+  /** The mail transport the worker sends through; null when none is configured. */
+  mailer: Mailer | null;
+  /** The SMS adapter; null when delivery.sms_url is unset. */
+  sms: SmsSender | null;
   /** The one outbound HTTP client (webhook deliveries); closed when the process stops. */
   outbound: OutboundHttp;
 }
@@ -115,6 +121,8 @@ export interface ContextOptions {
   log?: Logger;
   /** An already open database (tests); otherwise opened from the configuration. */
   db?: Db;
+  /** Where the dev mail folder announces each message's code or link (proudauth dev: the terminal). */
+  announceMail?: (line: string) => void;
   /** Host name resolution of outbound destinations (tests give a fixed table); the system's otherwise. */
   resolver?: Resolver;
 }
@@ -130,6 +138,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const db = opts.db ?? (await openDatabase(config, log));
   const clock = opts.clock ?? systemClock;
   const keyStore = new KeyStore(db, root, clock);
+  const mailer = await buildMailer(config, env, opts.announceMail ?? (() => {}));
+  const sms = await buildSmsSender(config, env, opts.announceMail ?? (() => {}));
   const resolver = opts.resolver ?? systemResolver;
   return {
     config,
@@ -152,6 +162,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     migrations: loadMigrations(),
     metricsAuth,
     draining: false,
+    mailer,
+    sms,
     outbound: new OutboundHttp({ resolver }),
     challengeProviders: await resolveChallengeProviders(config, env, log),
     webhooks: {

@@ -3,8 +3,10 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { OPERATOR_ACTOR } from '../audit/audit.types.ts';
+import { systemCall } from '../kernel/call.ts';
 import { generateRootKey } from '../platform/crypto/keyring.ts';
-import { findRealmByName } from '../realms/index.ts';
+import { changePolicy, findRealmByName, policyRulesOf } from '../realms/index.ts';
 import { bootstrapAdministrator } from '../setup/bootstrap.service.ts';
 import { countUsers } from '../users/index.ts';
 import { type AppContext, requireKeyring } from './context.ts';
@@ -44,5 +46,22 @@ export async function ensureDevRealm(ctx: AppContext): Promise<DevAdmin | null> 
     },
     { realm: DEV_REALM, email: DEV_ADMIN_EMAIL, password },
   );
+  // A developer's realm: anyone registers (with a mailed confirmation code) and signs in with a
+  // password, an emailed code or a magic link; the codes and links land in the dev mail folder.
+  const created = await findRealmByName(ctx.db, DEV_REALM);
+  if (created) {
+    await changePolicy(
+      ctx.db,
+      systemCall(created.id, ctx.clock.now(), OPERATOR_ACTOR),
+      {
+        patch: {
+          registration: { mode: 'open', require_email_verification: true },
+          login: { password: true, email_otp: true, magic_link: true, identifiers: ['email', 'username'] },
+        },
+        reason: 'proudauth dev: open registration and emailed codes',
+      },
+      policyRulesOf(ctx.config),
+    );
+  }
   return { email: DEV_ADMIN_EMAIL, password };
 }

@@ -1,5 +1,6 @@
 // `proudauth dev | serve | worker | migrate`: the server's composition root.
 
+import { join } from 'node:path';
 import { accountPageUrl } from '../clients/builtin-clients.ts';
 import { FlagError, parseFlags } from '../platform/cli/flags.ts';
 import { ConfigError } from '../platform/config/load.ts';
@@ -78,7 +79,13 @@ function onSignals(ctx: AppContext, stop: () => Promise<void>, drains = true): v
 async function dev(argv: string[]): Promise<void> {
   const config = configFrom(argv);
   config.ui.enabled = true; // dev always serves the built-in login UI and account page
-  const ctx = await contextFor(config, 'dev');
+  // Without an SMTP server, mail goes to a folder and its code or link to this terminal.
+  if (!config.delivery.smtpHost && !config.delivery.mailDir)
+    config.delivery.mailDir = join(config.dataDir, 'mail');
+  const ctx = await createContext(config, {
+    log: processLogger(config, 'dev'),
+    announceMail: (line) => process.stdout.write(`${line}\n`),
+  });
   installProcessGuards(ctx.log);
   requireKeyring(ctx);
   await migrate(ctx.db, ctx.migrations);
@@ -99,8 +106,12 @@ async function dev(argv: string[]): Promise<void> {
   out(`  realm "${DEV_REALM}" issuer  ${issuer}`);
   out(`  key set            ${issuer}/jwks`);
   out(
+    `  mail               ${config.delivery.smtpHost ? `SMTP ${config.delivery.smtpHost}:${config.delivery.smtpPort}` : `written to ${config.delivery.mailDir} (codes and links shown here)`}`,
+  );
+  out(
     `  account page       ${accountPageUrl(config.server.publicOrigin)}?realm=${DEV_REALM}   (open it to sign in)`,
   );
+  out(`  register           ${accountPageUrl(config.server.publicOrigin)}?realm=${DEV_REALM}&register`);
   if (admin) {
     out('');
     out('First administrator of realm "main" (shown once; store it now):');

@@ -74,7 +74,7 @@ export function providerMetadata(
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: algs,
     authorization_signing_alg_values_supported: algs,
-    prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
+    prompt_values_supported: ['none', 'login', 'consent', 'select_account', 'create'],
     acr_values_supported: ['basic', 'mfa'],
     claims_supported: CLAIMS,
     claims_parameter_supported: false,

@@ -7,6 +7,7 @@ import {
   clockSkewMs,
   databaseUp,
   jobsBacklog,
+  notificationBacklog,
   outboxBacklog,
   type ProbeContext,
   webhooksBacklog,
@@ -27,6 +28,11 @@ export function registerOpsGauges(metrics: Metrics, ctx: ProbeContext): void {
     'service_outbox_oldest_pending_seconds',
     'Age of the oldest event not yet dispatched from the outbox',
     () => outboxBacklog(ctx),
+  );
+  metrics.gauge(
+    'service_notification_oldest_due_seconds',
+    'Age of the oldest due notification (mail or SMS) not yet sent',
+    () => notificationBacklog(ctx),
   );
   metrics.gauge(
     'service_webhook_oldest_due_seconds',

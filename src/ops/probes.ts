@@ -3,10 +3,11 @@ import { type UnsealedState, unsealedState } from '../audit/index.ts';
 import { oldestPendingSeconds } from '../events/index.ts';
 import { oldestQueuedJobSeconds } from '../jobs/index.ts';
 import type { KeyStore, SigningHealth } from '../keys/key-store.ts';
+import { oldestDueSeconds as oldestDueNotificationSeconds } from '../notifications/index.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { Db } from '../platform/db/db.ts';
 import { type Migration, type SchemaState, schemaState } from '../platform/db/migrate.ts';
-import { oldestDueSeconds } from '../webhooks/index.ts';
+import { oldestDueSeconds as oldestDueDeliverySeconds } from '../webhooks/index.ts';
 
 const PROBE_TIMEOUT_MS = 2000;
 
@@ -59,13 +60,16 @@ export const signing = (ctx: ProbeContext): Promise<SigningHealth> =>
 export const outboxBacklog = (ctx: ProbeContext): Promise<number> =>
   withDeadline(oldestPendingSeconds(ctx.db, ctx.clock.now()));
 
-/** Age in seconds of the oldest due job still queued; 0 when none. */
+/** Age in seconds of the oldest due notification not yet sent; 0 when none. */
+export const notificationBacklog = (ctx: ProbeContext): Promise<number> =>
+  withDeadline(oldestDueNotificationSeconds(ctx.db, ctx.clock.now()));
+
 export const jobsBacklog = (ctx: ProbeContext): Promise<number> =>
   withDeadline(oldestQueuedJobSeconds(ctx.db, ctx.clock.now()));
 
 /** Seconds the oldest due webhook delivery has waited; 0 when none. */
 export const webhooksBacklog = (ctx: ProbeContext): Promise<number> =>
-  withDeadline(oldestDueSeconds(ctx.db, ctx.clock.now()));
+  withDeadline(oldestDueDeliverySeconds(ctx.db, ctx.clock.now()));
 
 /** Audit events not sealed into a batch yet: how many, and the age of the oldest (0 when none). */
 export const auditUnsealed = (ctx: ProbeContext): Promise<UnsealedState> =>

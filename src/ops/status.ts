@@ -5,6 +5,7 @@ import {
   clockSkewMs,
   databaseUp,
   jobsBacklog,
+  notificationBacklog,
   outboxBacklog,
   type ProbeContext,
   schema,
@@ -41,22 +42,32 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
   if (!(await databaseUp(ctx))) return down;
   // Each probe on its own: on a schema that is behind, the tables a probe reads may not exist yet,
   // and that makes its capability unavailable, not the database.
-  const [schemaResult, signingResult, skewResult, outboxResult, jobsResult, sealingResult, webhooksResult] =
-    await Promise.allSettled([
-      schema(ctx),
-      signing(ctx),
-      clockSkewMs(ctx),
-      outboxBacklog(ctx),
-      jobsBacklog(ctx),
-      auditUnsealed(ctx).then((u) => u.oldestSeconds),
-      webhooksBacklog(ctx),
-    ]);
+  const [
+    schemaResult,
+    signingResult,
+    skewResult,
+    outboxResult,
+    jobsResult,
+    mailResult,
+    sealingResult,
+    webhooksResult,
+  ] = await Promise.allSettled([
+    schema(ctx),
+    signing(ctx),
+    clockSkewMs(ctx),
+    outboxBacklog(ctx),
+    jobsBacklog(ctx),
+    notificationBacklog(ctx),
+    auditUnsealed(ctx).then((u) => u.oldestSeconds),
+    webhooksBacklog(ctx),
+  ]);
   const schemaState = settled(schemaResult);
   if (!schemaState) return down;
   const signingHealth = settled(signingResult);
   const skew = settled(skewResult);
   const outboxAge = settled(outboxResult);
   const jobsAge = settled(jobsResult);
+  const mailAge = settled(mailResult);
   const sealingAge = settled(sealingResult);
   const webhooksAge = settled(webhooksResult);
   const capabilities: Record<string, Capability> = {
@@ -66,6 +77,9 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
     outbox: backlogCapability(outboxAge),
     webhooks: backlogCapability(webhooksAge),
     jobs: backlogCapability(jobsAge),
+    // By backlog age alone: without a mail transport nothing that mails is offered, and mail queued
+    // anyway (invitations) ages past the threshold and degrades it.
+    email_delivery: backlogCapability(mailAge),
     audit_sealing: backlogCapability(sealingAge),
   };
   const allOk = Object.values(capabilities).every((c) => c === 'ok');
@@ -78,6 +92,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
       ...(outboxAge === null ? {} : { outbox: outboxAge }),
       ...(webhooksAge === null ? {} : { webhooks: webhooksAge }),
       ...(jobsAge === null ? {} : { jobs: jobsAge }),
+      ...(mailAge === null ? {} : { email_delivery: mailAge }),
       ...(sealingAge === null ? {} : { audit_sealing: sealingAge }),
     },
     ...(skew === null ? {} : { clock_skew_ms: skew }),

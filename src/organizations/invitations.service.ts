@@ -26,6 +26,7 @@ import {
 } from './membership-requests.ts';
 import { checkAssignableRoles, requireActive, requireOrganization, requireUser } from './membership-rules.ts';
 import { findAssignableRoles } from './memberships.repo.ts';
+import { mailMember, type OrgMail } from './org-mail.ts';
 import { auditOrg } from './org-records.ts';
 import type { InvitationInput } from './organizations.decode.ts';
 import type { MembershipView } from './organizations.present.ts';
@@ -41,6 +42,8 @@ async function stillAssignable(tx: Tx, call: OrgCall, orgId: string, roleIds: re
 export interface InvitationLimits {
   ttlMs: number;
   resends: number;
+  /** Mails the invited user; absent without a mail transport. */
+  mail?: OrgMail;
 }
 
 async function invite(
@@ -50,19 +53,30 @@ async function invite(
   userId: string,
   roleIds: readonly string[],
   message: string | null,
-  ttlMs: number,
+  limits: InvitationLimits,
 ): Promise<RequestRow> {
   await requireUser(tx, call.realmId, userId, 'user_id');
-  return openRequest(tx, call, {
+  const opened = await openRequest(tx, call, {
     kind: 'invitation',
     orgId: org.id,
     userId,
     roleIds,
     requestedBy: call.actor.id,
     message,
-    ttlMs,
+    ttlMs: limits.ttlMs,
     alreadyMember: 'the user already has a membership of this organization',
   });
+  await mailMember(
+    tx,
+    limits.mail,
+    call.realmId,
+    org.id,
+    userId,
+    'invitation',
+    { organization: org.display_name },
+    call.now,
+  );
+  return opened;
 }
 
 export async function createInvitation(
@@ -77,7 +91,7 @@ export async function createInvitation(
     requireActive(org);
     const roleIds = input.roleIds ?? [];
     await checkAssignableRoles(tx, call, org.id, roleIds, { userId: input.userId, ceiling: true });
-    return invite(tx, call, org, input.userId, roleIds, input.message ?? null, limits.ttlMs);
+    return invite(tx, call, org, input.userId, roleIds, input.message ?? null, limits);
   });
 }
 
@@ -113,6 +127,16 @@ export async function resendInvitation(
       call.realmId,
       r.id,
       new Date(call.now.getTime() + limits.ttlMs),
+      call.now,
+    );
+    await mailMember(
+      tx,
+      limits.mail,
+      call.realmId,
+      org.id,
+      r.user_id,
+      'invitation',
+      { organization: org.display_name },
       call.now,
     );
     await auditOrg(record, 'organization.invitation.resent', org.id, {
@@ -155,7 +179,7 @@ export async function reassignInvitation(
     const roleIds = await stillAssignable(tx, call, org.id, r.role_ids);
     await checkAssignableRoles(tx, call, org.id, roleIds, { userId, ceiling: true });
     await closeRequest(tx, call, r, 'reassigned', call.actor.id);
-    const next = await invite(tx, call, org, userId, roleIds, r.message, limits.ttlMs);
+    const next = await invite(tx, call, org, userId, roleIds, r.message, limits);
     await auditOrg(record, 'organization.invitation.reassigned', org.id, {
       subject: { type: 'user', id: r.user_id },
       data: { invitation_id: r.id, new_invitation_id: next.id, new_user_id: userId },

@@ -11,12 +11,14 @@ import { problem } from '../platform/http/problem.ts';
 import { listPendingForUser } from './membership-requests.repo.ts';
 import {
   acceptRequest,
-  endOrgRequest,
+  endOpenRequest,
   endOwnRequest,
   lockOpenOrgRequest,
+  lockOrgRequest,
   openRequest,
 } from './membership-requests.ts';
 import { checkAssignableRoles, requireActive, requireOrganization } from './membership-rules.ts';
+import { mailMember, type OrgMail } from './org-mail.ts';
 import type { MembershipView } from './organizations.present.ts';
 import { findOrganization } from './organizations.repo.ts';
 import type { OrgCall, RequestRow } from './organizations.types.ts';
@@ -60,10 +62,21 @@ export async function approveJoinRequest(
   orgId: string,
   id: string,
   roleIds: readonly string[],
+  mail?: OrgMail,
 ): Promise<MembershipView> {
   return db.tx(async (tx) => {
     const { org, r } = await lockOpenOrgRequest(tx, call, orgId, 'join_request', id);
     await checkAssignableRoles(tx, call, org.id, roleIds, { userId: r.user_id, ceiling: true });
+    await mailMember(
+      tx,
+      mail,
+      call.realmId,
+      org.id,
+      r.user_id,
+      'join_request_decision',
+      { organization: org.display_name, decision: 'approved' },
+      call.now,
+    );
     return acceptRequest(tx, call, r, {
       outcome: 'approved',
       decidedBy: call.actor.id,
@@ -79,10 +92,26 @@ export async function denyJoinRequest(
   orgId: string,
   id: string,
   reason: string | null,
+  mail?: OrgMail,
 ): Promise<RequestRow> {
-  return endOrgRequest(db, call, orgId, 'join_request', id, {
-    outcome: 'denied',
-    audit: 'organization.join_request.denied',
-    reason,
+  return db.tx(async (tx) => {
+    // A request no longer open makes endOpenRequest refuse, and the mail goes with the rollback.
+    const { org, r } = await lockOrgRequest(tx, call, orgId, 'join_request', id);
+    await mailMember(
+      tx,
+      mail,
+      call.realmId,
+      org.id,
+      r.user_id,
+      'join_request_decision',
+      { organization: org.display_name, decision: 'denied' },
+      call.now,
+    );
+    return endOpenRequest(tx, call, r, {
+      outcome: 'denied',
+      audit: 'organization.join_request.denied',
+      reason,
+      decidedBy: call.actor.id,
+    });
   });
 }

@@ -4,7 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { inOrg, type OrgParams, orgCall } from '../api/org-call.ts';
+import { emailConfigured } from '../notifications/index.ts';
 import { pageBody } from '../platform/http/keyset.ts';
+import type { RealmRow } from '../realms/index.ts';
 import {
   createInvitation,
   listInvitationPage,
@@ -22,6 +24,7 @@ import {
   readMember,
   transferOwnership,
 } from './memberships.service.ts';
+import type { OrgMail } from './org-mail.ts';
 import {
   decodeAddMember,
   decodeApprove,
@@ -42,7 +45,16 @@ type RequestParams = OrgParams & { id: string };
 
 export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const { limits, tokens } = ctx.config;
-  const invitationLimits = { ttlMs: tokens.invitationTtlMs, resends: limits.invitationResends };
+  const baseLimits = { ttlMs: tokens.invitationTtlMs, resends: limits.invitationResends };
+  // Invitations and join-request decisions are mailed when a mail transport is configured.
+  const mailFor = (realm: RealmRow): OrgMail | undefined =>
+    ctx.keyring && emailConfigured(ctx.config.delivery)
+      ? { keyring: ctx.keyring, realm: realm.display_name }
+      : undefined;
+  const invitationLimits = (realm: RealmRow) => {
+    const mail = mailFor(realm);
+    return mail ? { ...baseLimits, mail } : baseLimits;
+  };
 
   // ---- members ------------------------------------------------------------------------------
 
@@ -138,10 +150,10 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'POST',
     '/organizations/:org/invitations',
     inOrg('org.members.invite'),
-    async ({ req, reply, caller, call }) => {
+    async ({ req, reply, realm, caller, call }) => {
       const orgId = orgParam(req.params.org);
       const input = decodeInvitation(req.body);
-      const r = await createInvitation(ctx.db, orgCall(call, caller), orgId, input, invitationLimits);
+      const r = await createInvitation(ctx.db, orgCall(call, caller), orgId, input, invitationLimits(realm));
       return reply.code(201).send(presentInvitation(r, call.now));
     },
   );
@@ -152,10 +164,10 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'POST',
     '/organizations/:org/invitations/:id/resend',
     inOrg('org.members.invite'),
-    async ({ req, caller, call }) => {
+    async ({ req, realm, caller, call }) => {
       const ids = [orgParam(req.params.org), invitationParam(req.params.id)] as const;
       return presentInvitation(
-        await resendInvitation(ctx.db, orgCall(call, caller), ...ids, invitationLimits),
+        await resendInvitation(ctx.db, orgCall(call, caller), ...ids, invitationLimits(realm)),
         call.now,
       );
     },
@@ -183,7 +195,7 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'POST',
     '/organizations/:org/invitations/:id/reassign',
     inOrg('org.members.invite'),
-    async ({ req, reply, caller, call }) => {
+    async ({ req, reply, realm, caller, call }) => {
       const [orgId, id] = [orgParam(req.params.org), invitationParam(req.params.id)];
       const userId = decodeReassign(req.body);
       const next = await reassignInvitation(
@@ -192,7 +204,7 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
         orgId,
         id,
         userId,
-        invitationLimits,
+        invitationLimits(realm),
       );
       return reply.code(201).send(presentInvitation(next, call.now));
     },
@@ -229,10 +241,17 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'POST',
     '/organizations/:org/join-requests/:id/approve',
     inOrg('org.members.write'),
-    async ({ req, caller, call }) => {
+    async ({ req, realm, caller, call }) => {
       const [orgId, id] = [orgParam(req.params.org), joinRequestParam(req.params.id)];
       const roleIds = decodeApprove(req.body);
-      const view = await approveJoinRequest(ctx.db, orgCall(call, caller), orgId, id, roleIds);
+      const view = await approveJoinRequest(
+        ctx.db,
+        orgCall(call, caller),
+        orgId,
+        id,
+        roleIds,
+        mailFor(realm),
+      );
       return presentMembership(view);
     },
   );
@@ -243,11 +262,11 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     'POST',
     '/organizations/:org/join-requests/:id/deny',
     inOrg('org.members.write'),
-    async ({ req, caller, call }) => {
+    async ({ req, realm, caller, call }) => {
       const [orgId, id] = [orgParam(req.params.org), joinRequestParam(req.params.id)];
       const reason = decodeOptionalReason(req.body);
       return presentJoinRequest(
-        await denyJoinRequest(ctx.db, orgCall(call, caller), orgId, id, reason),
+        await denyJoinRequest(ctx.db, orgCall(call, caller), orgId, id, reason, mailFor(realm)),
         call.now,
       );
     },

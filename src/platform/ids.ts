@@ -29,6 +29,7 @@ export type IdPrefix =
   | 'prj'
   | 'otr'
   | 'sgr'
+  | 'ntf'
   | 'fen'
   | 'rdv'
   | 'whk'

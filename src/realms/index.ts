@@ -26,5 +26,6 @@ export {
   samePolicy,
 } from './policy-check.ts';
 export { defaultRealmPolicy } from './policy-defaults.ts';
+export { STANDARD_PROFILE_ATTRIBUTES } from './policy-schema.ts';
 export type { RealmRow } from './realm.repo.ts';
 export { findRealmById, findRealmByName, insertRealm, RealmExistsError } from './realm.repo.ts';

@@ -119,6 +119,7 @@ test('rules spanning members are checked on the merged result', () => {
       { authentication_flow: { rules: [{ outcome: 'challenge' }] } },
       ['authentication_flow.rules.0.outcome:challenge_provider_required'],
     ],
+    [{ authentication_flow: { rules: [{ outcome: 'challenge' }], email_code_alternative: true } }, []],
     [{ client_registration: { open: true } }, ['client_registration.open:requires_enabled']],
   ];
   for (const [patch, expected] of cases)

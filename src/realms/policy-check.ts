@@ -249,11 +249,17 @@ export function policyRuleIssues(p: Json, opts: PolicyRuleOptions): PolicyIssue[
   const flow = section(p, 'authentication_flow');
   if (Array.isArray(flow.rules)) {
     flow.rules.forEach((r, i) => {
-      if (isObject(r) && r.outcome === 'challenge' && !flow.challenge_provider)
+      // A challenge is answered through the provider or, with the alternative, an emailed code.
+      if (
+        isObject(r) &&
+        r.outcome === 'challenge' &&
+        !flow.challenge_provider &&
+        flow.email_code_alternative !== true
+      )
         add(
           ['authentication_flow', 'rules', i, 'outcome'],
           'challenge_provider_required',
-          'set challenge_provider first',
+          'set challenge_provider (or email_code_alternative) first',
         );
     });
   }

@@ -79,6 +79,7 @@ export async function loadAll(
   if (!client) throw problem.notFound('the transaction client no longer exists');
   const policy = known?.policy ?? (await currentPolicy(q, realm.id));
   const facts = await loadFacts(q, t, {
+    config: app.config,
     client,
     policy,
     adminAudience: adminAudience(app.config.server.publicOrigin, realm.name),

@@ -2,7 +2,6 @@
 // SSO session from pa_sid unless prompt=login or max_age forbids it, and either answer
 // prompt=none at once or start a transaction and send the browser to the login UI.
 
-import { BUILTIN_LOGIN_UI_PATH } from '../clients/builtin-clients.ts';
 import { digestToken } from '../kernel/digest.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -13,6 +12,7 @@ import { loadAll } from './advance.ts';
 import { authorizationRedirect } from './authorization-response.ts';
 import { completeTransaction, issuerOf } from './complete.ts';
 import { type Created, createTransaction, type SessionSeed } from './create.ts';
+import { loginUiOf } from './login-ui.ts';
 import { withOrganization } from './organization-rules.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import { saveTransaction } from './signin.repo.ts';
@@ -42,26 +42,6 @@ async function errorRedirect(
     signer,
     app.clock.now(),
   );
-}
-
-/**
- * The realm's login UI; without one configured, the built-in UI when this process serves it
- * (setting ui.enabled, docs/login-ui.md), so a new realm can sign in at once.
- */
-function loginUiOf(app: SigninDeps, value: unknown): URL {
-  const unavailable = () =>
-    problem.unavailable('the realm has no usable login UI configured (policy interaction.login_ui_url)');
-  if ((value === undefined || value === null || value === '') && app.config.ui.enabled)
-    return new URL(`${app.config.server.publicOrigin}${BUILTIN_LOGIN_UI_PATH}`);
-  if (typeof value !== 'string' || value === '') throw unavailable();
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw unavailable();
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw unavailable();
-  return url;
 }
 
 /** The browser's live session, when this request may reuse it (OIDC prompt=login, max_age). */

@@ -3,14 +3,25 @@
 
 import type { ClientRow } from '../clients/index.ts';
 import { hotpAllowed } from '../mfa/factor-rules.ts';
+import { emailConfigured, smsConfigured } from '../notifications/index.ts';
+import type { Config } from '../platform/config/settings.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import type { RealmPolicy } from '../realms/index.ts';
 import { policyValue } from '../realms/index.ts';
 import { BUILTIN_ROLES } from '../roles/permissions.ts';
+import { liveChallengePurposes, provedChallenge } from './challenges.repo.ts';
 import { findDeviceChoice } from './device-choices.repo.ts';
 import { loadFlowFacts } from './flow-facts.ts';
-import type { Facts, UserFacts } from './next-actions.types.ts';
+import { configuredLoginUi } from './login-ui.ts';
+import type { Facts, LoginMethods, UserFacts } from './next-actions.types.ts';
 import { loadOrganizationFacts } from './organization-facts.ts';
+import {
+  allowGuests,
+  registrationMode,
+  requireApproval,
+  requiredProfileFields,
+  termsVersion,
+} from './registration-policy.ts';
 import { rememberDevicesOn } from './remembered-device.ts';
 import type { SigninTx } from './transaction.ts';
 
@@ -19,6 +30,7 @@ const PRIVILEGED_ROLES = Object.values(BUILTIN_ROLES)
   .map((r) => r.name);
 
 export interface FactsInput {
+  config: Config;
   client: ClientRow;
   policy: RealmPolicy;
   adminAudience: string;
@@ -33,10 +45,14 @@ async function loadUser(q: Queryable, realmId: string, userId: string): Promise<
     protected: boolean;
     display_name: string | null;
     email: string | null;
+    phone: string | null;
+    is_guest: boolean;
   }>(
-    `select u.id, u.state, u.required_actions, u.protected, u.display_name,
+    `select u.id, u.state, u.required_actions, u.protected, u.display_name, u.is_guest,
             (select value from user_identifiers i where i.realm_id = u.realm_id and i.user_id = u.id
-              and i.type = 'email' order by i.is_primary desc, i.created_at limit 1) as email
+              and i.type = 'email' order by i.is_primary desc, i.created_at limit 1) as email,
+            (select value from user_identifiers i where i.realm_id = u.realm_id and i.user_id = u.id
+              and i.type = 'phone' order by i.is_primary desc, i.created_at limit 1) as phone
        from users u where u.realm_id = $1 and u.id = $2`,
     [realmId, userId],
   );
@@ -49,6 +65,8 @@ async function loadUser(q: Queryable, realmId: string, userId: string): Promise<
         protected: u.protected,
         displayName: u.display_name,
         email: u.email,
+        phone: u.phone,
+        isGuest: u.is_guest,
       }
     : null;
 }
@@ -104,5 +122,64 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
       t.resources.includes(input.adminAudience) || t.resources.includes('builtin:admin'),
     consentCovers,
     organization: await loadOrganizationFacts(q, t, input.now),
+    methods: loginMethods(input),
+    sent: await liveChallengePurposes(q, t.realmId, t.id, input.now),
+    resetProved: user ? await provedChallenge(q, t.realmId, t.id, 'password_reset') : false,
+    ...(await loadAccountDuties(q, t.realmId, user?.id ?? null, input.policy)),
+  };
+}
+
+function loginMethods(input: FactsInput): LoginMethods {
+  const flag = (m: string) => policyValue(input.policy, 'login', m) === true;
+  const email = emailConfigured(input.config.delivery);
+  return {
+    // The password flag is on unless the policy turns it off (the default policy sets it).
+    password: policyValue(input.policy, 'login', 'password') !== false,
+    mail: email,
+    sms: smsConfigured(input.config.delivery),
+    emailOtp: flag('email_otp') && email,
+    magicLink: flag('magic_link') && email && configuredLoginUi(input, input.policy) !== null,
+    smsOtp: flag('sms_otp') && smsConfigured(input.config.delivery),
+  };
+}
+
+/** Registration approval, terms and profile duties of the account (spec doc 1, evaluation order 6). */
+async function loadAccountDuties(
+  q: Queryable,
+  realmId: string,
+  userId: string | null,
+  policy: RealmPolicy,
+): Promise<Pick<Facts, 'signup' | 'terms' | 'profile'>> {
+  const version = termsVersion(policy);
+  const required = requiredProfileFields(policy);
+  let approvalPending = false;
+  let accepted = false;
+  let attributes: Record<string, unknown> = {};
+  if (userId) {
+    const r = await q.query<{
+      approval: string | null;
+      accepted: boolean;
+      attributes: Record<string, unknown>;
+    }>(
+      `select (select state from registration_approvals where realm_id = $1 and user_id = $2) as approval,
+              exists (select 1 from terms_acceptances where realm_id = $1 and user_id = $2 and version = $3) as accepted,
+              (select attributes from users where realm_id = $1 and id = $2) as attributes`,
+      [realmId, userId, version ?? ''],
+    );
+    const row = r.rows[0];
+    approvalPending = row?.approval === 'pending' || row?.approval === 'denied';
+    accepted = row?.accepted ?? false;
+    attributes = row?.attributes ?? {};
+  }
+  const filled = (v: unknown) => v !== undefined && v !== null && v !== '';
+  return {
+    signup: {
+      mode: registrationMode(policy),
+      requireApproval: requireApproval(policy),
+      allowGuests: allowGuests(policy),
+      approvalPending,
+    },
+    terms: { version, accepted },
+    profile: { required, missing: required.filter((f) => !filled(attributes[f])) },
   };
 }

@@ -1,13 +1,15 @@
 // Loads what the authentication-flow rules look at for a transaction whose account is known.
 import type { Queryable, Tx } from '../platform/db/db.ts';
 import type { RealmPolicy } from '../realms/index.ts';
-import { evaluateFlow, type FlowOutcome, flowRules } from './flow-rules.ts';
+import { evaluateFlow, type FlowOutcome, flowRules, flowSetting } from './flow-rules.ts';
 import { findFlowState, noteNetwork } from './flow-state.repo.ts';
 import type { SigninTx } from './transaction.ts';
 
 export interface FlowFacts {
   outcome: FlowOutcome | null;
   challengePassed: boolean;
+  /** authentication_flow.email_code_alternative: a challenge may be answered with an emailed code. */
+  emailCode: boolean;
 }
 
 export async function loadFlowFacts(
@@ -48,7 +50,11 @@ export async function loadFlowFacts(
     },
     now,
   });
-  return { outcome, challengePassed: state.challengePassed };
+  return {
+    outcome,
+    challengePassed: state.challengePassed,
+    emailCode: flowSetting(policy, 'email_code_alternative') === true,
+  };
 }
 
 /** Keeps the caller's address on the transaction when the realm has flow rules; true if noted. */

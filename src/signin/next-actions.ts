@@ -2,7 +2,10 @@
 // inside a pending transaction"). Each stage is a pure function of the transaction and the facts
 // loaded for it; the first stage that is not satisfied decides. Stages that need capabilities not
 // built yet (email verification, flow rules) join this list as those capabilities arrive.
+
 import { maySignIn } from '../users/account.states.ts';
+import { identifierTypeOf } from '../users/index.ts';
+import type { ChallengePurpose } from './challenges.repo.ts';
 import type { ActionType, Evaluation, Facts, NextAction } from './next-actions.types.ts';
 import {
   enterpriseSsoStage,
@@ -47,21 +50,91 @@ const selectAccount: Stage = (t) =>
     ? { kind: 'actions', actions: [action('select_account', ['continue'])] }
     : 'satisfied';
 
+/** An action answered with a code sent by otp/send {purpose}; options say whether one is out. */
+const codeAction = (type: ActionType, purpose: ChallengePurpose, f: Facts): NextAction =>
+  action(type, ['code'], { purpose, code_sent: f.sent.includes(purpose) });
+
 const primary: Stage = (t, f) => {
   if (hasPrimary(t)) return 'satisfied';
   const ssoOnly = ssoOnlyPrimary(t, f);
   if (ssoOnly !== 'satisfied') return ssoOnly;
+  const m = f.methods;
   if (t.userId === null && t.identifier === null) {
-    return {
-      kind: 'actions',
-      actions: [action('identify', ['identifier']), action('password', ['password', 'identifier'])],
+    // What the realm offers after identify (never anything about an account): lets a login page
+    // show "sign in with a code" and "forgot your password" before anyone is identified.
+    const hints = {
+      ...(m.emailOtp || m.magicLink || m.smsOtp ? { other_methods: true } : {}),
+      ...(m.password && m.mail ? { password_reset: true } : {}),
     };
+    const actions = [action('identify', ['identifier'], Object.keys(hints).length > 0 ? hints : undefined)];
+    if (m.password) actions.push(action('password', ['password', 'identifier']));
+    return { kind: 'actions', actions };
   }
-  return { kind: 'actions', actions: [action('password', ['password'])] };
+  // Methods follow the identifier's type, never whether an account exists behind it.
+  const type = t.identifier ? identifierTypeOf(t.identifier) : f.user?.email ? 'email' : null;
+  const actions: NextAction[] = [];
+  // A forgotten password: password/reset mails a code to an email identifier (docs/registration.md).
+  if (m.password)
+    actions.push(
+      m.mail && type === 'email'
+        ? action('password', ['password'], {
+            reset: true,
+            reset_code_sent: f.sent.includes('password_reset'),
+          })
+        : action('password', ['password']),
+    );
+  if (m.emailOtp && type === 'email') actions.push(codeAction('email_otp', 'login', f));
+  if (m.magicLink && type === 'email')
+    actions.push(
+      action('magic_link', ['token'], { purpose: 'magic_link', link_sent: f.sent.includes('magic_link') }),
+    );
+  if (m.smsOtp && type === 'phone') actions.push(codeAction('sms_otp', 'login', f));
+  return actions.length > 0
+    ? { kind: 'actions', actions }
+    : { kind: 'blocked', reason: 'login_method_not_allowed' };
 };
 
+/** Step 3: an account waiting for verification confirms its email address with a code. */
+const emailVerification: Stage = (_t, f) =>
+  f.user?.state === 'pending_verification' && f.user.email && f.methods.mail
+    ? { kind: 'actions', actions: [codeAction('verify_email', 'verify_email', f)] }
+    : 'satisfied';
+
+/** intent register: the new account's details come first (the register action). */
+const registration: Stage = (t, f) => {
+  if (t.intent !== 'register' || t.userId !== null || hasPrimary(t) || f.signup.mode === 'closed')
+    return 'satisfied';
+  return {
+    kind: 'actions',
+    actions: [
+      action('register', ['email', 'password', 'display_name', 'username', 'attributes'], {
+        mode: f.signup.mode,
+        ...(f.signup.requireApproval ? { requires_approval: true } : {}),
+        ...(f.profile.required.length > 0 ? { required_attributes: f.profile.required } : {}),
+      }),
+    ],
+  };
+};
+
+/** A registration held for an administrator stops here until it is approved. */
+const registrationApproval: Stage = (_t, f) => {
+  if (f.signup.approvalPending) return { kind: 'blocked', reason: 'registration_pending_approval' };
+  // A guest account signs in again only while the realm still allows guests.
+  if (f.user?.isGuest && !f.signup.allowGuests) return { kind: 'blocked', reason: 'guest_not_permitted' };
+  return 'satisfied';
+};
+
+// A pending_deletion account goes on to MFA and then stops at cancel_deletion (spec doc 1,
+// evaluation order 5); every other state that may not sign in stops here.
 const accountState: Stage = (_t, f) =>
-  f.user && maySignIn(f.user.state) ? 'satisfied' : { kind: 'blocked', reason: 'account_unavailable' };
+  f.user && (maySignIn(f.user.state) || f.user.state === 'pending_deletion')
+    ? 'satisfied'
+    : { kind: 'blocked', reason: 'account_unavailable' };
+
+const pendingDeletion: Stage = (_t, f) =>
+  f.user?.state === 'pending_deletion'
+    ? { kind: 'actions', actions: [action('cancel_deletion', [])] }
+    : 'satisfied';
 
 /** acr_values asks for the phishing-resistant profile. */
 export const phishingResistantRequired = (t: SigninTx): boolean => t.acrValues.includes('phishing_resistant');
@@ -101,8 +174,11 @@ export const stepUpDemanded = (t: SigninTx, f: Facts): boolean =>
 /** Authentication-flow rules (evaluation order 4): deny stops, a challenge is answered first. */
 const flowStage: Stage = (_t, f) => {
   if (f.flow?.outcome === 'deny') return { kind: 'blocked', reason: 'authentication_policy_denied' };
-  if (f.flow?.outcome === 'challenge' && !f.flow.challengePassed)
-    return { kind: 'actions', actions: [action('challenge', ['provider_response', 'code'])] };
+  if (f.flow?.outcome === 'challenge' && !f.flow.challengePassed) {
+    // The emailed-code alternative is offered only where mail can be sent.
+    const options = f.flow.emailCode && f.methods.mail ? { email_code: true } : undefined;
+    return { kind: 'actions', actions: [action('challenge', ['provider_response', 'code'], options)] };
+  }
   return 'satisfied';
 };
 
@@ -122,9 +198,21 @@ const requiredActions: Stage = (t, f) => {
   const enrolled = f.hasTotp || f.hasHotp === true;
   const mustEnroll = (mfaRequired(t, f) && !enrolled) || f.user?.requiredActions.includes('configure_totp');
   if (mustEnroll && !enrolled) return { kind: 'actions', actions: [action('enroll_totp', [])] };
-  if (f.user?.requiredActions.includes('update_password')) {
+  const required = f.user?.requiredActions ?? [];
+  if (required.includes('update_password') || f.resetProved) {
     return { kind: 'actions', actions: [action('update_password', ['new_password'])] };
   }
+  if (required.includes('verify_email') && f.user?.email && f.methods.mail)
+    return { kind: 'actions', actions: [codeAction('verify_email', 'verify_email', f)] };
+  if (required.includes('verify_contact') && f.user?.phone && f.methods.sms)
+    return { kind: 'actions', actions: [codeAction('verify_contact', 'verify_contact', f)] };
+  if (f.terms.version && !f.terms.accepted)
+    return { kind: 'actions', actions: [action('accept_terms', ['version'], { version: f.terms.version })] };
+  if (f.profile.missing.length > 0)
+    return {
+      kind: 'actions',
+      actions: [action('complete_profile', ['fields'], { fields: f.profile.missing })],
+    };
   return 'satisfied';
 };
 
@@ -137,10 +225,14 @@ const consent: Stage = (t, f) => {
 
 export const STAGES: readonly Stage[] = [
   selectAccount,
+  registration,
   primary,
+  emailVerification,
+  registrationApproval,
   accountState,
   flowStage,
   mfa,
+  pendingDeletion,
   rememberDevice,
   requiredActions,
   organizationStage,

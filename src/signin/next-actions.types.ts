@@ -1,7 +1,9 @@
 // The vocabulary of next-action evaluation (document 1, evaluation order of actions): what an
 // action offers, the facts loaded for a transaction, and what evaluating them gives.
+import type { ChallengePurpose } from './challenges.repo.ts';
 import type { FlowFacts } from './flow-facts.ts';
 import type { OrganizationFacts } from './organization-facts.ts';
+import type { RegistrationMode } from './registration-policy.ts';
 import type { BlockingReason } from './transaction.ts';
 
 export type ActionType =
@@ -15,6 +17,15 @@ export type ActionType =
   | 'update_password'
   | 'select_organization'
   | 'consent'
+  | 'email_otp'
+  | 'sms_otp'
+  | 'magic_link'
+  | 'verify_email'
+  | 'verify_contact'
+  | 'register'
+  | 'accept_terms'
+  | 'complete_profile'
+  | 'cancel_deletion'
   | 'remember_device'
   | 'challenge';
 
@@ -32,6 +43,23 @@ export interface UserFacts {
   protected: boolean;
   displayName: string | null;
   email: string | null;
+  phone: string | null;
+  isGuest: boolean;
+}
+
+/** Primary methods the realm's policy and this deployment allow (spec doc 1, evaluation order 2). */
+export interface LoginMethods {
+  password: boolean;
+  /** A mail transport is configured (codes for verify_email can be sent). */
+  mail: boolean;
+  /** An SMS adapter is configured (codes for verify_contact can be sent). */
+  sms: boolean;
+  /** login.email_otp and a mail transport */
+  emailOtp: boolean;
+  /** login.magic_link, a mail transport and a usable login UI */
+  magicLink: boolean;
+  /** login.sms_otp and an SMS adapter */
+  smsOtp: boolean;
 }
 
 export interface Facts {
@@ -53,6 +81,23 @@ export interface Facts {
   adminAudienceRequested: boolean;
   consentCovers: boolean;
   organization: OrganizationFacts;
+  methods: LoginMethods;
+  /** Purposes with a live code or link sent in this transaction. */
+  sent: ChallengePurpose[];
+  /** A password reset code was proved in this transaction: update_password follows. */
+  resetProved: boolean;
+  signup: {
+    mode: RegistrationMode;
+    /** registration.require_approval: a new account waits for an administrator. */
+    requireApproval: boolean;
+    allowGuests: boolean;
+    /** The account's registration waits for (or was refused by) an administrator. */
+    approvalPending: boolean;
+  };
+  /** interaction.terms_version and whether the account accepted it. */
+  terms: { version: string | null; accepted: boolean };
+  /** Required profile fields (policy) and those the account has no value for. */
+  profile: { required: string[]; missing: string[] };
 }
 
 export type Evaluation =

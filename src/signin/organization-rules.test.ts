@@ -68,6 +68,8 @@ const facts = (organization: Partial<OrganizationFacts>, o: Partial<Facts> = {})
     protected: false,
     displayName: null,
     email: null,
+    phone: null,
+    isGuest: false,
   },
   hasTotp: false,
   hasRecoveryCodes: false,
@@ -77,6 +79,12 @@ const facts = (organization: Partial<OrganizationFacts>, o: Partial<Facts> = {})
   adminAudienceRequested: false,
   consentCovers: true,
   organization: { required: false, named: null, choices: [], ...organization },
+  methods: { password: true, mail: false, sms: false, emailOtp: false, magicLink: false, smsOtp: false },
+  sent: [],
+  resetProved: false,
+  signup: { mode: 'closed', requireApproval: false, allowGuests: false, approvalPending: false },
+  terms: { version: null, accepted: false },
+  profile: { required: [], missing: [] },
   ...o,
 });
 

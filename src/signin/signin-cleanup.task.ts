@@ -1,7 +1,7 @@
 // Worker task signin.cleanup (spec doc 2, "Data lifecycle and retention" 3): transactions are
 // deleted a day after they were created, once they are no longer pending or have expired, and
-// authorization codes once they expired or were used and the session retention has passed, and
-// abuse-budget counters of windows that ended.
+// the codes and links sent in them after a day, authorization codes once they expired or were used
+// and the session retention has passed, and abuse-budget counters of windows that ended.
 
 import type { TaskReport } from '../kernel/task.ts';
 import { pruneBudgets } from '../platform/abuse-budget.ts';
@@ -27,8 +27,19 @@ export async function cleanupSignin(
         where coalesce(consumed_at, expires_at) < $1 limit ${BATCH})`,
     [new Date(now.getTime() - deps.sessionRetentionMs)],
   );
+  // Codes and links sent in a transaction go with it (created a day ago at the latest).
+  const challenges = await deps.db.query(
+    `delete from signin_challenges where (realm_id, transaction_id, purpose) in (
+       select realm_id, transaction_id, purpose from signin_challenges where created_at < $1 limit ${BATCH})`,
+    [dayAgo],
+  );
   // Abuse-budget windows are at most a day long (security.budgets.*_window): older rows count for
   // nothing.
   const budgets = await pruneBudgets(deps.db, dayAgo);
-  return { transactions: transactions.rowCount, codes: codes.rowCount, budget_counters: budgets };
+  return {
+    transactions: transactions.rowCount,
+    codes: codes.rowCount,
+    challenges: challenges.rowCount,
+    budget_counters: budgets,
+  };
 }

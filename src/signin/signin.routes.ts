@@ -98,6 +98,7 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
           const created = await createTransaction(ctx, q, realm, started.params, 'headless', String(req.id));
           const policy = await currentPolicy(q, realm.id);
           const facts = await loadFacts(q, created.tx, {
+            config: ctx.config,
             client: started.params.client,
             policy,
             adminAudience: adminAudience(ctx.config.server.publicOrigin, realm.name),

@@ -13,8 +13,10 @@ import { hasNul, withoutNul } from '../kernel/text.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { cutUtf8, utf8Length } from '../platform/utf8.ts';
 import type { RealmRow } from '../realms/index.ts';
+import { currentPolicy } from '../realms/index.ts';
 import type { ResourceDefinition } from '../resources/resource.ts';
 import { resolveTarget } from '../resources/resource-target.ts';
+import { registrationMode } from './registration-policy.ts';
 import { scopeDemands, withScopeDemands } from './scope-demands.ts';
 import type { Intent, ResponseMode, SigninTx } from './transaction.ts';
 
@@ -23,7 +25,8 @@ export const MAX_AUTHORIZE_LOGIN_HINT_BYTES = 512;
 const STORED_LOGIN_HINT_BYTES = 254;
 const STORED_UI_LOCALES_BYTES = 64;
 const STORED_USER_AGENT_BYTES = 256;
-const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
+// `create` (OpenID Connect Prompt Create) asks for registration: the browser's intent register.
+const PROMPTS = new Set(['none', 'login', 'consent', 'select_account', 'create']);
 const RESPONSE_MODES = new Set<ResponseMode>(['query', 'query.jwt', 'jwt']);
 
 export interface StartInput {
@@ -213,12 +216,14 @@ export async function validateStart(
       return fail('invalid_request', 'claims must be a JSON object');
     }
   }
-  const intent = (input.intent ?? 'login') as Intent;
-  if (intent === 'register') return fail('access_denied', 'registration is not available in this realm');
+  const intent = (prompt.includes('create') ? 'register' : (input.intent ?? 'login')) as Intent;
   // step_up asks for a second factor on top of the browser's session (spec doc 1, "MFA is required
   // when"); the headless start takes login or register only (spec doc 1, headless start body).
   const stepUp = intent === 'step_up' && channel === 'authorize';
-  if (intent !== 'login' && !stepUp) return fail('invalid_request', 'intent must be login or register');
+  if (intent !== 'login' && intent !== 'register' && !stepUp)
+    return fail('invalid_request', 'intent must be login or register');
+  if (intent === 'register' && registrationMode(await currentPolicy(q, realm.id)) === 'closed')
+    return fail('access_denied', 'registration is not available in this realm');
   const demanded = withScopeDemands(
     {
       maxAge: input.maxAge ?? null,
@@ -238,7 +243,7 @@ export async function validateStart(
       state,
       nonce: input.nonce ?? null,
       codeChallenge: input.codeChallenge,
-      prompt,
+      prompt: prompt.filter((p) => p !== 'create'),
       maxAge: demanded.maxAge,
       acrValues: demanded.acrValues,
       loginHint: cutField(input.loginHint, STORED_LOGIN_HINT_BYTES),

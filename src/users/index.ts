@@ -2,6 +2,7 @@
 // Other folders reach this context's tables through this file, never through its *.repo.ts files
 // (docs/architecture.md, import rules).
 export {
+  cancelDeletion,
   countUsers,
   findPasswordVerifier,
   findUserByIdentifier,
@@ -10,8 +11,14 @@ export {
   insertUser,
   listIdentifiers,
   lockUser,
+  markGuest,
+  markIdentifierVerified,
+  mergeUserAttributes,
+  primaryEmail,
   removeRequiredAction,
   repepperPassword,
+  requestDeletion,
   setPassword,
   setUserState,
 } from './users.repo.ts';
+export { createUserInTx, type NewUser } from './users.service.ts';

@@ -24,7 +24,12 @@ import { isValidIdentifier } from './identifiers.ts';
 import { MIN_PASSWORD_LENGTH } from './password-rules.ts';
 
 /** Required actions an administrator may set (spec doc 1, sign-in evaluation order step 6). */
-export const ADMIN_REQUIRED_ACTIONS = ['update_password', 'verify_email', 'configure_totp'] as const;
+export const ADMIN_REQUIRED_ACTIONS = [
+  'update_password',
+  'verify_email',
+  'verify_contact',
+  'configure_totp',
+] as const;
 export type AdminRequiredAction = (typeof ADMIN_REQUIRED_ACTIONS)[number];
 
 const MAX_PASSWORD_BYTES = 1024;
@@ -46,7 +51,7 @@ const createUserShape = object({
   display_name: optional(displayName()),
   password: optional(password()),
   email_verified: optional(boolean()),
-  required_actions: optional(array(enumOf(ADMIN_REQUIRED_ACTIONS), { maxItems: 3, unique: true })),
+  required_actions: optional(array(enumOf(ADMIN_REQUIRED_ACTIONS), { maxItems: 4, unique: true })),
 });
 
 // PATCH /users/{user}: the profile members an administrator may change; null clears one.

@@ -242,9 +242,81 @@ export async function eraseUser(tx: Tx, realmId: string, userId: string, now: Da
     await tx.query(`delete from ${table} where realm_id = $1 and user_id = $2`, [realmId, userId]);
   }
   await tx.query(
-    `update users set state = 'deleted', display_name = null, required_actions = '{}', updated_at = $3,
-       profile_updated_at = $3
+    `update users set state = 'deleted', display_name = null, required_actions = '{}', attributes = '{}',
+       deletion_due_at = null, updated_at = $3, profile_updated_at = $3
       where realm_id = $1 and id = $2`,
     [realmId, userId, now],
   );
+}
+
+/** Marks the account's identifiers of a type verified (a code sent there came back). */
+export async function markIdentifierVerified(
+  tx: Tx,
+  realmId: string,
+  userId: string,
+  type: IdentifierType,
+  value: string,
+  now: Date,
+): Promise<void> {
+  await tx.query(
+    `update user_identifiers set verified = true, verified_at = coalesce(verified_at, $5)
+      where realm_id = $1 and user_id = $2 and type = $3 and value_key = $4`,
+    [realmId, userId, type, identifierKey(type, value), now],
+  );
+}
+
+/** Merges profile attribute values into the account's attributes. */
+export async function mergeUserAttributes(
+  tx: Tx,
+  realmId: string,
+  userId: string,
+  values: Record<string, unknown>,
+  now: Date,
+): Promise<void> {
+  await tx.query(
+    `update users set attributes = attributes || $3::jsonb, updated_at = $4, profile_updated_at = $4
+      where realm_id = $1 and id = $2`,
+    [realmId, userId, JSON.stringify(values), now],
+  );
+}
+
+export async function markGuest(tx: Tx, realmId: string, userId: string): Promise<void> {
+  await tx.query('update users set is_guest = true where realm_id = $1 and id = $2', [realmId, userId]);
+}
+
+/** Self-service deletion request: pending_deletion until `due`, then the worker erases it. */
+export async function requestDeletion(tx: Tx, realmId: string, userId: string, due: Date, now: Date) {
+  await tx.query(
+    `update users set state = 'pending_deletion', deletion_due_at = $3, updated_at = $4
+      where realm_id = $1 and id = $2`,
+    [realmId, userId, due, now],
+  );
+}
+
+export async function cancelDeletion(tx: Tx, realmId: string, userId: string, now: Date) {
+  await tx.query(
+    `update users set state = 'active', deletion_due_at = null, updated_at = $3
+      where realm_id = $1 and id = $2 and state = 'pending_deletion'`,
+    [realmId, userId, now],
+  );
+}
+
+/** Accounts whose self-service deletion grace period has passed. */
+export async function dueDeletions(q: Queryable, now: Date, limit: number) {
+  const r = await q.query<{ realm_id: string; id: string }>(
+    `select realm_id, id from users where state = 'pending_deletion' and deletion_due_at <= $1
+      order by deletion_due_at limit $2`,
+    [now, limit],
+  );
+  return r.rows;
+}
+
+/** The account's primary email address (else its first), or null. */
+export async function primaryEmail(q: Queryable, realmId: string, userId: string): Promise<string | null> {
+  const r = await q.query<{ value: string }>(
+    `select value from user_identifiers where realm_id = $1 and user_id = $2 and type = 'email'
+      order by is_primary desc, created_at limit 1`,
+    [realmId, userId],
+  );
+  return r.rows[0]?.value ?? null;
 }

@@ -1,6 +1,6 @@
 // The account page (docs/login-ui.md): signs in through the realm's authorization endpoint, then
 // shows who is signed in (UserInfo) and their sessions, with ending one and signing out everywhere.
-import { h } from '../lib/dom.js';
+import { checkbox, h } from '../lib/dom.js';
 import { describeCode, type MessageKey, pickLocale, setLocale, t } from '../lib/i18n.js';
 import { finishSignIn, OAuthFailure, signIn, type Tokens } from './oauth.js';
 
@@ -33,7 +33,9 @@ function show(...content: HTMLElement[]): void {
 function signInAgain(realm: string, label: MessageKey, message?: HTMLElement): void {
   const b = h('button', { type: 'button', class: 'primary' }, t(label));
   b.addEventListener('click', () => void signIn(realm, locale));
-  show(...(message ? [message] : []), b);
+  const create = h('button', { type: 'button', class: 'link' }, t('acct.register'));
+  create.addEventListener('click', () => void signIn(realm, locale, 'create'));
+  show(...(message ? [message] : []), b, create);
   b.focus();
 }
 
@@ -113,6 +115,7 @@ async function render(realm: string, tokens: Tokens, message?: HTMLElement): Pro
   );
   const endAll = h('button', { type: 'button', class: 'danger' }, t('acct.end_all'));
   endAll.addEventListener('click', () => void signOutEverywhere(realm, tokens));
+  const remove = deleteAccountControl(realm, tokens);
   show(
     ...(message ? [message] : []),
     h('section', { 'aria-labelledby': 'who' }, h('h2', { id: 'who' }, t('acct.who')), who),
@@ -123,7 +126,30 @@ async function render(realm: string, tokens: Tokens, message?: HTMLElement): Pro
       sessions.length > 0 ? list : h('p', {}, t('acct.no_sessions')),
       endAll,
     ),
+    h('section', { 'aria-labelledby': 'delete' }, h('h2', { id: 'delete' }, t('acct.delete_title')), remove),
   );
+}
+
+/** Self-service deletion (POST /me/deletion): asked once more, then the page signs out. */
+function deleteAccountControl(realm: string, tokens: Tokens): HTMLElement {
+  const confirm = checkbox(t('acct.delete_confirm'), 'confirm-delete');
+  const button = h('button', { type: 'button', class: 'danger' }, t('acct.delete'));
+  button.addEventListener('click', () => {
+    if (!confirm.input.checked) {
+      confirm.input.focus();
+      return;
+    }
+    void (async () => {
+      try {
+        await api(realm, tokens.account, 'POST', '/me/deletion');
+      } catch (e) {
+        await render(realm, tokens, failure(e));
+        return;
+      }
+      signInAgain(realm, 'acct.sign_in', h('p', { class: 'notice', role: 'status' }, t('acct.deleted')));
+    })();
+  });
+  return h('div', {}, h('p', {}, t('acct.delete_help')), confirm.wrap, button);
 }
 
 function failure(e: unknown): HTMLElement {
@@ -172,7 +198,8 @@ async function start(): Promise<void> {
     }
     return;
   }
-  await signIn(params.get('realm') ?? 'main', locale);
+  // ?register: the realm's registration (prompt=create) instead of the sign-in.
+  await signIn(params.get('realm') ?? 'main', locale, params.has('register') ? 'create' : undefined);
 }
 
 void start();

@@ -39,7 +39,8 @@ const accountAudience = (realm: string) => `${location.origin}/api/v1/realms/${e
 const userinfoAudience = (realm: string) => `${issuer(realm)}/oauth/userinfo`;
 
 /** Sends the browser to the authorization endpoint (and from there to the login UI). */
-export async function signIn(realm: string, uiLocales: string): Promise<void> {
+/** Sends the browser to the authorization endpoint; `prompt: create` asks for a registration. */
+export async function signIn(realm: string, uiLocales: string, prompt?: string): Promise<void> {
   const pending: Pending = { realm, state: random(), nonce: random(), verifier: random() };
   sessionStorage.setItem(PENDING, JSON.stringify(pending));
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(pending.verifier));
@@ -55,6 +56,7 @@ export async function signIn(realm: string, uiLocales: string): Promise<void> {
     code_challenge: b64url(new Uint8Array(digest)),
     code_challenge_method: 'S256',
     ui_locales: uiLocales,
+    ...(prompt ? { prompt } : {}),
   }).toString();
   location.assign(url.toString());
 }

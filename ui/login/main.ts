@@ -175,6 +175,15 @@ async function start(): Promise<void> {
   try {
     const state = await tx.read();
     setLocale(pickLocale(state.locale, params.get('ui_locales'), ...navigator.languages));
+    // Opened from a mailed magic link: answer it once, then drop the token from the address bar.
+    const magic = params.get('magic_link');
+    if (magic && state.next_actions.some((a) => a.type === 'magic_link')) {
+      params.delete('magic_link');
+      history.replaceState(null, '', `${location.pathname}?${params.toString()}`);
+      current = state;
+      await run(() => tx.step('magic-link', { token: magic }), { failed: 'otp.failed' }, 'magic_link');
+      return;
+    }
     render(state, null);
   } catch (e) {
     showFatal(errorText(e));

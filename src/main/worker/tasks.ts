@@ -11,11 +11,19 @@ import { cleanupOutbox, dispatchOutboxTo } from '../../events/index.ts';
 import { type JobRunnerDeps, type JobType, purgeJobResults, runJobsTask } from '../../jobs/index.ts';
 import type { Task } from '../../kernel/task.ts';
 import { type KeyLifecycleDeps, runKeyLifecycle } from '../../keys/key-lifecycle.task.ts';
+import {
+  cleanupNotifications,
+  type NotificationCleanupDeps,
+  type NotificationDeps,
+  sendNotificationsTask,
+} from '../../notifications/index.ts';
 import { cleanupAuditRetention } from '../../ops/audit-retention.task.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
 import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
 import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
 import { cleanupSignin } from '../../signin/signin-cleanup.task.ts';
+import { expireAccounts } from '../../users/lifecycle-expiry.task.ts';
+import { eraseDueAccounts } from '../../users/self-deletion.ts';
 import {
   cleanupDeliveries,
   deliverWebhooksTask,
@@ -26,6 +34,8 @@ import { WORKER_ID } from './scheduler.ts';
 
 export type WorkerDeps = KeyLifecycleDeps &
   JobRunnerDeps &
+  NotificationDeps &
+  NotificationCleanupDeps &
   WebhookDeliveryDeps &
   ConfigExportDeps & {
     sessionRetentionMs: number;
@@ -56,6 +66,11 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   // Every worker runs jobs; each job is claimed under its own lease (jobs/job-runner.ts).
   { name: 'jobs.run', intervalMs: 1_000, lease: false, run: runJobsTask(JOB_TYPES, WORKER_ID) },
   { name: 'jobs.purge', intervalMs: 600_000, run: purgeJobResults },
+  // Every worker sends; each message is claimed under its own lease (notifications/).
+  { name: 'notifications.send', intervalMs: 1_000, lease: false, run: sendNotificationsTask(WORKER_ID) },
+  { name: 'notifications.cleanup', intervalMs: 3_600_000, run: cleanupNotifications },
+  { name: 'users.deletion', intervalMs: 300_000, run: eraseDueAccounts },
+  { name: 'users.lifecycle', intervalMs: 600_000, run: expireAccounts },
   // Every worker delivers; each delivery attempt is claimed under its own lease.
   { name: 'webhooks.deliver', intervalMs: 1_000, lease: false, run: deliverWebhooksTask(WORKER_ID) },
   { name: 'webhooks.cleanup', intervalMs: 3_600_000, run: cleanupDeliveries },

@@ -30,6 +30,10 @@ export function workerDeps(ctx: AppContext): WorkerDeps {
     clock: ctx.clock,
     exportRetentionMs: ctx.config.privacy.exportRetentionMs,
     maxJobsPerOrganization: ctx.config.workers.maxJobsPerOrganization,
+    mailer: ctx.mailer,
+    sms: ctx.sms,
+    tenantBatchShare: ctx.config.workers.tenantBatchShare,
+    payloadRetentionMs: ctx.config.delivery.payloadRetentionMs,
     outbound: ctx.outbound,
     policy: ctx.webhooks.policy,
     webhookTimeoutMs: ctx.config.delivery.webhookTimeoutMs,
@@ -73,6 +77,9 @@ export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {})
     ...workerDeps(ctx),
     onAuditIntegrity(report) {
       integrityProblems = report.problems;
+    },
+    delivered(outcome) {
+      ctx.metrics.deliveries.inc({ channel: 'notification', outcome });
     },
     jobEnded(type, end) {
       if (end === 'failed' || end === 'dead_letter') failedJobs.inc({ type });

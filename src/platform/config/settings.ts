@@ -92,6 +92,7 @@ export interface Config {
     sessionRetentionMs: number;
     historyRetentionMs: number;
     exportRetentionMs: number;
+    deletionGraceMs: number;
     residency: { region: string | null; allowedDestinations: string[] };
   };
   delivery: {
@@ -99,6 +100,21 @@ export interface Config {
     webhookMaxAttempts: number;
     egressAllowlist: string[];
     allowPrivateWebhooks: boolean;
+    smtpHost: string | null;
+    smtpPort: number;
+    smtpTls: 'starttls' | 'implicit' | 'none';
+    smtpUsername: string | null;
+    /** A secret reference (env:, file:, cred:) or, outside production, a literal. */
+    smtpPassword: string | null;
+    mailFrom: string;
+    /** Mail written as .eml files to this folder instead of SMTP (proudauth dev). */
+    mailDir: string | null;
+    payloadRetentionMs: number;
+    smsUrl: string | null;
+    /** A secret reference to the key that signs SMS requests (HMAC-SHA256). */
+    smsSigningKey: string | null;
+    /** Print SMS on the terminal instead of sending them (proudauth dev). */
+    smsDevSink: boolean;
   };
   workers: { tenantBatchShare: number; maxJobsPerOrganization: number; metricsListen: string | null };
   webauthn: { relatedOrigins: boolean };
@@ -233,6 +249,7 @@ export const SETTINGS: readonly Setting[] = [
   dur('privacy.session_retention', '30d', '1d', '3650d', 'Retention of ended sessions, grants and tokens'),
   dur('privacy.history_retention', '180d', '1d', '3650d', 'Retention of delivery and invitation history'),
   dur('privacy.export_retention', '24h', '1h', '30d', 'Retention of encrypted job results'),
+  dur('privacy.deletion_grace', '30d', '0', '365d', 'Time a self-service deletion request waits (cancellable at sign-in) before the account is erased'),
   { name: 'privacy.residency.region', kind: 'string', default: null, nullable: true, description: 'The region this deployment keeps data in, shown by /status' },
   { name: 'privacy.residency.allowed_destinations', kind: 'hosts', default: [], description: 'Comma-separated hosts (or *.domain) outbound deliveries may reach; empty: any host the egress guard allows' },
 
@@ -240,6 +257,17 @@ export const SETTINGS: readonly Setting[] = [
   int('delivery.webhook_max_attempts', 12, 1, 100, 'Attempts before a delivery is dead-lettered'),
   { name: 'delivery.egress_allowlist', kind: 'cidrs', default: [], description: 'Comma-separated CIDRs webhooks may reach even when private' },
   bool('delivery.allow_private_webhooks', false, 'Allow webhooks to private addresses (refused in production)'),
+  { name: 'delivery.smtp_host', kind: 'string', default: null, nullable: true, description: 'SMTP server host name; unset sends no mail (proudauth dev writes mail to a folder instead)' },
+  int('delivery.smtp_port', 587, 1, 65535, 'SMTP server port'),
+  { name: 'delivery.smtp_tls', kind: 'enum', default: 'starttls', values: ['starttls', 'implicit', 'none'], description: 'starttls (required upgrade), implicit (TLS from the first byte, usually port 465) or none (local relays only)' },
+  { name: 'delivery.smtp_username', kind: 'string', default: null, nullable: true, description: 'SMTP user name; unset sends without authentication' },
+  { name: 'delivery.smtp_password', kind: 'string', default: null, nullable: true, secret: true, description: 'SMTP password: env:, file: or cred: reference (a literal only outside production)' },
+  { name: 'delivery.mail_from', kind: 'string', default: 'ProudAuth <no-reply@localhost>', description: 'From address of mail the service sends' },
+  { name: 'delivery.mail_dir', kind: 'string', default: null, nullable: true, description: 'Write mail as .eml files to this folder instead of sending it (proudauth dev uses <data_dir>/mail)' },
+  dur('delivery.payload_retention', '7d', '1h', '365d', 'Time after which a notification keeps no recipient or message text'),
+  { name: 'delivery.sms_url', kind: 'string', default: null, nullable: true, description: 'https URL the SMS adapter POSTs signed JSON to; unset offers no SMS codes' },
+  bool('delivery.sms_dev_sink', false, 'Print SMS messages and their codes on the terminal instead of sending them (proudauth dev turns it on when delivery.sms_url is unset)'),
+  { name: 'delivery.sms_signing_key', kind: 'string', default: null, nullable: true, secret: true, description: 'Key that signs SMS requests (HMAC-SHA256): env:, file: or cred: reference' },
 
   int('workers.tenant_batch_share', 25, 1, 100_000, 'Notification batch share per organization'),
   int('workers.max_jobs_per_organization', 2, 1, 1000, 'Concurrent jobs per organization'),

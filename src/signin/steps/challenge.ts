@@ -2,17 +2,31 @@
 // authentication_flow outcome challenge): the provider response (a CAPTCHA-style token) is
 // verified over HTTP, before the row lock, by the provider the realm names in
 // authentication_flow.challenge_provider out of the operator's security.challenge_providers; a
-// wrong one is a failed proof. The emailed-code alternative needs email delivery, which this build does
-// not have yet: it answers 409.
+// wrong one is a failed proof. With authentication_flow.email_code_alternative, challenge/send mails
+// a six-digit code to the account's email address (the emailed-code machinery of otp-challenge.ts,
+// purpose `challenge`) and challenge {code} answers it; a wrong or expired code is a failed proof.
 import { object, optional, string } from '../../platform/http/decode.ts';
 import { Problem, problem } from '../../platform/http/problem.ts';
 import { EgressGuard } from '../../platform/net/egress-guard.ts';
+import type { RealmPolicy } from '../../realms/index.ts';
 import { currentPolicy } from '../../realms/index.ts';
+import { consumeChallenge } from '../challenges.repo.ts';
 import { flowSetting } from '../flow-rules.ts';
 import { markChallengePassed } from '../flow-state.repo.ts';
 import type { ChallengeProvider, SigninDeps } from '../signin.deps.ts';
+import { challengeDigest, digestsMatch, liveChallenge, sendChallenge } from './otp-challenge.ts';
 import { proofFailed } from './proof-failed.ts';
 import type { Step } from './step.ts';
+
+const emailCodeAllowed = (policy: RealmPolicy): boolean =>
+  flowSetting(policy, 'email_code_alternative') === true;
+
+const noEmailCode = () =>
+  new Problem(
+    409,
+    'conflict',
+    'the realm does not offer the emailed-code alternative (email_code_alternative)',
+  );
 
 const PROVIDER_TIMEOUT_MS = 5000;
 const MAX_PROVIDER_ANSWER_BYTES = 16 * 1024;
@@ -55,33 +69,68 @@ const decode = object({
   code: optional(string({ minLength: 1, maxLength: 64 })),
 });
 
-export const challengeStep: Step<{ providerResponse?: string; code?: string }, { passed: boolean }> = {
+/** What prepare found: the provider's verdict, or an emailed code to check under the row lock. */
+type Prepared = { kind: 'provider'; passed: boolean } | { kind: 'code'; code: string };
+
+export const challengeStep: Step<{ providerResponse?: string; code?: string }, Prepared> = {
   path: 'challenge',
   action: 'challenge',
   decode,
   async prepare(app, t, body) {
     if ((body.providerResponse === undefined) === (body.code === undefined))
       throw problem.invalidRequest('send exactly one of provider_response or code');
-    if (body.code !== undefined)
-      throw new Problem(409, 'conflict', 'the emailed-code challenge is not available (no email delivery)');
-    const name = flowSetting(await currentPolicy(app.db, t.realmId), 'challenge_provider');
+    const policy = await currentPolicy(app.db, t.realmId);
+    if (body.code !== undefined) {
+      if (!emailCodeAllowed(policy)) throw noEmailCode();
+      return { kind: 'code', code: body.code };
+    }
+    const name = flowSetting(policy, 'challenge_provider');
     const provider = typeof name === 'string' ? app.challengeProviders.get(name) : undefined;
     if (!provider)
       throw new Problem(409, 'conflict', 'the realm names no challenge_provider the operator configured');
-    return { passed: await verifyWithProvider(app, provider, body.providerResponse as string) };
+    return {
+      kind: 'provider',
+      passed: await verifyWithProvider(app, provider, body.providerResponse as string),
+    };
   },
   async run(q, t, _body, ctx, prepared) {
-    if (!prepared.passed) return proofFailed(q, t, ctx, 'challenge');
+    if (prepared.kind === 'code') {
+      // No code out, an expired or used one, and a wrong one all fail alike.
+      const sent = await liveChallenge(q, t, 'challenge', ctx.now);
+      const ok =
+        sent !== null &&
+        sent.user_id === t.userId &&
+        digestsMatch(sent.code_digest, challengeDigest(t, 'challenge', prepared.code));
+      if (!ok) return proofFailed(q, t, ctx, 'challenge');
+      await consumeChallenge(q, t.realmId, t.id, 'challenge', ctx.now);
+    } else if (!prepared.passed) {
+      return proofFailed(q, t, ctx, 'challenge');
+    }
     await markChallengePassed(q, t.realmId, t.id);
     return { tx: t };
   },
 };
 
+/**
+ * challenge/send {}: mails a challenge code to the account's email address (its primary one), when
+ * the realm allows the emailed-code alternative. Sends are limited like every other code.
+ */
 export const challengeSendStep: Step<Record<string, never>> = {
   path: 'challenge/send',
   action: 'challenge',
   decode: object({}),
-  async run() {
-    throw new Problem(409, 'conflict', 'the emailed-code challenge is not available (no email delivery)');
+  async run(q, t, _body, ctx) {
+    if (!emailCodeAllowed(ctx.policy)) throw noEmailCode();
+    if (!ctx.facts.methods.mail)
+      throw problem.unavailable('the emailed-code challenge needs a mail transport, and none is configured');
+    const email = ctx.facts.user?.email;
+    if (!email || !t.userId) throw new Problem(409, 'conflict', 'the account has no email address');
+    await sendChallenge(q, t, ctx, {
+      purpose: 'challenge',
+      channel: 'email',
+      destination: email,
+      userId: t.userId,
+    });
+    return { tx: t };
   },
 };

@@ -1,12 +1,16 @@
 // Every step by its path under /auth/transactions/{id}/.
 import { accountStep } from './account.ts';
+import { cancelDeletionStep, profileStep, termsStep } from './account-duties.ts';
 import { challengeSendStep, challengeStep } from './challenge.ts';
 import { consentStep } from './consent.ts';
+import { guestStep } from './guest.ts';
 import { hotpStep } from './hotp.ts';
 import { identifyStep } from './identify.ts';
 import { organizationStep } from './organization.ts';
+import { magicLinkStep, otpSendStep, otpVerifyStep, passwordResetStep } from './otp.ts';
 import { passwordStep } from './password.ts';
 import { recoveryCodeStep } from './recovery-code.ts';
+import { registrationStep } from './registration.ts';
 import { rememberDeviceStep } from './remember-device.ts';
 import { cancelStep, rememberMeStep, resumeStep, transientStep } from './session-options.ts';
 import type { AnyStep } from './step.ts';
@@ -18,12 +22,21 @@ export const STEPS: readonly AnyStep[] = [
   accountStep,
   identifyStep,
   passwordStep,
+  otpSendStep,
+  passwordResetStep,
+  otpVerifyStep,
+  magicLinkStep,
   totpStep,
   hotpStep,
   recoveryCodeStep,
   totpEnrollStep,
   totpActivateStep,
   updatePasswordStep,
+  termsStep,
+  profileStep,
+  cancelDeletionStep,
+  registrationStep,
+  guestStep,
   organizationStep,
   consentStep,
   cancelStep,

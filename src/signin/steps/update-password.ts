@@ -1,10 +1,11 @@
 // password/update {new_password}: the administrator-set required action update_password.
 import { object, string } from '../../platform/http/decode.ts';
 import { policyValue } from '../../realms/index.ts';
-import { revokeUserSessions } from '../../sessions/index.ts';
+import { endAccountSessions, revokeUserSessions } from '../../sessions/index.ts';
 import { removeRequiredAction, setPassword } from '../../users/index.ts';
 import type { PasswordVerifier } from '../../users/password-hasher.ts';
 import { MIN_PASSWORD_LENGTH } from '../../users/password-rules.ts';
+import { forgetReset } from '../challenges.repo.ts';
 import { type Step, stepActor, stepRecorder } from './step.ts';
 
 const decode = object({ new_password: string({ minLength: MIN_PASSWORD_LENGTH, maxBytes: 1024 }) });
@@ -18,9 +19,30 @@ export const updatePasswordStep: Step<{ newPassword: string }, PasswordVerifier>
     const userId = t.userId as string; // the step is offered only after primary authentication
     await setPassword(q, t.realmId, userId, verifier, ctx.now);
     await removeRequiredAction(q, t.realmId, userId, 'update_password', ctx.now);
+    // The proved reset code is spent: update_password is not offered again in this transaction.
+    if (ctx.facts.resetProved) await forgetReset(q, t.realmId, t.id);
     // Other sessions ended with the old password unless the realm keeps them (spec doc 1,
     // policy password.revoke_sessions_on_change, default true).
     const record = stepRecorder(q, t.realmId, ctx, stepActor(userId));
+    if (ctx.facts.resetProved) {
+      // A self-service reset ends every session and grant of the account (spec doc 2, Catalog:
+      // user.password_reset), whatever password.revoke_sessions_on_change says.
+      const revoked = await endAccountSessions(
+        q,
+        t.realmId,
+        userId,
+        'password_reset',
+        ctx.now,
+        ctx.correlationId,
+      );
+      await record.audit('user.password_reset', {
+        category: 'security',
+        subject: { type: 'user', id: userId },
+        data: { transaction_id: t.id, sessions_revoked: revoked.sessions.length },
+      });
+      await record.event('user.password_reset', { user_id: userId });
+      return { tx: t };
+    }
     if (policyValue(ctx.policy, 'password', 'revoke_sessions_on_change') !== false) {
       for (const sessionId of await revokeUserSessions(q, t.realmId, userId, 'password_changed', ctx.now)) {
         await record.event('session.revoked', {

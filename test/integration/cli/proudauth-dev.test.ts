@@ -2,7 +2,9 @@
 // PostgreSQL, an empty database named by PROUDAUTH_DATABASE_URL) becomes a running server with realm
 // main and a first administrator whose credentials are printed once.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import { s256Challenge } from '../../../src/kernel/pkce.ts';
 import { TEST_DATABASE_URL } from '../../harness/test-db.ts';
 import { Background, run, scratchDeployment } from './cli-process.ts';
 
@@ -117,5 +119,60 @@ describe('proudauth dev', () => {
     assert.deepEqual(await again.stop('SIGTERM'), { code: 0, signal: null });
     assert.doesNotMatch(again.stdout, /First administrator|password/i, 'no new credentials');
     assert.equal(again.stdout.includes(password), false);
+  });
+
+  test('case=a new user registers in realm main and reads the code on the terminal, from the dev mail folder', {
+    timeout: 150_000,
+  }, async (t) => {
+    const dep = await scratchDeployment({ rootKey: TEST_DATABASE_URL !== null });
+    t.after(() => dep.cleanup());
+    const dev = new Background('proudauth', ['dev'], dep.env(LISTEN));
+    t.after(() => dev.kill());
+    await dev.waitFor(RUNNING, 90_000);
+    assert.match(dev.stdout, /mail\s+written to \S+mail \(codes and links shown here\)/);
+    const publicUrl = publicUrlOf(dev.stdout) as string;
+    const post = async (path: string, body: unknown, token?: string) => {
+      const res = await fetch(`${publicUrl}/api/v1/realms/main/auth/transactions${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { 'x-transaction-token': token } : {}) },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(10_000),
+      });
+      // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary members of response bodies
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    const started = await post('', {
+      client_id: 'account',
+      redirect_uri: 'http://localhost:8080/ui/account/',
+      code_challenge: s256Challenge('v'.repeat(43)),
+      code_challenge_method: 'S256',
+      scope: 'openid',
+      intent: 'register',
+    });
+    assert.equal(started.status, 201, JSON.stringify(started.body));
+    const id = started.body.transaction_id as string;
+    const token = started.body.continuation_token as string;
+    const registered = await post(
+      `/${id}/registration`,
+      { email: 'new@example.com', password: 'a long new password' },
+      token,
+    );
+    assert.deepEqual(
+      registered.body.next_actions.map((a: { type: string }) => a.type),
+      ['verify_email'],
+    );
+    assert.equal((await post(`/${id}/otp/send`, { purpose: 'verify_email' }, token)).status, 200);
+    const [, code, file] = await dev.waitFor(
+      /mail to new@example\.com: "[^"]*" -> (\d{6}) \((\S+\.eml)\)/,
+      30_000,
+    );
+    assert.match(
+      readFileSync(file as string, 'utf8'),
+      new RegExp(`code is ${code}`),
+      'the .eml file holds the code',
+    );
+    const done = await post(`/${id}/otp/verify`, { code }, token);
+    assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
+    assert.deepEqual(await dev.stop('SIGTERM'), { code: 0, signal: null });
   });
 });

@@ -232,6 +232,7 @@ describe('ops › internal listener › status', () => {
       outbox: 'ok',
       webhooks: 'ok',
       jobs: 'ok',
+      email_delivery: 'ok',
       audit_sealing: 'ok',
     });
     assert.equal(typeof body.clock_skew_ms, 'number');

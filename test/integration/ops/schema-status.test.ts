@@ -61,6 +61,7 @@ describe('ops › status and readiness on a schema that is behind', () => {
       outbox: 'unavailable',
       webhooks: 'unavailable',
       jobs: 'unavailable',
+      email_delivery: 'unavailable',
       audit_sealing: 'unavailable',
     });
     assert.equal(typeof body.clock_skew_ms, 'number');

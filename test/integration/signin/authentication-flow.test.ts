@@ -1,11 +1,12 @@
 // Authentication-flow rules (spec doc 1, policy authentication_flow, evaluation order 4;
 // docs/security.md): ordered rules with conditions on client, organization, network, new device,
 // account age and user attributes; outcomes allow, deny, require_mfa, require_phishing_resistant,
-// challenge (verified by challenge_provider over HTTP) and review.
+// challenge (verified by challenge_provider over HTTP, or answered with an emailed code) and review.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, type TestContext, test } from 'node:test';
+import { codeIn, deliverQueued, startMailSink } from '../../harness/mail-kit.ts';
 import {
   actionTypes,
   assertNothingIssued,
@@ -114,6 +115,7 @@ describe('sign-in › authentication-flow rules', () => {
     assert.equal((await tx.step('challenge', {})).status, 400);
     assert.equal((await tx.step('challenge', { provider_response: 'human', code: '123456' })).status, 400);
     assert.equal((await tx.step('challenge', { code: '123456' })).status, 409);
+    assert.equal((await tx.step('challenge/send', {})).status, 409, 'no emailed-code alternative');
     const robot = await tx.step('challenge', { provider_response: 'robot' });
     assert.equal(robot.status, 200);
     assert.equal(robot.body.status, 'pending');
@@ -121,6 +123,51 @@ describe('sign-in › authentication-flow rules', () => {
     const human = await tx.step('challenge', { provider_response: 'human' });
     assert.equal(human.body.status, 'completed', JSON.stringify(human.body));
     assert.deepEqual(p.calls.at(-1), { response: 'human', secret: 's3cret' });
+  });
+
+  test('case=emailed-code alternative: challenge/send mails a code, challenge {code} passes; a wrong code is a failed proof/mode=headless', async (t) => {
+    const mail = await startMailSink(t);
+    const { h, realm } = await signinSetup(t, { overrides: mail.overrides });
+    // No provider: the alternative alone lets a challenge rule stand.
+    await h.setPolicy(realm, flow([{ outcome: 'challenge' }], { email_code_alternative: true }));
+    const { tx, state } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
+    assert.deepEqual(state.body.next_actions, [
+      {
+        type: 'challenge',
+        required: true,
+        fields: ['provider_response', 'code'],
+        options: { email_code: true },
+      },
+    ]);
+    assert.equal((await tx.step('challenge', { code: '123456' })).body.status, 'pending', 'no code sent yet');
+
+    const sent = await tx.step('challenge/send', {});
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    assert.deepEqual(await deliverQueued(h), { sent: 1 });
+    const code = codeIn(await mail.waitFor('alice@example.com', 1, realm.display_name));
+    const wrong = await tx.step('challenge', { code: code === '000000' ? '111111' : '000000' });
+    assert.equal(wrong.status, 200);
+    assert.equal(wrong.body.status, 'pending');
+    assert.deepEqual(actionTypes(wrong.body), ['challenge']);
+    const failed = await audits(h, realm, 'signin.proof_failed');
+    assert.deepEqual(
+      failed.map((r) => (r.data as { factor: string }).factor),
+      ['challenge', 'challenge'],
+    );
+
+    const done = await tx.step('challenge', { code });
+    assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
+    // A code belongs to its transaction: another sign-in cannot use it.
+    const again = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
+    assert.equal((await again.tx.step('challenge', { code })).body.status, 'pending');
+  });
+
+  test('case=emailed-code alternative without a mail transport: challenge/send answers 503/mode=headless', async (t) => {
+    const { h, realm } = await signinSetup(t);
+    await h.setPolicy(realm, flow([{ outcome: 'challenge' }], { email_code_alternative: true }));
+    const { tx, state } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
+    assert.equal(state.body.next_actions[0].options, undefined, 'the alternative is not offered');
+    assert.equal((await tx.step('challenge/send', {})).status, 503);
   });
 
   test('case=a provider the egress guard refuses fails closed: the challenge is not passed/mode=headless', async (t) => {

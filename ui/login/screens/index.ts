@@ -1,14 +1,18 @@
 // The registry of login screens by next-action type. A new factor (email code, magic link, HOTP,
 // passkey) is one screen file and one line here (docs/login-ui.md, "Adding a screen").
 import { accountScreen } from './account.js';
+import { cancelDeletionScreen, profileScreen, termsScreen } from './account-duties.js';
 import { challengeScreen } from './challenge.js';
 import { consentScreen } from './consent.js';
 import { enrollTotpScreen } from './enroll-totp.js';
 import { hotpScreen } from './hotp.js';
 import { identifyScreen } from './identify.js';
+import { magicLinkScreen } from './magic-link.js';
+import { emailOtpScreen, smsOtpScreen, verifyContactScreen, verifyEmailScreen } from './one-time-code.js';
 import { organizationScreen } from './organization.js';
 import { passwordScreen } from './password.js';
 import { recoveryCodeScreen } from './recovery-code.js';
+import { registerScreen } from './register.js';
 import { rememberDeviceScreen } from './remember-device.js';
 import type { Screen } from './screen.js';
 import { totpScreen } from './totp.js';
@@ -19,6 +23,15 @@ export const SCREENS: ReadonlyMap<string, Screen> = new Map(
     accountScreen,
     identifyScreen,
     passwordScreen,
+    emailOtpScreen,
+    smsOtpScreen,
+    magicLinkScreen,
+    registerScreen,
+    verifyEmailScreen,
+    verifyContactScreen,
+    termsScreen,
+    profileScreen,
+    cancelDeletionScreen,
     totpScreen,
     recoveryCodeScreen,
     enrollTotpScreen,

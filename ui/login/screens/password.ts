@@ -2,9 +2,18 @@
 // offers it with an identifier field, and this screen asks for both at once.
 import { field, h } from '../../lib/dom.js';
 import { t } from '../../lib/i18n.js';
+import { codeField } from './code-input.js';
 import { stepForm } from './form.js';
-import type { Screen } from './screen.js';
+import type { Screen, ScreenContext } from './screen.js';
 import { sessionOptions } from './session-options.js';
+
+/** The reset code mailed by password/reset; a new password follows (update_password). */
+function resetForm(ctx: ScreenContext): HTMLElement {
+  const code = codeField(t('otp.code'), 'code', true);
+  return stepForm(t('otp.submit'), [h('p', {}, t('reset.sent')), code.wrap], () =>
+    ctx.step('otp/verify', { code: code.input.value.replace(/\s/g, '') }, { failed: 'otp.failed' }),
+  );
+}
 
 export const passwordScreen: Screen = {
   type: 'password',
@@ -27,15 +36,47 @@ export const passwordScreen: Screen = {
       autocomplete: 'current-password',
       required: true,
     });
+    if (ctx.action.options?.reset_code_sent === true) return resetForm(ctx);
     const options = sessionOptions();
     const who = ctx.state.user?.email_hint ?? ctx.state.user?.display_name;
     const fields = needsIdentifier ? [id.wrap, pw.wrap] : [pw.wrap];
     if (!needsIdentifier && who) fields.unshift(h('p', { class: 'who' }, who));
-    return stepForm(t('password.submit'), [...fields, options.element], async () => {
-      await options.apply(ctx);
-      const body: Record<string, unknown> = { password: pw.input.value };
-      if (needsIdentifier) body.identifier = id.input.value.trim();
-      await ctx.step('password', body, { failed: 'password.failed' });
-    });
+    // A forgotten password: the server offers a reset (an emailed code) for an email identifier.
+    const extra: HTMLElement[] = [];
+    const identify = ctx.state.next_actions.find((a) => a.type === 'identify');
+    // Identify first when nobody is yet (the identifier typed above), then take the other way.
+    const identified = async (): Promise<boolean> => {
+      if (!needsIdentifier) return true;
+      if (!id.input.reportValidity()) return false;
+      await ctx.send('identify', { identifier: id.input.value.trim() });
+      return true;
+    };
+    if (ctx.action.options?.reset === true || identify?.options?.password_reset === true) {
+      const forgot = h('button', { type: 'button', class: 'link' }, t('reset.forgot'));
+      forgot.addEventListener('click', () => {
+        void identified().then((ok) => (ok ? ctx.step('password/reset', {}) : undefined));
+      });
+      extra.push(forgot);
+    }
+    if (needsIdentifier && identify?.options?.other_methods === true) {
+      const other = h('button', { type: 'button', class: 'link' }, t('password.other_methods'));
+      other.addEventListener('click', () => {
+        void identified().then((ok) =>
+          ok ? ctx.step('identify', { identifier: id.input.value.trim() }) : undefined,
+        );
+      });
+      extra.push(other);
+    }
+    return stepForm(
+      t('password.submit'),
+      [...fields, options.element],
+      async () => {
+        await options.apply(ctx);
+        const body: Record<string, unknown> = { password: pw.input.value };
+        if (needsIdentifier) body.identifier = id.input.value.trim();
+        await ctx.step('password', body, { failed: 'password.failed' });
+      },
+      extra,
+    );
   },
 };

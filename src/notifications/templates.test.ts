@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { localeOf, render } from './templates.ts';
+
+describe('notification templates', () => {
+  test('case=the first ui_locales tag we have wins; English otherwise', () => {
+    assert.equal(localeOf('fr-CA de-AT en'), 'de');
+    assert.equal(localeOf('en-GB de'), 'en');
+    assert.equal(localeOf('fr'), 'en');
+    assert.equal(localeOf(null), 'en');
+  });
+
+  test('case=plain text and HTML carry the code; HTML escapes the realm name', () => {
+    const r = render('login_code', 'en', { realm: 'A<b>&Co', code: '123456', minutes: 10 });
+    assert.match(r.subject, /A<b>&Co/);
+    assert.match(r.text, /Your sign-in code is 123456\./);
+    assert.match(r.html, /123456/);
+    assert.match(r.html, /A&lt;b&gt;&amp;Co/);
+    assert.doesNotMatch(r.html, /<b>/);
+  });
+
+  test('case=German texts and a magic link as an anchor', () => {
+    const r = render('magic_link', 'de', {
+      realm: 'main',
+      link: 'https://x.example/ui?a=1&b=2',
+      minutes: 10,
+    });
+    assert.match(r.subject, /^Anmelden bei main$/);
+    assert.match(r.text, /https:\/\/x\.example\/ui\?a=1&b=2/);
+    assert.match(r.html, /<a href="https:\/\/x\.example\/ui\?a=1&amp;b=2">/);
+  });
+});

@@ -1,0 +1,159 @@
+// Message templates per locale (English and German), each rendered to plain text and HTML. The
+// locale comes from the transaction's ui_locales: the first tag whose language we have wins.
+
+export type TemplateName =
+  | 'login_code'
+  | 'magic_link'
+  | 'verify_email'
+  | 'password_reset'
+  | 'invitation'
+  | 'join_request_decision'
+  | 'sms_code';
+
+export type Locale = 'en' | 'de';
+
+export interface TemplateVars {
+  realm: string;
+  code?: string;
+  link?: string;
+  minutes?: number;
+  organization?: string;
+  decision?: 'approved' | 'denied';
+}
+
+interface Text {
+  subject: string;
+  lines: string[];
+}
+
+type Render = (v: TemplateVars) => Text;
+
+const en: Record<TemplateName, Render> = {
+  login_code: (v) => ({
+    subject: `Your sign-in code for ${v.realm}`,
+    lines: [
+      `Your sign-in code is ${v.code}.`,
+      `It expires in ${v.minutes} minutes. If you did not try to sign in, ignore this message.`,
+    ],
+  }),
+  magic_link: (v) => ({
+    subject: `Sign in to ${v.realm}`,
+    lines: [
+      `Open this link in the browser where you started to sign in:`,
+      `${v.link}`,
+      `It expires in ${v.minutes} minutes.`,
+    ],
+  }),
+  verify_email: (v) => ({
+    subject: `Confirm your email address for ${v.realm}`,
+    lines: [`Your confirmation code is ${v.code}.`, `It expires in ${v.minutes} minutes.`],
+  }),
+  password_reset: (v) => ({
+    subject: `Reset your password for ${v.realm}`,
+    lines: [
+      `Your password reset code is ${v.code}.`,
+      `It expires in ${v.minutes} minutes. If you did not ask for it, ignore this message; your password stays unchanged.`,
+    ],
+  }),
+  invitation: (v) => ({
+    subject: `You are invited to ${v.organization} on ${v.realm}`,
+    lines: [
+      `You were invited to join ${v.organization}.`,
+      `Sign in to ${v.realm} with this address to accept the invitation.`,
+    ],
+  }),
+  join_request_decision: (v) => ({
+    subject: `Your request to join ${v.organization}`,
+    lines: [
+      v.decision === 'approved'
+        ? `Your request to join ${v.organization} was approved.`
+        : `Your request to join ${v.organization} was declined.`,
+    ],
+  }),
+  sms_code: (v) => ({
+    subject: '',
+    lines: [`${v.code} is your ${v.realm} code. It expires in ${v.minutes} minutes.`],
+  }),
+};
+
+const de: Record<TemplateName, Render> = {
+  login_code: (v) => ({
+    subject: `Ihr Anmeldecode für ${v.realm}`,
+    lines: [
+      `Ihr Anmeldecode lautet ${v.code}.`,
+      `Er läuft in ${v.minutes} Minuten ab. Falls Sie sich nicht anmelden wollten, ignorieren Sie diese Nachricht.`,
+    ],
+  }),
+  magic_link: (v) => ({
+    subject: `Anmelden bei ${v.realm}`,
+    lines: [
+      `Öffnen Sie diesen Link in dem Browser, in dem Sie die Anmeldung begonnen haben:`,
+      `${v.link}`,
+      `Er läuft in ${v.minutes} Minuten ab.`,
+    ],
+  }),
+  verify_email: (v) => ({
+    subject: `Bestätigen Sie Ihre E-Mail-Adresse für ${v.realm}`,
+    lines: [`Ihr Bestätigungscode lautet ${v.code}.`, `Er läuft in ${v.minutes} Minuten ab.`],
+  }),
+  password_reset: (v) => ({
+    subject: `Passwort zurücksetzen für ${v.realm}`,
+    lines: [
+      `Ihr Code zum Zurücksetzen des Passworts lautet ${v.code}.`,
+      `Er läuft in ${v.minutes} Minuten ab. Falls Sie ihn nicht angefordert haben, ignorieren Sie diese Nachricht; Ihr Passwort bleibt unverändert.`,
+    ],
+  }),
+  invitation: (v) => ({
+    subject: `Einladung zu ${v.organization} bei ${v.realm}`,
+    lines: [
+      `Sie wurden eingeladen, ${v.organization} beizutreten.`,
+      `Melden Sie sich mit dieser Adresse bei ${v.realm} an, um die Einladung anzunehmen.`,
+    ],
+  }),
+  join_request_decision: (v) => ({
+    subject: `Ihre Anfrage, ${v.organization} beizutreten`,
+    lines: [
+      v.decision === 'approved'
+        ? `Ihre Anfrage, ${v.organization} beizutreten, wurde angenommen.`
+        : `Ihre Anfrage, ${v.organization} beizutreten, wurde abgelehnt.`,
+    ],
+  }),
+  sms_code: (v) => ({
+    subject: '',
+    lines: [`${v.code} ist Ihr ${v.realm}-Code. Er läuft in ${v.minutes} Minuten ab.`],
+  }),
+};
+
+const LOCALES: Record<Locale, Record<TemplateName, Render>> = { en, de };
+
+/** The first ui_locales tag we have a template language for; English otherwise. */
+export function localeOf(uiLocales: string | null | undefined): Locale {
+  for (const tag of (uiLocales ?? '').split(/\s+/)) {
+    const lang = tag.split('-')[0]?.toLowerCase();
+    if (lang === 'de' || lang === 'en') return lang;
+  }
+  return 'en';
+}
+
+const escapeHtml = (s: string) =>
+  s.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );
+
+export interface Rendered {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export function render(name: TemplateName, locale: Locale, vars: TemplateVars): Rendered {
+  const t = LOCALES[locale][name](vars);
+  const text = `${t.lines.join('\n\n')}\n\n-- \n${vars.realm}\n`;
+  const para = (line: string) =>
+    vars.link && line === vars.link
+      ? `<p><a href="${escapeHtml(line)}">${escapeHtml(line)}</a></p>`
+      : `<p>${escapeHtml(line)}</p>`;
+  const html = `<!doctype html><html lang="${locale}"><body>${t.lines.map(para).join('')}<p style="color:#666">${escapeHtml(vars.realm)}</p></body></html>`;
+  return { subject: t.subject, text, html };
+}
