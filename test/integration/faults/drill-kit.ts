@@ -62,6 +62,8 @@ export async function startServices(t: TestContext, seed: DrillSeed, databaseUrl
     PROUDAUTH_SERVER_LISTEN: '127.0.0.1:0',
     PROUDAUTH_SERVER_INTERNAL_LISTEN: '127.0.0.1:0',
     PROUDAUTH_SERVER_DRAIN_DELAY: '0s',
+    // The drills count one serve process's connections and restarts; several are tested in multi-process.test.ts.
+    PROUDAUTH_SERVER_PROCESSES: '1',
     PROUDAUTH_WORKERS_METRICS_LISTEN: '127.0.0.1:0',
     PROUDAUTH_STORAGE_STATEMENT_TIMEOUT: '2s',
     PROUDAUTH_STORAGE_MAX_CONNS: '5',
