@@ -165,6 +165,15 @@ async function main(): Promise<void> {
       },
     ];
 
+    // One request of each path is recorded statement by statement (text and parameters), so that
+    // bench/sql-instructions.ts can replay them under callgrind in a single-user backend.
+    const realQuery = ctx.db.query.bind(ctx.db);
+    let recording: { text: string; values: unknown[] }[] | null = null;
+    ctx.db.query = ((text: string, values?: unknown[]) => {
+      recording?.push({ text, values: values ?? [] });
+      return realQuery(text, values);
+    }) as typeof ctx.db.query;
+    const recorded: Record<string, { text: string; values: unknown[] }[]> = {};
     const results: PathCost[] = [];
     for (const path of paths) {
       const send = async (i: number) => {
@@ -179,6 +188,10 @@ async function main(): Promise<void> {
           throw new Error(`${path.key}: ${res.statusCode} ${res.body.slice(0, 300)}`);
       };
       for (let i = 0; i < 50; i++) await send(i); // warm: caches, named statements, JIT
+      recording = [];
+      await send(3);
+      recorded[path.key] = recording;
+      recording = null;
       await admin.query('select pg_stat_statements_reset()');
       const pgBefore = postmasterPid ? treeTicks([postmasterPid]) : 0;
       const cpu0 = process.cpuUsage();
@@ -257,6 +270,14 @@ async function main(): Promise<void> {
       if (process.env.PLANS === '1') process.stdout.write(`\nplan of the heaviest statement:\n${r.plan}\n`);
     }
     process.stdout.write(`\n${JSON.stringify(results.map(({ statements, plan, ...rest }) => rest))}\n`);
+    if (process.env.SQL_COST_RECORD)
+      writeFileSync(
+        process.env.SQL_COST_RECORD,
+        JSON.stringify({ database: new URL(url).pathname.slice(1), recorded }),
+        {
+          mode: 0o600,
+        },
+      );
   } finally {
     if (cluster && !keep) {
       await cluster.stop();
