@@ -105,7 +105,11 @@ async function main(): Promise<void> {
     } else throw new Error('no cluster');
     const { creds, tokens, decisions } = kept;
     const url = kept.url;
-    const postmasterPid = kept.postmasterPid;
+    // Read again: sql-instructions.ts restarts a kept cluster, which gives it a new postmaster.
+    const pidFile = join(runDir, 'pgdata', 'postmaster.pid');
+    const postmasterPid = existsSync(pidFile)
+      ? Number(readFileSync(pidFile, 'utf8').split('\n')[0])
+      : kept.postmasterPid;
 
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
@@ -176,6 +180,7 @@ async function main(): Promise<void> {
     const recorded: Record<string, { text: string; values: unknown[] }[]> = {};
     const results: PathCost[] = [];
     for (const path of paths) {
+      if (process.env.PATHS && !process.env.PATHS.split(',').includes(path.key)) continue;
       const send = async (i: number) => {
         const r = path.requests[i % path.requests.length] as Path['requests'][number];
         const res = await app.inject({

@@ -221,35 +221,33 @@ const NAMES = [
 ] as const;
 type Name = (typeof NAMES)[number];
 
-// What only roles, projects and decisions need. Without them (introspection, most API bearers) the
-// lean statement runs: the same columns, those computed as null, so PostgreSQL neither plans nor
-// starts the dozens of subplans a decision needs (executor start-up was most of an introspection's
-// database CPU once the statement had grown).
-const FULL_ONLY = new Set<Name>([
-  'withRoles',
-  'rolesOrg',
-  'rolesProject',
-  'decision',
-  'actions',
-  'resourceTypes',
-  'knownTypesRevision',
-  'rolesOrgs',
-  'rolesProjects',
-]);
+// Three statements with the same columns: `lean` (introspection, most API bearers) computes no
+// roles, projects or decision facts, `roles` (administration API callers, a decision's caller)
+// adds roles and projects, `full` (a decision's subjects) everything. What a statement does not
+// compute comes back as null, so PostgreSQL neither plans nor starts the subplans a token cannot
+// need (executor start-up was most of an introspection's database CPU once the statement had grown).
+type Kind = 'lean' | 'roles' | 'full';
+const ROLE_NAMES = new Set<Name>(['withRoles', 'rolesOrg', 'rolesProject', 'rolesOrgs', 'rolesProjects']);
+const DECISION_NAMES = new Set<Name>(['decision', 'actions', 'resourceTypes', 'knownTypesRevision']);
 
-const needsFull = (f: TokenFacts): boolean =>
-  f.withRoles === true ||
-  (f.decision !== undefined && f.decision !== null) ||
-  (f.rolesProjectId ?? null) !== null ||
-  (f.rolesOrgIds?.length ?? 0) > 0 ||
-  (f.rolesProjectIds?.length ?? 0) > 0;
+const kindOf = (f: TokenFacts): Kind =>
+  f.decision !== undefined && f.decision !== null
+    ? 'full'
+    : f.withRoles === true ||
+        (f.rolesProjectId ?? null) !== null ||
+        (f.rolesOrgIds?.length ?? 0) > 0 ||
+        (f.rolesProjectIds?.length ?? 0) > 0
+      ? 'roles'
+      : 'lean';
 
 // Every lookup is by primary or unique key; subqueries a token cannot need are skipped. Subject ids
 // carry their kind as a prefix (platform/ids.ts), so a user token never probes service_principals
 // and a service principal's never probes users or user_revocations (the prefix test sits inside a
 // subquery, where PostgreSQL makes it a one-time filter in front of the index scan; in a left
 // join's ON clause it would only filter after the scan).
-function statement(p: Placeholders<Name>, lean: boolean): string {
+function statement(p: Placeholders<Name>, kind: Kind): string {
+  const lean = kind === 'lean';
+  const noDecision = kind !== 'full';
   return `
 select c.state as client_state, c.id as client_row_id,
   u.state as user_state, u.authz_version as user_authz,
@@ -291,8 +289,12 @@ select c.state as client_state, c.id as client_row_id,
   ${
     lean
       ? 'null::json'
-      : `case when ${p.withRoles}::boolean and (not ${p.decision}::boolean or exists (select 1 from unnest(${p.resourceTypes}::text[]) as q(n)
-      where not exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = q.n)))
+      : `case when ${p.withRoles}::boolean ${
+          noDecision
+            ? ''
+            : `and (not ${p.decision}::boolean or exists (select 1 from unnest(${p.resourceTypes}::text[]) as q(n)
+      where not exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = q.n)))`
+        }
     then ${effectiveRolesSql({
       realmId: p.realm,
       subjectType: "(case when u.id is not null then 'user' else 'service_principal' end)",
@@ -305,28 +307,28 @@ select c.state as client_state, c.id as client_row_id,
   end`
   } as roles,
   ${
-    lean
+    noDecision
       ? 'null::json'
       : `case when ${p.decision}::boolean then (select json_build_object('policy_revision', rl.policy_revision,
       'authz_revision', rl.authz_revision, 'policy_engine', pv.policy -> 'policy_engine')
     from realms rl join realm_policy_revisions pv on pv.realm_id = rl.id and pv.revision = rl.policy_revision
     where rl.id = ${p.realm}) end`
   } as realm_facts,
-  ${lean ? 'null::jsonb' : `case when ${p.decision}::boolean then res.scopes end`} as resource_scopes,
+  ${noDecision ? 'null::jsonb' : `case when ${p.decision}::boolean then res.scopes end`} as resource_scopes,
   ${
-    lean
+    noDecision
       ? 'null::json'
       : `case when ${p.decision}::boolean and cardinality(${p.actions}::text[]) > 0 then (select json_object_agg(pm.name, pm.sensitivity)
     from permissions pm where pm.realm_id = ${p.realm} and pm.name = any (${p.actions}::text[])) end`
   } as sensitivities,
   ${
-    lean
+    noDecision
       ? 'null::text[]'
       : `case when ${p.decision}::boolean then array(select t.name from authz_types t
     where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[])) end`
   } as defined_types,
   ${
-    lean
+    noDecision
       ? 'null::json'
       : `case when ${p.decision}::boolean and exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[]))
       and (select rl.authz_revision from realms rl where rl.id = ${p.realm}) is distinct from ${p.knownTypesRevision}::bigint
@@ -334,7 +336,7 @@ select c.state as client_state, c.id as client_row_id,
       from authz_types t where t.realm_id = ${p.realm}) end`
   } as authz_types,
   ${
-    lean
+    noDecision
       ? 'null::text[]'
       : `case when ${p.decision}::boolean and u.id is not null
       and exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[]))
@@ -343,7 +345,7 @@ select c.state as client_state, c.id as client_row_id,
      where m.realm_id = ${p.realm} and m.user_id = ${p.subject} and ${liveMembershipSql('m', p.now)}) end`
   } as member_org_ids,
   ${
-    lean
+    noDecision
       ? 'null::text[]'
       : `case when ${p.decision}::boolean and exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[]))
     then array(with recursive sg(group_id, depth) as (
@@ -356,7 +358,7 @@ select c.state as client_state, c.id as client_row_id,
     select distinct group_id from sg) end`
   } as group_ids,
   ${
-    lean
+    noDecision
       ? 'null::text[]'
       : `case when ${p.decision}::boolean and cardinality(${p.rolesOrgs}::text[]) > 0 then array(select lo.id from organizations lo
      where lo.realm_id = ${p.realm} and lo.id = any (${p.rolesOrgs}::text[]) and lo.state = 'active'
@@ -367,7 +369,7 @@ select c.state as client_state, c.id as client_row_id,
   end`
   } as live_org_ids,
   ${
-    lean
+    noDecision
       ? 'null::json'
       : `case when ${p.decision}::boolean and u.id is null and p.id is not null
     then json_build_object('allowed', p.allowed_organization_ids) end`
@@ -395,22 +397,30 @@ left join organizations org on org.realm_id = ${p.realm} and org.id = ${p.org}`;
 }
 
 interface Variant {
+  kind: Kind;
   sql: string;
   count: number;
   values: (v: { readonly [k in Name]: unknown }) => unknown[];
 }
 
-function variant(lean: boolean): Variant {
-  const params = namedParams(lean ? NAMES.filter((n) => !FULL_ONLY.has(n)) : NAMES);
-  // Names left out of the lean list have no placeholder; the statement must not mention them.
-  const sql = statement(params.p as Placeholders<Name>, lean);
-  if (sql.includes('undefined')) throw new Error('the lean live-check statement names a full-only parameter');
-  return { sql, count: params.count, values: params.values as Variant['values'] };
+function variant(kind: Kind): Variant {
+  const names = NAMES.filter(
+    (n) => (kind !== 'lean' || !ROLE_NAMES.has(n)) && (kind === 'full' || !DECISION_NAMES.has(n)),
+  );
+  const params = namedParams(names);
+  // Names left out of a statement's list have no placeholder; the statement must not mention them.
+  const sql = statement(params.p as Placeholders<Name>, kind);
+  if (sql.includes('undefined'))
+    throw new Error(`the ${kind} live-check statement names a parameter it lacks`);
+  return { kind, sql, count: params.count, values: params.values as Variant['values'] };
 }
 
-const FULL = variant(false);
-const LEAN = variant(true);
-const variantOf = (f: TokenFacts): Variant => (needsFull(f) ? FULL : LEAN);
+const VARIANTS: Record<Kind, Variant> = {
+  lean: variant('lean'),
+  roles: variant('roles'),
+  full: variant('full'),
+};
+const variantOf = (f: TokenFacts): Variant => VARIANTS[kindOf(f)];
 
 function paramsOf(f: TokenFacts, now: Date, v: Variant = variantOf(f)): unknown[] {
   return v.values({
@@ -469,12 +479,12 @@ export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Pro
   return judgeLiveness(f, await one<LivenessRow>(q, v.sql, paramsOf(f, now, v)));
 }
 
-// The statement once per token (lean or full, as each needs: both have the same columns), joined
+// The statement once per token (of the kind each needs: all have the same columns), joined
 // with union all and the parameters renumbered, so a decision batch checks all its subject tokens
 // in one round trip.
 const manySql = new Map<string, string>();
 function sqlForMany(variants: readonly Variant[]): string {
-  const key = variants.map((v) => (v === FULL ? 'f' : 'l')).join('');
+  const key = variants.map((v) => v.kind[0]).join('');
   let text = manySql.get(key);
   if (text === undefined) {
     const parts: string[] = [];
