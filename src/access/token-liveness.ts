@@ -3,7 +3,7 @@
 // answers all of them, with whatever else a decision needs (roles, revisions, scopes), so an
 // introspection or a decision costs one database round trip; nothing here is cached.
 
-import { type ClientAuthRow, clientAuthJsonOf, clientAuthRowFrom } from '../clients/index.ts';
+import { type ClientAuthFacts, clientAuthFactsFrom, clientAuthFactsJsonOf } from '../clients/index.ts';
 import { one, type Queryable } from '../platform/db/db.ts';
 import { namedParams, type Placeholders } from '../platform/db/named-params.ts';
 import { effectiveRolesSql, MAX_GROUP_DEPTH, type RoleHolding } from '../roles/effective-roles.ts';
@@ -113,7 +113,7 @@ export interface Liveness {
   /** The client named by `introspectorRowId` is registered for the token's resource. */
   introspectorAllowed: boolean;
   /** The calling client (callerClientId) as client authentication reads it. */
-  caller: ClientAuthRow | null;
+  caller: ClientAuthFacts | null;
   /** The project named by rolesProjectId, when it exists. */
   project: { id: string; state: string; owner_organization_id: string | null } | null;
   /** The projects named by rolesProjectIds that exist. */
@@ -285,7 +285,7 @@ select c.state as client_state, c.id as client_row_id,
   case when coalesce(${p.introspectorRow}, cc.id) is not null then exists (select 1 from resource_introspectors i
      where i.realm_id = ${p.realm} and i.resource_id = coalesce(${p.resource}, res.id) and i.client_row_id = coalesce(${p.introspectorRow}, cc.id))
   end as introspector_allowed,
-  case when cc.id is not null then ${clientAuthJsonOf('cc', p.now)} end as caller,
+  case when cc.id is not null then ${clientAuthFactsJsonOf('cc', p.now)} end as caller,
   ${
     lean
       ? 'null::json'
@@ -580,7 +580,7 @@ function judgeLiveness(f: TokenFacts, r: LivenessRow): Liveness {
     sessionRecoveryRestricted: r.session_restricted === true,
     roles: r.roles ?? [],
     introspectorAllowed: r.introspector_allowed === true,
-    caller: clientAuthRowFrom(r.caller),
+    caller: clientAuthFactsFrom(r.caller),
     project: r.project,
     projects: (parsed(r.projects) as Liveness['projects'] | null) ?? [],
     decision: decisionFactsOf(r),
