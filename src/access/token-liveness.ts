@@ -244,7 +244,9 @@ const kindOf = (f: TokenFacts): Kind =>
 // carry their kind as a prefix (platform/ids.ts), so a user token never probes service_principals
 // and a service principal's never probes users or user_revocations (the prefix test sits inside a
 // subquery, where PostgreSQL makes it a one-time filter in front of the index scan; in a left
-// join's ON clause it would only filter after the scan).
+// join's ON clause it would only filter after the scan). Likewise a token of a built-in audience
+// (resource `builtin:...`: the administration and account APIs, UserInfo) has no resources row to
+// look up.
 function statement(p: Placeholders<Name>, kind: Kind): string {
   const lean = kind === 'lean';
   const noDecision = kind !== 'full';
@@ -391,7 +393,8 @@ left join (select * from users x where x.realm_id = ${p.realm} and x.id = ${p.su
 left join (select * from service_principals x where x.realm_id = ${p.realm} and x.id = ${p.subject} and ${p.subject} like 'spr\\_%') p on true
 left join sessions s on s.realm_id = ${p.realm} and s.id = ${p.session}
 left join (select * from user_revocations x where x.realm_id = ${p.realm} and x.user_id = ${p.subject} and ${p.subject} not like 'spr\\_%') ur on true
-left join resources res on res.realm_id = ${p.realm} and res.audience = ${p.audience}
+left join (select * from resources x where x.realm_id = ${p.realm} and x.audience = ${p.audience}
+  and (${p.resource}::text is null or ${p.resource}::text like 'res\\_%')) res on true
 left join clients cc on cc.realm_id = ${p.realm} and cc.client_id = ${p.callerClient}
 left join organizations org on org.realm_id = ${p.realm} and org.id = ${p.org}`;
 }
