@@ -79,20 +79,25 @@ export const basicAuth = (c: ClientCredentials): string =>
  * p=1, at most 4 hashes at once, 250 ms padding), no environment, PostgreSQL, a root key file.
  */
 export function benchConfig(o: { databaseUrl: string; rootKeyFile: string; port?: number }): Config {
+  return loadConfig({ file: null, env: {}, overrides: benchOverrides(o) });
+}
+
+/** The settings benchConfig sets; bench/server.mjs gets them as JSON and loads them the same way. */
+export function benchOverrides(o: {
+  databaseUrl: string;
+  rootKeyFile: string;
+  port?: number;
+}): Record<string, string | number> {
   const port = o.port ?? 0;
-  return loadConfig({
-    file: null,
-    env: {},
-    overrides: {
-      'database.url': o.databaseUrl,
-      'keys.root.1': `file:${o.rootKeyFile}`,
-      'keys.active_version': 1,
-      'server.listen': `127.0.0.1:${port}`,
-      'server.internal_listen': '127.0.0.1:0',
-      'server.public_origin': `http://127.0.0.1:${port === 0 ? 8080 : port}`,
-      'server.drain_delay': '0s',
-    },
-  });
+  return {
+    'database.url': o.databaseUrl,
+    'keys.root.1': `file:${o.rootKeyFile}`,
+    'keys.active_version': 1,
+    'server.listen': `127.0.0.1:${port}`,
+    'server.internal_listen': '127.0.0.1:0',
+    'server.public_origin': `http://127.0.0.1:${port === 0 ? 8080 : port}`,
+    'server.drain_delay': '0s',
+  };
 }
 
 /** Every address a bench script talks to is loopback. */

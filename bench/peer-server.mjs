@@ -1,6 +1,7 @@
 // The reference server of the benchmark: oidc-provider (panva, a devDependency of this project,
 // 9.13.3) configured like the shared bench-peer kit's server, on 127.0.0.1:$PORT with its in-memory
-// adapter. One confidential client ("bench", client_secret_basic, client_credentials) and three
+// adapter, or with ADAPTER=pg its PostgreSQL adapter (peer-pg-adapter.mjs, PG_URL) so that a durable
+// store is compared with ours. One confidential client ("bench", client_secret_basic, client_credentials) and three
 // resource servers by resource indicator: JWT RS256, JWT ES256 and opaque access tokens, 300 s
 // each; introspection and revocation on. bench/run.ts starts it pinned to the server's core.
 import * as jose from 'jose';
@@ -26,7 +27,7 @@ const resourceServers = {
   'https://api.example.test/opaque': { accessTokenFormat: 'opaque' },
 };
 
-const provider = new Provider(ISSUER, {
+const configuration = {
   clients: [
     {
       client_id: PEER_CLIENT_ID,
@@ -58,7 +59,19 @@ const provider = new Provider(ISSUER, {
       },
     },
   },
-});
+};
+if (process.env.ADAPTER === 'pg') {
+  const { default: PgAdapter, init } = await import('./peer-pg-adapter.mjs');
+  await init();
+  configuration.adapter = PgAdapter;
+}
+const provider = new Provider(ISSUER, configuration);
 provider.on('server_error', (_ctx, err) => console.error('server_error', err));
 provider.listen(PORT, '127.0.0.1');
-console.log(JSON.stringify({ listening: ISSUER, pid: process.pid, adapter: 'memory' }));
+console.log(
+  JSON.stringify({
+    listening: ISSUER,
+    pid: process.pid,
+    adapter: process.env.ADAPTER === 'pg' ? 'pg' : 'memory',
+  }),
+);

@@ -17,6 +17,7 @@ import {
   BENCH_DIR,
   type BenchCredentials,
   basicAuth,
+  benchOverrides,
   CC_AUDIENCE,
   CC_SCOPE,
   freePort,
@@ -44,6 +45,8 @@ const WARMUP = QUICK ? 2 : 6;
 const REPEATS = Math.max(1, Number(process.env.REPEATS ?? (QUICK ? 1 : 3)));
 const QUIET_TRIES = QUICK ? 2 : 20;
 const WANT_PEER = process.env.PEER !== '0';
+/** The name of the peer's second instance, on its PostgreSQL adapter. */
+const PEER_PG = 'oidc-provider-pg';
 const SERVER_CPU = '0';
 const LOAD_CPU = '1';
 const FOREIGN_LIMIT = 0.15;
@@ -287,7 +290,7 @@ async function load(
     label: scenario,
     base: server.base,
     serverPids: [server.pid],
-    dbPid: server.name === 'proudauth' ? (cluster?.postmasterPid ?? null) : null,
+    dbPid: server.name === 'proudauth' || server.name === PEER_PG ? (cluster?.postmasterPid ?? null) : null,
   };
   const ours = server.name === 'proudauth';
   if (ours) await sqlReset();
@@ -417,6 +420,8 @@ interface PairRun {
   c: number;
   ours: Row;
   peer: Row | null;
+  /** The peer on its PostgreSQL adapter (c=32 runs of the token scenarios). */
+  peerPg?: Row | null;
 }
 
 type SpecBody = Omit<Spec, 'base' | 'serverPids' | 'dbPid' | 'label' | 'c' | 'd'>;
@@ -428,8 +433,8 @@ interface PairedScenario {
   oursLabel: string;
   peerLabel: string;
   ours: SpecBody;
-  /** Called before every peer run (the introspection tokens are issued fresh each time). */
-  peer: (() => Promise<SpecBody>) | null;
+  /** Called before every peer run (the introspection tokens are issued fresh each time, by `server`). */
+  peer: ((server?: Server) => Promise<SpecBody>) | null;
   target: number | null;
   ratioTarget: number | null;
   p99Target?: number;
@@ -490,17 +495,24 @@ async function main(): Promise<void> {
   const profileDir = join(runDir, 'profile');
   try {
     const port = await freePort();
+    // The server runs compiled, as a deployment does: an incremental build of src/ into dist/.
+    const build = spawnSync(
+      process.execPath,
+      [join(REPO_DIR, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      {
+        cwd: REPO_DIR,
+        encoding: 'utf8',
+      },
+    );
+    if (build.status !== 0)
+      throw new Error(`tsc -p tsconfig.build.json failed:\n${build.stdout}${build.stderr}`);
     const ours = await startServer(
       'proudauth',
       [
         ...(PROFILE ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
-        '--import',
-        'tsx',
-        join(BENCH_DIR, 'server.ts'),
-        '--database-url',
-        cluster.url,
-        '--root-key-file',
-        rootKeyFile,
+        join(BENCH_DIR, 'server.mjs'),
+        '--overrides',
+        JSON.stringify(benchOverrides({ databaseUrl: cluster.url, rootKeyFile, port })),
         '--port',
         String(port),
       ],
@@ -516,6 +528,7 @@ async function main(): Promise<void> {
 
     const peerScenarios = ['jwks', 'cc-es256', 'cc-rs256', 'introspect'].filter((x) => SCENARIOS.has(x));
     let peer: Server | null = null;
+    let peerPg: Server | null = null;
     if (!WANT_PEER) out('peer skipped (PEER=0)');
     else if (peerScenarios.length > 0 && peerAvailable()) {
       const peerPort = await freePort();
@@ -534,6 +547,37 @@ async function main(): Promise<void> {
         );
       } catch (e) {
         warn(`peer did not start: ${(e as Error).message}`);
+      }
+      // The same peer on its PostgreSQL adapter, in a database of the same cluster, so durable is
+      // compared with durable (bench/README.md, Counting the database too).
+      if (peer && peerScenarios.some((x) => x !== 'jwks') && cluster) {
+        try {
+          const peerDb = new URL(cluster.url);
+          const admin = new pg.Client({ connectionString: cluster.url });
+          await admin.connect();
+          try {
+            await admin.query('drop database if exists peer_bench');
+            await admin.query('create database peer_bench');
+          } finally {
+            await admin.end();
+          }
+          peerDb.pathname = '/peer_bench';
+          const pgPort = await freePort();
+          peerPg = await startServer(
+            PEER_PG,
+            [join(BENCH_DIR, 'peer-server.mjs')],
+            BENCH_DIR,
+            { ...process.env, PORT: String(pgPort), ADAPTER: 'pg', PG_URL: peerDb.toString(), PG_POOL: '20' },
+            '/.well-known/openid-configuration',
+            pgPort,
+          );
+          servers.push(peerPg);
+          out(
+            `oidc-provider peer on PostgreSQL (peer-pg-adapter.mjs, database peer_bench of the same cluster, 20 connections) listening on ${peerPg.base} (pid ${peerPg.pid}), idle RSS ${f0(peerPg.idleRss)} MiB`,
+          );
+        } catch (e) {
+          warn(`peer on PostgreSQL did not start: ${(e as Error).message}`);
+        }
       }
     }
 
@@ -613,8 +657,8 @@ async function main(): Promise<void> {
           formFile: oursForm,
           expect: 'active',
         },
-        peer: async () => {
-          const p = peerRef();
+        peer: async (server?: Server) => {
+          const p = server ?? peerRef();
           if (!p) throw new Error('no peer');
           // Issued before every run: the memory adapter keeps 1,000 entries for 300 s.
           const peerTokens = await issuePeerTokens(p, PEER_INTROSPECT_TOKENS);
@@ -688,11 +732,27 @@ async function main(): Promise<void> {
         await load(peer, sc.peerLabel, { ...(await sc.peer()), c: 32, d: WARMUP }, { warmup: true });
       out(`${sc.title} (ours and the peer alternate at each c)`);
       const runs: PairRun[] = [];
+      const withPg = peerPg && sc.peer && sc.key !== 'jwks' ? peerPg : null;
+      if (withPg && sc.peer)
+        await load(
+          withPg,
+          `${sc.peerLabel} (PostgreSQL adapter)`,
+          { ...(await sc.peer(withPg)), c: 32, d: WARMUP },
+          { warmup: true },
+        );
       for (const c of cs) {
         const o = await load(ours, sc.oursLabel, { ...sc.ours, c, d: D });
         const p = peer && sc.peer ? await load(peer, sc.peerLabel, { ...(await sc.peer()), c, d: D }) : null;
         if (p) o.reference = { label: 'peer/core', value: perCore(p.r), perCore: true };
-        runs.push({ c, ours: o, peer: p });
+        const q =
+          withPg && sc.peer && c === 32
+            ? await load(withPg, `${sc.peerLabel.replace('memory', 'PostgreSQL')} (PostgreSQL adapter)`, {
+                ...(await sc.peer(withPg)),
+                c,
+                d: D,
+              })
+            : null;
+        runs.push({ c, ours: o, peer: p, peerPg: q });
       }
       pairRuns.set(sc.key, runs);
     }
@@ -835,6 +895,17 @@ async function main(): Promise<void> {
           ? `peer oidc-provider ${f0(peerPerCore)}/core (p50 ${f1(med(peerRows, (r) => r.r.lat_p50_ms))} ms, p99 ${f1(med(peerRows, (r) => r.r.lat_p99_ms))} ms, ${f2(med(peerRows, (r) => (r.r.server_cores * 1000) / r.r.req_s))} CPU-ms/req); ratio ${f2(ratio)}${sc.ratioTarget !== null ? ` (target >= ${sc.ratioTarget.toFixed(2)}: ${verdict(ratio >= sc.ratioTarget)})` : ''}`
           : 'no peer run',
       ];
+      const pgRows = at32.map((j) => j.peerPg).filter((p): p is Row => p !== null && p !== undefined);
+      if (pgRows.length) {
+        // Server and PostgreSQL together, per request: what a user pays for both.
+        const total = (r: Row) => ((r.r.server_cores + (r.r.db_cores ?? 0)) * 1000) / r.r.req_s;
+        const oursTotal = med(oursRows, total);
+        const pgTotal = med(pgRows, total);
+        const pgDb = med(pgRows, (r) => ((r.r.db_cores ?? 0) * 1000) / r.r.req_s);
+        parts.push(
+          `CPU per request, server + PostgreSQL: ours ${f2(oursTotal)} ms (PostgreSQL ${f2(med(oursRows, (r) => ((r.r.db_cores ?? 0) * 1000) / r.r.req_s))}) vs the peer on PostgreSQL ${f2(pgTotal)} ms (PostgreSQL ${f2(pgDb)}; ${f0(med(pgRows, (r) => perCore(r.r)))}/core) (target ours <= peer: ${verdict(oursTotal <= pgTotal)})`,
+        );
+      }
       summary.push(parts.join('; '));
       const mid = midOf(oursRows);
       if (sc.key !== 'jwks')

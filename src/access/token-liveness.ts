@@ -3,9 +3,9 @@
 // answers all of them, with whatever else a decision needs (roles, revisions, scopes), so an
 // introspection or a decision costs one database round trip; nothing here is cached.
 
-import { type ClientAuthRow, clientAuthJsonOf, clientAuthRowFrom } from '../clients/index.ts';
+import { type ClientAuthFacts, clientAuthFactsFrom, clientAuthFactsJsonOf } from '../clients/index.ts';
 import { one, type Queryable } from '../platform/db/db.ts';
-import { namedParams } from '../platform/db/named-params.ts';
+import { namedParams, type Placeholders } from '../platform/db/named-params.ts';
 import { effectiveRolesSql, MAX_GROUP_DEPTH, type RoleHolding } from '../roles/effective-roles.ts';
 import { liveMembershipSql } from '../roles/live-membership.ts';
 import { liveSessionSql } from '../sessions/index.ts';
@@ -113,7 +113,7 @@ export interface Liveness {
   /** The client named by `introspectorRowId` is registered for the token's resource. */
   introspectorAllowed: boolean;
   /** The calling client (callerClientId) as client authentication reads it. */
-  caller: ClientAuthRow | null;
+  caller: ClientAuthFacts | null;
   /** The project named by rolesProjectId, when it exists. */
   project: { id: string; state: string; owner_organization_id: string | null } | null;
   /** The projects named by rolesProjectIds that exist. */
@@ -194,7 +194,7 @@ interface LivenessRow {
 }
 
 // The statement's parameters by name; `$n` is never written by hand.
-const { p, count, values } = namedParams([
+const NAMES = [
   'realm',
   'subject',
   'client',
@@ -218,10 +218,39 @@ const { p, count, values } = namedParams([
   'rolesProjects',
   'supportGrant',
   'grantClient',
-] as const);
+] as const;
+type Name = (typeof NAMES)[number];
 
-// Every lookup is by primary or unique key; subqueries a token cannot need are skipped.
-const SQL = `
+// Three statements with the same columns: `lean` (introspection, most API bearers) computes no
+// roles, projects or decision facts, `roles` (administration API callers, a decision's caller)
+// adds roles and projects, `full` (a decision's subjects) everything. What a statement does not
+// compute comes back as null, so PostgreSQL neither plans nor starts the subplans a token cannot
+// need (executor start-up was most of an introspection's database CPU once the statement had grown).
+type Kind = 'lean' | 'roles' | 'full';
+const ROLE_NAMES = new Set<Name>(['withRoles', 'rolesOrg', 'rolesProject', 'rolesOrgs', 'rolesProjects']);
+const DECISION_NAMES = new Set<Name>(['decision', 'actions', 'resourceTypes', 'knownTypesRevision']);
+
+const kindOf = (f: TokenFacts): Kind =>
+  f.decision !== undefined && f.decision !== null
+    ? 'full'
+    : f.withRoles === true ||
+        (f.rolesProjectId ?? null) !== null ||
+        (f.rolesOrgIds?.length ?? 0) > 0 ||
+        (f.rolesProjectIds?.length ?? 0) > 0
+      ? 'roles'
+      : 'lean';
+
+// Every lookup is by primary or unique key; subqueries a token cannot need are skipped. Subject ids
+// carry their kind as a prefix (platform/ids.ts), so a user token never probes service_principals
+// and a service principal's never probes users or user_revocations (the prefix test sits inside a
+// subquery, where PostgreSQL makes it a one-time filter in front of the index scan; in a left
+// join's ON clause it would only filter after the scan). Likewise a token of a built-in audience
+// (resource `builtin:...`: the administration and account APIs, UserInfo) has no resources row to
+// look up.
+function statement(p: Placeholders<Name>, kind: Kind): string {
+  const lean = kind === 'lean';
+  const noDecision = kind !== 'full';
+  return `
 select c.state as client_state, c.id as client_row_id,
   u.state as user_state, u.authz_version as user_authz,
   p.state as principal_state, p.authz_version as principal_authz,
@@ -241,18 +270,33 @@ select c.state as client_state, c.id as client_row_id,
                   and m.user_id = ${p.subject} and ${liveMembershipSql('m', p.now)})
     else (p.allowed_organization_ids is null or org.id = any (p.allowed_organization_ids)) end)
   end as org_member,
-  case when ${p.rolesProject}::text is not null then (select json_build_object('id', pr.id, 'state', pr.state,
+  ${
+    lean
+      ? 'null::json'
+      : `case when ${p.rolesProject}::text is not null then (select json_build_object('id', pr.id, 'state', pr.state,
       'owner_organization_id', pr.owner_organization_id)
-    from projects pr where pr.realm_id = ${p.realm} and pr.id = ${p.rolesProject}) end as project,
-  case when cardinality(${p.rolesProjects}::text[]) > 0 then (select json_agg(json_build_object('id', pr.id, 'state', pr.state,
+    from projects pr where pr.realm_id = ${p.realm} and pr.id = ${p.rolesProject}) end`
+  } as project,
+  ${
+    lean
+      ? 'null::json'
+      : `case when cardinality(${p.rolesProjects}::text[]) > 0 then (select json_agg(json_build_object('id', pr.id, 'state', pr.state,
       'owner_organization_id', pr.owner_organization_id))
-    from projects pr where pr.realm_id = ${p.realm} and pr.id = any (${p.rolesProjects}::text[])) end as projects,
+    from projects pr where pr.realm_id = ${p.realm} and pr.id = any (${p.rolesProjects}::text[])) end`
+  } as projects,
   case when coalesce(${p.introspectorRow}, cc.id) is not null then exists (select 1 from resource_introspectors i
      where i.realm_id = ${p.realm} and i.resource_id = coalesce(${p.resource}, res.id) and i.client_row_id = coalesce(${p.introspectorRow}, cc.id))
   end as introspector_allowed,
-  case when cc.id is not null then ${clientAuthJsonOf('cc', p.now)} end as caller,
-  case when ${p.withRoles}::boolean and (not ${p.decision}::boolean or exists (select 1 from unnest(${p.resourceTypes}::text[]) as q(n)
-      where not exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = q.n)))
+  case when cc.id is not null then ${clientAuthFactsJsonOf('cc', p.now)} end as caller,
+  ${
+    lean
+      ? 'null::json'
+      : `case when ${p.withRoles}::boolean ${
+          noDecision
+            ? ''
+            : `and (not ${p.decision}::boolean or exists (select 1 from unnest(${p.resourceTypes}::text[]) as q(n)
+      where not exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = q.n)))`
+        }
     then ${effectiveRolesSql({
       realmId: p.realm,
       subjectType: "(case when u.id is not null then 'user' else 'service_principal' end)",
@@ -262,26 +306,50 @@ select c.state as client_state, c.id as client_row_id,
       orgId: `any (array_append(${p.rolesOrgs}::text[], ${p.rolesOrg}::text))`,
       projectId: `any (array_append(${p.rolesProjects}::text[], ${p.rolesProject}::text))`,
     })}
-  end as roles,
-  case when ${p.decision}::boolean then (select json_build_object('policy_revision', rl.policy_revision,
+  end`
+  } as roles,
+  ${
+    noDecision
+      ? 'null::json'
+      : `case when ${p.decision}::boolean then (select json_build_object('policy_revision', rl.policy_revision,
       'authz_revision', rl.authz_revision, 'policy_engine', pv.policy -> 'policy_engine')
     from realms rl join realm_policy_revisions pv on pv.realm_id = rl.id and pv.revision = rl.policy_revision
-    where rl.id = ${p.realm}) end as realm_facts,
-  case when ${p.decision}::boolean then res.scopes end as resource_scopes,
-  case when ${p.decision}::boolean and cardinality(${p.actions}::text[]) > 0 then (select json_object_agg(pm.name, pm.sensitivity)
-    from permissions pm where pm.realm_id = ${p.realm} and pm.name = any (${p.actions}::text[])) end as sensitivities,
-  case when ${p.decision}::boolean then array(select t.name from authz_types t
-    where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[])) end as defined_types,
-  case when ${p.decision}::boolean and exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[]))
+    where rl.id = ${p.realm}) end`
+  } as realm_facts,
+  ${noDecision ? 'null::jsonb' : `case when ${p.decision}::boolean then res.scopes end`} as resource_scopes,
+  ${
+    noDecision
+      ? 'null::json'
+      : `case when ${p.decision}::boolean and cardinality(${p.actions}::text[]) > 0 then (select json_object_agg(pm.name, pm.sensitivity)
+    from permissions pm where pm.realm_id = ${p.realm} and pm.name = any (${p.actions}::text[])) end`
+  } as sensitivities,
+  ${
+    noDecision
+      ? 'null::text[]'
+      : `case when ${p.decision}::boolean then array(select t.name from authz_types t
+    where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[])) end`
+  } as defined_types,
+  ${
+    noDecision
+      ? 'null::json'
+      : `case when ${p.decision}::boolean and exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[]))
       and (select rl.authz_revision from realms rl where rl.id = ${p.realm}) is distinct from ${p.knownTypesRevision}::bigint
     then (select json_object_agg(t.name, json_build_object('relations', t.relations, 'permissions', t.permissions))
-      from authz_types t where t.realm_id = ${p.realm}) end as authz_types,
-  case when ${p.decision}::boolean and u.id is not null
+      from authz_types t where t.realm_id = ${p.realm}) end`
+  } as authz_types,
+  ${
+    noDecision
+      ? 'null::text[]'
+      : `case when ${p.decision}::boolean and u.id is not null
       and exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[]))
     then array(select m.organization_id from memberships m
       join organizations mo on mo.realm_id = ${p.realm} and mo.id = m.organization_id and mo.state = 'active'
-     where m.realm_id = ${p.realm} and m.user_id = ${p.subject} and ${liveMembershipSql('m', p.now)}) end as member_org_ids,
-  case when ${p.decision}::boolean and exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[]))
+     where m.realm_id = ${p.realm} and m.user_id = ${p.subject} and ${liveMembershipSql('m', p.now)}) end`
+  } as member_org_ids,
+  ${
+    noDecision
+      ? 'null::text[]'
+      : `case when ${p.decision}::boolean and exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[]))
     then array(with recursive sg(group_id, depth) as (
       select gm.group_id, 1 from group_members gm
        where gm.realm_id = ${p.realm} and gm.subject_id = ${p.subject}
@@ -289,16 +357,25 @@ select c.state as client_state, c.id as client_row_id,
       union
       select g.parent_id, sg.depth + 1 from sg join groups g on g.realm_id = ${p.realm} and g.id = sg.group_id
        where g.parent_id is not null and sg.depth < ${MAX_GROUP_DEPTH})
-    select distinct group_id from sg) end as group_ids,
-  case when ${p.decision}::boolean and cardinality(${p.rolesOrgs}::text[]) > 0 then array(select lo.id from organizations lo
+    select distinct group_id from sg) end`
+  } as group_ids,
+  ${
+    noDecision
+      ? 'null::text[]'
+      : `case when ${p.decision}::boolean and cardinality(${p.rolesOrgs}::text[]) > 0 then array(select lo.id from organizations lo
      where lo.realm_id = ${p.realm} and lo.id = any (${p.rolesOrgs}::text[]) and lo.state = 'active'
        and (case when u.id is not null
          then exists (select 1 from memberships m where m.realm_id = ${p.realm} and m.organization_id = lo.id
                        and m.user_id = ${p.subject} and ${liveMembershipSql('m', p.now)})
          else p.id is not null and (p.allowed_organization_ids is null or lo.id = any (p.allowed_organization_ids)) end))
-  end as live_org_ids,
-  case when ${p.decision}::boolean and u.id is null and p.id is not null
-    then json_build_object('allowed', p.allowed_organization_ids) end as principal_orgs,
+  end`
+  } as live_org_ids,
+  ${
+    noDecision
+      ? 'null::json'
+      : `case when ${p.decision}::boolean and u.id is null and p.id is not null
+    then json_build_object('allowed', p.allowed_organization_ids) end`
+  } as principal_orgs,
   case when ${p.supportGrant}::text is not null then (select json_build_object('live',
       sx.state = 'active' and sx.expires_at > ${p.now} and sx.target_user_id = ${p.subject} and sx.client_id = ${p.client}
         and sx.organization_id = ${p.org}::text and sr.audience = ${p.audience}
@@ -312,18 +389,44 @@ select c.state as client_state, c.id as client_row_id,
     where sx.realm_id = ${p.realm} and sx.id = ${p.supportGrant}) end as support
 from (select 1) one
 left join clients c on c.realm_id = ${p.realm} and c.client_id = ${p.client}
-left join users u on u.realm_id = ${p.realm} and u.id = ${p.subject}
-left join service_principals p on p.realm_id = ${p.realm} and p.id = ${p.subject}
+left join (select * from users x where x.realm_id = ${p.realm} and x.id = ${p.subject} and ${p.subject} not like 'spr\\_%') u on true
+left join (select * from service_principals x where x.realm_id = ${p.realm} and x.id = ${p.subject} and ${p.subject} like 'spr\\_%') p on true
 left join sessions s on s.realm_id = ${p.realm} and s.id = ${p.session}
-left join user_revocations ur on ur.realm_id = ${p.realm} and ur.user_id = ${p.subject}
-left join resources res on res.realm_id = ${p.realm} and res.audience = ${p.audience}
+left join (select * from user_revocations x where x.realm_id = ${p.realm} and x.user_id = ${p.subject} and ${p.subject} not like 'spr\\_%') ur on true
+left join (select * from resources x where x.realm_id = ${p.realm} and x.audience = ${p.audience}
+  and (${p.resource}::text is null or ${p.resource}::text like 'res\\_%')) res on true
 left join clients cc on cc.realm_id = ${p.realm} and cc.client_id = ${p.callerClient}
 left join organizations org on org.realm_id = ${p.realm} and org.id = ${p.org}`;
+}
 
-const PARAMS_PER_CHECK = count;
+interface Variant {
+  kind: Kind;
+  sql: string;
+  count: number;
+  values: (v: { readonly [k in Name]: unknown }) => unknown[];
+}
 
-function paramsOf(f: TokenFacts, now: Date): unknown[] {
-  return values({
+function variant(kind: Kind): Variant {
+  const names = NAMES.filter(
+    (n) => (kind !== 'lean' || !ROLE_NAMES.has(n)) && (kind === 'full' || !DECISION_NAMES.has(n)),
+  );
+  const params = namedParams(names);
+  // Names left out of a statement's list have no placeholder; the statement must not mention them.
+  const sql = statement(params.p as Placeholders<Name>, kind);
+  if (sql.includes('undefined'))
+    throw new Error(`the ${kind} live-check statement names a parameter it lacks`);
+  return { kind, sql, count: params.count, values: params.values as Variant['values'] };
+}
+
+const VARIANTS: Record<Kind, Variant> = {
+  lean: variant('lean'),
+  roles: variant('roles'),
+  full: variant('full'),
+};
+const variantOf = (f: TokenFacts): Variant => VARIANTS[kindOf(f)];
+
+function paramsOf(f: TokenFacts, now: Date, v: Variant = variantOf(f)): unknown[] {
+  return v.values({
     realm: f.realmId,
     subject: f.subject,
     client: f.clientId,
@@ -375,23 +478,28 @@ export function factsOfToken(
 }
 
 export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Promise<Liveness> {
-  return judgeLiveness(f, await one<LivenessRow>(q, SQL, paramsOf(f, now)));
+  const v = variantOf(f);
+  return judgeLiveness(f, await one<LivenessRow>(q, v.sql, paramsOf(f, now, v)));
 }
 
-// The same statement once per token, joined with union all and the parameters renumbered, so a
-// decision batch checks all its subject tokens in one round trip.
-const manySql = new Map<number, string>();
-function sqlForMany(n: number): string {
-  let text = manySql.get(n);
+// The statement once per token (of the kind each needs: all have the same columns), joined
+// with union all and the parameters renumbered, so a decision batch checks all its subject tokens
+// in one round trip.
+const manySql = new Map<string, string>();
+function sqlForMany(variants: readonly Variant[]): string {
+  const key = variants.map((v) => v.kind[0]).join('');
+  let text = manySql.get(key);
   if (text === undefined) {
     const parts: string[] = [];
-    for (let i = 0; i < n; i++) {
-      const offset = i * PARAMS_PER_CHECK;
-      const renumbered = SQL.replace(/\$(\d+)/g, (_, d: string) => `$${Number(d) + offset}`);
+    let offset = 0;
+    variants.forEach((v, i) => {
+      const at = offset;
+      const renumbered = v.sql.replace(/\$(\d+)/g, (_, d: string) => `$${Number(d) + at}`);
       parts.push(renumbered.replace(/^\s*select /, `select ${i}::int as ord, `));
-    }
+      offset += v.count;
+    });
     text = `select * from (${parts.map((p) => `(${p})`).join(' union all ')}) x order by ord`;
-    if (manySql.size < 128) manySql.set(n, text);
+    if (manySql.size < 128) manySql.set(key, text);
   }
   return text;
 }
@@ -404,10 +512,11 @@ export async function checkLivenessMany(
 ): Promise<Liveness[]> {
   if (facts.length === 0) return [];
   if (facts.length === 1) return [await checkLiveness(q, facts[0] as TokenFacts, now)];
+  const variants = facts.map(variantOf);
   const rows = (
     await q.query<LivenessRow>(
-      sqlForMany(facts.length),
-      facts.flatMap((f) => paramsOf(f, now)),
+      sqlForMany(variants),
+      facts.flatMap((f, i) => paramsOf(f, now, variants[i])),
     )
   ).rows;
   if (rows.length !== facts.length) throw new Error(`expected ${facts.length} rows, got ${rows.length}`);
@@ -474,7 +583,7 @@ function judgeLiveness(f: TokenFacts, r: LivenessRow): Liveness {
     sessionRecoveryRestricted: r.session_restricted === true,
     roles: r.roles ?? [],
     introspectorAllowed: r.introspector_allowed === true,
-    caller: clientAuthRowFrom(r.caller),
+    caller: clientAuthFactsFrom(r.caller),
     project: r.project,
     projects: (parsed(r.projects) as Liveness['projects'] | null) ?? [],
     decision: decisionFactsOf(r),

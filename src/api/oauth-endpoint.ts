@@ -7,6 +7,7 @@ import {
   authenticateClient,
   type ClientAuthOptions,
 } from '../clients/client-auth.ts';
+import type { ClientAuthFacts, ClientAuthRow } from '../clients/index.ts';
 import { issuerOf } from '../kernel/audiences.ts';
 import { OAuthError, oauthError, oauthErrorBody } from '../kernel/oauth-error.ts';
 import { hasNul } from '../kernel/text.ts';
@@ -102,18 +103,18 @@ export function oauthEndpoint(
 }
 
 /** Authenticates the calling client of a protocol endpoint (throws invalid_client/invalid_request). */
-export function authenticateOAuthClient(
+export function authenticateOAuthClient<C extends ClientAuthFacts = ClientAuthRow>(
   ctx: ApiDeps,
   call: OAuthCall,
   endpoint: string,
   now: Date,
-  loadClient?: ClientAuthOptions['loadClient'],
-): Promise<AuthenticatedClient> {
+  loadClient?: ClientAuthOptions<C>['loadClient'],
+): Promise<AuthenticatedClient<C>> {
   const keyring = ctx.keyring;
   if (!keyring) throw oauthError.temporarilyUnavailable('no root key is configured');
   const issuer = issuerOf(ctx.config.server.publicOrigin, call.realm.name);
   const auth = call.req.headers.authorization;
-  return authenticateClient(
+  return authenticateClient<C>(
     ctx.db,
     keyring,
     call.realm.id,

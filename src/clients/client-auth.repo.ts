@@ -5,10 +5,17 @@ import { maybeOne, type Queryable } from '../platform/db/db.ts';
 import type { StoredVerifier } from './client-secrets.ts';
 import type { ClientRow } from './clients.repo.ts';
 
-export interface ClientAuthRow extends ClientRow {
+/**
+ * What client authentication reads of a client: enough to prove and check it, nothing a token
+ * response needs (introspection loads only this for its caller).
+ */
+export interface ClientAuthFacts
+  extends Pick<ClientRow, 'realm_id' | 'id' | 'client_id' | 'type' | 'state' | 'token_endpoint_auth_method'> {
   jwks: JSONWebKeySet | null;
   secrets: (StoredVerifier & { lastUsedAt: Date | null })[];
 }
+
+export interface ClientAuthRow extends ClientRow, ClientAuthFacts {}
 
 interface Raw extends ClientRow {
   jwks: JSONWebKeySet | null;
@@ -36,6 +43,15 @@ export const clientAuthJsonOf = (alias: string, now: string): string =>
  */
 export const clientForAuthJson = (clientParam: number, nowParam: number): string =>
   `(select ${clientAuthJsonOf('c', `$${nowParam}`)} from clients c where c.realm_id = $1 and c.client_id = $${clientParam})`;
+
+/** ClientAuthFacts of the client row `alias` as one JSON value (clientAuthFactsFrom reads it). */
+export const clientAuthFactsJsonOf = (alias: string, now: string): string =>
+  `json_build_object('realm_id', ${alias}.realm_id, 'id', ${alias}.id, 'client_id', ${alias}.client_id,
+     'type', ${alias}.type, 'state', ${alias}.state, 'token_endpoint_auth_method', ${alias}.token_endpoint_auth_method,
+     'jwks', ${alias}.jwks, 'secrets', ${clientSecretsJson(alias, now)})`;
+
+/** The value clientAuthFactsJsonOf produced. */
+export const clientAuthFactsFrom = (value: unknown): ClientAuthFacts | null => clientAuthRowFrom(value);
 
 /** The row clientForAuthJson produced (pg and PGlite hand json over parsed or as text). */
 export function clientAuthRowFrom(value: unknown): ClientAuthRow | null {

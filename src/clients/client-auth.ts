@@ -6,7 +6,12 @@ import { basicChallenge, oauthError } from '../kernel/oauth-error.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { assertionSubject, verifyClientAssertion } from './client-assertion.ts';
-import { type ClientAuthRow, findClientForAuth, recordAssertionJti } from './client-auth.repo.ts';
+import {
+  type ClientAuthFacts,
+  type ClientAuthRow,
+  findClientForAuth,
+  recordAssertionJti,
+} from './client-auth.repo.ts';
 import {
   type ClientAuthInput,
   type ClientAuthMethod,
@@ -16,7 +21,7 @@ import {
 import { touchSecretUsed } from './client-secrets.repo.ts';
 import { matchClientSecret, spendClientSecretCheck } from './client-secrets.ts';
 
-export interface ClientAuthOptions {
+export interface ClientAuthOptions<C extends ClientAuthFacts = ClientAuthRow> {
   now: Date;
   /** limits.max_token_bytes */
   maxTokenBytes: number;
@@ -30,11 +35,11 @@ export interface ClientAuthOptions {
    * Loads the client instead of findClientForAuth, so a caller can fold the lookup into a
    * statement it runs anyway (introspection: one round trip per call).
    */
-  loadClient?: (clientId: string) => Promise<ClientAuthRow | null>;
+  loadClient?: (clientId: string) => Promise<C | null>;
 }
 
-export interface AuthenticatedClient {
-  client: ClientAuthRow;
+export interface AuthenticatedClient<C extends ClientAuthFacts = ClientAuthRow> {
+  client: C;
   method: ClientAuthMethod;
   /** The secret that matched (secret methods only). */
   secretId: string | null;
@@ -44,13 +49,13 @@ export interface AuthenticatedClient {
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** Throws OAuthError (invalid_request or invalid_client) unless exactly one method proves the client. */
-export async function authenticateClient(
+export async function authenticateClient<C extends ClientAuthFacts = ClientAuthRow>(
   q: Queryable,
   keyring: RootKeyring,
   realmId: string,
   input: ClientAuthInput,
-  opts: ClientAuthOptions,
-): Promise<AuthenticatedClient> {
+  opts: ClientAuthOptions<C>,
+): Promise<AuthenticatedClient<C>> {
   const presented = readPresentedCredentials(input, opts);
   const challenge =
     presented.method === 'client_secret_basic' ? basicChallenge(opts.challengeRealm) : undefined;
@@ -61,9 +66,10 @@ export async function authenticateClient(
       ? (presented.clientId ?? assertionSubject(presented.assertion))
       : presented.clientId;
   if (clientId === null) throw fail('assertion_without_subject');
-  const client = opts.loadClient
+  // Without a loader C is ClientAuthRow (the default), which findClientForAuth returns.
+  const client: C | null = opts.loadClient
     ? await opts.loadClient(clientId)
-    : await findClientForAuth(q, realmId, clientId, opts.now);
+    : ((await findClientForAuth(q, realmId, clientId, opts.now)) as C | null);
 
   if (presented.method === 'client_secret_basic' || presented.method === 'client_secret_post') {
     // Unknown, disabled, wrong method or wrong secret: the same single HMAC and the same answer.
@@ -117,7 +123,7 @@ function methodAccepted(registered: string, presented: ClientAuthMethod): boolea
 
 /** The client may authenticate at all, and with a method its registration accepts. */
 function checkClient(
-  client: ClientAuthRow,
+  client: ClientAuthFacts,
   presented: PresentedCredentials,
   fail: (debug: string) => Error,
 ): void {

@@ -2,8 +2,10 @@
 // Other folders reach this context's tables through this file, never through its *.repo.ts files
 // (docs/architecture.md, import rules).
 
-export type { ClientAuthRow } from './client-auth.repo.ts';
+export type { ClientAuthFacts, ClientAuthRow } from './client-auth.repo.ts';
 export {
+  clientAuthFactsFrom,
+  clientAuthFactsJsonOf,
   clientAuthJsonOf,
   clientAuthRowFrom,
   clientForAuthJson,

@@ -27,6 +27,7 @@ export interface SigningHealth {
 export class KeyStore {
   private readonly keySets = new Map<string, { until: number; body: { keys: JWK[] } | null }>();
   private readonly unsealed = new Map<string, KeyObject>();
+  private readonly kidsByRealm = new Map<string, string[]>();
 
   private readonly db: Db;
   private readonly keyring: RootKeyring | null;
@@ -55,10 +56,18 @@ export class KeyStore {
     return this.signerFrom(realmId, await findActiveKey(q, realmId));
   }
 
-  /** The signer of an active key row a caller read itself (in a statement it runs anyway). */
+  /** Kids of the realm this process holds unsealed: a statement need not read their sealed keys. */
+  unsealedKids(realmId: string): string[] {
+    return this.kidsByRealm.get(realmId) ?? [];
+  }
+
+  /**
+   * The signer of an active key row a caller read itself (in a statement it runs anyway); a row
+   * without its sealed key (null) is usable when this process holds that kid unsealed.
+   */
   signerFrom(
     realmId: string,
-    row: { kid: string; algorithm: string; private_key_sealed: string } | null,
+    row: { kid: string; algorithm: string; private_key_sealed: string | null } | null,
   ): Signer | null {
     if (!row) return null;
     const key = this.unseal(realmId, row.kid, row.private_key_sealed);
@@ -81,15 +90,16 @@ export class KeyStore {
     return { activeRealmsMissing, realmsMissing };
   }
 
-  private unseal(realmId: string, kid: string, sealed: string): KeyObject | null {
+  private unseal(realmId: string, kid: string, sealed: string | null): KeyObject | null {
     const cacheKey = `${realmId}/${kid}`;
     const hit = this.unsealed.get(cacheKey);
     if (hit) return hit;
-    if (!this.keyring) return null;
+    if (!this.keyring || sealed === null) return null;
     try {
       const pem = this.keyring.decrypt('signing-key', sealed, sealContext(realmId, kid)).toString('utf8');
       const key = privateKeyFromPkcs8(pem);
       this.unsealed.set(cacheKey, key);
+      this.kidsByRealm.set(realmId, [...(this.kidsByRealm.get(realmId) ?? []), kid]);
       return key;
     } catch {
       // A missing root-key version or a damaged row: the key is unusable, which readiness reports.

@@ -12,6 +12,7 @@ import { startHttpServers } from './http-server.ts';
 import { installProcessGuards } from './process-guard.ts';
 import { processLogger } from './process-log.ts';
 import { loadRuntimeConfig } from './runtime-config.ts';
+import { isGroupWorker, runServeGroup, serveProcessCount } from './serve-group.ts';
 import { startWorker } from './worker/worker.ts';
 
 const USAGE = `usage: proudauth <command> [--config FILE]
@@ -138,7 +139,11 @@ async function reportSchema(ctx: AppContext): Promise<void> {
 }
 
 async function serve(argv: string[]): Promise<void> {
-  const ctx = await contextFor(configFrom(argv), 'serve');
+  const config = configFrom(argv);
+  const processes = serveProcessCount(config);
+  if (processes > 1 && !isGroupWorker()) return runServeGroup(processes);
+  const ctx = await contextFor(config, 'serve');
+  if (isGroupWorker()) ctx.metrics.aggregateAcrossProcesses();
   installProcessGuards(ctx.log);
   requireKeyring(ctx);
   await reportSchema(ctx);

@@ -16,8 +16,11 @@ import {
 export function registerOpsGauges(metrics: Metrics, ctx: ProbeContext): void {
   // One registry per process; a second internal listener over it must not register twice.
   if (metrics.registry.getSingleMetric('service_database_up')) return;
-  metrics.gauge('service_database_up', 'Whether the database answers a probe (1) or not (0)', async () =>
-    (await databaseUp(ctx)) ? 1 : 0,
+  metrics.gauge(
+    'service_database_up',
+    'Whether the database answers a probe (1) or not (0)',
+    async () => ((await databaseUp(ctx)) ? 1 : 0),
+    'min',
   );
   metrics.gauge(
     'service_clock_skew_milliseconds',

@@ -2,7 +2,8 @@
 // each family is capped at the spec's number of label combinations: past the cap, new combinations
 // are counted under the value "overflow" instead of growing the series without bound. The standard
 // process and Node.js runtime families (process_*, nodejs_*) are exposed beside them.
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { renderFromPrimary } from './metrics-cluster.ts';
 
 const COUNTER_CAP = 1000;
 const HISTOGRAM_CAP = 500;
@@ -162,11 +163,18 @@ export class Metrics {
    * A gauge refreshed on every scrape. A collector answering null or failing leaves the gauge without
    * a sample (reset() alone would publish 0 for a gauge without labels), and never fails the scrape.
    */
-  gauge(name: string, help: string, collect: GaugeCollector): void {
+  gauge(
+    name: string,
+    help: string,
+    collect: GaugeCollector,
+    // Across the processes of one `proudauth serve` each process probes the same database: one value, not a sum.
+    aggregator: 'max' | 'min' = 'max',
+  ): void {
     new Gauge({
       name,
       help,
       registers: [this.registry],
+      aggregator,
       async collect() {
         let v: number | null;
         try {
@@ -184,7 +192,21 @@ export class Metrics {
     return this.registry.contentType;
   }
 
+  private aggregated = false;
+
+  /**
+   * One of several `proudauth serve` processes (node:cluster): a scrape of any process answers for
+   * all of them, counters and histograms summed, gauges as their aggregator says (docs/scaling.md).
+   */
+  aggregateAcrossProcesses(): void {
+    this.aggregated = true;
+    AggregatorRegistry.setRegistries([this.registry, this.runtime]);
+    // Constructing one is what makes prom-client answer the primary's requests in a worker.
+    new AggregatorRegistry();
+  }
+
   render(): Promise<string> {
+    if (this.aggregated) return renderFromPrimary();
     return Registry.merge([this.registry, this.runtime]).metrics();
   }
 }

@@ -5,7 +5,7 @@
 // read together while the client authenticates (prefetchServiceToken). The `organization`
 // parameter (an organization id or slug) makes the principal act in that organization: the token
 // carries its org_id, which a resource with requires_organization needs.
-import { type ClientAuthRow, clientAuthRowFrom, clientForAuthJson } from '../../clients/index.ts';
+import { type ClientAuthRow, clientAuthJsonOf, clientAuthRowFrom } from '../../clients/index.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { maybeOne, one } from '../../platform/db/db.ts';
 import { builtinResources } from '../../resources/builtin-resources.ts';
@@ -46,17 +46,22 @@ interface PrefetchRow {
   key: KeyRow | null;
 }
 
+// Each row is read once by key: the client (and its secrets) through the join, the resource by its
+// audience through the join (the grant is looked up by its id), the active key without its sealed
+// private key when this process already holds that kid unsealed ($6).
 const PREFETCH_SQL = `
-select ${clientForAuthJson(2, 3)} as caller,
+select case when c.id is not null then ${clientAuthJsonOf('c', '$3')} end as caller,
   (select json_build_object('id', p.id, 'state', p.state, 'sole_audience', null)
      from service_principals p where p.realm_id = $1 and p.client_row_id = c.id) as principal,
-  (select row_to_json(r) from resources r where r.realm_id = $1 and r.audience = $4) as resource,
+  row_to_json(r) as resource,
   (select row_to_json(x) from client_resource_grants x where x.realm_id = $1 and x.client_row_id = c.id
-     and x.resource_id = coalesce($5, (select r.id from resources r where r.realm_id = $1 and r.audience = $4))) as grant,
-  (select json_build_object('kid', k.kid, 'algorithm', k.algorithm, 'private_key_sealed', k.private_key_sealed)
+     and x.resource_id = coalesce($5, r.id)) as grant,
+  (select json_build_object('kid', k.kid, 'algorithm', k.algorithm,
+       'private_key_sealed', case when k.kid = any ($6::text[]) then null else k.private_key_sealed end)
      from signing_keys k where k.realm_id = $1 and k.state = 'active') as key
 from (select 1) one
-left join clients c on c.realm_id = $1 and c.client_id = $2`;
+left join clients c on c.realm_id = $1 and c.client_id = $2
+left join resources r on r.realm_id = $1 and r.audience = $4`;
 
 const parsed = <T>(v: unknown): T | null =>
   v === null || v === undefined ? null : ((typeof v === 'string' ? JSON.parse(v) : v) as T);
@@ -87,6 +92,7 @@ export function prefetchServiceToken(
         now,
         audience,
         builtin?.id ?? null,
+        app.keyStore.unsealedKids(realm.id),
       ]);
       const resource = parsed<ResourceRow>(row.resource);
       const grant = parsed<GrantRow>(row.grant);

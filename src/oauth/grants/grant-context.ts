@@ -107,7 +107,8 @@ export interface PrincipalRow {
 export interface KeyRow {
   kid: string;
   algorithm: string;
-  private_key_sealed: string;
+  /** null when the process already holds this kid unsealed (KeyStore.unsealedKids). */
+  private_key_sealed: string | null;
 }
 
 /** What the one statement read, for the grant to use without asking again. */

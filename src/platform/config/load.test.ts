@@ -37,6 +37,7 @@ const DEFAULTS: Config = {
     listen: '127.0.0.1:8080',
     internalListen: '127.0.0.1:9090',
     drainDelayMs: 5000,
+    processes: 0,
     hostPolicy: 'any',
     metricsToken: null,
     trustedProxies: [],

@@ -18,6 +18,8 @@ export interface Config {
     listen: string;
     internalListen: string;
     drainDelayMs: number;
+    /** `proudauth serve` processes sharing the listeners; 0: one per CPU core. */
+    processes: number;
     hostPolicy: 'any' | 'strict';
     metricsToken: string | null;
     trustedProxies: string[];
@@ -182,6 +184,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'server.listen', kind: 'listen', default: '127.0.0.1:8080', description: 'Public listener, host:port or [v6]:port' },
   { name: 'server.internal_listen', kind: 'listen', default: '127.0.0.1:9090', description: 'Listener for /metrics and /status' },
   dur('server.drain_delay', '5s', '0', '5m', 'Time /health/ready reports draining before shutdown'),
+  int('server.processes', 0, 0, 256, 'Processes `proudauth serve` runs, sharing the listeners; 0: one per CPU core (always one on the embedded database)'),
   { name: 'server.host_policy', kind: 'enum', default: 'any', values: ['any', 'strict'], description: 'strict serves host-bound paths only on the public origin host' },
   { name: 'server.metrics_token', kind: 'string', default: null, nullable: true, secret: true, description: 'Bearer token for /metrics and /status: env:, file:, cred: reference or a literal' },
   { name: 'server.trusted_proxies', kind: 'cidrs', default: [], description: 'Comma-separated CIDRs whose forwarding headers are trusted' },

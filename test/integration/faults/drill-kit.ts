@@ -50,11 +50,15 @@ export interface Services {
   kill(): void;
 }
 
-/** `proudauth serve` and `proudauth worker` on `databaseUrl` (which names them with APP), killed after the test. */
-export async function startServices(t: TestContext, seed: DrillSeed, databaseUrl: string): Promise<Services> {
+/** The environment of drilled `serve` and `worker` processes on `databaseUrl` (named APP there). */
+export function drillEnv(
+  seed: DrillSeed,
+  databaseUrl: string,
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv {
   const url = new URL(databaseUrl);
   url.searchParams.set('application_name', APP);
-  const env = childEnv({
+  return childEnv({
     PROUDAUTH_DATABASE_URL: url.toString(),
     PROUDAUTH_KEYS_ROOT_1: TEST_ROOT_KEY,
     PROUDAUTH_KEYS_ACTIVE_VERSION: '1',
@@ -62,6 +66,8 @@ export async function startServices(t: TestContext, seed: DrillSeed, databaseUrl
     PROUDAUTH_SERVER_LISTEN: '127.0.0.1:0',
     PROUDAUTH_SERVER_INTERNAL_LISTEN: '127.0.0.1:0',
     PROUDAUTH_SERVER_DRAIN_DELAY: '0s',
+    // The drills count one serve process's connections and restarts; several are tested in multi-process.test.ts.
+    PROUDAUTH_SERVER_PROCESSES: '1',
     PROUDAUTH_WORKERS_METRICS_LISTEN: '127.0.0.1:0',
     PROUDAUTH_STORAGE_STATEMENT_TIMEOUT: '2s',
     PROUDAUTH_STORAGE_MAX_CONNS: '5',
@@ -70,7 +76,28 @@ export async function startServices(t: TestContext, seed: DrillSeed, databaseUrl
     // of the load cheap on a busy machine.
     PROUDAUTH_SECURITY_PASSWORD_ARGON_MEMORY_KIB: '8192',
     PROUDAUTH_OBSERVABILITY_LOG_LEVEL: 'info',
+    ...extra,
   });
+}
+
+/** The public and internal URLs a started `serve` logged. */
+export async function serveUrls(serve: Background): Promise<{ publicUrl: string; internalUrl: string }> {
+  const [, publicUrl = '', internalUrl = ''] = await serve.waitFor(
+    /"command":"serve","public":"(http[^"]+)","internal":"(http[^"]+)"/,
+    90_000,
+  );
+  return { publicUrl, internalUrl };
+}
+
+/** The internal URL a started `worker` logged. */
+export async function workerUrl(worker: Background): Promise<string> {
+  const [, url = ''] = await worker.waitFor(/"command":"worker","internal":"(http[^"]+)"/, 90_000);
+  return url;
+}
+
+/** `proudauth serve` and `proudauth worker` on `databaseUrl` (which names them with APP), killed after the test. */
+export async function startServices(t: TestContext, seed: DrillSeed, databaseUrl: string): Promise<Services> {
+  const env = drillEnv(seed, databaseUrl);
   const serve = new Background('proudauth', ['serve'], env);
   const worker = new Background('proudauth', ['worker'], env);
   const kill = () => {
@@ -78,12 +105,8 @@ export async function startServices(t: TestContext, seed: DrillSeed, databaseUrl
     worker.kill();
   };
   t.after(kill);
-  const [, publicUrl = '', internalUrl = ''] = await serve.waitFor(
-    /"command":"serve","public":"(http[^"]+)","internal":"(http[^"]+)"/,
-    90_000,
-  );
-  const [, workerUrl = ''] = await worker.waitFor(/"command":"worker","internal":"(http[^"]+)"/, 90_000);
-  return { serve, worker, publicUrl, internalUrl, workerUrl, kill };
+  const { publicUrl, internalUrl } = await serveUrls(serve);
+  return { serve, worker, publicUrl, internalUrl, workerUrl: await workerUrl(worker), kill };
 }
 
 /** Asserts the database is reported unavailable by readiness, both /status and both metrics. */
