@@ -7,7 +7,7 @@ import {
   verifyRecentAudit,
 } from '../../audit/index.ts';
 import { type ConfigExportDeps, configExportJob } from '../../configuration/config-export.job.ts';
-import { cleanupOutbox, dispatchOutboxTo } from '../../events/index.ts';
+import { cleanupOutbox, dispatchOutboxTo, type OutboxDispatchDeps } from '../../events/index.ts';
 import { type JobRunnerDeps, type JobType, purgeJobResults, runJobsTask } from '../../jobs/index.ts';
 import type { Task } from '../../kernel/task.ts';
 import { type KeyLifecycleDeps, runKeyLifecycle } from '../../keys/key-lifecycle.task.ts';
@@ -37,7 +37,8 @@ export type WorkerDeps = KeyLifecycleDeps &
   NotificationDeps &
   NotificationCleanupDeps &
   WebhookDeliveryDeps &
-  ConfigExportDeps & {
+  ConfigExportDeps &
+  OutboxDispatchDeps & {
     sessionRetentionMs: number;
     auditRetention: RetentionSettings;
     auditArchiveDir: string | null;
