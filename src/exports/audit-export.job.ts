@@ -32,6 +32,7 @@ export const auditExportJob: JobType<{ db: Db }> = {
     const lines: string[] = [];
     let after: string | null = null;
     let pages = 0;
+    let more = false;
     while (pages < AUDIT_EXPORT_MAX_PAGES) {
       const page = await listAuditEvents(deps.db, job.realmId, filters, after, AUDIT_EXPORT_PAGE);
       pages++;
@@ -41,7 +42,8 @@ export const auditExportJob: JobType<{ db: Db }> = {
           `${JSON.stringify({ ...presentAuditEvent(e), content_hash: e.content_hash ?? contentHash(e) })}\n`,
         );
       }
-      if (page.length < AUDIT_EXPORT_PAGE) break;
+      more = page.length === AUDIT_EXPORT_PAGE;
+      if (!more) break;
       after = page[page.length - 1]?.id ?? null;
       if (pages % 20 === 0) await job.progress('audit_event', lines.length);
     }
@@ -50,7 +52,8 @@ export const auditExportJob: JobType<{ db: Db }> = {
       kind: 'file',
       format: 'ndjson',
       body: lines.join(''),
-      counts: { audit_events: lines.length, pages },
+      // truncated: 1 when the window held more than the job's 2000 pages; narrow it for the rest.
+      counts: { audit_events: lines.length, pages, truncated: more ? 1 : 0 },
     };
   },
 };

@@ -1,11 +1,12 @@
 // The realm.export job (spec doc 2, Jobs and exports; Realm data export): queued by
 // POST /data-exports, run while its requester still holds realm.data.export (the runner re-checks
 // it). Each section is read on its own; the file is built in memory and sealed into the job row.
+
+import type { ConfigExportDeps } from '../configuration/config-export.job.ts';
 import { exportConfiguration } from '../configuration/config-export.ts';
 import type { Counts, JobType } from '../jobs/index.ts';
 import { permanentFailure } from '../jobs/index.ts';
 import { issuerOf } from '../kernel/audiences.ts';
-import type { Db } from '../platform/db/db.ts';
 import { findRealmById } from '../realms/index.ts';
 import {
   ndjsonLine,
@@ -15,11 +16,8 @@ import {
   SECTION_READERS,
 } from './realm-export.ts';
 
-export interface RealmExportDeps {
-  db: Db;
-  /** server.public_origin: the issuer in the header and the built-in audiences of the configuration. */
-  publicOrigin: string;
-}
+/** The database, and server.public_origin for the header's issuer and the configuration document. */
+export type RealmExportDeps = ConfigExportDeps;
 
 export const realmExportJob: JobType<RealmExportDeps> = {
   name: 'realm.export',

@@ -228,7 +228,7 @@ describe('exports › realm data', () => {
       'audit_evidence',
       'deleted_accounts',
     ])
-      assert.ok((header?.data.excluded as string[]).includes(category), category);
+      assert.ok(((header?.data.excluded ?? []) as string[]).includes(category), category);
     assert.equal(configuration?.kind, 'configuration');
     assert.equal(configuration?.data.format, 'service.realm-config.v1');
 
@@ -278,7 +278,10 @@ describe('exports › realm data', () => {
     assert.deepEqual(of('group')[0]?.members, [{ subject_type: 'user', subject_id: seeded.member }]);
     // Role assignments held through a membership are listed with the membership only.
     const ownerMembership = of('membership').find((m) => m.user_id === s.admin.userId);
-    assert.ok((ownerMembership?.roles as unknown[]).length > 0, 'the owner role rides on the membership');
+    assert.ok(
+      ((ownerMembership?.roles ?? []) as unknown[]).length > 0,
+      'the owner role rides on the membership',
+    );
     assert.ok(of('role_assignment').some((a) => a.subject_id === s.admin.userId && a.role === 'realm-admin'));
     assert.equal(of('service_principal').length, 1, 'deleted principals are left out');
     assert.equal(of('project').length, 1);
