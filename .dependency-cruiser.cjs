@@ -53,6 +53,7 @@ const TIERS = [
       support: ['oauth'],
       decisions: [],
       configuration: [],
+      exports: ['configuration'],
     },
   },
   { tier: 'edges', folders: { api: [] } },

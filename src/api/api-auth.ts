@@ -199,6 +199,8 @@ export function authorizeApiCaller(
   };
   enforceRecoveryRestriction(caller, opts, pending.write);
   if (opts.audience === 'admin') authorizeAdmin(app, caller, opts, now);
+  // The account API asks for a recent sign-in on its sensitive routes too (/me/deletion, /me/exports).
+  else if (opts.recentAuth) requireRecentAuth(app, caller, now);
   return caller;
 }
 

@@ -9,6 +9,7 @@ export interface AuditEventFilters {
   actorId?: string;
   subjectId?: string;
   targetId?: string;
+  organizationId?: string;
   from?: Date;
   to?: Date;
 }
@@ -33,6 +34,7 @@ export async function listAuditEvents(
   if (f.actorId !== undefined) add('actor_id = ?', f.actorId);
   if (f.subjectId !== undefined) add('subject_id = ?', f.subjectId);
   if (f.targetId !== undefined) add('target_id = ?', f.targetId);
+  if (f.organizationId !== undefined) add('org_id = ?', f.organizationId);
   if (f.from !== undefined) add('occurred_at >= ?', f.from);
   if (f.to !== undefined) add('occurred_at < ?', f.to);
   if (after !== null) add('id < ?', after);

@@ -3,8 +3,12 @@
 // retention rules for the worker.
 // Other folders reach this context's tables through this file, never through its *.repo.ts files
 // (docs/architecture.md, import rules).
+
+export { presentAuditEvent } from './audit.present.ts';
 export { onSecuritySignal, recordAudit } from './audit.repo.ts';
 export { archiveAudit } from './audit-archive.task.ts';
+export { type AuditEventFilters, type AuditEventRow, listAuditEvents } from './audit-events.repo.ts';
+export { contentHash } from './audit-hash.ts';
 export { pruneBatchEvents, retentionCandidates, retentionEvents } from './audit-retention.repo.ts';
 export {
   extensionMs,

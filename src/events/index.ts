@@ -9,5 +9,6 @@ export {
   dispatchOutbox,
   dispatchOutboxTo,
   type OutboxDestination,
+  type OutboxDispatchDeps,
   type OutboxEvent,
 } from './outbox-dispatch.task.ts';

@@ -46,21 +46,27 @@ const eventOf = (r: OutboxRow): OutboxEvent => ({
   data: typeof r.data === 'string' ? (JSON.parse(r.data) as Record<string, unknown>) : r.data,
 });
 
+export interface OutboxDispatchDeps {
+  db: Db;
+  /** Told the event types of each committed batch (service_security_events_total). */
+  eventsDispatched?: (types: readonly string[]) => void;
+}
+
 export async function dispatchOutboxTo(
-  deps: { db: Db },
+  deps: OutboxDispatchDeps,
   now: Date,
   destinations: readonly OutboxDestination[],
 ): Promise<TaskReport> {
   let dispatched = 0;
   for (;;) {
-    const n = await deps.db.tx(async (tx) => {
+    const batch = await deps.db.tx(async (tx) => {
       // SKIP LOCKED lets several workers drain the outbox side by side without waiting on each other.
       const r = await tx.query<OutboxRow>(
         `select realm_id, id, event_type, occurred_at, org_id, correlation_id, data
            from outbox where dispatched_at is null
           order by occurred_at, id limit ${DISPATCH_BATCH} for update skip locked`,
       );
-      if (r.rows.length === 0) return 0;
+      if (r.rows.length === 0) return [];
       const events = r.rows.map(eventOf);
       for (const d of destinations) await d(tx, events, now);
       await tx.query(
@@ -68,8 +74,10 @@ export async function dispatchOutboxTo(
           where (realm_id, id) in (select * from unnest($2::text[], $3::text[]))`,
         [now, events.map((e) => e.realmId), events.map((e) => e.id)],
       );
-      return events.length;
+      return events;
     });
+    if (batch.length > 0) deps.eventsDispatched?.(batch.map((e) => e.type));
+    const n = batch.length;
     dispatched += n;
     if (n < DISPATCH_BATCH) return { dispatched };
   }

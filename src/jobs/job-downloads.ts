@@ -31,6 +31,8 @@ import {
 export interface DownloadCaller {
   call: Call;
   permissions: ReadonlySet<string>;
+  /** The job types this API family serves (the account API: the personal export); null for all. */
+  types?: readonly string[] | null;
 }
 
 const isRequester = (job: JobRow, c: DownloadCaller) =>
@@ -112,6 +114,8 @@ export async function redeemDownloadToken(
       throw problem.forbidden('the download token was issued to someone else');
     const job = await lockJob(tx, c.call.realmId, row.job_id);
     if (!job) throw invalid();
+    // A token of another API family is unknown here, and stays usable where it belongs.
+    if (c.types && !c.types.includes(job.type)) throw invalid();
     await stillHolds(tx, job, c);
     requireDownloadable(job);
     const body = keyring.decrypt('job-result', job.result_sealed as string, resultAad(job.realm_id, job.id));

@@ -12,19 +12,31 @@ import { findJob } from './jobs.repo.ts';
 
 const decodeRedeem = object({ download_token: string({ minLength: 1, maxLength: 200 }) });
 
-export function registerJobRoutes(app: FastifyInstance, ctx: ApiDeps): void {
+/**
+ * The jobs API of one audience. Administration: every job type. Account (/me): the personal data
+ * export only, whose token audience is /me; other jobs are not found there.
+ */
+function registerJobFamily(
+  app: FastifyInstance,
+  ctx: ApiDeps,
+  family: { prefix: '' | '/me'; audience: 'admin' | 'account'; types: readonly string[] | null },
+): void {
+  const auth = { audience: family.audience } as const;
+  const inFamily = (type: string) => family.types === null || family.types.includes(type);
+
   // The requester sees its own job; holders of realm.jobs.read see every job of the realm.
   apiRoute<{ id: string }>(
     app,
     ctx,
     'GET',
-    '/jobs/:id',
-    { audience: 'admin' },
+    `${family.prefix}/jobs/:id`,
+    auth,
     async ({ req, caller, call }) => {
       const id = idParam('job', req.params.id, 'job');
       const job = await findJob(ctx.db, call.realmId, id);
       const own = job && job.requested_by_type === caller.kind && job.requested_by_id === caller.id;
-      if (!job || (!own && !caller.permissions.has('realm.jobs.read'))) throw problem.notFound('no such job');
+      if (!job || !inFamily(job.type) || (!own && !caller.permissions.has('realm.jobs.read')))
+        throw problem.notFound('no such job');
       return presentJob(job);
     },
   );
@@ -33,36 +45,36 @@ export function registerJobRoutes(app: FastifyInstance, ctx: ApiDeps): void {
     app,
     ctx,
     'POST',
-    '/jobs/:id/downloads',
-    { audience: 'admin' },
+    `${family.prefix}/jobs/:id/downloads`,
+    auth,
     async ({ req, reply, caller, call }) => {
       const id = idParam('job', req.params.id, 'job');
+      const job = await findJob(ctx.db, call.realmId, id);
+      if (job && !inFamily(job.type)) throw problem.notFound('no such job');
       const issued = await issueDownloadToken(ctx.db, { call, permissions: caller.permissions }, id);
       return reply.code(201).header('cache-control', 'no-store').send(issued);
     },
   );
 
-  apiRoute(
-    app,
-    ctx,
-    'POST',
-    '/job-downloads',
-    { audience: 'admin' },
-    async ({ req, reply, caller, call }) => {
-      const { downloadToken } = decodeRedeem(req.body);
-      if (!ctx.keyring) throw problem.conflict('no root key is configured, so no result can be opened');
-      const file = await redeemDownloadToken(
-        ctx.db,
-        ctx.keyring,
-        { call, permissions: caller.permissions },
-        downloadToken,
-      );
-      return reply
-        .code(200)
-        .header('content-type', file.contentType)
-        .header('content-disposition', `attachment; filename="${file.filename}"`)
-        .header('cache-control', 'no-store')
-        .send(file.body);
-    },
-  );
+  apiRoute(app, ctx, 'POST', `${family.prefix}/job-downloads`, auth, async ({ req, reply, caller, call }) => {
+    const { downloadToken } = decodeRedeem(req.body);
+    if (!ctx.keyring) throw problem.conflict('no root key is configured, so no result can be opened');
+    const file = await redeemDownloadToken(
+      ctx.db,
+      ctx.keyring,
+      { call, permissions: caller.permissions, types: family.types },
+      downloadToken,
+    );
+    return reply
+      .code(200)
+      .header('content-type', file.contentType)
+      .header('content-disposition', `attachment; filename="${file.filename}"`)
+      .header('cache-control', 'no-store')
+      .send(file.body);
+  });
+}
+
+export function registerJobRoutes(app: FastifyInstance, ctx: ApiDeps): void {
+  registerJobFamily(app, ctx, { prefix: '', audience: 'admin', types: null });
+  registerJobFamily(app, ctx, { prefix: '/me', audience: 'account', types: ['user.export'] });
 }

@@ -6,6 +6,7 @@ import { registerAuditRoutes } from '../audit/audit.routes.ts';
 import { registerClientRoutes } from '../clients/clients.routes.ts';
 import { registerConfigurationRoutes } from '../configuration/configuration.routes.ts';
 import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
+import { registerExportRoutes } from '../exports/exports.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
@@ -108,6 +109,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerServicePrincipalRoutes(app, ctx);
   registerOrganizationRoutes(app, ctx);
   registerJobRoutes(app, ctx);
+  registerExportRoutes(app, ctx);
   registerWebhookRoutes(app, ctx);
   registerAuditRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);

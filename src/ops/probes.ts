@@ -50,6 +50,20 @@ export async function clockSkewMs(ctx: ProbeContext): Promise<number> {
   return ctx.clock.now().getTime() - new Date(dbTime).getTime();
 }
 
+/**
+ * Whether the restore marker is set (spec doc 2, Restore marker). A schema from before the marker
+ * table has no marker.
+ */
+export async function restorePending(ctx: ProbeContext): Promise<boolean> {
+  try {
+    const r = await withDeadline(ctx.db.query('select 1 from restore_marker'));
+    return r.rows.length > 0;
+  } catch (e) {
+    if ((e as { code?: string }).code === '42P01') return false;
+    throw e;
+  }
+}
+
 export const schema = (ctx: ProbeContext): Promise<SchemaState> =>
   withDeadline(schemaState(ctx.db, ctx.migrations));
 

@@ -1,5 +1,5 @@
 // GET /health/ready (spec doc 2, Health): the first failing condition decides the answer.
-import { clockSkewMs, databaseUp, type ProbeContext, schema, signing } from './probes.ts';
+import { clockSkewMs, databaseUp, type ProbeContext, restorePending, schema, signing } from './probes.ts';
 
 export interface ReadinessContext extends ProbeContext {
   isDraining(): boolean;
@@ -16,6 +16,9 @@ export async function readiness(ctx: ReadinessContext): Promise<Readiness> {
   if (!(await databaseUp(ctx)))
     return { httpStatus: 503, body: { status: 'unavailable', reason: 'database' } };
   try {
+    // Before the schema check: a restored database is marked before it is migrated and served.
+    if (await restorePending(ctx))
+      return { httpStatus: 503, body: { status: 'unavailable', reason: 'restore_pending' } };
     if (!(await schema(ctx)).current)
       return { httpStatus: 503, body: { status: 'unavailable', reason: 'schema' } };
     if (Math.abs(await clockSkewMs(ctx)) > ctx.maxClockSkewMs) {

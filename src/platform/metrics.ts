@@ -5,9 +5,10 @@
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { renderFromPrimary } from './metrics-cluster.ts';
 
-const COUNTER_CAP = 1000;
-const HISTOGRAM_CAP = 500;
-const OVERFLOW = 'overflow';
+/** spec doc 2, Limits: label combinations per counter and per histogram. */
+export const COUNTER_CAP = 1000;
+export const HISTOGRAM_CAP = 500;
+export const OVERFLOW = 'overflow';
 
 class LabelCap {
   private readonly seen = new Set<string>();
@@ -79,6 +80,8 @@ export class Metrics {
   readonly rateLimited: CappedCounter<'surface'>;
   /** Outbound deliveries by channel (webhook, notification, backchannel_logout) and outcome; worker only. */
   readonly deliveries: CappedCounter<'channel' | 'outcome'>;
+  /** Calls to realm hooks by kind and outcome (docs/operations.md: no hook kinds exist yet). */
+  readonly hookCalls: CappedCounter<'kind' | 'outcome'>;
 
   private readonly runtime = runtimeMetrics();
 
@@ -149,6 +152,10 @@ export class Metrics {
         registers,
       }),
     );
+    this.hookCalls = this.counter('service_hook_calls_total', 'Calls to realm hooks by kind and outcome', [
+      'kind',
+      'outcome',
+    ]);
     this.securitySignals = new CappedCounter(
       new Counter({
         name: 'service_security_signals_total',
@@ -157,6 +164,11 @@ export class Metrics {
         registers,
       }),
     );
+  }
+
+  /** A counter of this registry, capped at the spec's number of label combinations. */
+  counter<N extends string>(name: string, help: string, labelNames: readonly N[]): CappedCounter<N> {
+    return new CappedCounter(new Counter<N>({ name, help, labelNames, registers: [this.registry] }));
   }
 
   /**

@@ -7,7 +7,10 @@ import {
   verifyRecentAudit,
 } from '../../audit/index.ts';
 import { type ConfigExportDeps, configExportJob } from '../../configuration/config-export.job.ts';
-import { cleanupOutbox, dispatchOutboxTo } from '../../events/index.ts';
+import { cleanupOutbox, dispatchOutboxTo, type OutboxDispatchDeps } from '../../events/index.ts';
+import { auditExportJob } from '../../exports/audit-export.job.ts';
+import { realmExportJob } from '../../exports/realm-export.job.ts';
+import { userExportJob } from '../../exports/user-export.job.ts';
 import { type JobRunnerDeps, type JobType, purgeJobResults, runJobsTask } from '../../jobs/index.ts';
 import type { Task } from '../../kernel/task.ts';
 import { type KeyLifecycleDeps, runKeyLifecycle } from '../../keys/key-lifecycle.task.ts';
@@ -37,7 +40,8 @@ export type WorkerDeps = KeyLifecycleDeps &
   NotificationDeps &
   NotificationCleanupDeps &
   WebhookDeliveryDeps &
-  ConfigExportDeps & {
+  ConfigExportDeps &
+  OutboxDispatchDeps & {
     sessionRetentionMs: number;
     auditRetention: RetentionSettings;
     auditArchiveDir: string | null;
@@ -49,7 +53,13 @@ export type WorkerDeps = KeyLifecycleDeps &
  * The job types the worker runs (docs/jobs.md), each declared beside the context it works on in a
  * `*.job.ts` file. Adding a type is one entry here, its file, and the route that queues it.
  */
-export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [organizationDeleteJob, configExportJob];
+export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [
+  organizationDeleteJob,
+  configExportJob,
+  realmExportJob,
+  auditExportJob,
+  userExportJob,
+];
 
 export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'keys.lifecycle', intervalMs: 60_000, run: runKeyLifecycle },

@@ -1,6 +1,5 @@
 // The worker process body: the scheduler over TASKS, its metrics, and the optional internal
 // listener (spec doc 2: served only when workers.metrics_listen is set).
-import { Counter } from 'prom-client';
 import { parseRetentionByCategory } from '../../audit/index.ts';
 import { parseListen } from '../../platform/config/load.ts';
 import { type AppContext, requireKeyring } from '../context.ts';
@@ -45,12 +44,10 @@ export function workerDeps(ctx: AppContext): WorkerDeps {
 }
 
 export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {}): RunningWorker {
-  const runs = new Counter({
-    name: 'service_worker_runs_total',
-    help: 'Worker task runs by task and outcome',
-    labelNames: ['task', 'outcome'],
-    registers: [ctx.metrics.registry],
-  });
+  const runs = ctx.metrics.counter('service_worker_runs_total', 'Worker task runs by task and outcome', [
+    'task',
+    'outcome',
+  ]);
   ctx.metrics.gauge('service_worker_active_leases', 'Task leases this worker process holds now', async () => {
     const r = await ctx.db.query<{ n: string }>(
       'select count(*) as n from worker_leases where holder = $1 and locked_until > $2',
@@ -58,12 +55,16 @@ export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {})
     );
     return Number(r.rows[0]?.n ?? 0);
   });
-  const failedJobs = new Counter({
-    name: 'service_jobs_failed_total',
-    help: 'Jobs that ended failed or dead-lettered, by type',
-    labelNames: ['type'],
-    registers: [ctx.metrics.registry],
-  });
+  const failedJobs = ctx.metrics.counter(
+    'service_jobs_failed_total',
+    'Jobs that ended failed or dead-lettered, by type',
+    ['type'],
+  );
+  const securityEvents = ctx.metrics.counter(
+    'service_security_events_total',
+    'Security events (event types security.*) the outbox dispatched, by type',
+    ['type'],
+  );
   // Worker only (spec doc 2, Metrics): no sample until the first audit.verify_recent run.
   let integrityProblems: number | null = null;
   // A second worker over the same metrics (tests) reports its own runs.
@@ -83,6 +84,9 @@ export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {})
     },
     jobEnded(type, end) {
       if (end === 'failed' || end === 'dead_letter') failedJobs.inc({ type });
+    },
+    eventsDispatched(types) {
+      for (const type of types) if (type.startsWith('security.')) securityEvents.inc({ type });
     },
     deliveryEnded(outcome) {
       ctx.metrics.deliveries.inc({ channel: 'webhook', outcome });

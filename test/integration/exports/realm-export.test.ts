@@ -1,0 +1,327 @@
+// The realm data export (spec doc 2, Realm data export; Jobs and exports): NDJSON in the spec's
+// order with exactly the listed fields per section, nothing it excludes, through the job flow.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { newId } from '../../../src/platform/ids.ts';
+import { apiCaller } from '../../harness/api-kit.ts';
+import { seedMembership } from '../../harness/org-kit.ts';
+import { createOrg, newUser, type OrgSetup, setup } from '../organizations/org-test-kit.ts';
+import { download, keysOf, memberNames, requestExport, runJobs, SECRET_MEMBER } from './exports-kit.ts';
+
+const ORDER = [
+  'header',
+  'configuration',
+  'user',
+  'organization',
+  'membership',
+  'group',
+  'role_assignment',
+  'authorization_policy',
+  'project',
+  'service_principal',
+  'identity_provider',
+  'webhook',
+  'hook',
+];
+
+// The spec's field list of each section, sorted.
+const FIELDS: Record<string, string[]> = {
+  user: [
+    'id',
+    'state',
+    'display_name',
+    'given_name',
+    'family_name',
+    'locale',
+    'zoneinfo',
+    'profile',
+    'admin_metadata',
+    'protected',
+    'is_guest',
+    'required_actions',
+    'created_via',
+    'last_login_at',
+    'created_at',
+    'updated_at',
+    'identifiers',
+    'external_ids',
+    'federated_identities',
+    'credentials',
+  ],
+  organization: [
+    'id',
+    'slug',
+    'display_name',
+    'state',
+    'locale',
+    'time_zone',
+    'metadata',
+    'contact',
+    'external_id',
+    'policy',
+    'template_name',
+    'template_version',
+    'created_at',
+    'updated_at',
+    'domains',
+  ],
+  membership: [
+    'id',
+    'organization_id',
+    'user_id',
+    'state',
+    'source',
+    'external_id',
+    'metadata',
+    'joined_at',
+    'expires_at',
+    'created_at',
+    'roles',
+  ],
+  group: [
+    'id',
+    'organization_id',
+    'parent_id',
+    'name',
+    'description',
+    'metadata',
+    'external_id',
+    'source',
+    'dynamic_rule',
+    'created_at',
+    'members',
+  ],
+  role_assignment: [
+    'id',
+    'role_id',
+    'role',
+    'subject_type',
+    'subject_id',
+    'scope_type',
+    'scope_id',
+    'conditions',
+    'valid_from',
+    'expires_at',
+    'source',
+    'reason',
+    'created_at',
+  ],
+  project: [
+    'id',
+    'name',
+    'description',
+    'environment',
+    'state',
+    'owner_user_id',
+    'owner_organization_id',
+    'created_at',
+  ],
+  service_principal: [
+    'id',
+    'name',
+    'description',
+    'owner_user_id',
+    'owner_organization_id',
+    'state',
+    'allowed_organization_ids',
+    'is_agent',
+    'created_at',
+  ],
+  webhook: [
+    'id',
+    'organization_id',
+    'name',
+    'destination_url',
+    'event_types',
+    'state',
+    'allow_private_network',
+    'payload_form',
+    'owner_user_id',
+    'created_at',
+  ],
+};
+
+const MARK = {
+  webhook: 'WEBHOOK-SECRET-MARKER',
+  totp: 'TOTP-SEED-MARKER',
+};
+
+/** A realm with one of everything the export carries, plus things it must leave out. */
+async function seedRealm(s: OrgSetup) {
+  const db = s.h.ctx.db;
+  const now = s.clock.now();
+  const member = await newUser(s);
+  const gone = await newUser(s);
+  await db.query(`update users set state = 'deleted' where realm_id = $1 and id = $2`, [s.realm.id, gone]);
+  await db.query(
+    `update users set attributes = '{"given_name":"Ada","locale":"en","nickname":"ada"}' where realm_id = $1 and id = $2`,
+    [s.realm.id, member],
+  );
+  await db.query(
+    `insert into totp_credentials (realm_id, user_id, secret_sealed, created_at) values ($1, $2, $3, $4)`,
+    [s.realm.id, member, MARK.totp, now],
+  );
+  const org = await createOrg(s);
+  await db.query(
+    `insert into organization_domains (realm_id, domain, organization_id, verified, created_at) values ($1, 'ex.example.com', $2, true, $3)`,
+    [s.realm.id, org.id, now],
+  );
+  await seedMembership(s.h, s.realm, org.id, member);
+  const removedMembership = await seedMembership(s.h, s.realm, org.id, gone, 'removed');
+  const groupId = newId('grp', now.getTime());
+  await db.query(
+    `insert into groups (realm_id, id, organization_id, depth, name, created_at, updated_at) values ($1, $2, $3, 1, 'Team', $4, $4)`,
+    [s.realm.id, groupId, org.id, now],
+  );
+  await db.query(
+    `insert into group_members (realm_id, group_id, subject_type, subject_id, created_at) values ($1, $2, 'user', $3, $4)`,
+    [s.realm.id, groupId, member, now],
+  );
+  await db.query(
+    `insert into projects (realm_id, id, name, environment, state, owner_organization_id, created_at, updated_at)
+     values ($1, $2, 'Shop', 'production', 'active', $3, $4, $4)`,
+    [s.realm.id, newId('prj', now.getTime()), org.id, now],
+  );
+  await db.query(
+    `insert into service_principals (realm_id, id, state, name, is_agent, created_at, updated_at) values
+       ($1, $2, 'active', 'Robot', false, $4, $4), ($1, $3, 'deleted', 'Gone', false, $4, $4)`,
+    [s.realm.id, newId('spr', now.getTime()), newId('spr', now.getTime()), now],
+  );
+  await db.query(
+    `insert into webhook_subscriptions (realm_id, id, name, destination_url, event_types, secret_sealed, created_at, updated_at)
+     values ($1, $2, 'Hook', 'https://hooks.example.com/in', '["user.created"]', $3, $4, $4)`,
+    [s.realm.id, newId('whk', now.getTime()), MARK.webhook, now],
+  );
+  return { member, gone, org, removedMembership };
+}
+
+describe('exports › realm data', () => {
+  test('case=the file is the header, the configuration and each section in order with exactly its fields', async (t) => {
+    const s = await setup(t);
+    const seeded = await seedRealm(s);
+    const jobId = await requestExport(s.admin, '/data-exports');
+    assert.deepEqual(await runJobs(s), { succeeded: 1 });
+    const file = await download(s.admin, jobId);
+    assert.equal(file.contentType, 'application/x-ndjson');
+    assert.equal(file.disposition, 'attachment; filename="export.ndjson"');
+    assert.ok(file.text.endsWith('\n'));
+    const lines = file.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { kind: string; data: Record<string, unknown> });
+    for (const l of lines) assert.deepEqual(keysOf(l), ['data', 'kind']);
+
+    const [header, configuration] = lines;
+    assert.equal(header?.kind, 'header');
+    assert.deepEqual(keysOf(header?.data), ['excluded', 'format', 'generated_at', 'realm']);
+    assert.equal(header?.data.format, 'service.realm-export.v1');
+    assert.deepEqual(header?.data.realm, {
+      id: s.realm.id,
+      name: s.realm.name,
+      display_name: s.realm.display_name,
+      issuer: `${s.h.ctx.config.server.publicOrigin}/realms/${s.realm.name}`,
+    });
+    for (const category of [
+      'password_verifiers',
+      'totp_seeds',
+      'sessions',
+      'audit_evidence',
+      'deleted_accounts',
+    ])
+      assert.ok(((header?.data.excluded ?? []) as string[]).includes(category), category);
+    assert.equal(configuration?.kind, 'configuration');
+    assert.equal(configuration?.data.format, 'service.realm-config.v1');
+
+    // Sections in the spec's order, each sorted by id.
+    const kinds = lines.map((l) => l.kind);
+    const positions = kinds.map((k) => ORDER.indexOf(k));
+    assert.ok(!positions.includes(-1), `unknown kind in ${kinds}`);
+    assert.deepEqual(
+      [...positions].sort((a, b) => a - b),
+      positions,
+      'sections in order',
+    );
+    for (const kind of ORDER.slice(2)) {
+      const ids = lines.filter((l) => l.kind === kind).map((l) => String(l.data.id));
+      assert.deepEqual([...ids].sort(), ids, `${kind} sorted by id`);
+    }
+    for (const l of lines.slice(2)) {
+      const expected = FIELDS[l.kind];
+      assert.ok(expected, `a ${l.kind} line is not expected with this data`);
+      assert.deepEqual(keysOf(l.data), [...expected].sort(), `${l.kind} fields`);
+    }
+    const of = (kind: string) => lines.filter((l) => l.kind === kind).map((l) => l.data);
+
+    // Users: every account but the deleted one, with identifiers and a credential summary only.
+    const users = of('user');
+    assert.ok(users.some((u) => u.id === seeded.member));
+    assert.ok(!users.some((u) => u.id === seeded.gone), 'deleted accounts are left out');
+    const member = users.find((u) => u.id === seeded.member) as Record<string, unknown>;
+    assert.equal(member.given_name, 'Ada');
+    assert.equal(member.locale, 'en');
+    assert.deepEqual(member.profile, { nickname: 'ada' });
+    assert.deepEqual(member.credentials, { password: true, totp: true, hotp: false, passkeys: 0 });
+    for (const i of member.identifiers as object[])
+      assert.deepEqual(keysOf(i), ['primary', 'type', 'value', 'verified', 'verified_at']);
+
+    // Organizations with domains; memberships that are not removed; groups with members.
+    const org = of('organization').find((o) => o.id === seeded.org.id) as Record<string, unknown>;
+    assert.deepEqual(
+      (org.domains as { domain: string }[]).map((d) => d.domain),
+      ['ex.example.com'],
+    );
+    assert.ok(
+      !of('membership').some((m) => m.id === seeded.removedMembership),
+      'removed memberships are left out',
+    );
+    assert.ok(of('membership').some((m) => m.user_id === seeded.member));
+    assert.deepEqual(of('group')[0]?.members, [{ subject_type: 'user', subject_id: seeded.member }]);
+    // Role assignments held through a membership are listed with the membership only.
+    const ownerMembership = of('membership').find((m) => m.user_id === s.admin.userId);
+    assert.ok(
+      ((ownerMembership?.roles ?? []) as unknown[]).length > 0,
+      'the owner role rides on the membership',
+    );
+    assert.ok(of('role_assignment').some((a) => a.subject_id === s.admin.userId && a.role === 'realm-admin'));
+    assert.equal(of('service_principal').length, 1, 'deleted principals are left out');
+    assert.equal(of('project').length, 1);
+    assert.equal(of('webhook').length, 1);
+
+    // Nothing secret: no secret-bearing member anywhere, no stored secret or verifier in the text.
+    const names = memberNames(lines.slice(2).map((l) => l.data));
+    for (const n of names) assert.doesNotMatch(n, SECRET_MEMBER, `member ${n}`);
+    assert.ok(!file.text.includes(MARK.webhook), 'no webhook signing secret');
+    assert.ok(!file.text.includes(MARK.totp), 'no TOTP seed');
+    const hashes = await s.h.ctx.db.query<{ hash: string }>(
+      'select hash from password_credentials where realm_id = $1',
+      [s.realm.id],
+    );
+    for (const h of hashes.rows) assert.ok(!file.text.includes(h.hash), 'no password verifier');
+    assert.ok(!file.text.includes(s.admin.sessionId), 'no sessions');
+  });
+
+  test('case=the export needs realm.data.export and a recent sign-in', async (t) => {
+    const s = await setup(t);
+    const plain = await apiCaller(s.h, s.realm, { roles: [] });
+    const refused = await plain.call('POST', '/data-exports');
+    assert.equal(refused.status, 403);
+    s.clock.advance(11 * 60_000);
+    const stale = await s.admin.call('POST', '/data-exports');
+    assert.equal(stale.status, 403);
+    assert.equal(((await stale.json()) as { code: string }).code, 'step_up_required');
+  });
+
+  test('case=a requester who lost realm.data.export makes the job dead-letter, and cannot download', async (t) => {
+    const s = await setup(t);
+    const jobId = await requestExport(s.admin, '/data-exports');
+    await s.h.ctx.db.query(
+      `delete from role_assignments where realm_id = $1 and subject_id = $2 and scope_type = 'realm'`,
+      [s.realm.id, s.admin.userId],
+    );
+    assert.deepEqual(await runJobs(s), { dead_letter: 1 });
+    const row = await s.h.ctx.db.query<{ last_error: string }>('select last_error from jobs where id = $1', [
+      jobId,
+    ]);
+    assert.match(String(row.rows[0]?.last_error), /realm\.data\.export/);
+  });
+});
