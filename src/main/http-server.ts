@@ -9,6 +9,7 @@ import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
+import { registerSigningKeyRoutes } from '../keys/signing-keys.routes.ts';
 import { registerMeFactorRoutes } from '../mfa/me-factors.routes.ts';
 import { registerAuthorize } from '../oauth/authorize.routes.ts';
 import { registerDiscovery } from '../oauth/discovery.routes.ts';
@@ -116,6 +117,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerDecisionRoutes(app, ctx);
   registerRelationshipRoutes(app, ctx);
   registerSupportRoutes(app, ctx);
+  registerSigningKeyRoutes(app, ctx);
   if (ctx.config.ui.enabled) registerBuiltinUi(app, ctx.log);
   return app;
 }

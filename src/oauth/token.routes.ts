@@ -65,7 +65,7 @@ export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void 
         ? ctx.keyStore.signerFrom(call.realm.id, prefetched.key)
         : await ctx.keyStore.activeSigner(call.realm.id);
       if (!signer) {
-        ctx.metrics.signingFailures.inc({ reason: 'no_active_key' });
+        ctx.metrics.signingFailures.inc({ reason: await ctx.keyStore.missingSignerReason(call.realm.id) });
         throw oauthError.temporarilyUnavailable('no signing key is available', 30);
       }
       const response = await grant.run({
