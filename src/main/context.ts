@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { AccessTokenVerifier } from '../access/verify-access-token.ts';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { onSecuritySignal } from '../audit/index.ts';
+import { GrantTypeControls } from '../emergency/grant-type-controls.ts';
 import { KeyStore } from '../keys/key-store.ts';
 import type { Mailer, SmsSender } from '../notifications/index.ts';
 import type { MetricsAuth } from '../ops/internal.routes.ts';
@@ -152,6 +153,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     metrics,
     keyStore,
     realms: new RealmCache(db, clock),
+    grantTypeControls: new GrantTypeControls(db, clock),
     tokenVerifier: new AccessTokenVerifier({
       keySets: keyStore,
       clock,

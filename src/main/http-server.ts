@@ -6,6 +6,7 @@ import { registerAuditRoutes } from '../audit/audit.routes.ts';
 import { registerClientRoutes } from '../clients/clients.routes.ts';
 import { registerConfigurationRoutes } from '../configuration/configuration.routes.ts';
 import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
+import { registerEmergencyRoutes } from '../emergency/emergency.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
@@ -118,6 +119,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerRelationshipRoutes(app, ctx);
   registerSupportRoutes(app, ctx);
   registerSigningKeyRoutes(app, ctx);
+  registerEmergencyRoutes(app, ctx);
   if (ctx.config.ui.enabled) registerBuiltinUi(app, ctx.log);
   return app;
 }
