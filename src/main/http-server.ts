@@ -22,6 +22,7 @@ import { registerUserinfo } from '../oauth/userinfo.routes.ts';
 import { registerOpsGauges } from '../ops/gauges.ts';
 import { registerPublicHealth } from '../ops/health.routes.ts';
 import { registerInternalRoutes } from '../ops/internal.routes.ts';
+import { registerMaintenanceGate } from '../ops/maintenance.ts';
 import { registerOrganizationRoutes } from '../organizations/organizations.routes.ts';
 import { parseListen } from '../platform/config/load.ts';
 import { buildEdge } from '../platform/http/app.ts';
@@ -80,6 +81,7 @@ function edgeFor(ctx: AppContext, shed: boolean): FastifyInstance {
 
 export function buildPublicApp(ctx: AppContext): FastifyInstance {
   const app = edgeFor(ctx, true);
+  registerMaintenanceGate(app, ctx.maintenance, ctx.clock);
   registerPublicHealth(app, {
     ...ctx,
     isDraining: () => ctx.draining,
