@@ -76,7 +76,7 @@ export async function rotateSigningKey(
 }
 
 /** A planned rotation: the new key waits in pending; the active one keeps signing. */
-export async function planInTx(
+async function planInTx(
   tx: Tx,
   record: Recorder,
   deps: RotationDeps,
@@ -86,16 +86,7 @@ export async function planInTx(
 ): Promise<RotationResult> {
   if (await lockKeyInState(tx, call.realmId, 'pending')) throw pendingConflict();
   const active = await lockKeyInState(tx, call.realmId, 'active');
-  await storeSigningKey(
-    tx,
-    deps.keyring,
-    call.realmId,
-    material,
-    'pending',
-    call.actor,
-    call.now,
-    call.correlationId ?? undefined,
-  );
+  await storeNewKey(tx, deps, call, material, 'pending');
   await record.audit('signing_key.rotation.planned', {
     category: 'security',
     target: { type: 'signing_key', id: material.kid },
@@ -103,19 +94,7 @@ export async function planInTx(
     reason,
     data: { new_kid: material.kid, previous_kid: active?.kid ?? null, algorithm: material.algorithm },
   });
-  await record.event('signing_key.rotated', {
-    mode: 'planned',
-    new_kid: material.kid,
-    previous_kid: active?.kid ?? null,
-    previous_key_compromised: false,
-  });
-  return {
-    mode: 'planned',
-    key: await requireKey(tx, call.realmId, material.kid),
-    previousKid: active?.kid ?? null,
-    previousKeyCompromised: false,
-    retiredPendingKid: null,
-  };
+  return announce(tx, record, call, 'planned', material.kid, active?.kid ?? null, false, null);
 }
 
 async function emergencyInTx(
@@ -135,16 +114,7 @@ async function emergencyInTx(
     await insertKeyRevocation(tx, call.realmId, active.kid, publishUntil(call.now, deps.timings), call.now);
   }
   if (pending) await retireNow(tx, call.realmId, pending.kid, call.now);
-  await storeSigningKey(
-    tx,
-    deps.keyring,
-    call.realmId,
-    material,
-    'active',
-    call.actor,
-    call.now,
-    call.correlationId ?? undefined,
-  );
+  await storeNewKey(tx, deps, call, material, 'active');
   await record.audit('signing_key.rotation.emergency', {
     category: 'emergency',
     target: { type: 'signing_key', id: material.kid },
@@ -166,18 +136,59 @@ async function emergencyInTx(
       data: { kid: active.kid, replaced_by: material.kid },
     });
   }
+  return announce(
+    tx,
+    record,
+    call,
+    'emergency',
+    material.kid,
+    active?.kid ?? null,
+    active !== null,
+    pending?.kid ?? null,
+  );
+}
+
+const storeNewKey = (
+  tx: Tx,
+  deps: RotationDeps,
+  call: Call,
+  material: KeyMaterial,
+  state: 'pending' | 'active',
+) =>
+  storeSigningKey(
+    tx,
+    deps.keyring,
+    call.realmId,
+    material,
+    state,
+    call.actor,
+    call.now,
+    call.correlationId ?? undefined,
+  );
+
+/** The signing_key.rotated event every rotation emits, and the rotation's result. */
+async function announce(
+  tx: Tx,
+  record: Recorder,
+  call: Call,
+  mode: RotationMode,
+  newKid: string,
+  previousKid: string | null,
+  previousKeyCompromised: boolean,
+  retiredPendingKid: string | null,
+): Promise<RotationResult> {
   await record.event('signing_key.rotated', {
-    mode: 'emergency',
-    new_kid: material.kid,
-    previous_kid: active?.kid ?? null,
-    previous_key_compromised: active !== null,
+    mode,
+    new_kid: newKid,
+    previous_kid: previousKid,
+    previous_key_compromised: previousKeyCompromised,
   });
   return {
-    mode: 'emergency',
-    key: await requireKey(tx, call.realmId, material.kid),
-    previousKid: active?.kid ?? null,
-    previousKeyCompromised: active !== null,
-    retiredPendingKid: pending?.kid ?? null,
+    mode,
+    key: await requireKey(tx, call.realmId, newKid),
+    previousKid,
+    previousKeyCompromised,
+    retiredPendingKid,
   };
 }
 

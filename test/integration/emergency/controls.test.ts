@@ -6,13 +6,7 @@ import { describe, test } from 'node:test';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { seedOrganization } from '../../harness/org-kit.ts';
 import { audits, events, rows } from '../../harness/signin-kit.ts';
-import {
-  oauthPost,
-  registerIntrospector,
-  seedGrant,
-  seedResource,
-  seedServiceClient,
-} from '../../harness/token-kit.ts';
+import { serviceTokenSeed } from '../../harness/token-kit.ts';
 import {
   deliver,
   deliveriesOf,
@@ -29,18 +23,7 @@ const ORDERS = 'https://orders.example.com';
 async function withTokens(t: Parameters<typeof setup>[0]) {
   const s = await setup(t);
   const { h, realm, admin } = s;
-  const orders = await seedResource(h, realm, { audience: ORDERS, scopes: ['orders:read'] });
-  const svc = await seedServiceClient(h, realm, 'billing');
-  await seedGrant(h, realm, svc.client, orders, {
-    scopes: ['orders:read'],
-    subjectTypes: ['service_principal'],
-  });
-  const rs = await seedServiceClient(h, realm, 'orders-api');
-  await registerIntrospector(h, realm, orders, rs.client);
-  const token = () =>
-    oauthPost(h, realm, 'token', { grant_type: 'client_credentials', resource: ORDERS }, svc.creds);
-  const active = async (accessToken: string) =>
-    (await oauthPost(h, realm, 'introspect', { token: accessToken }, rs.creds)).body.active === true;
+  const { svc, token, active } = await serviceTokenSeed(h, realm, ORDERS);
   const control = async (body: Json) => {
     const res = await admin.call('POST', '/emergency/controls', { reason: 'incident 4711', ...body });
     return { status: res.status, body: await json(res) };
@@ -108,19 +91,7 @@ describe('emergency › controls', () => {
 
     // Another realm of the same server still issues.
     const other = await h.createRealm();
-    const otherResource = await seedResource(h, other, { audience: ORDERS, scopes: ['orders:read'] });
-    const otherSvc = await seedServiceClient(h, other, 'billing');
-    await seedGrant(h, other, otherSvc.client, otherResource, {
-      scopes: ['orders:read'],
-      subjectTypes: ['service_principal'],
-    });
-    const elsewhere = await oauthPost(
-      h,
-      other,
-      'token',
-      { grant_type: 'client_credentials', resource: ORDERS },
-      otherSvc.creds,
-    );
+    const elsewhere = await (await serviceTokenSeed(h, other, ORDERS)).token();
     assert.equal(elsewhere.status, 200);
 
     assert.equal(

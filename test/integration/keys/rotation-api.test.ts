@@ -10,13 +10,7 @@ import { workerDeps } from '../../../src/main/worker/worker.ts';
 import { type ApiCallerKit, apiCaller } from '../../harness/api-kit.ts';
 import { type Harness, startHarness } from '../../harness/harness.ts';
 import { audits, events, rows } from '../../harness/signin-kit.ts';
-import {
-  oauthPost,
-  registerIntrospector,
-  seedGrant,
-  seedResource,
-  seedServiceClient,
-} from '../../harness/token-kit.ts';
+import { serviceTokenSeed } from '../../harness/token-kit.ts';
 import { DAY, HOUR, keysIn, MINUTE, ms } from './key-helpers.ts';
 
 const ORDERS = 'https://orders.example.com';
@@ -26,30 +20,13 @@ async function setup(t: TestContext) {
   const h = await startHarness(t);
   const realm = await h.createRealm();
   const admin = await apiCaller(h, realm);
-  const orders = await seedResource(h, realm, { audience: ORDERS, scopes: ['orders:read'] });
-  const svc = await seedServiceClient(h, realm, 'billing');
-  await seedGrant(h, realm, svc.client, orders, {
-    scopes: ['orders:read'],
-    subjectTypes: ['service_principal'],
-  });
-  const rs = await seedServiceClient(h, realm, 'orders-api');
-  await registerIntrospector(h, realm, orders, rs.client);
+  const seed = await serviceTokenSeed(h, realm, ORDERS);
   const token = async () => {
-    const r = await oauthPost(
-      h,
-      realm,
-      'token',
-      { grant_type: 'client_credentials', resource: ORDERS },
-      svc.creds,
-    );
+    const r = await seed.token();
     assert.equal(r.status, 200, JSON.stringify(r.body));
     return r.body.access_token as string;
   };
-  const active = async (accessToken: string) => {
-    const r = await oauthPost(h, realm, 'introspect', { token: accessToken }, rs.creds);
-    assert.equal(r.status, 200);
-    return r.body.active === true;
-  };
+  const { active, svc } = seed;
   const rotate = (body: unknown, caller: ApiCallerKit = admin) =>
     caller.call('POST', '/signing-key-rotations', body);
   const published = async () => {

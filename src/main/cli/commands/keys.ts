@@ -41,7 +41,9 @@ export async function doctorReport(ctx: AppContext) {
       ...f,
       active: f.version === ctx.keyring?.activeVersion,
     })),
-    pepper_keys: ctx.pepper.fingerprints().map((f) => ({ ...f, active: f.version === ctx.pepper.activeVersion })),
+    pepper_keys: ctx.pepper
+      .fingerprints()
+      .map((f) => ({ ...f, active: f.version === ctx.pepper.activeVersion })),
     signing_keys_by_root_version: Object.fromEntries(
       used.rows.map((r) => [String(r.root_key_version), Number(r.n)]),
     ),
