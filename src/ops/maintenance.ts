@@ -93,10 +93,15 @@ export class MaintenanceGate {
     this.cached = null;
   }
 
+  // A debug window lowers the process's log level to debug and gives it back when it ends; a
+  // silenced logger stays silent.
   private applyLogLevel(state: MaintenanceState): void {
     const debugging = effectiveMode(state, this.clock.now()) === 'debug';
-    const wanted =
-      debugging && this.log.levelVal > this.log.levels.values.debug! ? 'debug' : this.configuredLevel;
+    const lowers =
+      this.configuredLevel !== 'silent' &&
+      this.log.levels.values[this.configuredLevel] !== undefined &&
+      (this.log.levels.values[this.configuredLevel] as number) > (this.log.levels.values.debug as number);
+    const wanted = debugging && lowers ? 'debug' : this.configuredLevel;
     if (this.log.level !== wanted) this.log.level = wanted;
   }
 }

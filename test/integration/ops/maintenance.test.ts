@@ -2,9 +2,11 @@
 // mode refuses with 503 and Retry-After, what it always serves, and the `maintenance` member of
 // GET /status. The mode is one row for the whole database, so each test turns it off again.
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { describe, type TestContext, test } from 'node:test';
 import { OPERATOR_ACTOR } from '../../../src/audit/audit.types.ts';
 import { type MaintenanceChange, refuses, setMaintenance } from '../../../src/ops/maintenance.ts';
+import { createLogger } from '../../../src/platform/log.ts';
 import { type Harness, startHarness } from '../../harness/harness.ts';
 import { oauthPost, seedServiceClient } from '../../harness/token-kit.ts';
 
@@ -106,6 +108,18 @@ describe('ops › maintenance mode', () => {
     const lapsed = await status(h);
     assert.notEqual(lapsed.status, 'maintenance');
     assert.equal((lapsed.maintenance as { mode: string }).mode, 'off');
+  });
+
+  test('case=a debug window lowers the log level to debug and gives it back', async (t) => {
+    const sink = new Writable({ write: (_chunk, _enc, done) => done() });
+    const h = await startHarness(t, { log: createLogger('info', sink) });
+    t.after(() => setMode(h, OFF));
+    await setMode(h, { mode: 'debug', debugUntil: new Date(h.clock.now().getTime() + 60_000) });
+    await h.get('/health/live');
+    assert.equal(h.ctx.log.level, 'debug');
+    h.clock.advance(61_000);
+    await h.get('/health/live');
+    assert.equal(h.ctx.log.level, 'info');
   });
 
   test('case=the rule table', () => {
