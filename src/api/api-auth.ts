@@ -46,6 +46,13 @@ export interface ApiAuthOptions {
   permissions?: readonly string[];
   /** Authentication within security.recent_auth_window is needed. */
   recentAuth?: boolean;
+  /** Authentication within this fixed window is needed (signing-key rotation: 5 minutes). */
+  recentAuthWithinMs?: number;
+  /**
+   * Only a person's MFA session may call (spec doc 2 names one for signing-key rotation): a
+   * service principal, which has no session, is refused with mfa_required.
+   */
+  sessionRequired?: boolean;
   /**
    * The route parameter holding an organization id: permissions held inside that organization
    * count too (org.* permissions of organization administrators).
@@ -227,6 +234,8 @@ function authorizeAdmin(app: ApiDeps, caller: ApiCaller, opts: ApiAuthOptions, n
   if (caller.kind === 'user') {
     // doc 1 Errors: administration needs an MFA session (a recovery-restricted one was refused above).
     if (!caller.sessionMfa || caller.sessionId === null) throw adminNeedsMfa();
+  } else if (opts.sessionRequired) {
+    throw adminNeedsMfa();
   }
   for (const p of opts.permissions ?? []) {
     if (caller.permissions.has(p)) continue;
@@ -235,16 +244,21 @@ function authorizeAdmin(app: ApiDeps, caller: ApiCaller, opts: ApiAuthOptions, n
     if (opts.organizationParam && !hasStandingIn(caller)) throw problem.notFound('no such organization');
     throw problem.forbidden(`permission ${p} is missing`);
   }
-  if (opts.recentAuth) requireRecentAuth(app, caller, now);
+  if (opts.recentAuthWithinMs !== undefined) requireRecentAuth(app, caller, now, opts.recentAuthWithinMs);
+  else if (opts.recentAuth) requireRecentAuth(app, caller, now);
 }
 
 const hasStandingIn = (caller: ApiCaller): boolean =>
   caller.permissions.has('org.read') || caller.roles.some((r) => r.scope_type === 'organization');
 
 /** decision D13: too old an authentication answers step_up_required with the obligation. */
-export function requireRecentAuth(app: ApiDeps, caller: ApiCaller, now: Date): void {
+export function requireRecentAuth(
+  app: ApiDeps,
+  caller: ApiCaller,
+  now: Date,
+  windowMs = app.config.security.recentAuthWindowMs,
+): void {
   if (caller.kind === 'service_principal') return;
-  const windowMs = app.config.security.recentAuthWindowMs;
   const authTimeMs = caller.authTime === null ? null : caller.authTime * 1000;
   if (authTimeMs !== null && now.getTime() - authTimeMs <= windowMs) return;
   throw new Problem(403, 'step_up_required', 'this operation needs a recent sign-in', {

@@ -1,7 +1,8 @@
 // Changing a client (docs/api-clients.md): PATCH with optional If-Match, and disable/enable
 // with the client's service principal. Events: client.state_changed and
 // service_principal.state_changed (spec doc 2, Catalog); settings changes have none.
-import { inChange } from '../audit/index.ts';
+import { inChange, type Recorder } from '../audit/index.ts';
+import type { Call } from '../kernel/call.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { type FieldError, problem } from '../platform/http/problem.ts';
 import { type ClientDraft, checkClientDraft } from './client-rules.ts';
@@ -147,34 +148,46 @@ export async function setClientState(
   c: Change,
 ): Promise<ClientView> {
   return inChange(deps.db, c, async (tx, record) => {
-    const current = await lockChangeable(tx, c.realmId, clientId);
-    if (current.state !== target) {
-      await updateClientState(tx, c.realmId, current.id, target, c.now);
-      // The catalog speaks of clients being suspended and reactivated.
-      await record.event('client.state_changed', {
-        client_ref: current.client_id,
-        state: target === 'disabled' ? 'suspended' : 'active',
-      });
-      await auditClient(record, 'client.state_changed', current.id, {
-        client_id: current.client_id,
-        state: target,
-        previous_state: current.state,
-      });
-    }
-    if (current.type === 'service') {
-      const principal = await updateServicePrincipalState(tx, c.realmId, current.id, target, c.now);
-      if (principal) {
-        await record.event('service_principal.state_changed', {
-          service_principal_id: principal.id,
-          state: target,
-        });
-        await auditClient(record, 'service_principal.state_changed', current.id, {
-          client_id: current.client_id,
-          service_principal_id: principal.id,
-          state: target,
-        });
-      }
-    }
+    await setClientStateInTx(tx, record, c, clientId, target);
     return viewOf(tx, c.realmId, clientId, c.now);
   });
+}
+
+/** setClientState inside a change already open (an emergency control); answers the state before. */
+export async function setClientStateInTx(
+  tx: Tx,
+  record: Recorder,
+  c: Call,
+  clientId: string,
+  target: ClientState,
+): Promise<ClientState> {
+  const current = await lockChangeable(tx, c.realmId, clientId);
+  if (current.state !== target) {
+    await updateClientState(tx, c.realmId, current.id, target, c.now);
+    // The catalog speaks of clients being suspended and reactivated.
+    await record.event('client.state_changed', {
+      client_ref: current.client_id,
+      state: target === 'disabled' ? 'suspended' : 'active',
+    });
+    await auditClient(record, 'client.state_changed', current.id, {
+      client_id: current.client_id,
+      state: target,
+      previous_state: current.state,
+    });
+  }
+  if (current.type === 'service') {
+    const principal = await updateServicePrincipalState(tx, c.realmId, current.id, target, c.now);
+    if (principal) {
+      await record.event('service_principal.state_changed', {
+        service_principal_id: principal.id,
+        state: target,
+      });
+      await auditClient(record, 'service_principal.state_changed', current.id, {
+        client_id: current.client_id,
+        service_principal_id: principal.id,
+        state: target,
+      });
+    }
+  }
+  return current.state;
 }

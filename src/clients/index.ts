@@ -11,7 +11,8 @@ export {
   clientForAuthJson,
   deleteExpiredAssertionJtis,
 } from './client-auth.repo.ts';
-export { updateClient } from './client-changes.service.ts';
+export { setClientStateInTx, updateClient } from './client-changes.service.ts';
+export { GRANT } from './client-rules.ts';
 export { type CreateClientInput, decodeCreateClient, type UpdateClientInput } from './clients.decode.ts';
 export type { ClientRecord, ClientRow } from './clients.repo.ts';
 export { findClient, findClientRecord, isClientOrigin, listClientRecords } from './clients.repo.ts';

@@ -266,7 +266,8 @@ export const EVENT_CATALOG: { readonly [T in EventType]: CatalogEntry<T> } = {
     orgId: 'never',
     data: ['mode', 'new_kid', 'previous_kid', 'previous_key_compromised'],
     standardOnly: [],
-    emittedBy: 'worker task keys.lifecycle starting a planned rotation',
+    emittedBy:
+      'POST /signing-key-rotations (planned or emergency), and keys.lifecycle starting a planned rotation',
   },
   'support.impersonation.started': {
     orgId: 'always',

@@ -2,17 +2,15 @@
 // keys after the prepublish period, retires keys past publish_until, and starts a planned rotation
 // when the active key reached the rotation interval.
 
-import { SYSTEM_ACTOR } from '../audit/audit.types.ts';
 import { inChange, recorder } from '../audit/index.ts';
 import { systemCall } from '../kernel/call.ts';
 import type { TaskReport } from '../kernel/task.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db } from '../platform/db/db.ts';
-import { isUniqueViolation } from '../platform/db/pg-errors.ts';
+import { Problem } from '../platform/http/problem.ts';
 import { activeNeedsSuccessor, type KeyTimings, pendingIsDue, publishUntil } from './signing-key.states.ts';
-import { generateKeyMaterial } from './signing-key-material.ts';
-import { storeSigningKey } from './signing-keys.service.ts';
+import { rotateSigningKey } from './signing-key-rotation.service.ts';
 
 export interface KeyLifecycleDeps {
   db: Db;
@@ -67,7 +65,7 @@ export async function runKeyLifecycle(deps: KeyLifecycleDeps, now: Date): Promis
       active?.activated_at &&
       activeNeedsSuccessor(new Date(active.activated_at), now, timings)
     ) {
-      if (await startPlannedRotation(deps, realmId, active.kid, now)) report.rotations_started++;
+      if (await startPlannedRotation(deps, realmId, now)) report.rotations_started++;
     }
   }
   return report;
@@ -104,33 +102,17 @@ async function activate(
   });
 }
 
-async function startPlannedRotation(
-  deps: KeyLifecycleDeps,
-  realmId: string,
-  activeKid: string,
-  now: Date,
-): Promise<boolean> {
-  const material = await generateKeyMaterial(deps.signingAlgorithm);
-  // A concurrent rotation loses on the one-pending-key index and changes nothing.
-  return inChange(deps.db, systemCall(realmId, now), async (tx, record) => {
-    await storeSigningKey(tx, deps.keyring, realmId, material, 'pending', SYSTEM_ACTOR, now);
-    await record.audit('signing_key.rotation.planned', {
-      category: 'security',
-      target: { type: 'signing_key', id: material.kid },
-      signal: 'signing_key_change',
-      data: { new_kid: material.kid, previous_kid: activeKid, reason: 'rotation interval reached' },
-    });
-    await record.event('signing_key.rotated', {
+async function startPlannedRotation(deps: KeyLifecycleDeps, realmId: string, now: Date): Promise<boolean> {
+  try {
+    await rotateSigningKey(deps, systemCall(realmId, now), {
       mode: 'planned',
-      new_kid: material.kid,
-      previous_kid: activeKid,
-      previous_key_compromised: false,
+      reason: 'rotation interval reached',
+      algorithm: deps.signingAlgorithm,
     });
-  }).then(
-    () => true,
-    (e: unknown) => {
-      if (isUniqueViolation(e)) return false;
-      throw e;
-    },
-  );
+    return true;
+  } catch (e) {
+    // A concurrent run (or an administrator) started one first; nothing of this one was written.
+    if (e instanceof Problem && e.status === 409) return false;
+    throw e;
+  }
 }

@@ -56,6 +56,19 @@ export class KeyStore {
     return this.signerFrom(realmId, await findActiveKey(q, realmId));
   }
 
+  /**
+   * Drops this process's cached key set of a realm, so a key that just left it (an emergency
+   * rotation) stops verifying here at once; other processes follow within KEY_SET_CACHE_MS.
+   */
+  forgetKeySet(realmName: string): void {
+    this.keySets.delete(realmName);
+  }
+
+  /** Why a realm has no signer (service_signing_failures_total): no active key, or one this process cannot unseal. */
+  async missingSignerReason(realmId: string): Promise<'no_active_key' | 'key_unavailable'> {
+    return (await findActiveKey(this.db, realmId)) ? 'key_unavailable' : 'no_active_key';
+  }
+
   /** Kids of the realm this process holds unsealed: a statement need not read their sealed keys. */
   unsealedKids(realmId: string): string[] {
     return this.kidsByRealm.get(realmId) ?? [];

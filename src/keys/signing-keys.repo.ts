@@ -1,5 +1,5 @@
 import type { JWK } from 'jose';
-import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
+import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 
 export type SigningKeyState = 'pending' | 'active' | 'retiring' | 'retired' | 'compromised';
 
@@ -13,7 +13,10 @@ export interface SigningKeyRow {
   root_key_version: number;
   created_at: Date;
   activated_at: Date | null;
+  retiring_at: Date | null;
   publish_until: Date | null;
+  retired_at: Date | null;
+  compromised_at: Date | null;
 }
 
 export async function insertSigningKey(
@@ -74,3 +77,49 @@ export const listRealmsWithActiveKey = async (q: Queryable) =>
          from realms r left join signing_keys k on k.realm_id = r.id and k.state = 'active'`,
     )
   ).rows;
+
+export const findSigningKey = (q: Queryable, realmId: string, kid: string) =>
+  maybeOne<SigningKeyRow>(q, 'select * from signing_keys where realm_id = $1 and kid = $2', [realmId, kid]);
+
+/** Every key of the realm, newest first (GET /signing-keys; a realm holds a handful a year). */
+export const listSigningKeys = (q: Queryable, realmId: string) =>
+  many<SigningKeyRow>(q, 'select * from signing_keys where realm_id = $1 order by created_at desc, kid', [
+    realmId,
+  ]);
+
+/** The realm's one key in `state` (pending or active, each unique per realm), locked. */
+export const lockKeyInState = (tx: Tx, realmId: string, state: 'pending' | 'active') =>
+  maybeOne<SigningKeyRow>(tx, 'select * from signing_keys where realm_id = $1 and state = $2 for update', [
+    realmId,
+    state,
+  ]);
+
+export async function markCompromised(tx: Tx, realmId: string, kid: string, now: Date): Promise<void> {
+  await tx.query(
+    `update signing_keys set state = 'compromised', compromised_at = $3 where realm_id = $1 and kid = $2`,
+    [realmId, kid, now],
+  );
+}
+
+/** Retires a key at once, out of the key set (a pending key an emergency rotation supersedes). */
+export async function retireNow(tx: Tx, realmId: string, kid: string, now: Date): Promise<void> {
+  await tx.query(
+    `update signing_keys set state = 'retired', retired_at = $3 where realm_id = $1 and kid = $2`,
+    [realmId, kid, now],
+  );
+}
+
+/** The token_revocations row of kind key that an emergency rotation leaves (migrations/0021). */
+export async function insertKeyRevocation(
+  tx: Tx,
+  realmId: string,
+  kid: string,
+  expiresAt: Date,
+  now: Date,
+): Promise<void> {
+  await tx.query(
+    `insert into token_revocations (realm_id, jti, kind, reason, expires_at, created_at)
+     values ($1, $2, 'key', 'key_compromised', $3, $4) on conflict (realm_id, jti) do nothing`,
+    [realmId, kid, expiresAt, now],
+  );
+}

@@ -3,9 +3,11 @@ import { resolve } from 'node:path';
 import { AccessTokenVerifier } from '../access/verify-access-token.ts';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { onSecuritySignal } from '../audit/index.ts';
+import { GrantTypeControls } from '../emergency/grant-type-controls.ts';
 import { KeyStore } from '../keys/key-store.ts';
 import type { Mailer, SmsSender } from '../notifications/index.ts';
 import type { MetricsAuth } from '../ops/internal.routes.ts';
+import { MaintenanceGate } from '../ops/maintenance.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import { parseNamedUrls } from '../platform/config/named-urls.ts';
 import type { Config } from '../platform/config/settings.ts';
@@ -48,6 +50,8 @@ export interface AppContext extends ApiDeps {
   sms: SmsSender | null;
   /** The one outbound HTTP client (webhook deliveries); closed when the process stops. */
   outbound: OutboundHttp;
+  /** The deployment's maintenance mode as this process sees it (ops/maintenance.ts). */
+  maintenance: MaintenanceGate;
 }
 
 export async function openDatabase(config: Config, log?: Logger, applicationName = 'proudauth'): Promise<Db> {
@@ -152,6 +156,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     metrics,
     keyStore,
     realms: new RealmCache(db, clock),
+    grantTypeControls: new GrantTypeControls(db, clock),
+    maintenance: new MaintenanceGate(db, clock, log),
     tokenVerifier: new AccessTokenVerifier({
       keySets: keyStore,
       clock,

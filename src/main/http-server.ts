@@ -6,10 +6,12 @@ import { registerAuditRoutes } from '../audit/audit.routes.ts';
 import { registerClientRoutes } from '../clients/clients.routes.ts';
 import { registerConfigurationRoutes } from '../configuration/configuration.routes.ts';
 import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
+import { registerEmergencyRoutes } from '../emergency/emergency.routes.ts';
 import { registerExportRoutes } from '../exports/exports.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
+import { registerSigningKeyRoutes } from '../keys/signing-keys.routes.ts';
 import { registerMeFactorRoutes } from '../mfa/me-factors.routes.ts';
 import { registerAuthorize } from '../oauth/authorize.routes.ts';
 import { registerDiscovery } from '../oauth/discovery.routes.ts';
@@ -21,6 +23,7 @@ import { registerUserinfo } from '../oauth/userinfo.routes.ts';
 import { registerOpsGauges } from '../ops/gauges.ts';
 import { registerPublicHealth } from '../ops/health.routes.ts';
 import { registerInternalRoutes } from '../ops/internal.routes.ts';
+import { registerMaintenanceGate } from '../ops/maintenance.ts';
 import { registerOrganizationRoutes } from '../organizations/organizations.routes.ts';
 import { parseListen } from '../platform/config/load.ts';
 import { buildEdge } from '../platform/http/app.ts';
@@ -79,6 +82,7 @@ function edgeFor(ctx: AppContext, shed: boolean): FastifyInstance {
 
 export function buildPublicApp(ctx: AppContext): FastifyInstance {
   const app = edgeFor(ctx, true);
+  registerMaintenanceGate(app, ctx.maintenance, ctx.clock);
   registerPublicHealth(app, {
     ...ctx,
     isDraining: () => ctx.draining,
@@ -118,6 +122,8 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerDecisionRoutes(app, ctx);
   registerRelationshipRoutes(app, ctx);
   registerSupportRoutes(app, ctx);
+  registerSigningKeyRoutes(app, ctx);
+  registerEmergencyRoutes(app, ctx);
   if (ctx.config.ui.enabled) registerBuiltinUi(app, ctx.log);
   return app;
 }

@@ -9,6 +9,7 @@ import { config } from './cli/commands/config.ts';
 import { doctor, generateRootKeyCommand } from './cli/commands/keys.ts';
 import { login } from './cli/commands/login.ts';
 import { logout } from './cli/commands/logout.ts';
+import { maintenance } from './cli/commands/maintenance.ts';
 import { realmCreate } from './cli/commands/realm-create.ts';
 import { realmSetLoginUi, realmSetPolicy } from './cli/commands/realm-login-ui.ts';
 
@@ -35,6 +36,9 @@ commands:
   config export [--out FILE]                   the realm's configuration document (export job)
   generate-root-key                            print a new random root key
   doctor                                       print non-secret fingerprints of the key hierarchy
+  maintenance status | off | set --mode read_only|closed|debug [--message TEXT] [--retry-after SECONDS]
+      [--debug-for DURATION] [--debug-component NAME] [--by NAME]
+                                               show or set the maintenance mode of every server
 
 every command takes --config FILE (or PROUDAUTH_CONFIG) and the same PROUDAUTH_* environment
 settings as the server; login, api and logout use it only for server.public_origin when --server
@@ -50,6 +54,7 @@ const COMMANDS: Record<string, Command> = {
   config,
   login,
   logout,
+  maintenance,
   realm: async (argv) => {
     const [sub, ...rest] = argv;
     if (sub === 'create') return realmCreate(rest);

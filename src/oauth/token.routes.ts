@@ -38,6 +38,14 @@ export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void 
       logTokenOutcome(ctx.log, logged, { grantType: 'unsupported', clientId: null, error: e });
       throw e;
     }
+    // An emergency control may have turned the grant type off in this realm (docs/emergency.md);
+    // refused before the client authenticates, so nothing is spent.
+    if (await ctx.grantTypeControls.isDisabled(call.realm.id, grantType)) {
+      ctx.metrics.tokens.inc({ grant_type: grant.label, outcome: 'failure' });
+      const e = oauthError.unsupportedGrantType('the grant type is disabled in this realm');
+      logTokenOutcome(ctx.log, logged, { grantType: grant.label, clientId: null, error: e });
+      throw e;
+    }
     let clientId: string | null = null;
     try {
       const prefetch =
@@ -65,7 +73,7 @@ export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void 
         ? ctx.keyStore.signerFrom(call.realm.id, prefetched.key)
         : await ctx.keyStore.activeSigner(call.realm.id);
       if (!signer) {
-        ctx.metrics.signingFailures.inc({ reason: 'no_active_key' });
+        ctx.metrics.signingFailures.inc({ reason: await ctx.keyStore.missingSignerReason(call.realm.id) });
         throw oauthError.temporarilyUnavailable('no signing key is available', 30);
       }
       const response = await grant.run({

@@ -1,5 +1,8 @@
 // The operator status object behind GET /status (spec doc 2, "Operator status object"). It lists
 // the capabilities that exist in this release; later ones join as they are built.
+
+import { readMaintenance } from './maintenance.repo.ts';
+import { presentMaintenance } from './maintenance.ts';
 import {
   auditUnsealed,
   clockSkewMs,
@@ -51,6 +54,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
     mailResult,
     sealingResult,
     webhooksResult,
+    maintenanceResult,
   ] = await Promise.allSettled([
     schema(ctx),
     signing(ctx),
@@ -60,6 +64,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
     notificationBacklog(ctx),
     auditUnsealed(ctx).then((u) => u.oldestSeconds),
     webhooksBacklog(ctx),
+    readMaintenance(ctx.db),
   ]);
   const schemaState = settled(schemaResult);
   if (!schemaState) return down;
@@ -83,8 +88,11 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
     audit_sealing: backlogCapability(sealingAge),
   };
   const allOk = Object.values(capabilities).every((c) => c === 'ok');
+  const maintenanceState = settled(maintenanceResult);
+  const maintenance = maintenanceState ? presentMaintenance(maintenanceState, ctx.clock.now()) : null;
+  const inMaintenance = maintenance !== null && maintenance.mode !== 'off';
   return {
-    status: allOk ? 'ok' : 'degraded',
+    status: inMaintenance ? 'maintenance' : allOk ? 'ok' : 'degraded',
     ...base,
     ...(schemaState.pending.length > 0 ? { schema: 'behind' } : {}),
     capabilities,
@@ -96,5 +104,6 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
       ...(sealingAge === null ? {} : { audit_sealing: sealingAge }),
     },
     ...(skew === null ? {} : { clock_skew_ms: skew }),
+    ...(maintenance === null ? {} : { maintenance }),
   };
 }

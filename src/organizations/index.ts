@@ -1,3 +1,5 @@
 // The organizations context's public surface for other folders (docs/architecture.md, import
 // rules): reading one organization (audit retention reads its audit_retention_days).
+
+export { changeOrganizationStateInTx } from './organization-state.service.ts';
 export { findOrganization } from './organizations.repo.ts';

@@ -12,7 +12,7 @@
 // introspection; revoking the grants also stops refresh.
 
 import type { AuditType } from '../audit/audit.types.ts';
-import { inChange } from '../audit/index.ts';
+import { inChange, type Recorder } from '../audit/index.ts';
 import { addEvent } from '../events/index.ts';
 import {
   eraseJobResultsOfOrganization,
@@ -20,6 +20,7 @@ import {
   queueJob,
   replayedJob,
 } from '../jobs/index.ts';
+import type { Call } from '../kernel/call.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';
@@ -33,11 +34,12 @@ import { revokeOrganizationGrants } from './organization-revocation.ts';
 import type { OrganizationView } from './organizations.present.ts';
 import {
   disableOwnedServicePrincipals,
+  lockOrganization,
   setOrganizationState,
   suspendOwnedProjects,
 } from './organizations.repo.ts';
 import { viewOf } from './organizations.service.ts';
-import type { OrganizationState, OrgCall } from './organizations.types.ts';
+import type { OrganizationRow, OrganizationState, OrgCall } from './organizations.types.ts';
 
 export type OrganizationStateChange = 'suspend' | 'reactivate' | 'archive';
 
@@ -51,7 +53,7 @@ const TRANSITIONS: Record<
 };
 
 /** Members' permissions inside the organization follow its state. */
-async function membersChanged(tx: Tx, call: OrgCall, orgId: string): Promise<void> {
+async function membersChanged(tx: Tx, call: Call, orgId: string): Promise<void> {
   const users = await activeMemberIds(tx, call.realmId, orgId);
   await authorizationChanged(
     tx,
@@ -67,27 +69,41 @@ export async function changeOrganizationState(
   change: OrganizationStateChange,
   reason: string | null,
 ): Promise<OrganizationView> {
-  const rule = TRANSITIONS[change];
   return inChange(db, call, async (tx, record) => {
-    const org = await requireOrganization(tx, call, orgId);
-    if (!rule.from.includes(org.state))
-      throw problem.conflict(`cannot ${change} an organization that is ${org.state}`);
-    const updated = await setOrganizationState(tx, call.realmId, org.id, rule.to, call.now);
-    const revoked =
-      rule.to === 'active'
-        ? null
-        : await revokeOrganizationGrants(tx, call.realmId, org.id, `organization_${rule.to}`, call.now);
-    await membersChanged(tx, call, org.id);
-    await auditOrg(record, rule.audit, org.id, {
-      reason,
-      data: { from: org.state, state: rule.to, ...(revoked ? { grants_revoked: revoked.grants } : {}) },
-    });
-    const data = { organization_id: org.id, state: rule.to };
-    if (change === 'suspend') await record.event('organization.suspended', data, org.id);
-    else if (change === 'reactivate') await record.event('organization.reactivated', data, org.id);
-    else await record.event('organization.archived', data, org.id);
+    const updated = await changeOrganizationStateInTx(tx, record, call, orgId, change, reason);
     return viewOf(tx, call.realmId, updated);
   });
+}
+
+/** changeOrganizationState inside a change already open (an emergency control). */
+export async function changeOrganizationStateInTx(
+  tx: Tx,
+  record: Recorder,
+  call: Call,
+  orgId: string,
+  change: OrganizationStateChange,
+  reason: string | null,
+): Promise<OrganizationRow> {
+  const rule = TRANSITIONS[change];
+  const org = await lockOrganization(tx, call.realmId, orgId);
+  if (!org) throw problem.notFound('no such organization');
+  if (!rule.from.includes(org.state))
+    throw problem.conflict(`cannot ${change} an organization that is ${org.state}`);
+  const updated = await setOrganizationState(tx, call.realmId, org.id, rule.to, call.now);
+  const revoked =
+    rule.to === 'active'
+      ? null
+      : await revokeOrganizationGrants(tx, call.realmId, org.id, `organization_${rule.to}`, call.now);
+  await membersChanged(tx, call, org.id);
+  await auditOrg(record, rule.audit, org.id, {
+    reason,
+    data: { from: org.state, state: rule.to, ...(revoked ? { grants_revoked: revoked.grants } : {}) },
+  });
+  const data = { organization_id: org.id, state: rule.to };
+  if (change === 'suspend') await record.event('organization.suspended', data, org.id);
+  else if (change === 'reactivate') await record.event('organization.reactivated', data, org.id);
+  else await record.event('organization.archived', data, org.id);
+  return updated;
 }
 
 /**

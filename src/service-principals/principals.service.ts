@@ -3,7 +3,8 @@
 // authorization revision in one transaction.
 import type { AuditType } from '../audit/audit.types.ts';
 import { inChange, type Recorder } from '../audit/index.ts';
-import type { Db, Queryable } from '../platform/db/db.ts';
+import type { Call } from '../kernel/call.ts';
+import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import type { FieldError } from '../platform/http/problem.ts';
 import { problem } from '../platform/http/problem.ts';
 import { type AdminChange, invalid, invalidAll } from '../roles/admin-call.ts';
@@ -122,20 +123,29 @@ export async function changePrincipal(db: Db, c: AdminChange, id: string, input:
 }
 
 export async function changePrincipalState(db: Db, c: AdminChange, id: string, action: PrincipalAction) {
-  return inChange(db, c, async (tx, record) => {
-    if (action === 'delete') await lockAuthorization(tx, c.realmId);
-    const p = await lockPrincipal(tx, c.realmId, id);
-    if (!p) throw problem.notFound('no such service principal');
-    const state = nextPrincipalState(p, action);
-    await setPrincipalState(tx, c.realmId, id, state, c.now);
-    if (state === 'deleted') {
-      // A deleted principal holds nothing; its assignments and group places go with it.
-      await announceRemoved(record, await deleteAssignmentsOfSubject(tx, c.realmId, 'service_principal', id));
-      await leaveAllGroups(tx, c.realmId, id);
-    }
-    await auditPrincipal(record, 'service_principal.state_changed', id, { from: p.state, state });
-    await record.event('service_principal.state_changed', { service_principal_id: id, state });
-    await authorizationChanged(tx, c.realmId, [{ type: 'service_principal', id }]);
-    return { ...p, state, updated_at: c.now };
-  });
+  return inChange(db, c, (tx, record) => changePrincipalStateInTx(tx, record, c, id, action));
+}
+
+/** changePrincipalState inside a change already open (an emergency control). */
+export async function changePrincipalStateInTx(
+  tx: Tx,
+  record: Recorder,
+  c: Call,
+  id: string,
+  action: PrincipalAction,
+): Promise<PrincipalRow> {
+  if (action === 'delete') await lockAuthorization(tx, c.realmId);
+  const p = await lockPrincipal(tx, c.realmId, id);
+  if (!p) throw problem.notFound('no such service principal');
+  const state = nextPrincipalState(p, action);
+  await setPrincipalState(tx, c.realmId, id, state, c.now);
+  if (state === 'deleted') {
+    // A deleted principal holds nothing; its assignments and group places go with it.
+    await announceRemoved(record, await deleteAssignmentsOfSubject(tx, c.realmId, 'service_principal', id));
+    await leaveAllGroups(tx, c.realmId, id);
+  }
+  await auditPrincipal(record, 'service_principal.state_changed', id, { from: p.state, state });
+  await record.event('service_principal.state_changed', { service_principal_id: id, state });
+  await authorizationChanged(tx, c.realmId, [{ type: 'service_principal', id }]);
+  return { ...p, state, updated_at: c.now };
 }

@@ -2,8 +2,9 @@
 // outbox dispatch hands events to, the delivery worker tasks, the backlog probe, and disabling an
 // organization's subscriptions when the organization is deleted.
 export { oldestDueSeconds } from './deliveries.repo.ts';
+export type { SubscriptionState } from './subscriptions.repo.ts';
 export { disableOrganizationSubscriptions } from './subscriptions.repo.ts';
-export type { WebhookDeps } from './subscriptions.service.ts';
+export { setSubscriptionStateInTx, type WebhookDeps } from './subscriptions.service.ts';
 export {
   cleanupDeliveries,
   deliverDue,

@@ -192,3 +192,26 @@ export async function disableOrganizationSubscriptions(
   );
   return r.rowCount;
 }
+
+/** Sets one subscription's state whatever its version (an emergency control); null when unknown. */
+export async function forceSubscriptionState(
+  q: Queryable,
+  realmId: string,
+  id: string,
+  state: SubscriptionState,
+  now: Date,
+): Promise<{ before: SubscriptionState; row: SubscriptionRow } | null> {
+  const before = await q.query<{ state: SubscriptionState }>(
+    'select state from webhook_subscriptions where realm_id = $1 and id = $2 for update',
+    [realmId, id],
+  );
+  const was = before.rows[0]?.state;
+  if (was === undefined) return null;
+  const r = await q.query<SubscriptionRow>(
+    `update webhook_subscriptions set state = $3, version = version + case when state = $3 then 0 else 1 end,
+       updated_at = case when state = $3 then updated_at else $4 end
+      where realm_id = $1 and id = $2 returning *`,
+    [realmId, id, state, now],
+  );
+  return { before: was, row: parseTypes(r.rows[0] as SubscriptionRow) };
+}

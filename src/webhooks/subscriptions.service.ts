@@ -3,10 +3,10 @@
 // transaction. Destinations are resolved before that transaction opens (no network I/O inside
 // one), so the row's version read before resolving is what the write must still find: a change
 // that committed in between makes this one fail 412.
-import { inChange } from '../audit/index.ts';
+import { inChange, type Recorder } from '../audit/index.ts';
 import type { Call } from '../kernel/call.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
-import type { Db } from '../platform/db/db.ts';
+import type { Db, Tx } from '../platform/db/db.ts';
 import { cutPage, type Page } from '../platform/http/keyset.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
@@ -23,11 +23,13 @@ import {
 import {
   deleteSubscription as deleteRow,
   findSubscription,
+  forceSubscriptionState,
   insertSubscription,
   listSubscriptions,
   rotateSubscriptionSecret,
   type SubscriptionChanges,
   type SubscriptionRow,
+  type SubscriptionState,
   updateSubscription,
 } from './subscriptions.repo.ts';
 import { type DeliveryPolicy, destinationProblem, operatorAllowsPrivate } from './webhook-destination.ts';
@@ -316,4 +318,29 @@ export async function backlog(deps: WebhookDeps, realmId: string, id: string, no
     last_delivered_at: b.last_delivered_at ? new Date(b.last_delivered_at).toISOString() : null,
     last_failure_category: await lastFailureCategory(deps.db, realmId, id),
   };
+}
+
+/**
+ * Sets a subscription's state inside a change already open (an emergency control): plugin-managed
+ * subscriptions too, and without If-Match. A paused or disabled subscription gets no new
+ * deliveries and its queued ones wait (webhook-delivery.task.ts). Answers the state before.
+ */
+export async function setSubscriptionStateInTx(
+  tx: Tx,
+  record: Recorder,
+  call: Call,
+  id: string,
+  state: SubscriptionState,
+): Promise<SubscriptionState> {
+  const changed = await forceSubscriptionState(tx, call.realmId, id, state, call.now);
+  if (!changed) throw problem.notFound('no such webhook subscription');
+  if (changed.before !== state) {
+    await record.audit('webhook.updated', {
+      category: 'configuration',
+      target: { type: 'webhook', id },
+      ...(changed.row.organization_id ? { orgId: changed.row.organization_id } : {}),
+      data: { changed: ['state'], state },
+    });
+  }
+  return changed.before;
 }

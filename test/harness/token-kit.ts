@@ -195,3 +195,23 @@ export async function grantResources(
     await seedGrant(h, realm, client, id, { scopes });
   }
 }
+
+/**
+ * A service client `clientId` holding client_credentials tokens for `audience`, and an introspector
+ * of that resource: token() asks for one, active() introspects one.
+ */
+export async function serviceTokenSeed(h: Harness, realm: RealmRow, audience: string, clientId = 'billing') {
+  const resource = await seedResource(h, realm, { audience, scopes: ['orders:read'] });
+  const svc = await seedServiceClient(h, realm, clientId);
+  await seedGrant(h, realm, svc.client, resource, {
+    scopes: ['orders:read'],
+    subjectTypes: ['service_principal'],
+  });
+  const rs = await seedServiceClient(h, realm, `${clientId}-introspector`);
+  await registerIntrospector(h, realm, resource, rs.client);
+  const token = () =>
+    oauthPost(h, realm, 'token', { grant_type: 'client_credentials', resource: audience }, svc.creds);
+  const active = async (accessToken: string) =>
+    (await oauthPost(h, realm, 'introspect', { token: accessToken }, rs.creds)).body.active === true;
+  return { svc, token, active };
+}
