@@ -24,6 +24,8 @@ import {
   writeMaintenance,
 } from './maintenance.repo.ts';
 
+export { MAINTENANCE_MODES, type MaintenanceMode, readMaintenance } from './maintenance.repo.ts';
+
 export const MAINTENANCE_CACHE_MS = 2000;
 
 /** The mode in force: a debug window that has ended is off. */

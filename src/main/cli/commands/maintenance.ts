@@ -2,8 +2,13 @@
 // Maintenance mode). The change is one database row every server process follows within seconds,
 // audited as operations.maintenance.changed.
 import { OPERATOR_ACTOR } from '../../../audit/audit.types.ts';
-import { MAINTENANCE_MODES, type MaintenanceMode, readMaintenance } from '../../../ops/maintenance.repo.ts';
-import { presentMaintenance, setMaintenance } from '../../../ops/maintenance.ts';
+import {
+  MAINTENANCE_MODES,
+  type MaintenanceMode,
+  presentMaintenance,
+  readMaintenance,
+  setMaintenance,
+} from '../../../ops/maintenance.ts';
 import { parseDuration } from '../../../platform/config/duration.ts';
 import { CONFIG_FLAG, parseFlags, withCliContext } from '../cli-context.ts';
 import { CliError } from '../cli-error.ts';
