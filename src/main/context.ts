@@ -4,6 +4,7 @@ import { AccessTokenVerifier } from '../access/verify-access-token.ts';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { onSecuritySignal } from '../audit/index.ts';
 import { KeyStore } from '../keys/key-store.ts';
+import { FidoMetadata } from '../mfa/index.ts';
 import type { Mailer, SmsSender } from '../notifications/index.ts';
 import type { MetricsAuth } from '../ops/internal.routes.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
@@ -166,6 +167,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     sms,
     outbound: new OutboundHttp({ resolver }),
     challengeProviders: await resolveChallengeProviders(config, env, log),
+    fidoMetadata: new FidoMetadata(
+      { blobFile: config.webauthn.metadataBlob, rootFile: config.webauthn.metadataRoot },
+      log,
+      () => clock.now(),
+    ),
     webhooks: {
       db,
       keyring: root,

@@ -10,6 +10,7 @@ import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
 import { registerMeFactorRoutes } from '../mfa/me-factors.routes.ts';
+import { registerMePasskeyRoutes } from '../mfa/webauthn/me-passkeys.routes.ts';
 import { registerAuthorize } from '../oauth/authorize.routes.ts';
 import { registerDiscovery } from '../oauth/discovery.routes.ts';
 import { registerIntrospect } from '../oauth/introspect.routes.ts';
@@ -112,6 +113,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerAuditRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);
   registerMeFactorRoutes(app, ctx);
+  registerMePasskeyRoutes(app, ctx);
   registerMeSecurityRoutes(app, ctx);
   registerDecisionRoutes(app, ctx);
   registerRelationshipRoutes(app, ctx);

@@ -34,9 +34,9 @@ export {
 } from './remembered-devices.repo.ts';
 export {
   type AssertionCheck,
+  type AuthenticationExpected,
   assertedCredentialId,
   authenticationOptions,
-  type AuthenticationExpected,
   checkAssertion,
 } from './webauthn/authentication.ts';
 export { FidoMetadata } from './webauthn/fido-metadata.ts';

@@ -35,7 +35,9 @@ export async function authenticationOptions(
     rpID: policy.rpId,
     timeout: CEREMONY_TTL_MS,
     userVerification,
-    ...(allow ? { allowCredentials: allow.map((p) => ({ id: p.credential_id, transports: p.transports })) } : {}),
+    ...(allow
+      ? { allowCredentials: allow.map((p) => ({ id: p.credential_id, transports: p.transports })) }
+      : {}),
   });
   return { options, expected: { rpId: policy.rpId, origins: policy.origins, userVerification } };
 }
@@ -60,7 +62,11 @@ export async function checkAssertion(
   policy: WebauthnPolicy,
 ): Promise<AssertionCheck> {
   if (!aaguidAllowed(policy, stored.aaguid))
-    return { ok: false, refusal: 'authenticator_not_allowed', detail: 'this authenticator model is not allowed' };
+    return {
+      ok: false,
+      refusal: 'authenticator_not_allowed',
+      detail: 'this authenticator model is not allowed',
+    };
   try {
     const r = await verifyAuthenticationResponse({
       response: credential as AuthenticationResponseJSON,
@@ -76,15 +82,25 @@ export async function checkAssertion(
       },
       requireUserVerification: expected.userVerification === 'required',
     });
-    if (!r.verified) return { ok: false, refusal: 'invalid_credential', detail: 'the assertion did not verify' };
+    if (!r.verified)
+      return { ok: false, refusal: 'invalid_credential', detail: 'the assertion did not verify' };
     const info = r.authenticationInfo;
     const clientOutputs = (credential as { clientExtensionResults?: unknown }).clientExtensionResults;
     const extra = unrequestedOutputs([], clientOutputs, info.authenticatorExtensionResults);
     if (extra.length > 0)
-      return { ok: false, refusal: 'invalid_credential', detail: `unrequested extension outputs: ${extra.join(', ')}` };
+      return {
+        ok: false,
+        refusal: 'invalid_credential',
+        detail: `unrequested extension outputs: ${extra.join(', ')}`,
+      };
     if (!policy.allowSynced && (stored.backup_eligible || info.credentialDeviceType === 'multiDevice'))
       return { ok: false, refusal: 'authenticator_not_allowed', detail: 'synced passkeys are not allowed' };
-    return { ok: true, counter: info.newCounter, userVerified: info.userVerified, backedUp: info.credentialBackedUp };
+    return {
+      ok: true,
+      counter: info.newCounter,
+      userVerified: info.userVerified,
+      backedUp: info.credentialBackedUp,
+    };
   } catch (e) {
     return { ok: false, refusal: 'invalid_credential', detail: (e as Error).message };
   }

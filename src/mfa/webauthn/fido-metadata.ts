@@ -3,7 +3,7 @@
 // root certificate with our own path check (never the library's metadata service, STACK.md G12),
 // and its entries kept by AAGUID. The file is read again when it changes, so an operator replaces
 // it without a restart; a replacement that fails verification is logged and the last good one kept.
-import { stat, readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { compactVerify, decodeProtectedHeader, importX509 } from 'jose';
 import { chainsTo, parseCertificate } from './cert-chain.ts';
 
@@ -26,7 +26,8 @@ const UNTRUSTED_STATUSES = new Set([
 
 export const compromised = (e: FidoEntry): boolean => e.statuses.some((s) => UNTRUSTED_STATUSES.has(s));
 
-const pemOf = (b64: string) => `-----BEGIN CERTIFICATE-----\n${b64.match(/.{1,64}/g)?.join('\n') ?? ''}\n-----END CERTIFICATE-----\n`;
+const pemOf = (b64: string) =>
+  `-----BEGIN CERTIFICATE-----\n${b64.match(/.{1,64}/g)?.join('\n') ?? ''}\n-----END CERTIFICATE-----\n`;
 
 /** Verifies a BLOB against the root and returns its entries by AAGUID; throws on any failure. */
 export async function verifyMetadataBlob(
@@ -45,7 +46,9 @@ export async function verifyMetadataBlob(
   if (!chainsTo(leaf, intermediates, [root], now)) throw new Error('the BLOB does not chain to the root');
   const alg = typeof header.alg === 'string' ? header.alg : '';
   const key = await importX509(leaf.toString(), alg);
-  const { payload } = await compactVerify(blob.trim(), key, { algorithms: ['RS256', 'ES256', 'PS256', 'EdDSA'] });
+  const { payload } = await compactVerify(blob.trim(), key, {
+    algorithms: ['RS256', 'ES256', 'PS256', 'EdDSA'],
+  });
   const body = JSON.parse(new TextDecoder().decode(payload)) as { entries?: unknown };
   const entries = new Map<string, FidoEntry>();
   for (const raw of Array.isArray(body.entries) ? body.entries : []) {
@@ -113,7 +116,10 @@ export class FidoMetadata {
         this.loaded = await verifyMetadataBlob(blob, root, this.now());
         this.log.info({ entries: this.loaded.size }, 'FIDO metadata loaded');
       } catch (e) {
-        this.log.warn({ err: (e as Error).message }, 'FIDO metadata did not verify; keeping the last good one');
+        this.log.warn(
+          { err: (e as Error).message },
+          'FIDO metadata did not verify; keeping the last good one',
+        );
       }
     }
     return this.loaded ?? new Map();

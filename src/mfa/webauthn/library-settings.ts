@@ -4,6 +4,14 @@
 // all, once, when this module loads. Its metadata service is never initialized (G12).
 import { SettingsService } from '@simplewebauthn/server';
 
-for (const identifier of ['android-key', 'android-safetynet', 'apple', 'mds', 'packed', 'tpm', 'fido-u2f'] as const) {
+for (const identifier of [
+  'android-key',
+  'android-safetynet',
+  'apple',
+  'mds',
+  'packed',
+  'tpm',
+  'fido-u2f',
+] as const) {
   SettingsService.setRootCertificates({ identifier, certificates: [] });
 }

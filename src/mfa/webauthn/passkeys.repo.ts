@@ -91,11 +91,10 @@ export async function renamePasskey(q: Tx, realmId: string, userId: string, id: 
 }
 
 export async function deletePasskey(q: Tx, realmId: string, userId: string, id: string) {
-  const r = await q.query('delete from webauthn_credentials where realm_id = $1 and user_id = $2 and id = $3', [
-    realmId,
-    userId,
-    id,
-  ]);
+  const r = await q.query(
+    'delete from webauthn_credentials where realm_id = $1 and user_id = $2 and id = $3',
+    [realmId, userId, id],
+  );
   return (r.rowCount ?? 0) > 0;
 }
 
@@ -133,7 +132,17 @@ export async function insertCeremony(q: Tx, realmId: string, c: NewCeremony, now
   await q.query(
     `insert into webauthn_ceremonies (realm_id, id, kind, transaction_id, user_id, challenge, expected,
        expires_at, created_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [realmId, c.id, c.kind, c.transactionId, c.userId, c.challenge, JSON.stringify(c.expected), c.expiresAt, now],
+    [
+      realmId,
+      c.id,
+      c.kind,
+      c.transactionId,
+      c.userId,
+      c.challenge,
+      JSON.stringify(c.expected),
+      c.expiresAt,
+      now,
+    ],
   );
 }
 

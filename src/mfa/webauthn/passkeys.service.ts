@@ -12,9 +12,14 @@ import {
 } from './passkeys.repo.ts';
 import type { RegisteredPasskey, RegistrationRefusal, TrustSources } from './registration.ts';
 
-export async function trustSources(q: Queryable, realmId: string, metadata: FidoMetadata | null): Promise<TrustSources> {
+export async function trustSources(
+  q: Queryable,
+  realmId: string,
+  metadata: FidoMetadata | null,
+): Promise<TrustSources> {
   return {
-    realmRoots: async (aaguid) => (await findTrustedAuthenticator(q, realmId, aaguid))?.root_certificates ?? null,
+    realmRoots: async (aaguid) =>
+      (await findTrustedAuthenticator(q, realmId, aaguid))?.root_certificates ?? null,
     realmHasAny: async () => (await countTrustedAuthenticators(q, realmId)) > 0,
     operator: metadata ? await metadata.entries() : new Map(),
   };

@@ -54,7 +54,12 @@ export async function registrationOptions(
   // credProtect is not in the library's input types (STACK.md G13).
   const extensions = {
     credProps: true,
-    ...(cp ? { credentialProtectionPolicy: cp, enforceCredentialProtectionPolicy: policy.enforceCredentialProtection } : {}),
+    ...(cp
+      ? {
+          credentialProtectionPolicy: cp,
+          enforceCredentialProtectionPolicy: policy.enforceCredentialProtection,
+        }
+      : {}),
   } as Record<string, unknown>;
   const options = await generateRegistrationOptions({
     rpName,
@@ -63,7 +68,8 @@ export async function registrationOptions(
     userID: new TextEncoder().encode(user.id),
     userDisplayName: user.displayName,
     timeout: CEREMONY_TTL_MS,
-    attestationType: policy.attestation === 'none' ? 'none' : policy.attestation === 'enterprise' ? 'enterprise' : 'direct',
+    attestationType:
+      policy.attestation === 'none' ? 'none' : policy.attestation === 'enterprise' ? 'enterprise' : 'direct',
     excludeCredentials: existing.map((p) => ({ id: p.credential_id, transports: p.transports })),
     authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification },
     extensions,
@@ -149,12 +155,18 @@ export async function checkRegistration(
   const requested = ['credProps', ...(expected.credProtect ? ['credProtect'] : [])];
   const clientOutputs = (credential as { clientExtensionResults?: unknown }).clientExtensionResults;
   const extra = unrequestedOutputs(requested, clientOutputs, info.authenticatorExtensionResults);
-  if (extra.length > 0) return refuse('invalid_credential', `unrequested extension outputs: ${extra.join(', ')}`);
+  if (extra.length > 0)
+    return refuse('invalid_credential', `unrequested extension outputs: ${extra.join(', ')}`);
   const applied = credProtectApplied(info.authenticatorExtensionResults);
-  if (expected.enforceCredProtect && expected.credProtect && applied < CRED_PROTECT_LEVEL[expected.credProtect])
+  if (
+    expected.enforceCredProtect &&
+    expected.credProtect &&
+    applied < CRED_PROTECT_LEVEL[expected.credProtect]
+  )
     return refuse('authenticator_not_allowed', 'the authenticator did not apply credential protection');
   const aaguid = info.aaguid.toLowerCase();
-  if (!aaguidAllowed(policy, aaguid)) return refuse('authenticator_not_allowed', 'this authenticator model is not allowed');
+  if (!aaguidAllowed(policy, aaguid))
+    return refuse('authenticator_not_allowed', 'this authenticator model is not allowed');
   if (!policy.allowSynced && info.credentialDeviceType === 'multiDevice')
     return refuse('authenticator_not_allowed', 'synced passkeys are not allowed');
 
@@ -180,7 +192,9 @@ export async function checkRegistration(
       credentialId: info.credential.id,
       publicKey: info.credential.publicKey,
       counter: info.credential.counter,
-      transports: Array.isArray(transports) ? transports.filter((t) => typeof t === 'string').slice(0, 8) : [],
+      transports: Array.isArray(transports)
+        ? transports.filter((t) => typeof t === 'string').slice(0, 8)
+        : [],
       aaguid,
       backupEligible: info.credentialDeviceType === 'multiDevice',
       backupState: info.credentialBackedUp,
@@ -188,7 +202,14 @@ export async function checkRegistration(
       format: attestation.get('fmt'),
       attestationTrusted: verdict.trusted,
       attestationSource: verdict.trusted ? verdict.source : null,
-      credentialProtection: applied === 3 ? 'userVerificationRequired' : applied === 2 ? 'userVerificationOptionalWithCredentialIDList' : applied === 1 ? 'userVerificationOptional' : null,
+      credentialProtection:
+        applied === 3
+          ? 'userVerificationRequired'
+          : applied === 2
+            ? 'userVerificationOptionalWithCredentialIDList'
+            : applied === 1
+              ? 'userVerificationOptional'
+              : null,
     },
   };
 }
