@@ -29,7 +29,7 @@ describe('sign-in › when MFA is required', () => {
   async function expectEnrollment(h: Harness, realmName: string, extra: Record<string, unknown> = {}) {
     const { state } = await passwordSignIn(h, realmName, 'web-app', 'alice@example.com', PASSWORD, extra);
     assert.equal(state.body.status, 'pending', JSON.stringify(state.body));
-    assert.deepEqual(actionTypes(state.body), ['enroll_totp']);
+    assert.deepEqual(actionTypes(state.body), ['enroll_totp', 'enroll_webauthn']);
   }
 
   test('case=realm policy mfa.requirement required/mode=headless', async (t) => {
@@ -59,7 +59,7 @@ describe('sign-in › when MFA is required', () => {
     const plain = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
     assert.equal(plain.state.body.status, 'completed', 'other clients are unaffected');
     const { state } = await passwordSignIn(h, realm.name, 'strict-app', 'alice@example.com');
-    assert.deepEqual(actionTypes(state.body), ['enroll_totp']);
+    assert.deepEqual(actionTypes(state.body), ['enroll_totp', 'enroll_webauthn']);
   });
 
   test('case=acr_values mfa/mode=headless', async (t) => {
@@ -146,7 +146,7 @@ describe('sign-in › when MFA is required', () => {
     });
 
     const first = await passwordSignIn(h, realm.name, 'web-app', 'root@example.com', 'a-long-admin-secret');
-    assert.deepEqual(actionTypes(first.state.body), ['enroll_totp']);
+    assert.deepEqual(actionTypes(first.state.body), ['enroll_totp', 'enroll_webauthn']);
     const enrolled = await first.tx.step('totp/enroll', {});
     const secret: string = enrolled.body.one_time.totp.secret;
     const activated = await first.tx.step('totp/activate', { code: totpCode(secret, clock.now()) });
