@@ -11,6 +11,8 @@ import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
 import { registerMeFactorRoutes } from '../mfa/me-factors.routes.ts';
 import { registerMePasskeyRoutes } from '../mfa/webauthn/me-passkeys.routes.ts';
+import { registerRelatedOriginsRoute } from '../mfa/webauthn/related-origins.routes.ts';
+import { registerTrustedAuthenticatorRoutes } from '../mfa/webauthn/trusted-authenticators.routes.ts';
 import { registerAuthorize } from '../oauth/authorize.routes.ts';
 import { registerDiscovery } from '../oauth/discovery.routes.ts';
 import { registerIntrospect } from '../oauth/introspect.routes.ts';
@@ -114,6 +116,8 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerMeSessionRoutes(app, ctx);
   registerMeFactorRoutes(app, ctx);
   registerMePasskeyRoutes(app, ctx);
+  registerTrustedAuthenticatorRoutes(app, ctx);
+  registerRelatedOriginsRoute(app, ctx);
   registerMeSecurityRoutes(app, ctx);
   registerDecisionRoutes(app, ctx);
   registerRelationshipRoutes(app, ctx);

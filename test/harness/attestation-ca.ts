@@ -29,7 +29,10 @@ function wrap(cert: x509.X509Certificate, keys: webcrypto.CryptoKeyPair): TestCa
   return { cert, keys, pem: cert.toString('pem'), der: new Uint8Array(cert.rawData) };
 }
 
-export async function makeRoot(name = 'Test Attestation Root', opts: { expired?: boolean; ca?: boolean } = {}) {
+export async function makeRoot(
+  name = 'Test Attestation Root',
+  opts: { expired?: boolean; ca?: boolean } = {},
+) {
   const keys = await keyPair();
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
@@ -111,7 +114,10 @@ export async function makeMetadataBlob(root: TestCa, entries: MdsEntry[]): Promi
         attestationTypes: ['basic_full'],
         attestationRootCertificates: e.roots.map(b64),
       },
-      statusReports: (e.statuses ?? ['FIDO_CERTIFIED']).map((status) => ({ status, effectiveDate: '2026-01-01' })),
+      statusReports: (e.statuses ?? ['FIDO_CERTIFIED']).map((status) => ({
+        status,
+        effectiveDate: '2026-01-01',
+      })),
       timeOfLastStatusChange: '2026-01-01',
     })),
   })

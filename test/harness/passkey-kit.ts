@@ -7,7 +7,11 @@ import { type HeadlessTx, type JsonResponse, startHeadless } from './signin-driv
 import { movableClock, passwordSignIn, REDIRECT, signinSetup } from './signin-kit.ts';
 import { type CreateOptions, type GetOptions, SoftAuthenticator } from './soft-authenticator.ts';
 
-export async function passkeySetup(t: TestContext, webauthn: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
+export async function passkeySetup(
+  t: TestContext,
+  webauthn: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+) {
   const s = await signinSetup(t, { clock: movableClock() });
   await s.h.setPolicy(s.realm, { mfa: { requirement: 'required' }, webauthn, ...extra });
   const authenticator = new SoftAuthenticator(s.h.ctx.config.server.publicOrigin);

@@ -68,7 +68,9 @@ function coseKey(pub: KeyObject): Uint8Array {
 }
 
 function flags(o: { up?: boolean; uv: boolean; be: boolean; bs: boolean; at: boolean; ed: boolean }): number {
-  return 0x01 | (o.uv ? 0x04 : 0) | (o.be ? 0x08 : 0) | (o.bs ? 0x10 : 0) | (o.at ? 0x40 : 0) | (o.ed ? 0x80 : 0);
+  return (
+    0x01 | (o.uv ? 0x04 : 0) | (o.be ? 0x08 : 0) | (o.bs ? 0x10 : 0) | (o.at ? 0x40 : 0) | (o.ed ? 0x80 : 0)
+  );
 }
 
 function counterBytes(n: number): Buffer {
@@ -78,7 +80,9 @@ function counterBytes(n: number): Buffer {
 }
 
 function extensionBytes(ext: Record<string, Cbor> | undefined): Buffer {
-  return ext && Object.keys(ext).length > 0 ? Buffer.from(isoCBOR.encode(new Map(Object.entries(ext)))) : Buffer.alloc(0);
+  return ext && Object.keys(ext).length > 0
+    ? Buffer.from(isoCBOR.encode(new Map(Object.entries(ext))))
+    : Buffer.alloc(0);
 }
 
 export class SoftAuthenticator {
@@ -111,7 +115,9 @@ export class SoftAuthenticator {
     idLen.writeUInt16BE(id.length);
     const authData = Buffer.concat([
       sha256(rpId),
-      Buffer.from([flags({ uv: o.userVerified ?? true, be, bs: stored.backupState, at: true, ed: ext.length > 0 })]),
+      Buffer.from([
+        flags({ uv: o.userVerified ?? true, be, bs: stored.backupState, at: true, ed: ext.length > 0 }),
+      ]),
       counterBytes(0),
       aaguid,
       idLen,
@@ -120,7 +126,12 @@ export class SoftAuthenticator {
       ext,
     ]);
     const clientDataJSON = Buffer.from(
-      JSON.stringify({ type: 'webauthn.create', challenge: options.challenge, origin: o.origin ?? this.defaultOrigin, crossOrigin: false }),
+      JSON.stringify({
+        type: 'webauthn.create',
+        challenge: options.challenge,
+        origin: o.origin ?? this.defaultOrigin,
+        crossOrigin: false,
+      }),
     );
     const signed = Buffer.concat([authData, sha256(clientDataJSON)]);
     const att = o.attestation ?? { kind: 'none' };
@@ -173,12 +184,25 @@ export class SoftAuthenticator {
     const ext = extensionBytes(o.extensions);
     const authData = Buffer.concat([
       sha256(options.rpId),
-      Buffer.from([flags({ uv: o.userVerified ?? true, be: cred.backupEligible, bs: cred.backupState, at: false, ed: ext.length > 0 })]),
+      Buffer.from([
+        flags({
+          uv: o.userVerified ?? true,
+          be: cred.backupEligible,
+          bs: cred.backupState,
+          at: false,
+          ed: ext.length > 0,
+        }),
+      ]),
       counterBytes(cred.counter),
       ext,
     ]);
     const clientDataJSON = Buffer.from(
-      JSON.stringify({ type: 'webauthn.get', challenge: options.challenge, origin: o.origin ?? this.defaultOrigin, crossOrigin: false }),
+      JSON.stringify({
+        type: 'webauthn.get',
+        challenge: options.challenge,
+        origin: o.origin ?? this.defaultOrigin,
+        crossOrigin: false,
+      }),
     );
     const signature = sign('sha256', Buffer.concat([authData, sha256(clientDataJSON)]), cred.key);
     return {

@@ -232,3 +232,8 @@ export async function deleteTrustedAuthenticator(q: Tx, realmId: string, id: str
   );
   return r.rows[0] ?? null;
 }
+
+/** Serializes changes to one realm's trusted authenticator list. */
+export async function lockRealmTrustList(q: Tx, realmId: string): Promise<void> {
+  await q.query('select 1 from realms where id = $1 for update', [realmId]);
+}

@@ -198,7 +198,7 @@ describe('sign-in › email code', () => {
     const after = await tx.step('otp/verify', { code: codeIn(m) });
     assert.equal(after.body.status, 'pending', JSON.stringify(after.body));
     assert.deepEqual(after.body.completed_factors, ['otp'], JSON.stringify(after.body));
-    assert.deepEqual(actionTypes(after.body), ['enroll_totp', 'enroll_webauthn']);
+    assert.deepEqual(actionTypes(after.body), ['enroll_totp']);
   });
 
   test('case=ui_locales de sends the German message', async (t) => {

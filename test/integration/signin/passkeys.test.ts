@@ -2,7 +2,12 @@
 // phishing-resistant profile), driven by the software authenticator (test/harness).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { answerWithPasskey, enrollInTransaction, passkeySetup, startSignIn } from '../../harness/passkey-kit.ts';
+import {
+  answerWithPasskey,
+  enrollInTransaction,
+  passkeySetup,
+  startSignIn,
+} from '../../harness/passkey-kit.ts';
 import { actionTypes, audits, passwordSignIn, rows, sessionOfTx, txRow } from '../../harness/signin-kit.ts';
 import { ZERO_AAGUID } from '../../harness/soft-authenticator.ts';
 
@@ -45,7 +50,11 @@ describe('sign-in › passkeys', () => {
     const session = await sessionOfTx(h, realm.id, tx.id);
     assert.equal(session?.mfa, true);
     assert.equal(session?.acr, 'phishing_resistant');
-    const [row] = await rows(h, 'select sign_count, last_used_at from webauthn_credentials where realm_id = $1', [realm.id]);
+    const [row] = await rows(
+      h,
+      'select sign_count, last_used_at from webauthn_credentials where realm_id = $1',
+      [realm.id],
+    );
     assert.equal(Number(row?.sign_count), 1);
     assert.ok(row?.last_used_at);
   });
@@ -56,7 +65,11 @@ describe('sign-in › passkeys', () => {
     const tx = await startSignIn(h, realm);
     const first = await tx.step('webauthn/options', {});
     assert.equal(first.status, 200, JSON.stringify(first.body));
-    assert.equal(first.body.webauthn.allowCredentials, undefined, 'discoverable: no list that names the account');
+    assert.equal(
+      first.body.webauthn.allowCredentials,
+      undefined,
+      'discoverable: no list that names the account',
+    );
     const credential = await authenticator.get(first.body.webauthn);
     const done = await tx.step('webauthn/verify', { credential });
     assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
@@ -106,7 +119,12 @@ describe('sign-in › passkeys', () => {
     assert.deepEqual(refused.registered.body.errors?.[0]?.field, 'credential');
     assert.equal(refused.registered.body.errors?.[0]?.code, 'authenticator_not_allowed');
     assert.equal((await audits(h, realm, 'mfa.webauthn.enrollment_failed')).length, 1);
-    assert.equal(await rows(h, 'select 1 from webauthn_credentials where realm_id = $1', [realm.id]).then((r) => r.length), 0);
+    assert.equal(
+      await rows(h, 'select 1 from webauthn_credentials where realm_id = $1', [realm.id]).then(
+        (r) => r.length,
+      ),
+      0,
+    );
 
     await enrollInTransaction(h, realm, authenticator, { aaguid: MODEL });
     await h.setPolicy(realm, { webauthn: { blocked_aaguids: [MODEL] } });
@@ -156,7 +174,11 @@ describe('sign-in › passkeys', () => {
     assert.equal(without.registered.body.errors?.[0]?.code, 'authenticator_not_allowed');
     const applied = await enrollInTransaction(h, realm, authenticator, { extensions: { credProtect: 3 } });
     assert.equal(applied.registered.body.status, 'completed', JSON.stringify(applied.registered.body));
-    const [row] = await rows(h, 'select credential_protection from webauthn_credentials where realm_id = $1', [realm.id]);
+    const [row] = await rows(
+      h,
+      'select credential_protection from webauthn_credentials where realm_id = $1',
+      [realm.id],
+    );
     assert.equal(row?.credential_protection, 'userVerificationRequired');
   });
 
@@ -164,7 +186,9 @@ describe('sign-in › passkeys', () => {
     const { h, realm, authenticator } = await passkeySetup(t);
     const reg = await enrollInTransaction(h, realm, authenticator, { extensions: { credProtect: 1 } });
     assert.equal(reg.registered.body.errors?.[0]?.code, 'invalid_credential');
-    const client = await enrollInTransaction(h, realm, authenticator, { clientExtensionResults: { prf: { enabled: true } } });
+    const client = await enrollInTransaction(h, realm, authenticator, {
+      clientExtensionResults: { prf: { enabled: true } },
+    });
     assert.equal(client.registered.body.errors?.[0]?.code, 'invalid_credential');
     await enrollInTransaction(h, realm, authenticator);
     const { tx } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
@@ -180,7 +204,12 @@ describe('sign-in › passkeys', () => {
       acr_values: 'phishing_resistant',
     });
     assert.deepEqual(state.body.next_actions, [
-      { type: 'webauthn', required: true, fields: ['credential'], options: { user_verification: 'required' } },
+      {
+        type: 'webauthn',
+        required: true,
+        fields: ['credential'],
+        options: { user_verification: 'required' },
+      },
     ]);
     const noUv = await answerWithPasskey(tx, authenticator, { userVerified: false });
     assert.equal(noUv.options.body.webauthn.userVerification, 'required');
@@ -190,11 +219,19 @@ describe('sign-in › passkeys', () => {
   });
 
   test('case=mfa.admin_phishing_resistant: an administrator with TOTP only cannot sign in/mode=headless', async (t) => {
-    const { h, realm, user, authenticator } = await passkeySetup(t, {}, { mfa: { admin_phishing_resistant: true } });
+    const { h, realm, user, authenticator } = await passkeySetup(
+      t,
+      {},
+      { mfa: { admin_phishing_resistant: true } },
+    );
     const { assignRoles } = await import('../../harness/api-kit.ts');
     await assignRoles(h, realm, user.id, ['realm-admin']);
     const { state } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
-    assert.deepEqual(actionTypes(state.body), ['enroll_webauthn'], 'no second factor yet: a passkey is enrolled');
+    assert.deepEqual(
+      actionTypes(state.body),
+      ['enroll_webauthn'],
+      'no second factor yet: a passkey is enrolled',
+    );
     const r = await enrollInTransaction(h, realm, authenticator);
     assert.equal(r.options.body.webauthn.authenticatorSelection.userVerification, 'required');
     assert.equal(r.registered.body.status, 'completed');

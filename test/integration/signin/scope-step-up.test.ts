@@ -73,7 +73,11 @@ describe('sign-in › step-up by scope and intent', () => {
       scope: 'openid admin',
       resource: [API],
     });
-    assert.deepEqual(actionTypes(before.state.body), ['enroll_totp', 'enroll_webauthn'], 'no authenticator yet: enroll one');
+    assert.deepEqual(
+      actionTypes(before.state.body),
+      ['enroll_totp', 'enroll_webauthn'],
+      'no authenticator yet: enroll one',
+    );
     const { secret } = await enrollTotp(h, realm, 'web-app', 'alice@example.com', clock);
     nextTotpStep(clock);
     const { tx, state } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com', PASSWORD, {
