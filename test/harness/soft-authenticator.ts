@@ -9,6 +9,8 @@ import { nodeKey, type TestCa } from './attestation-ca.ts';
 export const ZERO_AAGUID = '00000000-0000-0000-0000-000000000000';
 
 type Cbor = Parameters<typeof isoCBOR.encode>[0];
+// WebAuthn JSON as browsers give it; tests read members freely.
+// biome-ignore lint/suspicious/noExplicitAny: free-form test JSON
 type Json = Record<string, any>;
 
 const b64u = (b: Uint8Array) => Buffer.from(b).toString('base64url');

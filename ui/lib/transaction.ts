@@ -22,6 +22,8 @@ export interface TxState {
   one_time?: { totp?: { secret: string; otpauth_uri: string }; recovery_codes?: string[] };
   csrf_token?: string;
   locale?: string;
+  /** Passkey ceremony options for the browser WebAuthn API. */
+  webauthn?: Record<string, unknown>;
 }
 
 /** An RFC 9457 problem answer; `code` is the service's problem code. */
