@@ -3,11 +3,10 @@
 // alternatives), runs steps, shows errors and notices in plain words, and follows redirect_to.
 import { h } from '../lib/dom.js';
 import { describeCode, type MessageKey, pickLocale, setLocale, t } from '../lib/i18n.js';
-import { conditionalAvailable, wasCancelled } from '../lib/passkey.js';
+import { conditionalAvailable, getPasskey, wasCancelled } from '../lib/passkey.js';
 import { ApiProblem, type NextAction, Transaction, type TxState } from '../lib/transaction.js';
 import { recoveryCodesView } from './recovery-codes.js';
 import { SCREENS } from './screens/index.js';
-import { signInWithPasskey } from './screens/passkey.js';
 import type { Screen, ScreenContext, StepOptions } from './screens/screen.js';
 
 const app = document.getElementById('app') as HTMLElement;
@@ -86,13 +85,19 @@ function alternatives(actions: NextAction[], shown: Screen): HTMLElement | null 
 let current: TxState;
 /** The waiting passkey autofill request, ended whenever the page shows something new. */
 let conditional: AbortController | null = null;
+let autofillUsed = false;
 
 /**
  * Before anyone is identified, a realm with passkey sign-in offers the account's passkeys in the
  * username field's autofill (conditional mediation); picking one signs in without a password.
  */
 function offerPasskeyAutofill(state: TxState, ctx: ScreenContext): void {
-  if (!state.next_actions.some((a) => a.type === 'webauthn') || state.completed_factors.length > 0) return;
+  if (
+    autofillUsed ||
+    !state.next_actions.some((a) => a.type === 'webauthn') ||
+    state.completed_factors.length > 0
+  )
+    return;
   const input = app.querySelector<HTMLInputElement>('input[autocomplete="username"]');
   if (!input) return;
   input.setAttribute('autocomplete', 'username webauthn');
@@ -101,9 +106,16 @@ function offerPasskeyAutofill(state: TxState, ctx: ScreenContext): void {
   void (async () => {
     if (!(await conditionalAvailable()) || controller.signal.aborted) return;
     try {
-      await signInWithPasskey(ctx, { conditional: true, signal: controller.signal });
+      const options = await ctx.send('webauthn/options');
+      const credential = await getPasskey(options.webauthn, { conditional: true, signal: controller.signal });
+      // One passkey picked from the autofill per page: after a refusal the button is the way on.
+      autofillUsed = true;
+      await ctx.step('webauthn/verify', { credential }, { failed: 'passkey.failed' });
     } catch (e) {
-      if (!controller.signal.aborted && !wasCancelled(e)) render(current, alert(t('passkey.failed')));
+      // The autofill is an offer: a failure says so once and never restarts it by itself.
+      if (controller.signal.aborted || wasCancelled(e)) return;
+      console.error('passkey autofill', e);
+      app.querySelector('h1')?.after(alert(t('passkey.failed')));
     }
   })();
 }

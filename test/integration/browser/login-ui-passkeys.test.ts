@@ -6,7 +6,12 @@ import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { launchBrowser, NO_BROWSER } from '../../harness/browser.ts';
-import { collectErrors, confirmCodesSaved, enterPassword, startUiHarness } from '../../harness/login-ui-kit.ts';
+import {
+  collectErrors,
+  confirmCodesSaved,
+  enterPassword,
+  startUiHarness,
+} from '../../harness/login-ui-kit.ts';
 import { authorizeQuery } from '../../harness/signin-kit.ts';
 
 /** The AAGUID Chromium's virtual authenticator reports (STACK.md 4.5). */
@@ -84,16 +89,11 @@ describe('built-in login UI › passkeys', { skip: NO_BROWSER ?? false }, () => 
     const sent = optionsSeen[0] as { authenticatorSelection: { residentKey: string } };
     assert.equal(sent.authenticatorSelection.residentKey, 'required');
 
-    // The same browser again: no password, the passkey alone (from the autofill, or the button).
+    // The same browser again: no password, the passkey alone. Chromium's virtual authenticator
+    // answers the sign-in page's autofill (conditional mediation) request by itself.
     await page.goto(authorizeUrl());
-    const alternative = page.getByRole('button', { name: 'Sign in with a passkey instead' });
-    await Promise.race([page.waitForURL(/\/callback\?/), alternative.waitFor()]);
-    if (!page.url().includes('/callback?')) {
-      await alternative.click();
-      await page.getByRole('button', { name: 'Use a passkey' }).click();
-      await page.waitForURL(/\/callback\?/);
-    }
-    assert.ok(new URL(page.url()).searchParams.get('code'));
+    await page.waitForURL(/\/callback\?/);
+    assert.ok(new URL(page.url()).searchParams.get('code'), JSON.stringify(errors));
     const session = await h.ctx.db.query<{ amr: string[]; acr: string }>(
       'select amr, acr from sessions where realm_id = $1 order by created_at desc limit 1',
       [realm.id],
@@ -103,9 +103,19 @@ describe('built-in login UI › passkeys', { skip: NO_BROWSER ?? false }, () => 
     // The realm then blocks this model: the passkey no longer signs in (case rule 2).
     await h.setPolicy(realm, { webauthn: { blocked_aaguids: [CHROMIUM_AAGUID] } });
     await page.goto(authorizeUrl());
-    await alternative.click();
+    await page.getByRole('alert').filter({ hasText: 'The passkey was not accepted' }).waitFor();
+    // The button asks again, and is refused again.
+    await page.getByRole('button', { name: 'Sign in with a passkey instead' }).click();
     await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.getByRole('alert').filter({ hasText: 'The passkey was not accepted' }).waitFor();
+    const failed = await h.ctx.db.query<{ reason: string }>(
+      `select data ->> 'reason' as reason from audit_events where realm_id = $1 and type = 'mfa.webauthn.failed'`,
+      [realm.id],
+    );
+    assert.deepEqual(
+      failed.rows.map((r) => r.reason),
+      ['authenticator_not_allowed', 'authenticator_not_allowed'],
+    );
     assert.deepEqual(
       errors.filter((e) => !/status of 404/.test(e)),
       [],
@@ -127,7 +137,10 @@ describe('built-in login UI › passkeys', { skip: NO_BROWSER ?? false }, () => 
     });
     await page.goto(authorizeUrl());
     await enrollPasskey(page);
-    await page.getByRole('alert').filter({ hasText: 'This kind of passkey or security key is not allowed' }).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'This kind of passkey or security key is not allowed' })
+      .waitFor();
     const sent = optionsSeen[0] as {
       authenticatorSelection: { userVerification: string };
       extensions: Record<string, unknown>;

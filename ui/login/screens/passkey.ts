@@ -5,7 +5,7 @@ import { t } from '../../lib/i18n.js';
 import { getPasskey, passkeysSupported, wasCancelled } from '../../lib/passkey.js';
 import type { Screen, ScreenContext } from './screen.js';
 
-export async function signInWithPasskey(
+async function signInWithPasskey(
   ctx: ScreenContext,
   opts: { conditional?: boolean; signal?: AbortSignal } = {},
 ): Promise<void> {
