@@ -53,6 +53,7 @@ export {
 } from './webauthn/passkeys.repo.ts';
 export {
   defaultPasskeyName,
+  enrollPasskey,
   presentPasskey,
   registrationProblem,
   storePasskey,

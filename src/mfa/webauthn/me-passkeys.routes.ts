@@ -18,8 +18,6 @@ import { findPasswordVerifier, lockUser, primaryEmail } from '../../users/index.
 import { checkFactorAdding } from '../factor-rules.ts';
 import { enrolledFactors } from '../factors.repo.ts';
 import { mustUseMfa, restoreAccount } from '../me-factors.routes.ts';
-import { replaceRecoveryCodes } from '../mfa.repo.ts';
-import { generateRecoveryCodes } from '../recovery-codes.ts';
 import { forgetRememberedDevices } from '../remembered-devices.repo.ts';
 import {
   consumeCeremony,
@@ -32,9 +30,9 @@ import {
 } from './passkeys.repo.ts';
 import {
   defaultPasskeyName,
+  enrollPasskey,
   presentPasskey,
   registrationProblem,
-  storePasskey,
   trustSources,
 } from './passkeys.service.ts';
 import {
@@ -166,16 +164,8 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
           throw problem.conflict('the passkey registration was completed already');
         const enrolled = await enrolledFactors(q, realm.id, userId);
         checkFactorAdding(enrolled, caller.sessionMfa);
-        const id = await storePasskey(
-          q,
-          realm.id,
-          userId,
-          check.passkey,
-          body.name ?? defaultPasskeyName(call.now),
-          call.now,
-        );
-        const codes = enrolled.recoveryCodes ? null : generateRecoveryCodes();
-        if (codes) await replaceRecoveryCodes(q, realm.id, userId, codes, call.now);
+        const name = body.name ?? defaultPasskeyName(call.now);
+        const { id, codes } = await enrollPasskey(q, realm.id, userId, check.passkey, name, call.now);
         const rec = recorder(q, call);
         await rec.audit('mfa.webauthn.enrolled', {
           category: 'security',

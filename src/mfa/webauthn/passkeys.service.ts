@@ -3,6 +3,9 @@
 import type { Queryable, Tx } from '../../platform/db/db.ts';
 import { type FieldError, Problem } from '../../platform/http/problem.ts';
 import { newId } from '../../platform/ids.ts';
+import { enrolledFactors } from '../factors.repo.ts';
+import { replaceRecoveryCodes } from '../mfa.repo.ts';
+import { generateRecoveryCodes } from '../recovery-codes.ts';
 import type { FidoMetadata } from './fido-metadata.ts';
 import {
   countTrustedAuthenticators,
@@ -60,6 +63,24 @@ export async function storePasskey(
     now,
   );
   return id;
+}
+
+/**
+ * A checked registration stored for the account, with recovery codes issued when it had none
+ * (shown once by the caller), as TOTP and HOTP activation do.
+ */
+export async function enrollPasskey(
+  q: Tx,
+  realmId: string,
+  userId: string,
+  p: RegisteredPasskey,
+  name: string,
+  now: Date,
+): Promise<{ id: string; codes: string[] | null }> {
+  const id = await storePasskey(q, realmId, userId, p, name, now);
+  const codes = (await enrolledFactors(q, realmId, userId)).recoveryCodes ? null : generateRecoveryCodes();
+  if (codes) await replaceRecoveryCodes(q, realmId, userId, codes, now);
+  return { id, codes };
 }
 
 /** The problem a refused registration answers (spec doc 1, Errors 422 and feature_disabled). */

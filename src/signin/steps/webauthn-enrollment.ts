@@ -10,7 +10,7 @@ import {
   checkRegistration,
   consumeCeremony,
   defaultPasskeyName,
-  enrolledFactors,
+  enrollPasskey,
   findCeremony,
   insertCeremony,
   listPasskeys,
@@ -18,12 +18,9 @@ import {
   type RegistrationExpected,
   registrationOptions,
   registrationProblem,
-  replaceRecoveryCodes,
-  storePasskey,
   trustSources,
   webauthnPolicy,
 } from '../../mfa/index.ts';
-import { generateRecoveryCodes } from '../../mfa/recovery-codes.ts';
 import { object, optional, string } from '../../platform/http/decode.ts';
 import { problem } from '../../platform/http/problem.ts';
 import { newId } from '../../platform/ids.ts';
@@ -124,11 +121,8 @@ export const webauthnRegisterStep: Step<{ credential: unknown; name?: string }, 
     if (!userId || !(await consumeCeremony(q, t.realmId, ceremonyId)))
       throw problem.conflict('the passkey registration was answered already; request new options');
     const p = check.passkey;
-    const id = await storePasskey(q, t.realmId, userId, p, body.name ?? defaultPasskeyName(ctx.now), ctx.now);
-    const codes = (await enrolledFactors(q, t.realmId, userId)).recoveryCodes
-      ? null
-      : generateRecoveryCodes();
-    if (codes) await replaceRecoveryCodes(q, t.realmId, userId, codes, ctx.now);
+    const name = body.name ?? defaultPasskeyName(ctx.now);
+    const { id, codes } = await enrollPasskey(q, t.realmId, userId, p, name, ctx.now);
     await stepRecorder(q, t.realmId, ctx, stepActor(userId)).audit('mfa.webauthn.enrolled', {
       category: 'security',
       subject: { type: 'user', id: userId },

@@ -15,7 +15,7 @@ import {
   signinSetup,
 } from '../../harness/signin-kit.ts';
 import { SoftAuthenticator } from '../../harness/soft-authenticator.ts';
-import { clientSecret, grantResources, oauthPost } from '../../harness/token-kit.ts';
+import { clientSecret, exchangeCode, grantResources } from '../../harness/token-kit.ts';
 
 async function setup(t: TestContext) {
   const s = await signinSetup(t, { clock: movableClock() });
@@ -32,19 +32,9 @@ async function setup(t: TestContext) {
     const done =
       state.body.status === 'pending' ? (await answerWithPasskey(tx, authenticator)).verified : state;
     assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
-    const res = await oauthPost(
-      s.h,
-      s.realm,
-      'token',
-      {
-        grant_type: 'authorization_code',
-        code: codeOf(done.body.redirect_to),
-        redirect_uri: REDIRECT,
-        code_verifier: tx.verifier,
-        resource: audience,
-      },
-      creds,
-    );
+    const res = await exchangeCode(s.h, s.realm, creds, done.body.redirect_to, tx.verifier, {
+      resource: audience,
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     return res.body.access_token;
   };
