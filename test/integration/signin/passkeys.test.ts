@@ -162,6 +162,17 @@ describe('sign-in › passkeys', () => {
     assert.equal(r.registered.body.errors?.[0]?.code, 'authenticator_not_allowed');
   });
 
+  test('case=allow_synced false also refuses a synced passkey at sign-in/mode=headless', async (t) => {
+    const { h, realm, authenticator } = await passkeySetup(t);
+    await enrollInTransaction(h, realm, authenticator, { backupEligible: true, backupState: true });
+    await h.setPolicy(realm, { webauthn: { allow_synced: false } });
+    const { tx } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
+    const { verified } = await answerWithPasskey(tx, authenticator);
+    assert.equal(verified.body.status, 'pending');
+    assert.equal((await txRow(h, realm, tx.id)).failures, 1);
+    assert.equal((await audits(h, realm, 'mfa.webauthn.failed')).at(-1)?.data?.reason, 'authenticator_not_allowed');
+  });
+
   test('case=credProtect is requested and, when enforced, must be applied/mode=headless', async (t) => {
     const { h, realm, authenticator } = await passkeySetup(t, {
       credential_protection: 'userVerificationRequired',
