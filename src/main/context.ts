@@ -5,6 +5,7 @@ import type { ApiDeps } from '../api/api.deps.ts';
 import { onSecuritySignal } from '../audit/index.ts';
 import { GrantTypeControls } from '../emergency/grant-type-controls.ts';
 import { KeyStore } from '../keys/key-store.ts';
+import { FidoMetadata } from '../mfa/index.ts';
 import type { Mailer, SmsSender } from '../notifications/index.ts';
 import type { MetricsAuth } from '../ops/internal.routes.ts';
 import { MaintenanceGate } from '../ops/maintenance.ts';
@@ -172,6 +173,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     sms,
     outbound: new OutboundHttp({ resolver }),
     challengeProviders: await resolveChallengeProviders(config, env, log),
+    fidoMetadata: new FidoMetadata(
+      { blobFile: config.webauthn.metadataBlob, rootFile: config.webauthn.metadataRoot },
+      log,
+      () => clock.now(),
+    ),
     webhooks: {
       db,
       keyring: root,

@@ -7,9 +7,9 @@ import type { EnrolledFactors } from './factors.repo.ts';
 
 const MFA_OBLIGATION = { type: 'reauthenticate', required_profile: 'mfa' } as const;
 
-/** An account with an active TOTP or HOTP adds a factor only from a session that completed MFA. */
+/** An account with an active TOTP, HOTP or passkey adds a factor only from a session that completed MFA. */
 export function checkFactorAdding(enrolled: EnrolledFactors, sessionMfa: boolean): void {
-  if ((enrolled.totp || enrolled.hotp) && !sessionMfa) {
+  if ((enrolled.totp || enrolled.hotp || enrolled.webauthn) && !sessionMfa) {
     throw new Problem(403, 'step_up_required', 'adding a factor needs a session that completed MFA', {
       obligation: MFA_OBLIGATION,
     });

@@ -123,6 +123,8 @@ export async function deleteHotp(q: Tx, realmId: string, userId: string): Promis
 export interface EnrolledFactors {
   totp: boolean;
   hotp: boolean;
+  /** At least one passkey. */
+  webauthn: boolean;
   recoveryCodes: boolean;
 }
 
@@ -131,14 +133,20 @@ export async function enrolledFactors(
   realmId: string,
   userId: string,
 ): Promise<EnrolledFactors> {
-  const r = await q.query<{ totp: boolean; hotp: boolean; codes: boolean }>(
+  const r = await q.query<{ totp: boolean; hotp: boolean; webauthn: boolean; codes: boolean }>(
     `select exists (select 1 from totp_credentials where realm_id = $1 and user_id = $2) as totp,
             exists (select 1 from hotp_credentials where realm_id = $1 and user_id = $2) as hotp,
+            exists (select 1 from webauthn_credentials where realm_id = $1 and user_id = $2) as webauthn,
             exists (select 1 from recovery_codes where realm_id = $1 and user_id = $2 and used_at is null) as codes`,
     [realmId, userId],
   );
   const row = r.rows[0];
-  return { totp: row?.totp ?? false, hotp: row?.hotp ?? false, recoveryCodes: row?.codes ?? false };
+  return {
+    totp: row?.totp ?? false,
+    hotp: row?.hotp ?? false,
+    webauthn: row?.webauthn ?? false,
+    recoveryCodes: row?.codes ?? false,
+  };
 }
 
 export async function deleteTotp(q: Tx, realmId: string, userId: string): Promise<void> {

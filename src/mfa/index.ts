@@ -32,3 +32,43 @@ export {
   insertRememberedDevice,
   touchRememberedDevice,
 } from './remembered-devices.repo.ts';
+export {
+  type AssertionCheck,
+  type AuthenticationExpected,
+  assertedCredentialId,
+  authenticationOptions,
+  checkAssertion,
+} from './webauthn/authentication.ts';
+export { FidoMetadata } from './webauthn/fido-metadata.ts';
+export {
+  consumeCeremony,
+  deleteExpiredCeremonies,
+  findCeremony,
+  findPasskeyByCredentialId,
+  insertCeremony,
+  listPasskeys,
+  lockPasskey,
+  type PasskeyRow,
+  recordPasskeyUse,
+} from './webauthn/passkeys.repo.ts';
+export {
+  defaultPasskeyName,
+  enrollPasskey,
+  presentPasskey,
+  registrationProblem,
+  storePasskey,
+  trustSources,
+} from './webauthn/passkeys.service.ts';
+export {
+  CEREMONY_TTL_MS,
+  checkRegistration,
+  type RegistrationCheck,
+  type RegistrationExpected,
+  registrationOptions,
+} from './webauthn/registration.ts';
+export {
+  passkeyLoginOn,
+  type WebauthnPolicy,
+  webauthnFactorAllowed,
+  webauthnPolicy,
+} from './webauthn/webauthn-policy.ts';

@@ -77,7 +77,7 @@ async function accountLabel(q: Tx, realmId: string, userId: string): Promise<str
 }
 
 /** A strong factor activated: a recovery-restricted account is active again (doc 1, Account states). */
-async function restoreAccount(q: Tx, rec: Recorder, realmId: string, userId: string, now: Date) {
+export async function restoreAccount(q: Tx, rec: Recorder, realmId: string, userId: string, now: Date) {
   const user = await lockUser(q, realmId, userId);
   if (user?.state !== 'recovery_restricted') return;
   await setUserState(q, realmId, userId, 'active', now);
@@ -204,7 +204,8 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
       requireMfaSession(caller.sessionMfa, 'regenerating recovery codes needs a session that completed MFA');
       const codes = await ctx.db.tx(async (q) => {
         const enrolled = await enrolledFactors(q, realm.id, userId);
-        if (!enrolled.totp && !enrolled.hotp) throw problem.conflict('the account has no second factor');
+        if (!enrolled.totp && !enrolled.hotp && !enrolled.webauthn)
+          throw problem.conflict('the account has no second factor');
         const fresh = generateRecoveryCodes();
         await replaceRecoveryCodes(q, realm.id, userId, fresh, call.now);
         await recorder(q, call).audit('mfa.recovery_codes.regenerated', {
@@ -329,7 +330,7 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
     await ctx.db.tx(async (q) => {
       const enrolled = await enrolledFactors(q, realm.id, userId);
       if (!enrolled.hotp) throw problem.notFound('the account has no HOTP token');
-      if (!enrolled.totp && (await mustUseMfa(q, realm, userId)))
+      if (!enrolled.totp && !enrolled.webauthn && (await mustUseMfa(q, realm, userId)))
         throw new Problem(
           409,
           'last_sign_in_method',
@@ -387,7 +388,7 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
 }
 
 /** The realm requires MFA or the account is protected (spec doc 1, "MFA is required when"). */
-async function mustUseMfa(q: Tx, realm: RealmRow, userId: string): Promise<boolean> {
+export async function mustUseMfa(q: Tx, realm: RealmRow, userId: string): Promise<boolean> {
   if (policyValue(await currentPolicy(q, realm.id), 'mfa', 'requirement') === 'required') return true;
   const r = await q.query<{ protected: boolean }>(
     'select protected from users where realm_id = $1 and id = $2',

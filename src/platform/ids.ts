@@ -36,7 +36,10 @@ export type IdPrefix =
   | 'whd'
   | 'aub'
   | 'alh'
-  | 'run';
+  | 'run'
+  | 'pkc'
+  | 'wac'
+  | 'wta';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -3,7 +3,7 @@
 // (docs/architecture.md, import rules).
 
 export type { RealmPolicy } from './policy.repo.ts';
-export { currentPolicy, policyValue } from './policy.repo.ts';
+export { currentPolicy, policyValue, relatedOriginsOf } from './policy.repo.ts';
 export {
   changePolicy,
   changePolicyInTx,

@@ -44,3 +44,16 @@ export async function insertPolicyRevision(
     now,
   ]);
 }
+
+/** related_origins of every realm whose current policy names `rpId` as its webauthn.rp_id. */
+export async function relatedOriginsOf(q: Queryable, rpId: string): Promise<string[]> {
+  const r = await q.query<{ origins: unknown }>(
+    `select p.policy -> 'webauthn' -> 'related_origins' as origins from realms r
+       join realm_policy_revisions p on p.realm_id = r.id and p.revision = r.policy_revision
+      where p.policy -> 'webauthn' ->> 'rp_id' = $1`,
+    [rpId],
+  );
+  return r.rows.flatMap((row) =>
+    Array.isArray(row.origins) ? row.origins.filter((o): o is string => typeof o === 'string') : [],
+  );
+}

@@ -174,7 +174,7 @@ async function runStepUnpadded(
     if (!snapshot) throw problem.notFound('no such transaction');
     await authenticateCall(snapshot, creds, originCheck(app, app.db, realm));
     ensurePending(snapshot.tx);
-    prepared = await step.prepare(app, snapshot.tx, body);
+    prepared = await step.prepare(app, snapshot.tx, body, correlationId);
   }
 
   const result = await app.db.tx(async (q) => {
@@ -207,6 +207,7 @@ async function runStepUnpadded(
         expired: false as const,
         ...denied,
         oneTime: undefined,
+        webauthn: undefined,
         policy: before.policy,
         proofFailed: false,
       };
@@ -226,6 +227,7 @@ async function runStepUnpadded(
       expired: false as const,
       ...(await settle(app, q, realm, outcome.tx, now, correlationId, before)),
       oneTime: outcome.oneTime,
+      webauthn: outcome.webauthn,
       policy: before.policy,
       proofFailed: outcome.tx.failures > stored.tx.failures,
     };
@@ -248,6 +250,7 @@ async function runStepUnpadded(
       evaluation: result.evaluation,
       user: result.user,
       ...(oneTime ? { oneTime } : {}),
+      ...(result.webauthn ? { webauthn: result.webauthn } : {}),
     }),
     ...(result.sessionCookie ? { sessionCookie: result.sessionCookie } : {}),
     clearTxCookie: result.tx.status !== 'pending' && result.tx.mode === 'browser',

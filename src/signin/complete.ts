@@ -17,6 +17,9 @@ import type { SigninDeps } from './signin.deps.ts';
 import type { SigninTx } from './transaction.ts';
 import { complete } from './transitions.ts';
 
+/** A user-verified passkey or a certificate: the phishing-resistant acr. */
+const phishingResistant = (t: SigninTx) => t.completedFactors.some((f) => f === 'hwk' || f === 'x509');
+
 export interface Completion {
   tx: SigninTx;
   session: SessionRow;
@@ -84,7 +87,7 @@ export async function completeTransaction(
         userId: t.userId,
         cookieDigest: sessionCookie ? digestToken(sessionCookie) : null,
         amr: t.completedFactors,
-        acr: mfa ? 'mfa' : 'basic',
+        acr: phishingResistant(t) ? 'phishing_resistant' : mfa ? 'mfa' : 'basic',
         mfa,
         recoveryRestricted: userState === 'recovery_restricted',
         rememberMe: t.rememberMe && !t.transient,

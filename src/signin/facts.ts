@@ -3,6 +3,7 @@
 
 import type { ClientRow } from '../clients/index.ts';
 import { hotpAllowed } from '../mfa/factor-rules.ts';
+import { passkeyLoginOn, webauthnFactorAllowed } from '../mfa/index.ts';
 import { emailConfigured, smsConfigured } from '../notifications/index.ts';
 import type { Config } from '../platform/config/settings.ts';
 import type { Queryable } from '../platform/db/db.ts';
@@ -75,6 +76,7 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
   const user = t.userId ? await loadUser(q, t.realmId, t.userId) : null;
   let hasTotp = false;
   let hasHotp = false;
+  let hasPasskey = false;
   let hasRecoveryCodes = false;
   let privileged = false;
   let consentCovers = false;
@@ -82,6 +84,7 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     const r = await q.query<{
       totp: boolean;
       hotp: boolean;
+      passkey: boolean;
       codes: boolean;
       privileged: boolean;
       consent: string[] | null;
@@ -89,6 +92,7 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
       `select
          exists (select 1 from totp_credentials where realm_id = $1 and user_id = $2) as totp,
          exists (select 1 from hotp_credentials where realm_id = $1 and user_id = $2) as hotp,
+         exists (select 1 from webauthn_credentials where realm_id = $1 and user_id = $2) as passkey,
          exists (select 1 from recovery_codes where realm_id = $1 and user_id = $2 and used_at is null) as codes,
          exists (select 1 from role_assignments a join roles r on r.realm_id = a.realm_id and r.id = a.role_id
                   where a.realm_id = $1 and a.subject_type = 'user' and a.subject_id = $2
@@ -99,6 +103,7 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     const row = r.rows[0];
     hasTotp = row?.totp ?? false;
     hasHotp = (row?.hotp ?? false) && hotpAllowed(input.policy);
+    hasPasskey = row?.passkey ?? false;
     hasRecoveryCodes = row?.codes ?? false;
     privileged = row?.privileged ?? false;
     consentCovers = row?.consent ? t.scopes.every((s) => row.consent?.includes(s)) : false;
@@ -115,6 +120,9 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     hasTotp,
     hasHotp,
     hasRecoveryCodes,
+    hasWebauthn: hasPasskey && webauthnFactorAllowed(input.policy),
+    webauthnAllowed: webauthnFactorAllowed(input.policy),
+    adminPhishingResistant: policyValue(input.policy, 'mfa', 'admin_phishing_resistant') === true,
     privileged,
     client: { consentMode: input.client.consent_mode, requireMfa: input.client.require_mfa },
     mfaRequirement: policyValue(input.policy, 'mfa', 'requirement') === 'required' ? 'required' : 'optional',
@@ -140,6 +148,7 @@ function loginMethods(input: FactsInput): LoginMethods {
     emailOtp: flag('email_otp') && email,
     magicLink: flag('magic_link') && email && configuredLoginUi(input, input.policy) !== null,
     smsOtp: flag('sms_otp') && smsConfigured(input.config.delivery),
+    passkeys: passkeyLoginOn(input.policy),
   };
 }
 

@@ -26,7 +26,14 @@ const action = (type: ActionType, fields: string[], options?: Record<string, unk
 
 export const hasPrimary = (t: SigninTx): boolean =>
   t.completedFactors.some((f) => PRIMARY_FACTORS.includes(f));
-export const mfaDone = (t: SigninTx): boolean => t.completedFactors.some((f) => SECOND_FACTORS.includes(f));
+/**
+ * A second factor, or a passkey used without user verification (swk) next to another primary
+ * factor: possession on top of knowledge. A user-verified passkey (hwk) is both on its own.
+ */
+export const mfaDone = (t: SigninTx): boolean =>
+  t.completedFactors.some((f) => SECOND_FACTORS.includes(f)) ||
+  (t.completedFactors.includes('swk') &&
+    t.completedFactors.some((f) => f !== 'swk' && PRIMARY_FACTORS.includes(f)));
 
 export function mfaRequired(t: SigninTx, f: Facts): boolean {
   return (
@@ -68,6 +75,8 @@ const primary: Stage = (t, f) => {
     };
     const actions = [action('identify', ['identifier'], Object.keys(hints).length > 0 ? hints : undefined)];
     if (m.password) actions.push(action('password', ['password', 'identifier']));
+    // A discoverable passkey names its account itself (conditional UI offers it while typing).
+    if (m.passkeys) actions.push(action('webauthn', ['credential']));
     return { kind: 'actions', actions };
   }
   // Methods follow the identifier's type, never whether an account exists behind it.
@@ -89,6 +98,7 @@ const primary: Stage = (t, f) => {
       action('magic_link', ['token'], { purpose: 'magic_link', link_sent: f.sent.includes('magic_link') }),
     );
   if (m.smsOtp && type === 'phone') actions.push(codeAction('sms_otp', 'login', f));
+  if (m.passkeys) actions.push(action('webauthn', ['credential']));
   return actions.length > 0
     ? { kind: 'actions', actions }
     : { kind: 'blocked', reason: 'login_method_not_allowed' };
@@ -139,20 +149,38 @@ const pendingDeletion: Stage = (_t, f) =>
 /** acr_values asks for the phishing-resistant profile. */
 export const phishingResistantRequired = (t: SigninTx): boolean => t.acrValues.includes('phishing_resistant');
 
-// Only a user-verified passkey or a multi-factor certificate satisfies the phishing-resistant
-// profile, and TOTP is never offered for it. Neither factor can be proved yet, so such a
-// transaction cannot go on (and must not fall back to TOTP).
+/**
+ * The phishing-resistant profile applies: acr_values or a flow rule ask for it, or the realm sets
+ * mfa.admin_phishing_resistant and the account is privileged.
+ */
+export const phishingResistantDemanded = (t: SigninTx, f: Facts): boolean =>
+  phishingResistantRequired(t) ||
+  f.flow?.outcome === 'require_phishing_resistant' ||
+  (f.adminPhishingResistant === true && f.privileged);
+
+// Only a user-verified passkey (hwk) or a multi-factor certificate satisfies the profile, and
+// TOTP and HOTP are never offered for it. An account with no second factor yet may enroll a
+// passkey here; one with TOTP or HOTP only must first add a passkey from an MFA session (the
+// factor-adding rule), so its sign-in stops.
 const PHISHING_RESISTANT_FACTORS: readonly Factor[] = ['hwk', 'x509'];
+const UV_REQUIRED = { user_verification: 'required' };
+
+const phishingResistantMfa = (t: SigninTx, f: Facts): Evaluation | 'satisfied' => {
+  if (t.completedFactors.some((x) => PHISHING_RESISTANT_FACTORS.includes(x))) return 'satisfied';
+  if (f.hasWebauthn === true)
+    return { kind: 'actions', actions: [action('webauthn', ['credential'], UV_REQUIRED)] };
+  if (f.webauthnAllowed !== false && !f.hasTotp && f.hasHotp !== true)
+    return { kind: 'actions', actions: [action('enroll_webauthn', ['credential', 'name'], UV_REQUIRED)] };
+  return { kind: 'blocked', reason: 'login_method_not_allowed' };
+};
 
 const mfa: Stage = (t, f) => {
-  if (phishingResistantRequired(t) || f.flow?.outcome === 'require_phishing_resistant') {
-    return t.completedFactors.some((x) => PHISHING_RESISTANT_FACTORS.includes(x))
-      ? 'satisfied'
-      : { kind: 'blocked', reason: 'login_method_not_allowed' };
-  }
-  if (!mfaRequired(t, f) || mfaDone(t) || !(f.hasTotp || f.hasHotp === true)) return 'satisfied';
+  if (phishingResistantDemanded(t, f)) return phishingResistantMfa(t, f);
+  const enrolled = f.hasTotp || f.hasHotp === true || f.hasWebauthn === true;
+  if (!mfaRequired(t, f) || mfaDone(t) || !enrolled) return 'satisfied';
   if (f.rememberedDevice === true && !stepUpDemanded(t, f)) return 'satisfied';
   const actions: NextAction[] = [];
+  if (f.hasWebauthn === true) actions.push(action('webauthn', ['credential']));
   if (f.hasTotp) actions.push(action('totp', ['code']));
   if (f.hasHotp === true) actions.push(action('hotp', ['code']));
   if (f.hasRecoveryCodes) actions.push(action('recovery_code', ['code']));
@@ -195,9 +223,15 @@ const rememberDevice: Stage = (t, f) =>
     : 'satisfied';
 
 const requiredActions: Stage = (t, f) => {
-  const enrolled = f.hasTotp || f.hasHotp === true;
-  const mustEnroll = (mfaRequired(t, f) && !enrolled) || f.user?.requiredActions.includes('configure_totp');
-  if (mustEnroll && !enrolled) return { kind: 'actions', actions: [action('enroll_totp', [])] };
+  const otp = f.hasTotp || f.hasHotp === true;
+  // An administrator's configure_totp asks for an authenticator app in particular.
+  if (f.user?.requiredActions.includes('configure_totp') && !otp)
+    return { kind: 'actions', actions: [action('enroll_totp', [])] };
+  if (mfaRequired(t, f) && !otp && f.hasWebauthn !== true) {
+    const actions = [action('enroll_totp', [])];
+    if (f.webauthnAllowed !== false) actions.push(action('enroll_webauthn', ['credential', 'name']));
+    return { kind: 'actions', actions };
+  }
   const required = f.user?.requiredActions ?? [];
   if (required.includes('update_password') || f.resetProved) {
     return { kind: 'actions', actions: [action('update_password', ['new_password'])] };

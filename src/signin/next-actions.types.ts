@@ -14,6 +14,8 @@ export type ActionType =
   | 'hotp'
   | 'recovery_code'
   | 'enroll_totp'
+  | 'webauthn'
+  | 'enroll_webauthn'
   | 'update_password'
   | 'select_organization'
   | 'consent'
@@ -60,6 +62,8 @@ export interface LoginMethods {
   magicLink: boolean;
   /** login.sms_otp and an SMS adapter */
   smsOtp: boolean;
+  /** login.passkeys: passwordless sign-in with a discoverable passkey. */
+  passkeys?: boolean;
 }
 
 export interface Facts {
@@ -74,6 +78,12 @@ export interface Facts {
   /** login.remember_devices is on and the user has not answered remember_device yet. */
   offerRememberDevice?: boolean;
   hasRecoveryCodes: boolean;
+  /** The account has a passkey and mfa.allowed_factors lets it count as a second factor. */
+  hasWebauthn?: boolean;
+  /** mfa.allowed_factors lists webauthn (passkeys may be enrolled as a second factor). */
+  webauthnAllowed?: boolean;
+  /** mfa.admin_phishing_resistant: privileged accounts need a user-verified passkey. */
+  adminPhishingResistant?: boolean;
   /** Holds a privileged realm role (e.g. realm-admin). */
   privileged: boolean;
   client: { consentMode: string; requireMfa: boolean };

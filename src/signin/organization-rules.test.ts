@@ -144,7 +144,7 @@ test('organization stages', () => {
       'mfa_required once known, no authenticator',
       tx(),
       facts({ required: true, choices: [org('org_m', { mfaRequired: true })] }),
-      'enroll_totp',
+      'enroll_totp,enroll_webauthn',
       'org_m',
     ],
     [

@@ -10,7 +10,13 @@ import type { SigninDeps } from './signin.deps.ts';
 import type { SigninTx } from './transaction.ts';
 
 /** The steps that check a secret (and so can be used to guess one). */
-export const PROOF_STEPS: ReadonlySet<string> = new Set(['password', 'totp', 'hotp', 'recovery-code']);
+export const PROOF_STEPS: ReadonlySet<string> = new Set([
+  'password',
+  'totp',
+  'hotp',
+  'recovery-code',
+  'webauthn/verify',
+]);
 
 /** A client's network: the /24 of an IPv4 address, the /64 of an IPv6 one. */
 export function networkOf(ip: string | null | undefined): string | null {

@@ -1,9 +1,10 @@
 // Worker task signin.cleanup (spec doc 2, "Data lifecycle and retention" 3): transactions are
 // deleted a day after they were created, once they are no longer pending or have expired, and
-// the codes and links sent in them after a day, authorization codes once they expired or were used
+// the codes and links sent in them after a day, expired passkey ceremonies, authorization codes once they expired or were used
 // and the session retention has passed, and abuse-budget counters of windows that ended.
 
 import type { TaskReport } from '../kernel/task.ts';
+import { deleteExpiredCeremonies } from '../mfa/index.ts';
 import { pruneBudgets } from '../platform/abuse-budget.ts';
 import type { Db } from '../platform/db/db.ts';
 
@@ -36,7 +37,10 @@ export async function cleanupSignin(
   // Abuse-budget windows are at most a day long (security.budgets.*_window): older rows count for
   // nothing.
   const budgets = await pruneBudgets(deps.db, dayAgo);
+  // Passkey ceremonies nobody answered in time.
+  const ceremonies = await deleteExpiredCeremonies(deps.db, now);
   return {
+    passkey_ceremonies: ceremonies,
     transactions: transactions.rowCount,
     codes: codes.rowCount,
     challenges: challenges.rowCount,

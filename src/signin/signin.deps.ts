@@ -1,5 +1,6 @@
 // What the sign-in flow needs from the running process; main/ builds it (ARCHITECTURE, tier 5).
 import type { KeyStore } from '../keys/key-store.ts';
+import type { FidoMetadata } from '../mfa/index.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { Config } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
@@ -25,6 +26,8 @@ export interface SigninDeps {
   outbound: OutboundHttp;
   /** security.challenge_providers by name, with the resolved security.challenge_provider_secret. */
   challengeProviders: ReadonlyMap<string, ChallengeProvider>;
+  /** The operator's FIDO metadata (webauthn.metadata_blob), re-read when its files change. */
+  fidoMetadata: FidoMetadata;
 }
 
 export interface ChallengeProvider {

@@ -9,6 +9,7 @@ export interface PresentInput {
   evaluation: Evaluation | null;
   user: { displayName: string | null; email: string | null } | null;
   oneTime?: OneTime;
+  webauthn?: Record<string, unknown>;
   csrfToken?: string;
 }
 
@@ -44,6 +45,7 @@ export function presentState(p: PresentInput): Record<string, unknown> {
   const error = blocked ?? (pending ? null : tx.error);
   if (error) body.error = error;
   if (p.oneTime && Object.keys(p.oneTime).length > 0) body.one_time = p.oneTime;
+  if (p.webauthn && pending) body.webauthn = p.webauthn;
   if (p.csrfToken) body.csrf_token = p.csrfToken;
   if (tx.uiLocales) body.locale = tx.uiLocales;
   return body;

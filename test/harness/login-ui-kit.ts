@@ -56,7 +56,7 @@ export function collectErrors(page: Page): string[] {
 export async function enterPassword(page: Page, email = ADMIN_EMAIL, password = ADMIN_PASSWORD) {
   await page.getByLabel('Email or username').fill(email);
   await page.getByLabel('Password', { exact: true }).fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
 /** The TOTP enrollment screens: returns the secret shown and the recovery codes shown once. */

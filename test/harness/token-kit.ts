@@ -69,6 +69,29 @@ export async function signInForCode(
   return { code: codeOf(state.body.redirect_to), verifier: tx.verifier, sessionState: state };
 }
 
+/** A completed transaction's code exchanged at the token endpoint by a confidential client. */
+export const exchangeCode = (
+  h: Harness,
+  realm: RealmRow,
+  client: { clientId: string; secret: string },
+  redirectTo: string,
+  verifier: string,
+  params: Record<string, string | string[]> = {},
+): Promise<JsonResponse> =>
+  oauthPost(
+    h,
+    realm,
+    'token',
+    {
+      grant_type: 'authorization_code',
+      code: codeOf(redirectTo),
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+      ...params,
+    },
+    client,
+  );
+
 /** The full code flow of a confidential client: sign-in, then the code exchanged at the token endpoint. */
 export async function codeFlow(
   h: Harness,

@@ -217,4 +217,26 @@ export const de: Partial<Record<MessageKey, string>> = {
   'challenge.submit': 'Weiter',
   'challenge.failed': 'Die Prüfung wurde nicht bestanden. Versuchen Sie es noch einmal.',
   'challenge.email_send': 'Stattdessen Code per E-Mail senden',
+  'passkey.title': 'Mit Passkey anmelden',
+  'passkey.help':
+    'Verwenden Sie den Passkey auf diesem Gerät, Ihrem Telefon oder einem Sicherheitsschlüssel.',
+  'passkey.submit': 'Passkey verwenden',
+  'passkey.failed':
+    'Der Passkey wurde nicht akzeptiert. Versuchen Sie es noch einmal oder melden Sie sich anders an.',
+  'passkey.cancelled':
+    'Die Passkey-Abfrage wurde geschlossen. Versuchen Sie es erneut, wenn Sie bereit sind.',
+  'passkey.unsupported': 'Dieser Browser kann keine Passkeys verwenden.',
+  'alt.webauthn': 'Stattdessen mit Passkey anmelden',
+  'enroll_passkey.title': 'Passkey erstellen',
+  'enroll_passkey.help':
+    'Mit einem Passkey melden Sie sich per Fingerabdruck, Gesicht, Bildschirmsperre oder Sicherheitsschlüssel an statt mit einem Code.',
+  'enroll_passkey.name': 'Name für diesen Passkey',
+  'enroll_passkey.submit': 'Passkey erstellen',
+  'alt.enroll_webauthn': 'Stattdessen einen Passkey erstellen',
+  'code.authenticator_not_allowed':
+    'Diese Art von Passkey oder Sicherheitsschlüssel ist hier nicht erlaubt. Verwenden Sie einen anderen.',
+  'code.attestation_not_trusted':
+    'Dieser Sicherheitsschlüssel konnte nicht als zugelassenes Modell bestätigt werden. Verwenden Sie einen anderen.',
+  'code.feature_disabled': 'Das ist hier noch nicht verfügbar. Wenden Sie sich an Ihre Administration.',
+  'code.invalid_credential': 'Der Passkey konnte nicht geprüft werden. Versuchen Sie es noch einmal.',
 };

@@ -199,6 +199,25 @@ export const en = {
   'challenge.submit': 'Continue',
   'challenge.failed': 'The check was not passed. Try it again.',
   'challenge.email_send': 'Email me a code instead',
+  'passkey.title': 'Sign in with a passkey',
+  'passkey.help': 'Use the passkey saved on this device, your phone or a security key.',
+  'passkey.submit': 'Use a passkey',
+  'passkey.failed': 'The passkey was not accepted. Try again or use another way to sign in.',
+  'passkey.cancelled': 'The passkey prompt was closed. Try again when you are ready.',
+  'passkey.unsupported': 'This browser cannot use passkeys.',
+  'alt.webauthn': 'Sign in with a passkey instead',
+  'enroll_passkey.title': 'Create a passkey',
+  'enroll_passkey.help':
+    'A passkey lets you sign in with your fingerprint, face, screen lock or security key instead of a code.',
+  'enroll_passkey.name': 'Name for this passkey',
+  'enroll_passkey.submit': 'Create a passkey',
+  'alt.enroll_webauthn': 'Create a passkey instead',
+  'code.authenticator_not_allowed':
+    'This kind of passkey or security key is not allowed here. Use another one.',
+  'code.attestation_not_trusted':
+    'This security key could not be confirmed as an approved model. Use another one.',
+  'code.feature_disabled': 'This is not available here yet. Ask your administrator.',
+  'code.invalid_credential': 'The passkey could not be checked. Try again.',
 };
 
 export type MessageKey = keyof typeof en;

@@ -22,6 +22,8 @@ export interface TxState {
   one_time?: { totp?: { secret: string; otpauth_uri: string }; recovery_codes?: string[] };
   csrf_token?: string;
   locale?: string;
+  /** Passkey ceremony options for the browser WebAuthn API. */
+  webauthn?: Record<string, unknown>;
 }
 
 /** An RFC 9457 problem answer; `code` is the service's problem code. */
@@ -38,14 +40,24 @@ export class ApiProblem extends Error {
 }
 
 async function problemOf(res: Response): Promise<ApiProblem> {
-  let body: { code?: unknown; error?: unknown; detail?: unknown; transaction_status?: unknown } = {};
+  let body: {
+    code?: unknown;
+    error?: unknown;
+    detail?: unknown;
+    transaction_status?: unknown;
+    errors?: { field?: unknown; code?: unknown }[];
+  } = {};
   try {
     body = await res.json();
   } catch {
     // not a problem body: the status alone speaks
   }
+  // A refused passkey names its reason on the credential field (authenticator_not_allowed, ...).
+  const first = Array.isArray(body.errors) ? body.errors[0] : undefined;
+  const fieldCode = first?.field === 'credential' && typeof first.code === 'string' ? first.code : null;
   const code =
-    typeof body.code === 'string' ? body.code : typeof body.error === 'string' ? body.error : 'http';
+    fieldCode ??
+    (typeof body.code === 'string' ? body.code : typeof body.error === 'string' ? body.error : 'http');
   const status = typeof body.transaction_status === 'string' ? body.transaction_status : null;
   return new ApiProblem(
     res.status,

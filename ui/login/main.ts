@@ -3,6 +3,7 @@
 // alternatives), runs steps, shows errors and notices in plain words, and follows redirect_to.
 import { h } from '../lib/dom.js';
 import { describeCode, type MessageKey, pickLocale, setLocale, t } from '../lib/i18n.js';
+import { conditionalAvailable, getPasskey, wasCancelled } from '../lib/passkey.js';
 import { ApiProblem, type NextAction, Transaction, type TxState } from '../lib/transaction.js';
 import { recoveryCodesView } from './recovery-codes.js';
 import { SCREENS } from './screens/index.js';
@@ -82,9 +83,47 @@ function alternatives(actions: NextAction[], shown: Screen): HTMLElement | null 
 }
 
 let current: TxState;
+/** The waiting passkey autofill request, ended whenever the page shows something new. */
+let conditional: AbortController | null = null;
+let autofillUsed = false;
+
+/**
+ * Before anyone is identified, a realm with passkey sign-in offers the account's passkeys in the
+ * username field's autofill (conditional mediation); picking one signs in without a password.
+ */
+function offerPasskeyAutofill(state: TxState, ctx: ScreenContext): void {
+  if (
+    autofillUsed ||
+    !state.next_actions.some((a) => a.type === 'webauthn') ||
+    state.completed_factors.length > 0
+  )
+    return;
+  const input = app.querySelector<HTMLInputElement>('input[autocomplete="username"]');
+  if (!input) return;
+  input.setAttribute('autocomplete', 'username webauthn');
+  const controller = new AbortController();
+  conditional = controller;
+  void (async () => {
+    if (!(await conditionalAvailable()) || controller.signal.aborted) return;
+    try {
+      const options = await ctx.send('webauthn/options');
+      const credential = await getPasskey(options.webauthn, { conditional: true, signal: controller.signal });
+      // One passkey picked from the autofill per page: after a refusal the button is the way on.
+      autofillUsed = true;
+      await ctx.step('webauthn/verify', { credential }, { failed: 'passkey.failed' });
+    } catch (e) {
+      // The autofill is an offer: a failure says so once and never restarts it by itself.
+      if (controller.signal.aborted || wasCancelled(e)) return;
+      console.error('passkey autofill', e);
+      app.querySelector('h1')?.after(alert(t('passkey.failed')));
+    }
+  })();
+}
 
 /** Shows a state: recovery codes first, then a redirect, an error or the next screen. */
 function render(state: TxState, message: HTMLElement | null): void {
+  conditional?.abort();
+  conditional = null;
   current = state;
   if (state.one_time?.totp) totp = state.one_time.totp;
   const codes = state.one_time?.recovery_codes;
@@ -138,6 +177,7 @@ function render(state: TxState, message: HTMLElement | null): void {
     alternatives(state.next_actions, picked.screen),
     cancelButton(),
   );
+  if (picked.action.type !== 'webauthn') offerPasskeyAutofill(state, ctx);
 }
 
 /** Runs a call; a proof that was not accepted leaves its action offered and gets the failed notice. */

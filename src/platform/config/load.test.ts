@@ -123,7 +123,7 @@ const DEFAULTS: Config = {
     smsDevSink: false,
   },
   workers: { tenantBatchShare: 25, maxJobsPerOrganization: 2, metricsListen: null },
-  webauthn: { relatedOrigins: false },
+  webauthn: { relatedOrigins: false, metadataBlob: null, metadataRoot: null },
   authorization: { policyEngines: null, policyEngineTimeoutMs: 500 },
   impersonation: { handoffTtlMs: 30_000 },
   ui: { enabled: false },

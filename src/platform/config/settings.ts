@@ -119,7 +119,7 @@ export interface Config {
     smsDevSink: boolean;
   };
   workers: { tenantBatchShare: number; maxJobsPerOrganization: number; metricsListen: string | null };
-  webauthn: { relatedOrigins: boolean };
+  webauthn: { relatedOrigins: boolean; metadataBlob: string | null; metadataRoot: string | null };
   authorization: { policyEngines: string | null; policyEngineTimeoutMs: number };
   impersonation: { handoffTtlMs: number };
   ui: { enabled: boolean };
@@ -277,6 +277,8 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'workers.metrics_listen', kind: 'listen', default: null, nullable: true, description: 'Worker listener for internal paths; unset serves none' },
 
   bool('webauthn.related_origins', false, 'Allow realms to publish related origins for passkeys'),
+  { name: 'webauthn.metadata_blob', kind: 'string', default: null, nullable: true, description: 'File holding a FIDO MDS3 metadata BLOB (a JWT); re-read when it changes. Needs webauthn.metadata_root' },
+  { name: 'webauthn.metadata_root', kind: 'string', default: null, nullable: true, description: 'PEM file of the root certificate the metadata BLOB must chain to' },
 
   { name: 'authorization.policy_engines', kind: 'string', default: null, nullable: true, description: 'External policy engines realms may name in policy_engine: comma-separated name=url pairs, each an Open Policy Agent data API URL' },
   dur('authorization.policy_engine_timeout', '500ms', '10ms', '30s', 'Time limit of one policy engine request'),

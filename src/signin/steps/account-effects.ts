@@ -30,8 +30,14 @@ export async function restrictAfterRecoveryCode(q: Tx, ctx: StepContext, userId:
     await changeState(q, ctx, userId, 'recovery_restricted', 'RECOVERY_CODE_USED');
 }
 
-export async function restoreAfterStrongFactor(q: Tx, ctx: StepContext, userId: string): Promise<void> {
-  if (ctx.facts.user?.state === 'recovery_restricted') {
+/** `state`: the account's state when the facts were loaded before the account was known. */
+export async function restoreAfterStrongFactor(
+  q: Tx,
+  ctx: StepContext,
+  userId: string,
+  state = ctx.facts.user?.state,
+): Promise<void> {
+  if (state === 'recovery_restricted') {
     await changeState(q, ctx, userId, 'active', 'FACTOR_ASSURANCE_RESTORED');
   }
 }

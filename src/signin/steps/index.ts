@@ -17,6 +17,8 @@ import type { AnyStep } from './step.ts';
 import { totpStep } from './totp.ts';
 import { totpActivateStep, totpEnrollStep } from './totp-enrollment.ts';
 import { updatePasswordStep } from './update-password.ts';
+import { webauthnOptionsStep, webauthnVerifyStep } from './webauthn.ts';
+import { webauthnRegisterStep, webauthnRegistrationOptionsStep } from './webauthn-enrollment.ts';
 
 export const STEPS: readonly AnyStep[] = [
   accountStep,
@@ -31,6 +33,10 @@ export const STEPS: readonly AnyStep[] = [
   recoveryCodeStep,
   totpEnrollStep,
   totpActivateStep,
+  webauthnOptionsStep,
+  webauthnVerifyStep,
+  webauthnRegistrationOptionsStep,
+  webauthnRegisterStep,
   updatePasswordStep,
   termsStep,
   profileStep,

@@ -33,6 +33,8 @@ export interface StepContext {
 export interface StepOutcome {
   tx: SigninTx;
   oneTime?: OneTime;
+  /** Passkey ceremony options for the browser (state.webauthn). */
+  webauthn?: Record<string, unknown>;
 }
 
 export interface Step<B, P = undefined> {
@@ -43,7 +45,7 @@ export interface Step<B, P = undefined> {
   readonly decode: Decoder<B>;
   /** Pad the response to security.min_auth_response (known and unknown accounts alike). */
   readonly padded?: boolean;
-  prepare?(app: SigninDeps, t: SigninTx, body: B): Promise<P>;
+  prepare?(app: SigninDeps, t: SigninTx, body: B, correlationId: string): Promise<P>;
   run(q: Tx, t: SigninTx, body: B, ctx: StepContext, prepared: P): Promise<StepOutcome>;
 }
 

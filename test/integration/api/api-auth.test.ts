@@ -89,7 +89,7 @@ test('a password alone does not complete a sign-in for the administration audien
   await tx.step('identify', { identifier: 'plain@example.com' });
   const state = await tx.step('password', { password: PASSWORD });
   assert.notEqual(state.body.status, 'completed');
-  assert.deepEqual(actionTypes(state.body), ['enroll_totp']);
+  assert.deepEqual(actionTypes(state.body), ['enroll_totp', 'enroll_webauthn']);
 });
 
 test('a caller without the permission answers 403', async (t) => {

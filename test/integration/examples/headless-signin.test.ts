@@ -53,7 +53,7 @@ test('the first administrator signs in with the script, enrolling TOTP, and the 
   assert.match(start.body.continuation_token, /^pa_tx_/);
   assert.deepEqual(
     password.body.next_actions.map((a: { type: string }) => a.type),
-    ['enroll_totp'],
+    ['enroll_totp', 'enroll_webauthn'],
   );
   assert.match(enroll.body.one_time.totp.secret, /^[A-Z2-7]+$/);
   assert.equal(activate.body.status, 'completed');

@@ -79,13 +79,13 @@ describe('sign-in › authentication-flow rules', () => {
       flow([{ conditions: { networks: ['127.0.0.0/8', '::1/128'] }, outcome: 'require_mfa' }]),
     );
     const local = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
-    assert.deepEqual(actionTypes(local.state.body), ['enroll_totp']);
+    assert.deepEqual(actionTypes(local.state.body), ['enroll_totp', 'enroll_webauthn']);
     await h.setPolicy(
       realm,
       flow([{ conditions: { account_age_max_days: 1, new_device: true }, outcome: 'require_mfa' }]),
     );
     const young = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
-    assert.deepEqual(actionTypes(young.state.body), ['enroll_totp']);
+    assert.deepEqual(actionTypes(young.state.body), ['enroll_totp', 'enroll_webauthn']);
     await h.setPolicy(
       realm,
       flow([{ conditions: { account_age_min_days: 30 }, outcome: 'require_phishing_resistant' }]),
@@ -96,7 +96,7 @@ describe('sign-in › authentication-flow rules', () => {
     );
     await h.setPolicy(realm, flow([{ outcome: 'require_phishing_resistant' }]));
     const strict = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
-    assert.equal(strict.state.body.error, 'login_method_not_allowed');
+    assert.deepEqual(actionTypes(strict.state.body), ['enroll_webauthn'], 'only a passkey meets the profile');
   });
 
   test('case=challenge answered through the provider; exactly one of provider_response or code/mode=headless', async (t) => {

@@ -26,10 +26,15 @@ import { grantResources } from '../../harness/token-kit.ts';
 const setup = (t: TestContext) => signinSetup(t, { clock: movableClock() });
 
 describe('sign-in › when MFA is required', () => {
-  async function expectEnrollment(h: Harness, realmName: string, extra: Record<string, unknown> = {}) {
+  async function expectEnrollment(
+    h: Harness,
+    realmName: string,
+    extra: Record<string, unknown> = {},
+    expected = ['enroll_totp', 'enroll_webauthn'],
+  ) {
     const { state } = await passwordSignIn(h, realmName, 'web-app', 'alice@example.com', PASSWORD, extra);
     assert.equal(state.body.status, 'pending', JSON.stringify(state.body));
-    assert.deepEqual(actionTypes(state.body), ['enroll_totp']);
+    assert.deepEqual(actionTypes(state.body), expected);
   }
 
   test('case=realm policy mfa.requirement required/mode=headless', async (t) => {
@@ -37,7 +42,7 @@ describe('sign-in › when MFA is required', () => {
     await h.setPolicy(realm, {
       mfa: { requirement: 'required', allowed_factors: ['totp', 'recovery_code'] },
     });
-    await expectEnrollment(h, realm.name);
+    await expectEnrollment(h, realm.name, {}, ['enroll_totp']);
     await assertNothingIssued(h, realm);
     // With an authenticator, the realm rule asks for it at every sign-in.
     const { secret } = await enrollTotp(h, realm, 'web-app', 'alice@example.com', clock);
@@ -59,7 +64,7 @@ describe('sign-in › when MFA is required', () => {
     const plain = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
     assert.equal(plain.state.body.status, 'completed', 'other clients are unaffected');
     const { state } = await passwordSignIn(h, realm.name, 'strict-app', 'alice@example.com');
-    assert.deepEqual(actionTypes(state.body), ['enroll_totp']);
+    assert.deepEqual(actionTypes(state.body), ['enroll_totp', 'enroll_webauthn']);
   });
 
   test('case=acr_values mfa/mode=headless', async (t) => {
@@ -74,9 +79,10 @@ describe('sign-in › when MFA is required', () => {
     const { state } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com', PASSWORD, {
       acr_values: 'phishing_resistant',
     });
+    // No second factor yet: a user-verified passkey may be enrolled (test/integration/signin/passkeys.test.ts).
     assert.equal(state.body.status, 'pending');
-    assert.equal(state.body.error, 'login_method_not_allowed');
-    assert.deepEqual(state.body.next_actions, []);
+    assert.deepEqual(actionTypes(state.body), ['enroll_webauthn']);
+    assert.equal(state.body.next_actions[0].options.user_verification, 'required');
     await assertNothingIssued(h, realm);
     await enrollTotp(h, realm, 'web-app', 'alice@example.com', clock);
     const withTotp = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com', PASSWORD, {

@@ -240,7 +240,7 @@ describe('sign-in › organization policy', () => {
     assert.deepEqual(actionTypes(state.body), ['select_organization'], 'unknown organization: no MFA yet');
     const selected = await tx.step('organization', { organization_id: strict });
     assert.equal(selected.body.status, 'pending');
-    assert.deepEqual(actionTypes(selected.body), ['enroll_totp']);
+    assert.deepEqual(actionTypes(selected.body), ['enroll_totp', 'enroll_webauthn']);
     const enrolled = await tx.step('totp/enroll', {});
     const secret: string = enrolled.body.one_time.totp.secret;
     const done = await tx.step('totp/activate', { code: totpCode(secret, s.clock.now()) });
@@ -260,7 +260,7 @@ describe('sign-in › organization policy', () => {
     const s = await setup(t);
     await s.org('strict', 'active', { policy: { mfa_required: true } });
     const { state } = await s.signIn({ ...ORDERS_START, organization: 'strict' });
-    assert.deepEqual(actionTypes(state.body), ['enroll_totp']);
+    assert.deepEqual(actionTypes(state.body), ['enroll_totp', 'enroll_webauthn']);
     // A non-member is refused without being asked to enroll for an organization they cannot enter.
     await s.org('elsewhere', null, { policy: { mfa_required: true } });
     const outsider = await s.signIn({ ...ORDERS_START, organization: 'elsewhere' });

@@ -64,7 +64,7 @@ describe('sign-in › step-up by scope and intent', () => {
       resource: [API],
     });
     assert.equal(state.body.status, 'pending');
-    assert.deepEqual(actionTypes(state.body), ['enroll_totp']);
+    assert.deepEqual(actionTypes(state.body), ['enroll_totp', 'enroll_webauthn']);
   });
 
   test('case=a privileged scope needs TOTP and the code carries acr mfa/mode=headless', async (t) => {
@@ -73,7 +73,11 @@ describe('sign-in › step-up by scope and intent', () => {
       scope: 'openid admin',
       resource: [API],
     });
-    assert.deepEqual(actionTypes(before.state.body), ['enroll_totp'], 'no authenticator yet: enroll one');
+    assert.deepEqual(
+      actionTypes(before.state.body),
+      ['enroll_totp', 'enroll_webauthn'],
+      'no authenticator yet: enroll one',
+    );
     const { secret } = await enrollTotp(h, realm, 'web-app', 'alice@example.com', clock);
     nextTotpStep(clock);
     const { tx, state } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com', PASSWORD, {
@@ -96,7 +100,7 @@ describe('sign-in › step-up by scope and intent', () => {
     const tx = await startBrowser(h, realm.name, 'web-app', REDIRECT, { extra: { intent: 'step_up' } });
     await tx.step('identify', { identifier: 'alice@example.com' });
     const state = await tx.step('password', { password: PASSWORD });
-    assert.deepEqual(actionTypes(state.body), ['enroll_totp']);
+    assert.deepEqual(actionTypes(state.body), ['enroll_totp', 'enroll_webauthn']);
     await assertNothingIssued(h, realm);
     const plain = await startBrowser(h, realm.name, 'web-app', REDIRECT);
     await plain.step('identify', { identifier: 'alice@example.com' });

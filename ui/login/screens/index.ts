@@ -4,12 +4,14 @@ import { accountScreen } from './account.js';
 import { cancelDeletionScreen, profileScreen, termsScreen } from './account-duties.js';
 import { challengeScreen } from './challenge.js';
 import { consentScreen } from './consent.js';
+import { enrollPasskeyScreen } from './enroll-passkey.js';
 import { enrollTotpScreen } from './enroll-totp.js';
 import { hotpScreen } from './hotp.js';
 import { identifyScreen } from './identify.js';
 import { magicLinkScreen } from './magic-link.js';
 import { emailOtpScreen, smsOtpScreen, verifyContactScreen, verifyEmailScreen } from './one-time-code.js';
 import { organizationScreen } from './organization.js';
+import { passkeyScreen } from './passkey.js';
 import { passwordScreen } from './password.js';
 import { recoveryCodeScreen } from './recovery-code.js';
 import { registerScreen } from './register.js';
@@ -41,5 +43,7 @@ export const SCREENS: ReadonlyMap<string, Screen> = new Map(
     hotpScreen,
     rememberDeviceScreen,
     challengeScreen,
+    passkeyScreen,
+    enrollPasskeyScreen,
   ].map((s) => [s.type, s]),
 );

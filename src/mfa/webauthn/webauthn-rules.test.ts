@@ -1,0 +1,61 @@
+// The pure passkey policy rules (spec doc 1, Passkey policy 1, 2 and 5), table by table.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { evaluateAttestationTrust } from './attestation-trust.ts';
+import { unrequestedOutputs } from './extension-rules.ts';
+import { aaguidAllowed, ZERO_AAGUID } from './webauthn-policy.ts';
+
+const A = '11111111-2222-3333-4444-555555555555';
+const B = '99999999-2222-3333-4444-555555555555';
+
+test('allow and block lists, and the zero AAGUID', () => {
+  const rows: [string[], string[], string, boolean][] = [
+    [[], [], A, true],
+    [[A], [], A, true],
+    [[A], [], B, false],
+    [[A], [], ZERO_AAGUID, false],
+    [[A, ZERO_AAGUID], [], ZERO_AAGUID, true],
+    [[], [A], A, false],
+    [[], [A], B, true],
+    [[], [A], ZERO_AAGUID, true],
+  ];
+  for (const [allowed, blocked, aaguid, expected] of rows)
+    assert.equal(
+      aaguidAllowed({ allowedAaguids: allowed, blockedAaguids: blocked }, aaguid),
+      expected,
+      `${allowed}/${blocked}/${aaguid}`,
+    );
+});
+
+test('only requested extension outputs pass', () => {
+  assert.deepEqual(unrequestedOutputs(['credProps'], { credProps: { rk: true } }, undefined), []);
+  assert.deepEqual(unrequestedOutputs(['credProps'], {}, { credProtect: 2 }), ['credProtect']);
+  assert.deepEqual(unrequestedOutputs(['credProps', 'credProtect'], {}, { credProtect: 2 }), []);
+  assert.deepEqual(unrequestedOutputs([], { prf: {} }, {}), ['prf']);
+});
+
+test('the zero AAGUID and a missing chain are never trusted, whatever metadata says', () => {
+  const now = new Date();
+  const realmRoots: string[] = [];
+  assert.deepEqual(
+    evaluateAttestationTrust({
+      aaguid: ZERO_AAGUID,
+      x5c: [new Uint8Array(1)],
+      realmRoots,
+      operatorEntry: null,
+      now,
+    }),
+    {
+      trusted: false,
+      source: null,
+    },
+  );
+  assert.deepEqual(evaluateAttestationTrust({ aaguid: A, x5c: [], realmRoots, operatorEntry: null, now }), {
+    trusted: false,
+    source: 'realm',
+  });
+  assert.deepEqual(
+    evaluateAttestationTrust({ aaguid: A, x5c: [], realmRoots: null, operatorEntry: null, now }),
+    { trusted: false, source: null },
+  );
+});
