@@ -46,7 +46,8 @@ export const exportCredentialPresence = (q: Queryable, realmId: string) =>
     q,
     `select user_id, 'password' as kind from password_credentials where realm_id = $1
      union all select user_id, 'totp' from totp_credentials where realm_id = $1
-     union all select user_id, 'hotp' from hotp_credentials where realm_id = $1`,
+     union all select user_id, 'hotp' from hotp_credentials where realm_id = $1
+     union all select user_id, 'passkey' from webauthn_credentials where realm_id = $1`,
     realmId,
   );
 

@@ -62,7 +62,8 @@ const json = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v
 // Profile claims the user line names as fields of their own; the other attributes form `profile`.
 const OWN_CLAIMS = ['given_name', 'family_name', 'locale', 'zoneinfo'] as const;
 
-function userLine(u: Row, identifiers: Row[], credentials: Set<string>): Data {
+/** `credentials`: how many credentials of each kind the account has. */
+function userLine(u: Row, identifiers: Row[], credentials: ReadonlyMap<string, number>): Data {
   const attributes = (json(u.attributes) ?? {}) as Record<string, unknown>;
   const profile = Object.fromEntries(
     Object.entries(attributes).filter(([k]) => !(OWN_CLAIMS as readonly string[]).includes(k)),
@@ -100,21 +101,21 @@ function userLine(u: Row, identifiers: Row[], credentials: Set<string>): Data {
       password: credentials.has('password'),
       totp: credentials.has('totp'),
       hotp: credentials.has('hotp'),
-      passkeys: 0,
+      passkeys: credentials.get('passkey') ?? 0,
     },
   };
 }
 
 async function users(q: Queryable, realmId: string): Promise<Data[]> {
   const identifiers = read.groupBy(await read.exportIdentifiers(q, realmId), 'user_id');
-  const creds = new Map<string, Set<string>>();
+  const creds = new Map<string, Map<string, number>>();
   for (const c of await read.exportCredentialPresence(q, realmId)) {
-    const s = creds.get(c.user_id) ?? new Set<string>();
-    s.add(c.kind);
-    creds.set(c.user_id, s);
+    const counts = creds.get(c.user_id) ?? new Map<string, number>();
+    counts.set(c.kind, (counts.get(c.kind) ?? 0) + 1);
+    creds.set(c.user_id, counts);
   }
   return (await read.exportUsers(q, realmId)).map((u) =>
-    userLine(u, identifiers.get(String(u.id)) ?? [], creds.get(String(u.id)) ?? new Set()),
+    userLine(u, identifiers.get(String(u.id)) ?? [], creds.get(String(u.id)) ?? new Map()),
   );
 }
 

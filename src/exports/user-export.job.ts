@@ -51,8 +51,9 @@ export async function buildUserExport(db: Db, realmId: string, userId: string, n
       created_at: iso(c.created_at),
       ...(c.remaining === null ? {} : { remaining: Number(c.remaining) }),
     })),
-    // Passkeys and linked (federated) identities are not offered by the service yet.
-    passkeys: [],
+    passkeys: (await read.exportPasskeys(db, realmId, userId)).map((p) =>
+      dated(p, 'created_at', 'last_used_at'),
+    ),
     sessions: (await read.exportActiveSessions(db, realmId, userId, now)).map((s) =>
       dated(s, 'created_at', 'last_seen_at', 'auth_time', 'idle_expires_at', 'absolute_expires_at'),
     ),
@@ -62,6 +63,7 @@ export async function buildUserExport(db: Db, realmId: string, userId: string, n
     terms_acceptances: (await read.exportTermsAcceptances(db, realmId, userId)).map((t) =>
       dated(t, 'accepted_at'),
     ),
+    // Linked (federated) identities come with federation, which the service does not offer yet.
     linked_identities: [],
     security_events: (await read.exportSecurityEvents(db, realmId, userId, USER_EXPORT_HISTORY_LIMIT)).map(
       (e) => dated(e, 'occurred_at'),

@@ -49,6 +49,15 @@ export const exportCredentialMetadata = (q: Queryable, realmId: string, userId: 
     [realmId, userId],
   );
 
+/** The account's passkeys by name and dates: never the credential id or public key. */
+export const exportPasskeys = (q: Queryable, realmId: string, userId: string) =>
+  rows(
+    q,
+    `select name, created_at, last_used_at from webauthn_credentials
+      where realm_id = $1 and user_id = $2 order by created_at, id`,
+    [realmId, userId],
+  );
+
 export const exportActiveSessions = (q: Queryable, realmId: string, userId: string, now: Date) =>
   rows(
     q,

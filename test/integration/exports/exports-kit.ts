@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { JobRunner } from '../../../src/jobs/index.ts';
 import { JOB_TYPES, type WorkerDeps } from '../../../src/main/worker/tasks.ts';
 import { workerDeps } from '../../../src/main/worker/worker.ts';
+import type { Queryable } from '../../../src/platform/db/db.ts';
+import { newId } from '../../../src/platform/ids.ts';
 import type { ApiCallerKit } from '../../harness/api-kit.ts';
 import type { OrgSetup } from '../organizations/org-test-kit.ts';
 
@@ -66,3 +68,16 @@ export const SECRET_MEMBER =
   /secret|hash|seed|verifier|digest|sealed|private_key|token|cookie|internal_metadata|public_key|credential_id/;
 
 export const keysOf = (o: unknown) => Object.keys(o as object).sort();
+
+export const PASSKEY_MARKER = 'PASSKEY-CREDENTIAL-ID-MARKER';
+
+/** A stored passkey of `userId` whose credential id and public key are markers the file must not carry. */
+export async function seedPasskey(db: Queryable, realmId: string, userId: string, name: string, now: Date) {
+  await db.query(
+    `insert into webauthn_credentials (realm_id, id, user_id, credential_id, public_key, aaguid, backup_eligible,
+       backup_state, user_verified, attestation_format, attestation_trusted, name, created_at)
+     values ($1, $2, $3, $4, convert_to($4, 'UTF8'), '00000000-0000-0000-0000-000000000000', false, false, true,
+       'none', false, $5, $6)`,
+    [realmId, newId('wac', now.getTime()), userId, `${PASSKEY_MARKER}-${name}`, name, now],
+  );
+}

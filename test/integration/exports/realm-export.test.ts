@@ -6,7 +6,16 @@ import { newId } from '../../../src/platform/ids.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { seedMembership } from '../../harness/org-kit.ts';
 import { createOrg, newUser, type OrgSetup, setup } from '../organizations/org-test-kit.ts';
-import { download, keysOf, memberNames, requestExport, runJobs, SECRET_MEMBER } from './exports-kit.ts';
+import {
+  download,
+  keysOf,
+  memberNames,
+  PASSKEY_MARKER,
+  requestExport,
+  runJobs,
+  SECRET_MEMBER,
+  seedPasskey,
+} from './exports-kit.ts';
 
 const ORDER = [
   'header',
@@ -161,6 +170,8 @@ async function seedRealm(s: OrgSetup) {
     `insert into totp_credentials (realm_id, user_id, secret_sealed, created_at) values ($1, $2, $3, $4)`,
     [s.realm.id, member, MARK.totp, now],
   );
+  await seedPasskey(db, s.realm.id, member, 'Laptop', now);
+  await seedPasskey(db, s.realm.id, member, 'Phone', now);
   const org = await createOrg(s);
   await db.query(
     `insert into organization_domains (realm_id, domain, organization_id, verified, created_at) values ($1, 'ex.example.com', $2, true, $3)`,
@@ -260,7 +271,7 @@ describe('exports › realm data', () => {
     assert.equal(member.given_name, 'Ada');
     assert.equal(member.locale, 'en');
     assert.deepEqual(member.profile, { nickname: 'ada' });
-    assert.deepEqual(member.credentials, { password: true, totp: true, hotp: false, passkeys: 0 });
+    assert.deepEqual(member.credentials, { password: true, totp: true, hotp: false, passkeys: 2 });
     for (const i of member.identifiers as object[])
       assert.deepEqual(keysOf(i), ['primary', 'type', 'value', 'verified', 'verified_at']);
 
@@ -292,6 +303,7 @@ describe('exports › realm data', () => {
     for (const n of names) assert.doesNotMatch(n, SECRET_MEMBER, `member ${n}`);
     assert.ok(!file.text.includes(MARK.webhook), 'no webhook signing secret');
     assert.ok(!file.text.includes(MARK.totp), 'no TOTP seed');
+    assert.ok(!file.text.includes(PASSKEY_MARKER), 'no passkey credential');
     const hashes = await s.h.ctx.db.query<{ hash: string }>(
       'select hash from password_credentials where realm_id = $1',
       [s.realm.id],

@@ -5,7 +5,16 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { seedMembership } from '../../harness/org-kit.ts';
 import { accountCaller, createOrg, newUser, setup } from '../organizations/org-test-kit.ts';
-import { download, keysOf, memberNames, requestExport, runJobs, SECRET_MEMBER } from './exports-kit.ts';
+import {
+  download,
+  keysOf,
+  memberNames,
+  PASSKEY_MARKER,
+  requestExport,
+  runJobs,
+  SECRET_MEMBER,
+  seedPasskey,
+} from './exports-kit.ts';
 
 const TOP = [
   'consents',
@@ -41,6 +50,7 @@ describe('exports › personal data', () => {
       `insert into totp_credentials (realm_id, user_id, secret_sealed, created_at) values ($1, $2, 'TOTP-SEED-MARKER', $3)`,
       [s.realm.id, userId, now],
     );
+    await seedPasskey(db, s.realm.id, userId, 'Laptop', now);
 
     const jobId = await requestExport(user, '/me/exports');
     assert.deepEqual(await runJobs(s), { succeeded: 1 });
@@ -79,6 +89,8 @@ describe('exports › personal data', () => {
 
     for (const n of memberNames(doc)) assert.doesNotMatch(n, SECRET_MEMBER, `member ${n}`);
     assert.ok(!file.text.includes('TOTP-SEED-MARKER'));
+    assert.deepEqual(doc.passkeys, [{ name: 'Laptop', created_at: now.toISOString(), last_used_at: null }]);
+    assert.ok(!file.text.includes(PASSKEY_MARKER), 'no passkey credential id or key');
     const hash = await db.query<{ hash: string }>(
       'select hash from password_credentials where realm_id = $1 and user_id = $2',
       [s.realm.id, userId],
