@@ -48,8 +48,8 @@ const TIERS = [
     folders: {
       ops: [],
       setup: [],
-      signin: [],
       emergency: [],
+      signin: ['emergency'],
       oauth: ['signin', 'emergency'],
       support: ['oauth'],
       decisions: [],

@@ -18,13 +18,17 @@ export class GrantTypeControls {
     this.clock = clock;
   }
 
-  async isDisabled(realmId: string, grantType: string): Promise<boolean> {
+  /**
+   * `q`: the caller's transaction when it holds one, so a refresh never waits for a second
+   * connection (the embedded database has only one).
+   */
+  async isDisabled(realmId: string, grantType: string, q: Queryable = this.db): Promise<boolean> {
     const now = this.clock.now().getTime();
     let entry = this.cache.get(realmId);
     if (!entry || entry.until <= now) {
       entry = {
         until: now + GRANT_CONTROL_CACHE_MS,
-        disabled: new Set(await disabledGrantTypes(this.db, realmId)),
+        disabled: new Set(await disabledGrantTypes(q, realmId)),
       };
       if (this.cache.size >= MAX_REALMS) this.cache.clear();
       this.cache.set(realmId, entry);

@@ -112,7 +112,14 @@ export async function authorize(
   sessionCookie: string | null,
   correlationId: string,
 ): Promise<AuthorizeOutcome> {
-  const started = await validateStart(q, realm, input, 'authorize', app.config.server.publicOrigin);
+  const started = await validateStart(
+    q,
+    realm,
+    input,
+    'authorize',
+    app.config.server.publicOrigin,
+    app.grantTypeControls,
+  );
   if (!started.ok) {
     const f = started.failure;
     if (f.kind === 'direct') throw new Problem(400, 'invalid_request', f.detail, { error: f.error });

@@ -1,4 +1,5 @@
 // What the sign-in flow needs from the running process; main/ builds it (ARCHITECTURE, tier 5).
+import type { GrantTypeControls } from '../emergency/grant-type-controls.ts';
 import type { KeyStore } from '../keys/key-store.ts';
 import type { FidoMetadata } from '../mfa/index.ts';
 import type { Clock } from '../platform/clock.ts';
@@ -28,6 +29,8 @@ export interface SigninDeps {
   challengeProviders: ReadonlyMap<string, ChallengeProvider>;
   /** The operator's FIDO metadata (webauthn.metadata_blob), re-read when its files change. */
   fidoMetadata: FidoMetadata;
+  /** Grant types an emergency control turned off, per realm (docs/emergency.md). */
+  grantTypeControls: GrantTypeControls;
 }
 
 export interface ChallengeProvider {

@@ -90,6 +90,7 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
             { ...body, ...(typeof ua === 'string' ? { userAgent: ua } : {}) },
             'headless',
             ctx.config.server.publicOrigin,
+            ctx.grantTypeControls,
           );
           if (!started.ok)
             throw new Problem(400, 'invalid_request', started.failure.detail, {

@@ -6,6 +6,7 @@ import { redirectUrisOf } from '../clients/builtin-clients.ts';
 import type { ClientRow } from '../clients/index.ts';
 import { findClient } from '../clients/index.ts';
 import { matchRedirectUri } from '../clients/redirect-uri.ts';
+import type { GrantTypeControls } from '../emergency/grant-type-controls.ts';
 import { OAuthError } from '../kernel/oauth-error.ts';
 import { isS256Challenge } from '../kernel/pkce.ts';
 import { parseScopeParam } from '../kernel/scope.ts';
@@ -142,6 +143,7 @@ export async function validateStart(
   input: StartInput,
   channel: 'authorize' | 'headless',
   publicOrigin: string,
+  grantTypes: Pick<GrantTypeControls, 'isDisabled'>,
 ): Promise<StartResult> {
   const nul = nulParameter(input);
   if (nul) return direct('invalid_request', `${nul} must not contain a NUL character`);
@@ -179,6 +181,10 @@ export async function validateStart(
   }
   if (!client.grant_types.includes('authorization_code')) {
     return fail('unauthorized_client', 'the client may not use the authorization code flow');
+  }
+  // An emergency control can turn the code flow off for the whole realm (docs/emergency.md).
+  if (await grantTypes.isDisabled(realm.id, 'authorization_code', q)) {
+    return fail('unsupported_response_type', 'the authorization code flow is turned off in this realm');
   }
   if (input.requestUri !== undefined)
     return fail('request_uri_not_supported', 'request_uri is not supported');

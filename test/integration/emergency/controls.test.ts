@@ -3,9 +3,11 @@
 // category emergency with the emergency_action signal.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { s256Challenge } from '../../../src/kernel/pkce.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { seedOrganization } from '../../harness/org-kit.ts';
-import { audits, events, rows } from '../../harness/signin-kit.ts';
+import { json as jsonOf, newVerifier, startBody } from '../../harness/signin-driver.ts';
+import { audits, events, REDIRECT, rows } from '../../harness/signin-kit.ts';
 import { serviceTokenSeed } from '../../harness/token-kit.ts';
 import {
   deliver,
@@ -107,6 +109,47 @@ describe('emergency › controls', () => {
       0,
       'a refused control writes nothing',
     );
+  });
+
+  test('case=a disabled authorization code flow refuses new sign-ins in that realm', async (t) => {
+    const { h, realm, control } = await withTokens(t);
+    await h.createClient(realm, {
+      clientId: 'web-app',
+      name: 'Web App',
+      type: 'web',
+      redirectUris: [REDIRECT],
+    });
+    const start = async () =>
+      jsonOf(
+        await h.get(`/api/v1/realms/${realm.name}/auth/transactions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(startBody('web-app', REDIRECT, newVerifier())),
+        }),
+      );
+    assert.equal((await start()).status, 201);
+    await control({ target_type: 'grant_type', target_id: 'authorization_code', action: 'disable' });
+    const refused = await start();
+    assert.deepEqual([refused.status, refused.body.error], [400, 'unsupported_response_type']);
+    const browser = await h.get(
+      `/realms/${realm.name}/oauth/authorize?${new URLSearchParams({
+        client_id: 'web-app',
+        redirect_uri: REDIRECT,
+        response_type: 'code',
+        code_challenge: s256Challenge(newVerifier()),
+        code_challenge_method: 'S256',
+        state: 'st-1',
+      })}`,
+      { redirect: 'manual' },
+    );
+    assert.equal(browser.status, 303);
+    const back = new URL(browser.headers.get('location') ?? '');
+    assert.deepEqual(
+      [back.origin + back.pathname, back.searchParams.get('error'), back.searchParams.get('state')],
+      [REDIRECT, 'unsupported_response_type', 'st-1'],
+    );
+    await control({ target_type: 'grant_type', target_id: 'authorization_code', action: 'enable' });
+    assert.equal((await start()).status, 201);
   });
 
   test('case=a disabled service principal holds no live tokens and gets none', async (t) => {
