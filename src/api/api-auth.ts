@@ -38,6 +38,8 @@ export interface ApiCaller {
   /** The holdings behind `permissions` (admin audience only). */
   roles: readonly RoleHolding[];
   token: VerifiedAccessToken;
+  /** The audience the token was accepted for (see ApiAuthOptions.accountTokensToo). */
+  audience: ApiAudience;
 }
 
 export interface ApiAuthOptions {
@@ -63,6 +65,12 @@ export interface ApiAuthOptions {
    * enrollment, ending sessions, forgetting remembered devices. Every other write refuses it.
    */
   allowedWhileRestricted?: boolean;
+  /**
+   * An administration route that also takes an account token, which then holds no permissions
+   * (the jobs API: doc 2 sends the personal export's requester there too). The handler narrows
+   * what such a caller sees by `caller.audience`.
+   */
+  accountTokensToo?: boolean;
 }
 
 const challenge = (error: 'invalid_token' | 'invalid_request', description?: string) => ({
@@ -141,6 +149,7 @@ function organizationOf(req: FastifyRequest, opts: ApiAuthOptions): string | nul
 /** A caller whose token verified offline; its live check is still to run. */
 export interface PendingCaller {
   token: VerifiedAccessToken;
+  audience: ApiAudience;
   facts: TokenFacts;
   now: Date;
   /** Anything but GET and HEAD. */
@@ -159,22 +168,27 @@ export async function verifyApiCaller(
 ): Promise<PendingCaller> {
   const token = presentedToken(app, req);
   const origin = app.config.server.publicOrigin;
-  const audience =
-    opts.audience === 'admin' ? adminAudience(origin, realm.name) : accountAudience(origin, realm.name);
-  const verified = await app.tokenVerifier.verify(token, {
-    realmName: realm.name,
-    issuer: issuerOf(origin, realm.name),
-    audience,
-  });
-  if (!verified.ok) throw invalidToken();
-  const t = verified.token;
+  const verifyFor = async (kind: ApiAudience) => {
+    const audience = kind === 'admin' ? adminAudience(origin, realm.name) : accountAudience(origin, realm.name);
+    const verified = await app.tokenVerifier.verify(token, {
+      realmName: realm.name,
+      issuer: issuerOf(origin, realm.name),
+      audience,
+    });
+    return { kind, audience, verified };
+  };
+  let v = await verifyFor(opts.audience);
+  if (!v.verified.ok && opts.audience === 'admin' && opts.accountTokensToo) v = await verifyFor('account');
+  if (!v.verified.ok) throw invalidToken();
+  const t = v.verified.token;
   return {
     token: t,
+    audience: v.kind,
     now: app.clock.now(),
     write: req.method !== 'GET' && req.method !== 'HEAD',
     facts: {
-      ...factsOfToken(realm.id, t, audience, opts.audience === 'admin' ? BUILTIN_ADMIN : BUILTIN_ACCOUNT),
-      withRoles: opts.audience === 'admin',
+      ...factsOfToken(realm.id, t, v.audience, v.kind === 'admin' ? BUILTIN_ADMIN : BUILTIN_ACCOUNT),
+      withRoles: v.kind === 'admin',
       rolesOrgId: organizationOf(req, opts),
     },
   };
@@ -203,9 +217,10 @@ export function authorizeApiCaller(
     }),
     roles: live.roles,
     token: t,
+    audience: pending.audience,
   };
   enforceRecoveryRestriction(caller, opts, pending.write);
-  if (opts.audience === 'admin') authorizeAdmin(app, caller, opts, now);
+  if (pending.audience === 'admin') authorizeAdmin(app, caller, opts, now);
   // The account API asks for a recent sign-in on its sensitive routes too (/me/deletion, /me/exports).
   else if (opts.recentAuth) requireRecentAuth(app, caller, now);
   return caller;
@@ -224,7 +239,7 @@ function enforceRecoveryRestriction(caller: ApiCaller, opts: ApiAuthOptions, wri
       'this session signed in with a recovery code; sign in with a second factor to make changes',
     );
   }
-  if (opts.audience === 'admin') throw adminNeedsMfa();
+  if (caller.audience === 'admin') throw adminNeedsMfa();
 }
 
 const adminNeedsMfa = () =>

@@ -10,6 +10,7 @@ import { idempotencyKeyOf, type JobType, queueJob } from '../jobs/index.ts';
 import { findOrganization } from '../organizations/index.ts';
 import { decodeBody, object } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
+import { decodeOrValidate } from '../platform/http/validate-body.ts';
 import { auditExportJob } from './audit-export.job.ts';
 import { decodeAuditExport } from './exports.decode.ts';
 import { realmExportJob } from './realm-export.job.ts';
@@ -47,7 +48,7 @@ export function registerExportRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   });
 
   apiRoute(app, ctx, 'POST', '/audit-exports', AUDIT_EXPORT, async ({ req, reply, call }) => {
-    const body = decodeAuditExport(req.body);
+    const body = decodeOrValidate(decodeAuditExport, req.body);
     const orgId = body.organizationId ?? null;
     if (orgId !== null && !(await findOrganization(ctx.db, call.realmId, orgId)))
       throw problem.notFound('no such organization');

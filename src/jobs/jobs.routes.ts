@@ -2,6 +2,7 @@
 // job, get a download token for its result, redeem the token for the file.
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
+import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { object, string } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
@@ -12,17 +13,24 @@ import { findJob } from './jobs.repo.ts';
 
 const decodeRedeem = object({ download_token: string({ minLength: 1, maxLength: 200 }) });
 
+// What an account token reaches: the personal data export, its only job type.
+const ACCOUNT_TYPES: readonly string[] = ['user.export'];
+
 /**
- * The jobs API of one audience. Administration: every job type. Account (/me): the personal data
- * export only, whose token audience is /me; other jobs are not found there.
+ * The jobs API. Administration tokens reach every job type; account tokens (a user's own token,
+ * both here and under /me) reach the personal data export only, so other jobs are not found.
  */
 function registerJobFamily(
   app: FastifyInstance,
   ctx: ApiDeps,
-  family: { prefix: '' | '/me'; audience: 'admin' | 'account'; types: readonly string[] | null },
+  family: { prefix: '' | '/me'; audience: 'admin' | 'account' },
 ): void {
-  const auth = { audience: family.audience } as const;
-  const inFamily = (type: string) => family.types === null || family.types.includes(type);
+  const auth = { audience: family.audience, accountTokensToo: true } as const;
+  const typesFor = (caller: ApiCaller) => (caller.audience === 'admin' ? null : ACCOUNT_TYPES);
+  const inFamily = (caller: ApiCaller, type: string) => {
+    const types = typesFor(caller);
+    return types === null || types.includes(type);
+  };
 
   // The requester sees its own job; holders of realm.jobs.read see every job of the realm.
   apiRoute<{ id: string }>(
@@ -35,7 +43,7 @@ function registerJobFamily(
       const id = idParam('job', req.params.id, 'job');
       const job = await findJob(ctx.db, call.realmId, id);
       const own = job && job.requested_by_type === caller.kind && job.requested_by_id === caller.id;
-      if (!job || !inFamily(job.type) || (!own && !caller.permissions.has('realm.jobs.read')))
+      if (!job || !inFamily(caller, job.type) || (!own && !caller.permissions.has('realm.jobs.read')))
         throw problem.notFound('no such job');
       return presentJob(job);
     },
@@ -50,7 +58,7 @@ function registerJobFamily(
     async ({ req, reply, caller, call }) => {
       const id = idParam('job', req.params.id, 'job');
       const job = await findJob(ctx.db, call.realmId, id);
-      if (job && !inFamily(job.type)) throw problem.notFound('no such job');
+      if (job && !inFamily(caller, job.type)) throw problem.notFound('no such job');
       const issued = await issueDownloadToken(ctx.db, { call, permissions: caller.permissions }, id);
       return reply.code(201).header('cache-control', 'no-store').send(issued);
     },
@@ -62,7 +70,7 @@ function registerJobFamily(
     const file = await redeemDownloadToken(
       ctx.db,
       ctx.keyring,
-      { call, permissions: caller.permissions, types: family.types },
+      { call, permissions: caller.permissions, types: typesFor(caller) },
       downloadToken,
     );
     return reply
@@ -75,6 +83,6 @@ function registerJobFamily(
 }
 
 export function registerJobRoutes(app: FastifyInstance, ctx: ApiDeps): void {
-  registerJobFamily(app, ctx, { prefix: '', audience: 'admin', types: null });
-  registerJobFamily(app, ctx, { prefix: '/me', audience: 'account', types: ['user.export'] });
+  registerJobFamily(app, ctx, { prefix: '', audience: 'admin' });
+  registerJobFamily(app, ctx, { prefix: '/me', audience: 'account' });
 }

@@ -20,7 +20,9 @@ export function registerJsonBody(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
     try {
       checkCharset(req.headers['content-type']);
-      done(null, parseStrictJson(body as Buffer));
+      // A zero-length body is no body, as for a request without Content-Type: routes that take
+      // none (POST /data-exports) accept it, the others refuse the missing body as usual.
+      done(null, (body as Buffer).length === 0 ? undefined : parseStrictJson(body as Buffer));
     } catch (e) {
       done(e as Error, undefined);
     }

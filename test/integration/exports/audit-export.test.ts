@@ -100,13 +100,13 @@ describe('exports › audit', () => {
       from: 'yesterday',
       to: at(0),
     });
-    assert.equal(bad.status, 400);
+    assert.equal(bad.status, 422);
     const reversed = await s.admin.call('POST', '/audit-exports', {
       organization_id: org.id,
       from: at(0),
       to: at(-1),
     });
-    assert.equal(reversed.status, 400);
+    assert.equal(reversed.status, 422);
     const unknown = await s.admin.call('POST', '/audit-exports', {
       organization_id: 'org_00000000000000000000000000',
       from: at(-HOUR),

@@ -54,7 +54,10 @@ describe('exports › personal data', () => {
 
     const jobId = await requestExport(user, '/me/exports');
     assert.deepEqual(await runJobs(s), { succeeded: 1 });
-    const file = await download(user, jobId, '/me');
+    // The spec's flow (GET /jobs/{id}, POST /jobs/{id}/downloads, POST /job-downloads) with the
+    // user's own token; the same job is also under /me.
+    const file = await download(user, jobId);
+    assert.equal((await user.call('GET', `/me/jobs/${jobId}`)).status, 200);
     assert.equal(file.contentType, 'application/json');
     assert.equal(file.disposition, 'attachment; filename="export.json"');
     const doc = JSON.parse(file.text) as Record<string, unknown>;
@@ -105,6 +108,8 @@ describe('exports › personal data', () => {
     const jobId = await requestExport(user, '/me/exports');
     assert.equal((await other.call('GET', `/me/jobs/${jobId}`)).status, 404);
     assert.equal((await other.call('POST', `/me/jobs/${jobId}/downloads`)).status, 404);
+    assert.equal((await other.call('GET', `/jobs/${jobId}`)).status, 404);
+    assert.equal((await other.call('POST', `/jobs/${jobId}/downloads`)).status, 404);
     // The admin export routes do not take an account token.
     assert.equal((await user.call('POST', '/data-exports')).status, 401);
     s.clock.advance(11 * 60_000);
@@ -120,6 +125,9 @@ describe('exports › personal data', () => {
     const self = await accountCaller(s, s.admin.userId);
     assert.equal((await self.call('GET', `/me/jobs/${jobId}`)).status, 404);
     assert.equal((await self.call('POST', `/me/jobs/${jobId}/downloads`)).status, 404);
+    // An account token reaches only the personal export on the administration paths too.
+    assert.equal((await self.call('GET', `/jobs/${jobId}`)).status, 404);
+    assert.equal((await self.call('POST', `/jobs/${jobId}/downloads`)).status, 404);
     const issued = await s.admin.call('POST', `/jobs/${jobId}/downloads`);
     const { download_token } = (await issued.json()) as { download_token: string };
     assert.equal((await self.call('POST', '/me/job-downloads', { download_token })).status, 400);
