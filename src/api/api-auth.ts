@@ -169,7 +169,8 @@ export async function verifyApiCaller(
   const token = presentedToken(app, req);
   const origin = app.config.server.publicOrigin;
   const verifyFor = async (kind: ApiAudience) => {
-    const audience = kind === 'admin' ? adminAudience(origin, realm.name) : accountAudience(origin, realm.name);
+    const audience =
+      kind === 'admin' ? adminAudience(origin, realm.name) : accountAudience(origin, realm.name);
     const verified = await app.tokenVerifier.verify(token, {
       realmName: realm.name,
       issuer: issuerOf(origin, realm.name),
