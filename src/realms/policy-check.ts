@@ -86,7 +86,8 @@ function walk(node: PolicyNode, v: unknown, path: PolicyPath, issues: PolicyIssu
         }
         const key = JSON.stringify(r);
         if (node.unique && seen.has(key)) {
-          issues.push({ path: [...path, i], code: 'duplicate', detail: 'repeats an earlier item' });
+          // A repeated value breaks a rule (422); a member given twice (below) is a shape error (400).
+          issues.push({ path: [...path, i], code: 'not_unique', detail: 'repeats an earlier item' });
           ok = false;
         }
         seen.add(key);
@@ -239,7 +240,7 @@ export function policyRuleIssues(p: Json, opts: PolicyRuleOptions): PolicyIssue[
     : [];
   attributeNames.forEach((n, i) => {
     if (attributeNames.indexOf(n) !== i)
-      add(['profile', 'attributes', i, 'name'], 'duplicate', 'another attribute has this name');
+      add(['profile', 'attributes', i, 'name'], 'not_unique', 'another attribute has this name');
   });
   strings(profile.required_fields).forEach((f, i) => {
     if (!declared.has(f))

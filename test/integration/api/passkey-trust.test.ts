@@ -92,7 +92,20 @@ describe('passkeys › attestation trust', () => {
       description: 'x',
       root_certificates: Array(11).fill(root.pem),
     });
-    assert.equal(tooMany.status, 400);
+    assert.equal(tooMany.status, 422, 'more than 10 certificates is a validation failure');
+    const shortDescription = await admin.call('POST', '/webauthn/trusted-authenticators', {
+      aaguid: MODEL.replace('1111', '2222'),
+      description: '',
+      root_certificates: [root.pem],
+    });
+    assert.equal(shortDescription.status, 422);
+    const unknownMember = await admin.call('POST', '/webauthn/trusted-authenticators', {
+      aaguid: MODEL.replace('1111', '2222'),
+      description: 'x',
+      root_certificates: [root.pem],
+      vendor: 'x',
+    });
+    assert.equal(unknownMember.status, 400);
     const list = (await (await admin.call('GET', '/webauthn/trusted-authenticators')).json()) as {
       items: { aaguid: string }[];
     };

@@ -130,6 +130,10 @@ describe('settings › policy', () => {
       ],
       [{ audit: { retention_days: 5000 } }, ['policy.audit.retention_days:too_large']],
       [{ mfa: { allowed_factors: ['sms'] } }, ['policy.mfa.allowed_factors[0]:not_allowed']],
+      [
+        { webauthn: { blocked_aaguids: Array(2).fill('00000000-0000-0000-0000-000000000002') } },
+        ['policy.webauthn.blocked_aaguids[1]:not_unique'],
+      ],
     ];
     for (const [policy, fields] of cases) {
       const res = await admin.call('PUT', '/settings', { policy });
