@@ -58,11 +58,12 @@ export {
   registrationProblem,
   storePasskey,
   trustSources,
+  verifyRegistrationAnswer,
 } from './webauthn/passkeys.service.ts';
 export {
   CEREMONY_TTL_MS,
   checkRegistration,
-  type RegistrationCheck,
+  type RegisteredPasskey,
   type RegistrationExpected,
   registrationOptions,
 } from './webauthn/registration.ts';

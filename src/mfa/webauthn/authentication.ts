@@ -77,8 +77,7 @@ export async function checkAssertion(
         id: stored.credential_id,
         publicKey: new Uint8Array(stored.public_key),
         counter: Number(stored.sign_count),
-        // biome-ignore lint/suspicious/noExplicitAny: stored strings are the library's transport names
-        transports: stored.transports as any,
+        transports: stored.transports,
       },
       requireUserVerification: expected.userVerification === 'required',
     });

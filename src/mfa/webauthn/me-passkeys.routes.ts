@@ -32,15 +32,9 @@ import {
   defaultPasskeyName,
   enrollPasskey,
   presentPasskey,
-  registrationProblem,
-  trustSources,
+  verifyRegistrationAnswer,
 } from './passkeys.service.ts';
-import {
-  CEREMONY_TTL_MS,
-  checkRegistration,
-  type RegistrationExpected,
-  registrationOptions,
-} from './registration.ts';
+import { CEREMONY_TTL_MS, type RegistrationExpected, registrationOptions } from './registration.ts';
 import { webauthnPolicy } from './webauthn-policy.ts';
 
 const nameDecoder = string({ minLength: 1, maxLength: 64, pattern: /^[^\p{Cc}]*$/u });
@@ -137,43 +131,36 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
       );
       if (!ceremony)
         throw problem.conflict('no passkey registration is pending; start with registration-options');
-      const policy = webauthnPolicy(await currentPolicy(ctx.db, realm.id), ctx.config.server.publicOrigin);
-      const trust = await trustSources(ctx.db, realm.id, ctx.fidoMetadata);
-      const check = await checkRegistration(
+      const passkey = await verifyRegistrationAnswer(
+        { db: ctx.db, fidoMetadata: ctx.fidoMetadata, publicOrigin: ctx.config.server.publicOrigin },
+        realm.id,
+        ceremony,
         body.credential,
-        ceremony.challenge,
-        ceremony.expected,
-        policy,
-        trust,
         call.now,
-      );
-      if (!check.ok) {
-        await ctx.db.tx((q) =>
+        (q, refusal) =>
           recorder(q, call).audit('mfa.webauthn.enrollment_failed', {
             category: 'security',
             outcome: 'failure',
-            reason: check.refusal,
+            reason: refusal,
             subject: { type: 'user', id: userId },
-            data: { reason: check.refusal, self_service: true },
+            data: { reason: refusal, self_service: true },
           }),
-        );
-        throw registrationProblem(check.refusal, check.detail);
-      }
+      );
       const result = await ctx.db.tx(async (q) => {
         if (!(await consumeCeremony(q, realm.id, ceremony.id)))
           throw problem.conflict('the passkey registration was completed already');
         const enrolled = await enrolledFactors(q, realm.id, userId);
         checkFactorAdding(enrolled, caller.sessionMfa);
         const name = body.name ?? defaultPasskeyName(call.now);
-        const { id, codes } = await enrollPasskey(q, realm.id, userId, check.passkey, name, call.now);
+        const { id, codes } = await enrollPasskey(q, realm.id, userId, passkey, name, call.now);
         const rec = recorder(q, call);
         await rec.audit('mfa.webauthn.enrolled', {
           category: 'security',
           subject: { type: 'user', id: userId },
           data: {
             passkey_id: id,
-            aaguid: check.passkey.aaguid,
-            attestation_trusted: check.passkey.attestationTrusted,
+            aaguid: passkey.aaguid,
+            attestation_trusted: passkey.attestationTrusted,
             recovery_codes: codes?.length ?? 0,
             self_service: true,
           },

@@ -1,8 +1,9 @@
 // Passkey use cases shared by the sign-in transaction and /me: where trust comes from, storing a
 // registered passkey, and the passkey as the API shows it.
-import type { Queryable, Tx } from '../../platform/db/db.ts';
+import type { Db, Queryable, Tx } from '../../platform/db/db.ts';
 import { type FieldError, Problem } from '../../platform/http/problem.ts';
 import { newId } from '../../platform/ids.ts';
+import { currentPolicy } from '../../realms/index.ts';
 import { enrolledFactors } from '../factors.repo.ts';
 import { replaceRecoveryCodes } from '../mfa.repo.ts';
 import { generateRecoveryCodes } from '../recovery-codes.ts';
@@ -13,7 +14,14 @@ import {
   insertPasskey,
   type PasskeyRow,
 } from './passkeys.repo.ts';
-import type { RegisteredPasskey, RegistrationRefusal, TrustSources } from './registration.ts';
+import {
+  checkRegistration,
+  type RegisteredPasskey,
+  type RegistrationExpected,
+  type RegistrationRefusal,
+  type TrustSources,
+} from './registration.ts';
+import { webauthnPolicy } from './webauthn-policy.ts';
 
 export async function trustSources(
   q: Queryable,
@@ -26,6 +34,34 @@ export async function trustSources(
     realmHasAny: async () => (await countTrustedAuthenticators(q, realmId)) > 0,
     operator: metadata ? await metadata.entries() : new Map(),
   };
+}
+
+/**
+ * The answer to a pending registration ceremony, checked against the realm's passkey policy and
+ * trust sources. A refusal is audited through `auditRefusal` (its own transaction) and thrown as
+ * the problem the caller sees; both the sign-in step and /me register this way.
+ */
+export async function verifyRegistrationAnswer(
+  deps: { db: Db; fidoMetadata: FidoMetadata | null; publicOrigin: string },
+  realmId: string,
+  ceremony: { challenge: string; expected: RegistrationExpected },
+  credential: unknown,
+  now: Date,
+  auditRefusal: (q: Tx, refusal: RegistrationRefusal) => Promise<unknown>,
+): Promise<RegisteredPasskey> {
+  const policy = webauthnPolicy(await currentPolicy(deps.db, realmId), deps.publicOrigin);
+  const trust = await trustSources(deps.db, realmId, deps.fidoMetadata);
+  const check = await checkRegistration(
+    credential,
+    ceremony.challenge,
+    ceremony.expected,
+    policy,
+    trust,
+    now,
+  );
+  if (check.ok) return check.passkey;
+  await deps.db.tx((q) => auditRefusal(q, check.refusal));
+  throw registrationProblem(check.refusal, check.detail);
 }
 
 /** A default name users can recognise and rename later. */

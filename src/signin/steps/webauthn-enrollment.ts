@@ -7,24 +7,21 @@
 import { recorder } from '../../audit/index.ts';
 import {
   CEREMONY_TTL_MS,
-  checkRegistration,
   consumeCeremony,
   defaultPasskeyName,
   enrollPasskey,
   findCeremony,
   insertCeremony,
   listPasskeys,
-  type RegistrationCheck,
+  type RegisteredPasskey,
   type RegistrationExpected,
   registrationOptions,
-  registrationProblem,
-  trustSources,
+  verifyRegistrationAnswer,
   webauthnPolicy,
 } from '../../mfa/index.ts';
 import { object, optional, string } from '../../platform/http/decode.ts';
 import { problem } from '../../platform/http/problem.ts';
 import { newId } from '../../platform/ids.ts';
-import { currentPolicy } from '../../realms/index.ts';
 import { phishingResistantDemanded } from '../next-actions.ts';
 import { withFactor } from '../transitions.ts';
 import { restoreAfterStrongFactor } from './account-effects.ts';
@@ -67,7 +64,7 @@ export const webauthnRegistrationOptionsStep: Step<Record<string, never>> = {
   },
 };
 
-type Registered = { ceremonyId: string; check: Extract<RegistrationCheck, { ok: true }> };
+type Registered = { ceremonyId: string; passkey: RegisteredPasskey };
 
 export const webauthnRegisterStep: Step<{ credential: unknown; name?: string }, Registered> = {
   path: 'webauthn/register',
@@ -89,38 +86,30 @@ export const webauthnRegisterStep: Step<{ credential: unknown; name?: string }, 
       throw problem.conflict(
         'no passkey registration is pending; request webauthn/registration-options first',
       );
-    const policy = webauthnPolicy(await currentPolicy(app.db, t.realmId), app.config.server.publicOrigin);
-    const trust = await trustSources(app.db, t.realmId, app.fidoMetadata);
-    const check = await checkRegistration(
+    const passkey = await verifyRegistrationAnswer(
+      { db: app.db, fidoMetadata: app.fidoMetadata, publicOrigin: app.config.server.publicOrigin },
+      t.realmId,
+      ceremony,
       body.credential,
-      ceremony.challenge,
-      ceremony.expected,
-      policy,
-      trust,
       now,
-    );
-    if (!check.ok) {
-      await app.db.tx((q) =>
+      (q, refusal) =>
         recorder(q, { realmId: t.realmId, actor: stepActor(userId), correlationId, now }).audit(
           'mfa.webauthn.enrollment_failed',
           {
             category: 'security',
             outcome: 'failure',
-            reason: check.refusal,
+            reason: refusal,
             subject: { type: 'user', id: userId },
-            data: { transaction_id: t.id, reason: check.refusal },
+            data: { transaction_id: t.id, reason: refusal },
           },
         ),
-      );
-      throw registrationProblem(check.refusal, check.detail);
-    }
-    return { ceremonyId: ceremony.id, check };
+    );
+    return { ceremonyId: ceremony.id, passkey };
   },
-  async run(q, t, body, ctx, { ceremonyId, check }) {
+  async run(q, t, body, ctx, { ceremonyId, passkey: p }) {
     const userId = t.userId;
     if (!userId || !(await consumeCeremony(q, t.realmId, ceremonyId)))
       throw problem.conflict('the passkey registration was answered already; request new options');
-    const p = check.passkey;
     const name = body.name ?? defaultPasskeyName(ctx.now);
     const { id, codes } = await enrollPasskey(q, t.realmId, userId, p, name, ctx.now);
     await stepRecorder(q, t.realmId, ctx, stepActor(userId)).audit('mfa.webauthn.enrolled', {
