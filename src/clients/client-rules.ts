@@ -17,7 +17,7 @@ export const GRANT = {
 } as const;
 
 // Token exchange needs an authenticated (confidential) client, so only web and service have it.
-// The device grant is named but not implemented yet, so no type may register it.
+// This release has no device flow, so no client type may register the device grant it names.
 const GRANTS_BY_TYPE: Record<ClientType, readonly string[]> = {
   web: [GRANT.code, GRANT.refresh, GRANT.exchange],
   spa: [GRANT.code, GRANT.refresh],

@@ -54,8 +54,8 @@ export const exportCredentialPresence = (q: Queryable, realmId: string) =>
 export const exportOrganizations = (q: Queryable, realmId: string) =>
   rows(
     q,
-    `select id, slug, display_name, state, locale, time_zone, metadata, contact, external_id, policy,
-            template_name, template_version, created_at, updated_at
+    `select id, contact, created_at, display_name, external_id, locale, metadata, policy, slug, state,
+            template_name, template_version, time_zone, updated_at
        from organizations where realm_id = $1 order by id`,
     realmId,
   );
