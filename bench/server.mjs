@@ -11,6 +11,7 @@ const dist = new URL('../dist/', import.meta.url);
 const { createContext, requireKeyring } = await import(new URL('main/context.js', dist).href);
 const { buildPublicApp } = await import(new URL('main/http-server.js', dist).href);
 const { loadConfig } = await import(new URL('platform/config/load.js', dist).href);
+const { processLogger } = await import(new URL('main/process-log.js', dist).href);
 
 const { values } = parseArgs({ options: { overrides: { type: 'string' }, port: { type: 'string' } } });
 const port = Number(values.port);
@@ -25,7 +26,8 @@ if (!/^postgres(ql)?:\/\/([^@/]*@)?(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(ov
 }
 
 const config = loadConfig({ file: null, env: {}, overrides });
-const ctx = await createContext(config, { env: {} });
+// The logger `proudauth serve` uses, so log writing costs here what it costs there.
+const ctx = await createContext(config, { env: {}, log: processLogger(config, 'serve') });
 requireKeyring(ctx);
 const app = buildPublicApp(ctx);
 await app.listen({ host: '127.0.0.1', port });

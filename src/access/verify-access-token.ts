@@ -90,6 +90,8 @@ const SIGNATURE_CACHE_SIZE = 10_000;
 
 /** A token whose signature checked out under a published key. */
 interface SignedParts {
+  /** The realm whose key set verified it. */
+  realmName: string;
   kid: string;
   header: { alg?: unknown; kid?: unknown; typ?: unknown };
   payload: unknown;
@@ -118,19 +120,30 @@ export class AccessTokenVerifier {
   }
 
   async verify(token: string, expected: AccessTokenExpectations): Promise<AccessTokenVerification> {
-    const pre = preflight(token, this.maxTokenBytes);
-    if (pre) return pre;
+    const hit = this.lookup(token, expected.realmName);
+    if (!hit) {
+      const pre = preflight(token, this.maxTokenBytes);
+      if (pre) return pre;
+    }
+    return this.verifyAfterPreflight(token, expected, hit);
+  }
+
+  /** verify() once the token has passed preflight, or is remembered (it passed it then). */
+  private async verifyAfterPreflight(
+    token: string,
+    expected: AccessTokenExpectations,
+    hit: SignedParts | undefined,
+  ): Promise<AccessTokenVerification> {
     const keySet = await this.keySets.publishedKeySet(expected.realmName);
     if (!keySet) return reject('unknown_key');
-    const cacheKey = `${expected.realmName}\u0000${token}`;
-    let signed = this.signatures.get(cacheKey);
     // A remembered signature counts only while its key is still published (a key removed from
     // the set, e.g. compromised, takes its tokens with it at the next key-set refresh).
-    if (!signed || !this.kidsOf(keySet).has(signed.kid)) {
-      const fresh = await this.checkSignature(token, keySet);
+    let signed = hit && this.kidsOf(keySet).has(hit.kid) ? hit : undefined;
+    if (!signed) {
+      const fresh = await this.checkSignature(token, keySet, expected.realmName);
       if (!fresh.ok) return fresh.rejection;
       signed = fresh.signed;
-      this.remember(cacheKey, signed);
+      this.remember(token, signed);
     }
     // The claims are judged on every call: time passes, and expectations differ per caller.
     return checkAccessTokenClaims(
@@ -142,9 +155,16 @@ export class AccessTokenVerifier {
     );
   }
 
+  /** A token verified before under this realm's key set. */
+  private lookup(token: string, realmName: string): SignedParts | undefined {
+    const signed = typeof token === 'string' ? this.signatures.get(token) : undefined;
+    return signed?.realmName === realmName ? signed : undefined;
+  }
+
   private async checkSignature(
     token: string,
     keySet: { keys: JWK[] },
+    realmName: string,
   ): Promise<{ ok: true; signed: SignedParts } | { ok: false; rejection: AccessTokenVerification }> {
     let verified: Awaited<ReturnType<typeof compactVerify>>;
     try {
@@ -164,12 +184,14 @@ export class AccessTokenVerifier {
     }
     const kid = verified.protectedHeader.kid;
     if (typeof kid !== 'string') return { ok: false, rejection: reject('unknown_key') };
-    return { ok: true, signed: { kid, header: verified.protectedHeader, payload } };
+    return { ok: true, signed: { realmName, kid, header: verified.protectedHeader, payload } };
   }
 
   // Verified signatures are kept (bench/README.md: cache what cannot change): a token's bytes and its
-  // key never change, so only the key's presence in the published set is re-checked. Bounded;
-  // the oldest entry goes first.
+  // key never change, so only the key's presence in the published set is re-checked. Keyed by the
+  // token alone (its hash is computed once per string, where a realm-prefixed key was a fresh
+  // string to copy and hash on every lookup), with the realm inside. Bounded; the oldest entry
+  // goes first.
   private remember(key: string, signed: SignedParts): void {
     if (this.signatures.size >= SIGNATURE_CACHE_SIZE) {
       const oldest = this.signatures.keys().next().value;
@@ -198,19 +220,22 @@ export class AccessTokenVerifier {
     token: string,
     expected: Omit<AccessTokenExpectations, 'audience'>,
   ): Promise<AccessTokenVerification> {
-    const pre = preflight(token, this.maxTokenBytes);
-    if (pre) return pre;
+    const hit = this.lookup(token, expected.realmName);
     // A remembered token already names its audience; otherwise read it unverified.
-    const remembered = this.signatures.get(`${expected.realmName}\u0000${token}`)?.payload;
     let aud: unknown;
-    try {
-      aud = remembered ? (remembered as { aud?: unknown }).aud : decodeJwt(token).aud;
-    } catch {
-      return reject('malformed');
+    if (hit) aud = (hit.payload as { aud?: unknown }).aud;
+    else {
+      const pre = preflight(token, this.maxTokenBytes);
+      if (pre) return pre;
+      try {
+        aud = decodeJwt(token).aud;
+      } catch {
+        return reject('malformed');
+      }
     }
     if (Array.isArray(aud)) aud = resourceOfArray(aud, expected.issuer);
     if (typeof aud !== 'string' || aud === '') return reject('invalid_claims', 'aud');
-    return this.verify(token, { ...expected, audience: aud });
+    return this.verifyAfterPreflight(token, { ...expected, audience: aud }, hit);
   }
 
   private resolverFor(keySet: { keys: JWK[] }): JWTVerifyGetKey {

@@ -70,10 +70,13 @@ export function redactFields(fields: Record<string, unknown>, depth = 0): Record
 
 export function createLogger(
   level: string,
-  destination?: NodeJS.WritableStream,
+  destination?: NodeJS.WritableStream | pino.DestinationStream,
   format: LogFormat = 'json',
 ): Logger {
-  const sink = format === 'pretty' ? prettyStream(destination ?? process.stdout) : destination;
+  const sink =
+    format === 'pretty'
+      ? prettyStream((destination as NodeJS.WritableStream | undefined) ?? process.stdout)
+      : destination;
   return pino(
     {
       level,
