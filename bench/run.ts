@@ -509,6 +509,8 @@ async function main(): Promise<void> {
     const ours = await startServer(
       'proudauth',
       [
+        // As bin/proudauth.js starts the server.
+        '--max-semi-space-size=32',
         ...(PROFILE ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
         join(BENCH_DIR, 'server.mjs'),
         '--overrides',

@@ -1,6 +1,6 @@
 // Prefixed identifiers. The body is a lower-case ULID (time-ordered, 26 Crockford base32
 // characters), which the spec requires for outbox event ids and which sorts well everywhere else.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 export type IdPrefix =
   | 'rlm'
@@ -43,6 +43,24 @@ export type IdPrefix =
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
+// Random bytes are drawn from a pool refilled 4 KiB at a time (as crypto.randomUUID does): a
+// separate randomBytes() call for every id and token cost several microseconds each on the token
+// endpoint. Each byte is handed out once, and callers only read the slice they get.
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+function randomSlice(n: number): Buffer {
+  if (n > POOL_BYTES / 8) return randomBytes(n);
+  if (poolOffset + n > pool.length) {
+    pool = randomFillSync(Buffer.allocUnsafe(POOL_BYTES));
+    poolOffset = 0;
+  }
+  const slice = pool.subarray(poolOffset, poolOffset + n);
+  poolOffset += n;
+  return slice;
+}
+
 export function ulid(now = Date.now()): string {
   let out = '';
   let t = now;
@@ -50,7 +68,7 @@ export function ulid(now = Date.now()): string {
     out = ALPHABET[t % 32] + out;
     t = Math.floor(t / 32);
   }
-  const rnd = randomBytes(16);
+  const rnd = randomSlice(16);
   for (let i = 0; i < 16; i++) out += ALPHABET[(rnd[i] as number) % 32];
   return out;
 }
@@ -58,4 +76,4 @@ export function ulid(now = Date.now()): string {
 export const newId = (prefix: IdPrefix, now?: number): string => `${prefix}_${ulid(now)}`;
 
 /** Unguessable token material, base64url without padding. */
-export const randomToken = (bytes = 32): string => randomBytes(bytes).toString('base64url');
+export const randomToken = (bytes = 32): string => randomSlice(bytes).toString('base64url');

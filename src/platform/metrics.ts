@@ -18,14 +18,20 @@ class LabelCap {
   }
 
   admit<L extends Record<string, string>>(labels: L): L {
-    const key = JSON.stringify(labels);
+    // A family's label names are fixed, so the values alone tell combinations apart.
+    let key = '';
+    for (const name in labels) key += `${labels[name]}\u0000`;
     if (this.seen.has(key)) return labels;
     if (this.seen.size < this.cap) {
       this.seen.add(key);
       return labels;
     }
     const capped = Object.fromEntries(Object.keys(labels).map((k) => [k, OVERFLOW])) as L;
-    this.seen.add(JSON.stringify(capped));
+    this.seen.add(
+      Object.values(capped)
+        .map((v) => `${v}\u0000`)
+        .join(''),
+    );
     return capped;
   }
 }
