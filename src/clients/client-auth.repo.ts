@@ -30,12 +30,35 @@ export const clientSecretsJson = (alias: string, now: string): string => `(
    where s.realm_id = ${alias}.realm_id and s.client_row_id = ${alias}.id and s.revoked_at is null
      and (s.expires_at is null or s.expires_at > ${now}))`;
 
+// The members of ClientRow, the only ones a token endpoint reads of its caller: naming them keeps
+// the value small (no descriptions, logout URIs or timestamps) and json_build_object writes text
+// directly, where to_jsonb of the row built a binary value first. A record, so the type checker
+// insists on every member.
+const CLIENT_ROW_MEMBERS: Record<keyof ClientRow, true> = {
+  allow_remember_me: true,
+  allowed_origins: true,
+  builtin: true,
+  client_id: true,
+  consent_mode: true,
+  grant_types: true,
+  id: true,
+  name: true,
+  realm_id: true,
+  redirect_uris: true,
+  require_mfa: true,
+  state: true,
+  token_endpoint_auth_method: true,
+  type: true,
+};
+const CLIENT_ROW_COLUMNS = Object.keys(CLIENT_ROW_MEMBERS);
+
 /**
  * The client row `alias` with its secrets as one JSON value (clientAuthRowFrom reads it); `now`
  * is the SQL expression of the current time (a placeholder).
  */
 export const clientAuthJsonOf = (alias: string, now: string): string =>
-  `to_jsonb(${alias}) || jsonb_build_object('secrets', ${clientSecretsJson(alias, now)})`;
+  `json_build_object(${CLIENT_ROW_COLUMNS.map((c) => `'${c}', ${alias}.${c}`).join(', ')},
+     'jwks', ${alias}.jwks, 'secrets', ${clientSecretsJson(alias, now)})`;
 
 /**
  * The client with client_id $<clientParam> in realm $1 with its secrets, as one JSON value: a
