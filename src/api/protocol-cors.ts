@@ -49,11 +49,14 @@ function allow(reply: FastifyReply, origin: string): void {
 }
 
 export function registerCors(app: FastifyInstance, ctx: ApiDeps): void {
-  app.addHook('onRequest', async (req, reply) => {
-    if (req.method === 'OPTIONS' || originOf(req) === null) return;
-    if (!PUBLIC_DOCUMENT.test(req.url) && !BROWSER_ENDPOINT.test(req.url)) return;
-    const origin = await allowedOrigin(ctx, req);
-    if (origin) allow(reply, origin);
+  // Callback form: most requests carry no Origin and leave without a promise or a microtask turn.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.method === 'OPTIONS' || originOf(req) === null) return done();
+    if (!PUBLIC_DOCUMENT.test(req.url) && !BROWSER_ENDPOINT.test(req.url)) return done();
+    allowedOrigin(ctx, req).then((origin) => {
+      if (origin) allow(reply, origin);
+      done();
+    }, done);
   });
   // Preflight: a refused origin gets an answer without CORS headers, which the browser enforces.
   const preflight = async (req: FastifyRequest, reply: FastifyReply) => {

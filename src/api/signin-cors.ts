@@ -36,12 +36,15 @@ function allow(reply: FastifyReply, origin: string): void {
 }
 
 export function registerSigninCors(app: FastifyInstance, ctx: ApiDeps): void {
-  app.addHook('onRequest', async (req, reply) => {
-    if (req.method === 'OPTIONS' || !TRANSACTION_API.test(req.url)) return;
+  // Callback form: requests outside the transaction API leave without a promise or a microtask turn.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.method === 'OPTIONS' || !TRANSACTION_API.test(req.url)) return done();
     // The answer depends on Origin whether or not this one is allowed.
     reply.header('vary', 'Origin');
-    const origin = await allowedOrigin(ctx, req);
-    if (origin) allow(reply, origin);
+    allowedOrigin(ctx, req).then((origin) => {
+      if (origin) allow(reply, origin);
+      done();
+    }, done);
   });
   // Preflight: a refused origin gets an answer without CORS headers, which the browser enforces.
   const preflight = async (req: FastifyRequest, reply: FastifyReply) => {

@@ -63,8 +63,9 @@ export interface HttpServers {
  * keep-alive timeout and hold shutdown up that long.
  */
 function closeConnectionsWhenDraining(app: FastifyInstance, ctx: AppContext): void {
-  app.addHook('onSend', async (_req, reply) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (ctx.draining) reply.header('connection', 'close');
+    done(null, payload);
   });
 }
 

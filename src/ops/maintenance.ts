@@ -76,6 +76,11 @@ export class MaintenanceGate {
     this.configuredLevel = log.level;
   }
 
+  /** The state while the cached one is fresh, without waiting: the gate asks on every request. */
+  fresh(): MaintenanceState | null {
+    return this.cached && this.cached.until > this.clock.now().getTime() ? this.cached.state : null;
+  }
+
   /** The current state; a database that does not answer leaves the last one known (or off) in force. */
   async current(): Promise<MaintenanceState> {
     const now = this.clock.now().getTime();
@@ -123,10 +128,22 @@ function refuse(req: FastifyRequest, reply: FastifyReply, s: MaintenanceState): 
 }
 
 export function registerMaintenanceGate(app: FastifyInstance, gate: MaintenanceGate, clock: Clock): void {
-  app.addHook('onRequest', async (req, reply) => {
-    const state = await gate.current();
+  const judge = (req: FastifyRequest, reply: FastifyReply, state: MaintenanceState): boolean => {
     const path = req.url.split('?')[0] ?? '';
-    if (refuses(effectiveMode(state, clock.now()), req.method, path)) return refuse(req, reply, state);
+    if (!refuses(effectiveMode(state, clock.now()), req.method, path)) return false;
+    refuse(req, reply, state);
+    return true;
+  };
+  // Callback form with a synchronous path while the state is cached: this runs on every request.
+  app.addHook('onRequest', (req, reply, done) => {
+    const cached = gate.fresh();
+    if (cached) {
+      if (!judge(req, reply, cached)) done();
+      return;
+    }
+    gate.current().then((state) => {
+      if (!judge(req, reply, state)) done();
+    }, done);
   });
 }
 

@@ -77,7 +77,9 @@ export function buildEdge(opts: EdgeOptions): FastifyInstance {
   registerJsonBody(app);
   installProblemHandlers(app, opts.log);
 
-  app.addHook('onRequest', async (req, reply) => {
+  // Both hooks take Fastify's callback form: an async hook costs a promise and a microtask turn
+  // on every request, and these two run on every request.
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     // Past the deadline the client gets an answer; the handler's late reply is dropped by Fastify.
     const timer = setTimeout(() => {
@@ -85,13 +87,15 @@ export function buildEdge(opts: EdgeOptions): FastifyInstance {
     }, opts.requestTimeoutMs);
     timer.unref();
     reply.raw.once('close', () => clearTimeout(timer));
+    done();
   });
 
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched';
     opts.metrics.httpRequests.inc({ route, status: `${Math.floor(reply.statusCode / 100)}xx` });
     opts.metrics.httpDuration.observe({ route }, reply.elapsedTime / 1000);
     logRequest(opts.log, req, reply, route);
+    done();
   });
 
   return app;
