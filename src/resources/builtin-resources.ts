@@ -37,10 +37,28 @@ const builtin = (
   version: 1,
 });
 
-export function builtinResources(publicOrigin: string, realmName: string): ResourceDefinition[] {
-  return [
-    builtin(BUILTIN_ADMIN, 'Administration API', adminAudience(publicOrigin, realmName), []),
-    builtin(BUILTIN_ACCOUNT, 'Account API', accountAudience(publicOrigin, realmName), []),
-    builtin(BUILTIN_USERINFO, 'UserInfo', userinfoAudience(publicOrigin, realmName), OIDC_SCOPES),
-  ];
+// The token endpoint and introspection ask on every request, so each realm's three are built once
+// per process (frozen, since every caller shares them). Bounded: past the cap the cache starts over.
+const MAX_CACHED_REALMS = 1000;
+const cache = new Map<string, readonly ResourceDefinition[]>();
+
+const frozen = (r: ResourceDefinition): ResourceDefinition => {
+  for (const scope of r.scopes) Object.freeze(scope);
+  Object.freeze(r.scopes);
+  return Object.freeze(r);
+};
+
+export function builtinResources(publicOrigin: string, realmName: string): readonly ResourceDefinition[] {
+  const key = `${publicOrigin} ${realmName}`;
+  let found = cache.get(key);
+  if (!found) {
+    found = Object.freeze([
+      frozen(builtin(BUILTIN_ADMIN, 'Administration API', adminAudience(publicOrigin, realmName), [])),
+      frozen(builtin(BUILTIN_ACCOUNT, 'Account API', accountAudience(publicOrigin, realmName), [])),
+      frozen(builtin(BUILTIN_USERINFO, 'UserInfo', userinfoAudience(publicOrigin, realmName), OIDC_SCOPES)),
+    ]);
+    if (cache.size >= MAX_CACHED_REALMS) cache.clear();
+    cache.set(key, found);
+  }
+  return found;
 }
