@@ -6,8 +6,15 @@
 import { type ClientAuthFacts, clientAuthFactsFrom, clientAuthFactsJsonOf } from '../clients/index.ts';
 import { one, type Queryable } from '../platform/db/db.ts';
 import { namedParams, type Placeholders } from '../platform/db/named-params.ts';
-import { effectiveRolesSql, MAX_GROUP_DEPTH, type RoleHolding } from '../roles/effective-roles.ts';
+import { heldAssignmentsSql, type RoleHolding, subjectGroupsCte } from '../roles/effective-roles.ts';
 import { liveMembershipSql } from '../roles/live-membership.ts';
+import {
+  type HeldRoles,
+  heldRolesSql,
+  holdingsOf,
+  knownRoleDefinitions,
+  type RoleDefinitions,
+} from '../roles/role-definitions.ts';
 import { liveSessionSql } from '../sessions/index.ts';
 import { mayHoldTokens } from '../users/account.states.ts';
 import { leanStatement, supportGrantSql } from './lean-liveness.ts';
@@ -87,6 +94,13 @@ export interface DecisionQuery {
   actions: readonly string[];
   resourceTypes: readonly string[];
   knownTypesRevision: number | null;
+  /**
+   * The caller expects none of `resourceTypes` to be a relationship type: what only relationship
+   * checks read (the types, memberOrgIds, groupIds, liveOrgIds, principalOrgIds) is left out of the
+   * statement. `definedTypes` still says which asked types are relationship types, so a caller that
+   * was wrong asks again.
+   */
+  rolesOnly?: boolean;
 }
 
 export type Inactivity =
@@ -161,6 +175,8 @@ export interface DecisionFacts {
 }
 
 interface LivenessRow {
+  /** A batch's row: the index of its token. */
+  ord?: number;
   client_state: string | null;
   client_row_id: string | null;
   user_state: string | null;
@@ -175,7 +191,7 @@ interface LivenessRow {
   user_grant: boolean;
   exchange_grant: boolean;
   resource_state: string | null;
-  roles: RoleHolding[] | null;
+  roles: HeldRoles | string | null;
   introspector_allowed: boolean | null;
   caller: unknown;
   org_state: string | null;
@@ -219,17 +235,16 @@ const NAMES = [
   'rolesProjects',
   'supportGrant',
   'grantClient',
+  'knownRoles',
 ] as const;
 type Name = (typeof NAMES)[number];
 
-// Three statements with the same columns: `lean` (introspection, most API bearers) computes no
-// roles, projects or decision facts, `roles` (administration API callers, a decision's caller)
-// adds roles and projects, `full` (a decision's subjects) everything. What a statement does not
-// compute comes back as null, so PostgreSQL neither plans nor starts the subplans a token cannot
+// Statements with the same columns, of three kinds: `lean` (introspection, most API bearers)
+// computes no roles, projects or decision facts, `roles` (administration API callers, a decision's
+// caller) adds roles and projects, `full` (a decision's subjects) everything. What a statement does
+// not compute comes back as null, so PostgreSQL neither plans nor starts the subplans a token cannot
 // need (executor start-up was most of an introspection's database CPU once the statement had grown).
 type Kind = 'lean' | 'roles' | 'full';
-const ROLE_NAMES = new Set<Name>(['withRoles', 'rolesOrg', 'rolesProject', 'rolesOrgs', 'rolesProjects']);
-const DECISION_NAMES = new Set<Name>(['decision', 'actions', 'resourceTypes', 'knownTypesRevision']);
 
 const kindOf = (f: TokenFacts): Kind =>
   f.decision !== undefined && f.decision !== null
@@ -241,29 +256,122 @@ const kindOf = (f: TokenFacts): Kind =>
       ? 'roles'
       : 'lean';
 
+/**
+ * The parts of a roles or full statement a token can need. A part it cannot need is left out of the
+ * statement's text (a row of nulls stands in for a table), so PostgreSQL neither locks its tables
+ * nor starts its subplans; each combination is its own statement. The lean statement keeps every
+ * part and tells tokens apart by its parameters alone.
+ */
+interface Parts {
+  /** The subject's kind by its id's prefix; `either` reads both (a batch holding both kinds). */
+  subject: 'user' | 'service_principal' | 'either';
+  /** The token names a session. */
+  session: boolean;
+  /** The audience is a registered resource, whose row is read (not a built-in audience). */
+  resource: boolean;
+  /** An exchanged token without a support grant: its exchange grant is checked. */
+  exchanged: boolean;
+  /** The token's org_id claim. */
+  org: boolean;
+  support: boolean;
+  /** Introspection's calling client and introspector. */
+  introspection: boolean;
+  /** The subject's roles (withRoles). */
+  roles: boolean;
+  /** Roles inside named organizations (and, for decisions, the subject's standing in them). */
+  orgs: boolean;
+  /** Named projects, and roles inside them. */
+  projects: boolean;
+  /** A decision's relationship facts (not DecisionQuery.rolesOnly). */
+  relationships: boolean;
+}
+
+const EVERY_PART: Parts = {
+  subject: 'either',
+  session: true,
+  resource: true,
+  exchanged: true,
+  org: true,
+  support: true,
+  introspection: true,
+  roles: true,
+  orgs: true,
+  projects: true,
+  relationships: true,
+};
+
+const given = (v: string | null | undefined): boolean => v !== undefined && v !== null;
+
+function partsOf(f: TokenFacts): Parts {
+  return {
+    subject: f.subject.startsWith('spr_') ? 'service_principal' : 'user',
+    session: f.sessionId !== null,
+    resource: f.resourceId === null || f.resourceId.startsWith('res_'),
+    exchanged: f.exchanged && !given(f.supportGrantId),
+    org: given(f.orgId),
+    support: given(f.supportGrantId),
+    introspection: given(f.introspectorRowId) || given(f.callerClientId),
+    roles: f.withRoles === true,
+    orgs: given(f.rolesOrgId) || (f.rolesOrgIds?.length ?? 0) > 0,
+    projects: given(f.rolesProjectId) || (f.rolesProjectIds?.length ?? 0) > 0,
+    relationships: f.decision !== undefined && f.decision !== null && f.decision.rolesOnly !== true,
+  };
+}
+
+/** The parts of either statement (so a batch's tokens of one kind share one statement). */
+const unionOf = (a: Parts, b: Parts): Parts => ({
+  subject: a.subject === b.subject ? a.subject : 'either',
+  session: a.session || b.session,
+  resource: a.resource || b.resource,
+  exchanged: a.exchanged || b.exchanged,
+  org: a.org || b.org,
+  support: a.support || b.support,
+  introspection: a.introspection || b.introspection,
+  roles: a.roles || b.roles,
+  orgs: a.orgs || b.orgs,
+  projects: a.projects || b.projects,
+  relationships: a.relationships || b.relationships,
+});
+
 // Every lookup is by primary or unique key; subqueries a token cannot need are skipped. Subject ids
 // carry their kind as a prefix (platform/ids.ts), so a user token never probes service_principals
 // and a service principal's never probes users or user_revocations (the prefix test sits inside a
 // subquery, where PostgreSQL makes it a one-time filter in front of the index scan; in a left
 // join's ON clause it would only filter after the scan). Likewise a token of a built-in audience
 // (resource `builtin:...`: the administration and account APIs, UserInfo) has no resources row to
-// look up.
-function statement(p: Placeholders<Name>, kind: Kind): string {
+// look up. In a roles or full statement, a part the token cannot need (Parts) is not there at all.
+function statement(p: Placeholders<Name>, kind: Kind, parts: Parts): string {
   const lean = kind === 'lean';
   const noDecision = kind !== 'full';
+  const users = parts.subject !== 'service_principal';
+  const principals = parts.subject !== 'user';
+  const subjectType =
+    parts.subject === 'either'
+      ? "(case when u.id is not null then 'user' else 'service_principal' end)"
+      : `'${parts.subject}'`;
+  // A table a statement leaves out: one row of nulls under the same name, which PostgreSQL folds away.
+  const absent = (alias: string, columns: string) => `cross join (select ${columns}) ${alias}`;
   return `
 select c.state as client_state, c.id as client_row_id,
   u.state as user_state, u.authz_version as user_authz,
   p.state as principal_state, p.authz_version as principal_authz,
-  (s.user_id = ${p.subject} and ${liveSessionSql('s', p.now)}) as session_live,
-  s.mfa as session_mfa, s.recovery_restricted as session_restricted,
+  ${
+    parts.session
+      ? `(s.user_id = ${p.subject} and ${liveSessionSql('s', p.now)}) as session_live,
+  s.mfa as session_mfa, s.recovery_restricted as session_restricted`
+      : 'null::boolean as session_live, null::boolean as session_mfa, null::boolean as session_restricted'
+  },
   extract(epoch from ur.revoked_before)::float8 as revoked_before,
   exists (select 1 from token_revocations t where t.realm_id = ${p.realm} and t.jti = ${p.jti}) as jti_revoked,
   case when u.id is not null and ${p.grantClient}::text is not null then exists (select 1 from oauth_grants g
      where g.realm_id = ${p.realm} and g.user_id = ${p.subject} and g.client_id = ${p.grantClient} and g.revoked_at is null
        and g.org_id is not distinct from ${p.org}::text) end as user_grant,
-  case when ${p.exchanged}::boolean and ${p.supportGrant}::text is null then exists (select 1 from client_resource_grants x
-     where x.realm_id = ${p.realm} and x.client_row_id = c.id and x.resource_id = coalesce(${p.resource}, res.id)) end as exchange_grant,
+  ${
+    parts.exchanged
+      ? `case when ${p.exchanged}::boolean and ${p.supportGrant}::text is null then exists (select 1 from client_resource_grants x
+     where x.realm_id = ${p.realm} and x.client_row_id = c.id and x.resource_id = coalesce(${p.resource}, res.id)) end`
+      : 'null::boolean'
+  } as exchange_grant,
   res.state as resource_state,
   org.state as org_state,
   case when org.id is not null then (case when u.id is not null
@@ -272,50 +380,60 @@ select c.state as client_state, c.id as client_row_id,
     else (p.allowed_organization_ids is null or org.id = any (p.allowed_organization_ids)) end)
   end as org_member,
   ${
-    lean
+    lean || !parts.projects
       ? 'null::json'
       : `case when ${p.rolesProject}::text is not null then (select json_build_object('id', pr.id, 'state', pr.state,
       'owner_organization_id', pr.owner_organization_id)
     from projects pr where pr.realm_id = ${p.realm} and pr.id = ${p.rolesProject}) end`
   } as project,
   ${
-    lean
+    lean || !parts.projects
       ? 'null::json'
       : `case when cardinality(${p.rolesProjects}::text[]) > 0 then (select json_agg(json_build_object('id', pr.id, 'state', pr.state,
       'owner_organization_id', pr.owner_organization_id))
     from projects pr where pr.realm_id = ${p.realm} and pr.id = any (${p.rolesProjects}::text[])) end`
   } as projects,
-  case when coalesce(${p.introspectorRow}, cc.id) is not null then exists (select 1 from resource_introspectors i
-     where i.realm_id = ${p.realm} and i.resource_id = coalesce(${p.resource}, res.id) and i.client_row_id = coalesce(${p.introspectorRow}, cc.id))
-  end as introspector_allowed,
-  case when cc.id is not null then ${clientAuthFactsJsonOf('cc', p.now)} end as caller,
   ${
-    lean
+    parts.introspection
+      ? `case when coalesce(${p.introspectorRow}, cc.id) is not null then exists (select 1 from resource_introspectors i
+     where i.realm_id = ${p.realm} and i.resource_id = coalesce(${p.resource}, res.id) and i.client_row_id = coalesce(${p.introspectorRow}, cc.id))
+  end`
+      : 'null::boolean'
+  } as introspector_allowed,
+  ${parts.introspection ? `case when cc.id is not null then ${clientAuthFactsJsonOf('cc', p.now)} end` : 'null::json'} as caller,
+  ${
+    lean || !parts.roles
       ? 'null::json'
       : `case when ${p.withRoles}::boolean ${
           noDecision
             ? ''
             : `and (not ${p.decision}::boolean or exists (select 1 from unnest(${p.resourceTypes}::text[]) as q(n)
-      where not exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = q.n)))`
+      where not (q.n = any (dt.names))))`
         }
-    then ${effectiveRolesSql({
-      realmId: p.realm,
-      subjectType: "(case when u.id is not null then 'user' else 'service_principal' end)",
-      subjectId: p.subject,
-      now: p.now,
-      // One organization (administration API) and any number more (decisions).
-      orgId: `any (array_append(${p.rolesOrgs}::text[], ${p.rolesOrg}::text))`,
-      projectId: `any (array_append(${p.rolesProjects}::text[], ${p.rolesProject}::text))`,
-    })}
+    then ${heldRolesSql(
+      p.realm,
+      heldAssignmentsSql(
+        {
+          realmId: p.realm,
+          subjectType,
+          subjectId: p.subject,
+          now: p.now,
+          // One organization (administration API) and any number more (decisions).
+          orgId: `any (array_append(${p.rolesOrgs}::text[], ${p.rolesOrg}::text))`,
+          projectId: `any (array_append(${p.rolesProjects}::text[], ${p.rolesProject}::text))`,
+        },
+        { organization: parts.orgs, project: parts.projects },
+      ),
+      `${p.knownRoles}::bigint`,
+      noDecision ? undefined : 'rl',
+    )}
   end`
   } as roles,
   ${
     noDecision
       ? 'null::json'
-      : `case when ${p.decision}::boolean then (select json_build_object('policy_revision', rl.policy_revision,
-      'authz_revision', rl.authz_revision, 'policy_engine', pv.policy -> 'policy_engine')
-    from realms rl join realm_policy_revisions pv on pv.realm_id = rl.id and pv.revision = rl.policy_revision
-    where rl.id = ${p.realm}) end`
+      : `case when ${p.decision}::boolean and pv.realm_id is not null then json_build_object('policy_revision', rl.policy_revision,
+      'authz_revision', rl.authz_revision, 'policy_engine', pv.policy -> 'policy_engine') end`
   } as realm_facts,
   ${noDecision ? 'null::jsonb' : `case when ${p.decision}::boolean then res.scopes end`} as resource_scopes,
   ${
@@ -324,44 +442,32 @@ select c.state as client_state, c.id as client_row_id,
       : `case when ${p.decision}::boolean and cardinality(${p.actions}::text[]) > 0 then (select json_object_agg(pm.name, pm.sensitivity)
     from permissions pm where pm.realm_id = ${p.realm} and pm.name = any (${p.actions}::text[])) end`
   } as sensitivities,
+  ${noDecision ? 'null::text[]' : `case when ${p.decision}::boolean then dt.names end`} as defined_types,
   ${
-    noDecision
-      ? 'null::text[]'
-      : `case when ${p.decision}::boolean then array(select t.name from authz_types t
-    where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[])) end`
-  } as defined_types,
-  ${
-    noDecision
+    noDecision || !parts.relationships
       ? 'null::json'
-      : `case when ${p.decision}::boolean and exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[]))
-      and (select rl.authz_revision from realms rl where rl.id = ${p.realm}) is distinct from ${p.knownTypesRevision}::bigint
+      : `case when ${p.decision}::boolean and cardinality(dt.names) > 0
+      and rl.authz_revision is distinct from ${p.knownTypesRevision}::bigint
     then (select json_object_agg(t.name, json_build_object('relations', t.relations, 'permissions', t.permissions))
       from authz_types t where t.realm_id = ${p.realm}) end`
   } as authz_types,
   ${
-    noDecision
+    noDecision || !parts.relationships
       ? 'null::text[]'
-      : `case when ${p.decision}::boolean and u.id is not null
-      and exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[]))
+      : `case when ${p.decision}::boolean and u.id is not null and cardinality(dt.names) > 0
     then array(select m.organization_id from memberships m
       join organizations mo on mo.realm_id = ${p.realm} and mo.id = m.organization_id and mo.state = 'active'
      where m.realm_id = ${p.realm} and m.user_id = ${p.subject} and ${liveMembershipSql('m', p.now)}) end`
   } as member_org_ids,
   ${
-    noDecision
+    noDecision || !parts.relationships
       ? 'null::text[]'
-      : `case when ${p.decision}::boolean and exists (select 1 from authz_types t where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[]))
-    then array(with recursive sg(group_id, depth) as (
-      select gm.group_id, 1 from group_members gm
-       where gm.realm_id = ${p.realm} and gm.subject_id = ${p.subject}
-         and gm.subject_type = (case when u.id is not null then 'user' else 'service_principal' end)
-      union
-      select g.parent_id, sg.depth + 1 from sg join groups g on g.realm_id = ${p.realm} and g.id = sg.group_id
-       where g.parent_id is not null and sg.depth < ${MAX_GROUP_DEPTH})
+      : `case when ${p.decision}::boolean and cardinality(dt.names) > 0
+    then array(with recursive ${subjectGroupsCte(p.realm, subjectType, p.subject)}
     select distinct group_id from sg) end`
   } as group_ids,
   ${
-    noDecision
+    noDecision || !parts.orgs || !parts.relationships
       ? 'null::text[]'
       : `case when ${p.decision}::boolean and cardinality(${p.rolesOrgs}::text[]) > 0 then array(select lo.id from organizations lo
      where lo.realm_id = ${p.realm} and lo.id = any (${p.rolesOrgs}::text[]) and lo.state = 'active'
@@ -372,51 +478,118 @@ select c.state as client_state, c.id as client_row_id,
   end`
   } as live_org_ids,
   ${
-    noDecision
+    noDecision || !parts.relationships
       ? 'null::json'
       : `case when ${p.decision}::boolean and u.id is null and p.id is not null
     then json_build_object('allowed', p.allowed_organization_ids) end`
   } as principal_orgs,
-  case when ${p.supportGrant}::text is not null then ${supportGrantSql((n) => p[n])} end as support
+  ${
+    parts.support
+      ? `case when ${p.supportGrant}::text is not null then ${supportGrantSql((n) => p[n])} end`
+      : 'null::json'
+  } as support
 from (select 1) one
 left join clients c on c.realm_id = ${p.realm} and c.client_id = ${p.client}
-left join (select * from users x where x.realm_id = ${p.realm} and x.id = ${p.subject} and ${p.subject} not like 'spr\\_%') u on true
-left join (select * from service_principals x where x.realm_id = ${p.realm} and x.id = ${p.subject} and ${p.subject} like 'spr\\_%') p on true
-left join sessions s on s.realm_id = ${p.realm} and s.id = ${p.session}
-left join (select * from user_revocations x where x.realm_id = ${p.realm} and x.user_id = ${p.subject} and ${p.subject} not like 'spr\\_%') ur on true
-left join (select * from resources x where x.realm_id = ${p.realm} and x.audience = ${p.audience}
-  and (${p.resource}::text is null or ${p.resource}::text like 'res\\_%')) res on true
-left join clients cc on cc.realm_id = ${p.realm} and cc.client_id = ${p.callerClient}
-left join organizations org on org.realm_id = ${p.realm} and org.id = ${p.org}`;
+${
+  !users
+    ? absent('u', 'null::text as id, null::text as state, null::int as authz_version')
+    : principals
+      ? `left join (select * from users x where x.realm_id = ${p.realm} and x.id = ${p.subject} and ${p.subject} not like 'spr\\_%') u on true`
+      : `left join users u on u.realm_id = ${p.realm} and u.id = ${p.subject}`
+}
+${
+  !principals
+    ? absent(
+        'p',
+        'null::text as id, null::text as state, null::int as authz_version, null::text[] as allowed_organization_ids',
+      )
+    : users
+      ? `left join (select * from service_principals x where x.realm_id = ${p.realm} and x.id = ${p.subject} and ${p.subject} like 'spr\\_%') p on true`
+      : `left join service_principals p on p.realm_id = ${p.realm} and p.id = ${p.subject}`
+}
+${parts.session ? `left join sessions s on s.realm_id = ${p.realm} and s.id = ${p.session}` : ''}
+${
+  !users
+    ? absent('ur', 'null::timestamptz as revoked_before')
+    : principals
+      ? `left join (select * from user_revocations x where x.realm_id = ${p.realm} and x.user_id = ${p.subject} and ${p.subject} not like 'spr\\_%') ur on true`
+      : `left join user_revocations ur on ur.realm_id = ${p.realm} and ur.user_id = ${p.subject}`
+}
+${
+  parts.resource
+    ? `left join (select * from resources x where x.realm_id = ${p.realm} and x.audience = ${p.audience}
+  and (${p.resource}::text is null or ${p.resource}::text like 'res\\_%')) res on true`
+    : absent('res', 'null::text as id, null::text as state, null::jsonb as scopes')
+}
+${parts.introspection ? `left join clients cc on cc.realm_id = ${p.realm} and cc.client_id = ${p.callerClient}` : ''}
+${
+  parts.org
+    ? `left join organizations org on org.realm_id = ${p.realm} and org.id = ${p.org}`
+    : absent('org', 'null::text as id, null::text as state')
+}${
+  // A decision reads the realm's row once, and the asked types that are relationship types once
+  // (offset 0 keeps PostgreSQL from copying that subquery into every column that reads dt.names).
+  noDecision
+    ? ''
+    : `
+left join realms rl on rl.id = ${p.realm}
+left join realm_policy_revisions pv on pv.realm_id = rl.id and pv.revision = rl.policy_revision
+cross join (select array(select t.name from authz_types t
+  where t.realm_id = ${p.realm} and t.name = any (${p.resourceTypes}::text[])) as names offset 0) dt`
+}`;
 }
 
 interface Variant {
   kind: Kind;
+  /** Tells the variants of this process apart (sqlForMany's key). */
+  id: number;
   sql: string;
   count: number;
   values: (v: { readonly [k in Name]: unknown }) => unknown[];
 }
 
-function variant(kind: Kind): Variant {
-  const names = NAMES.filter(
-    (n) => (kind !== 'lean' || !ROLE_NAMES.has(n)) && (kind === 'full' || !DECISION_NAMES.has(n)),
+function variant(kind: Kind, parts: Parts, id: number): Variant {
+  // Written once with a marker per name, then numbered over the names the text uses: a statement
+  // lists no parameter it does not use (PostgreSQL could not tell its type).
+  const marker = (n: Name) => `\u00a7${n}\u00a7`;
+  const text = statement(
+    Object.fromEntries(NAMES.map((n) => [n, marker(n)])) as Placeholders<Name>,
+    kind,
+    parts,
   );
-  const params = namedParams(names);
-  // Names left out of a statement's list have no placeholder; the statement must not mention them.
-  const sql = statement(params.p as Placeholders<Name>, kind);
-  if (sql.includes('undefined'))
-    throw new Error(`the ${kind} live-check statement names a parameter it lacks`);
-  return { kind, sql, count: params.count, values: params.values as Variant['values'] };
+  const params = namedParams(NAMES.filter((n) => text.includes(marker(n))));
+  const p = params.p as Placeholders<Name>;
+  const sql = text.replace(/\u00a7(\w+)\u00a7/g, (_, n: Name) => p[n]);
+  return { kind, id, sql, count: params.count, values: params.values as Variant['values'] };
 }
 
-const VARIANTS: Record<Kind, Variant> = {
-  lean: variant('lean'),
-  roles: variant('roles'),
-  full: variant('full'),
-};
-const variantOf = (f: TokenFacts): Variant => VARIANTS[kindOf(f)];
+// Built on first use; a process meets few combinations of parts.
+const VARIANTS = new Map<string, Variant>();
+function variantFor(kind: Kind, parts: Parts): Variant {
+  const wanted = kind === 'lean' ? EVERY_PART : parts;
+  const key = `${kind}:${JSON.stringify(wanted)}`;
+  let v = VARIANTS.get(key);
+  if (v === undefined) {
+    v = variant(kind, wanted, VARIANTS.size);
+    VARIANTS.set(key, v);
+  }
+  return v;
+}
+const variantOf = (f: TokenFacts): Variant => variantFor(kindOf(f), partsOf(f));
 
-function paramsOf(f: TokenFacts, now: Date, v: Variant = variantOf(f)): unknown[] {
+/** The variants of a batch: its tokens of one kind share the statement of all their parts. */
+function variantsOf(facts: readonly TokenFacts[]): Variant[] {
+  const kinds = facts.map(kindOf);
+  const parts = facts.map(partsOf);
+  const shared = new Map<Kind, Parts>();
+  kinds.forEach((k, i) => {
+    const had = shared.get(k);
+    shared.set(k, had ? unionOf(had, parts[i] as Parts) : (parts[i] as Parts));
+  });
+  return kinds.map((k) => variantFor(k, shared.get(k) as Parts));
+}
+
+function paramsOf(f: TokenFacts, now: Date, v: Variant, known: RoleDefinitions | undefined): unknown[] {
   return v.values({
     realm: f.realmId,
     subject: f.subject,
@@ -443,6 +616,7 @@ function paramsOf(f: TokenFacts, now: Date, v: Variant = variantOf(f)): unknown[
     // The client whose user grant must be live: the token's own, or after an exchange the one the
     // subject token was issued to (doc 2, Revocation exposure: an active grant for both kinds).
     grantClient: f.exchanged ? (f.grantClientId ?? null) : f.clientId,
+    knownRoles: known?.revision ?? null,
   });
 }
 
@@ -468,15 +642,25 @@ export function factsOfToken(
   };
 }
 
+// The process's copy of the realm's role definitions, for a statement that reads roles: its
+// revision is a parameter, and the holdings are expanded from it (role-definitions.ts).
+const knownFor = (f: TokenFacts, v: Variant): RoleDefinitions | undefined =>
+  v.kind === 'lean' ? undefined : knownRoleDefinitions(f.realmId);
+
 export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Promise<Liveness> {
   const v = variantOf(f);
   if (v.kind === 'lean') {
     // The most frequent kind (introspection, UserInfo, API bearers) runs a statement cut to the
     // token's shape (lean-liveness.ts); what it leaves out reads as null, as here.
     const lean = leanStatement(f, now);
-    return judgeLiveness(f, { ...NULL_ROW, ...(await one<Partial<LivenessRow>>(q, lean.sql, lean.values)) });
+    return judgeLiveness(
+      f,
+      { ...NULL_ROW, ...(await one<Partial<LivenessRow>>(q, lean.sql, lean.values)) },
+      undefined,
+    );
   }
-  return judgeLiveness(f, await one<LivenessRow>(q, v.sql, paramsOf(f, now, v)));
+  const known = knownFor(f, v);
+  return judgeLiveness(f, await one<LivenessRow>(q, v.sql, paramsOf(f, now, v, known)), known);
 }
 
 const NULL_ROW: LivenessRow = {
@@ -513,12 +697,12 @@ const NULL_ROW: LivenessRow = {
   support: null,
 };
 
-// The statement once per token (of the kind each needs: all have the same columns), joined
+// The statement once per token (of the variant each needs: all have the same columns), joined
 // with union all and the parameters renumbered, so a decision batch checks all its subject tokens
 // in one round trip.
 const manySql = new Map<string, string>();
 function sqlForMany(variants: readonly Variant[]): string {
-  const key = variants.map((v) => v.kind[0]).join('');
+  const key = variants.map((v) => v.id).join(',');
   let text = manySql.get(key);
   if (text === undefined) {
     const parts: string[] = [];
@@ -529,7 +713,8 @@ function sqlForMany(variants: readonly Variant[]): string {
       parts.push(renumbered.replace(/^\s*select /, `select ${i}::int as ord, `));
       offset += v.count;
     });
-    text = `select * from (${parts.map((p) => `(${p})`).join(' union all ')}) x order by ord`;
+    // The rows are put in order here, not by the statement: no sort to start in PostgreSQL.
+    text = parts.map((p) => `(${p})`).join(' union all ');
     if (manySql.size < 128) manySql.set(key, text);
   }
   return text;
@@ -543,15 +728,18 @@ export async function checkLivenessMany(
 ): Promise<Liveness[]> {
   if (facts.length === 0) return [];
   if (facts.length === 1) return [await checkLiveness(q, facts[0] as TokenFacts, now)];
-  const variants = facts.map(variantOf);
+  const variants = variantsOf(facts);
+  const known = facts.map((f, i) => knownFor(f, variants[i] as Variant));
   const rows = (
     await q.query<LivenessRow>(
       sqlForMany(variants),
-      facts.flatMap((f, i) => paramsOf(f, now, variants[i])),
+      facts.flatMap((f, i) => paramsOf(f, now, variants[i] as Variant, known[i])),
     )
   ).rows;
   if (rows.length !== facts.length) throw new Error(`expected ${facts.length} rows, got ${rows.length}`);
-  return facts.map((f, i) => judgeLiveness(f, rows[i] as LivenessRow));
+  const inOrder: LivenessRow[] = [];
+  for (const r of rows) inOrder[Number(r.ord)] = r;
+  return facts.map((f, i) => judgeLiveness(f, inOrder[i] as LivenessRow, known[i]));
 }
 
 // pg and PGlite hand json columns over parsed; text is tolerated all the same.
@@ -600,8 +788,9 @@ function supportFactsOf(f: TokenFacts, r: LivenessRow): { live: boolean; facts: 
   };
 }
 
-function judgeLiveness(f: TokenFacts, r: LivenessRow): Liveness {
+function judgeLiveness(f: TokenFacts, r: LivenessRow, known: RoleDefinitions | undefined): Liveness {
   const support = supportFactsOf(f, r);
+  const roles = holdingsOf(f.realmId, known, parsed(r.roles) as HeldRoles | null) ?? [];
   const subjectType =
     r.user_state !== null ? 'user' : r.principal_state !== null ? 'service_principal' : null;
   const result = (reason: Inactivity | null): Liveness => ({
@@ -612,7 +801,7 @@ function judgeLiveness(f: TokenFacts, r: LivenessRow): Liveness {
     userState: r.user_state,
     sessionMfa: r.session_mfa === true,
     sessionRecoveryRestricted: r.session_restricted === true,
-    roles: r.roles ?? [],
+    roles,
     introspectorAllowed: r.introspector_allowed === true,
     caller: clientAuthFactsFrom(r.caller),
     project: r.project,

@@ -2,9 +2,16 @@
 // authorization.md, "Evaluation order"). Cost: one offline verification per distinct subject
 // token (signatures are cached), one statement for the stored claims of all opaque subject
 // tokens, one statement for the live checks of every distinct (token,
-// organization, project) in the request, one statement per level of any relationship graph
-// walked, and one engine request per check when the realm uses an external policy engine.
-import { checkLivenessMany, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
+// organization, project) in the request (and once more for the tokens asked about a type that
+// became a relationship type since this process last read the realm's types), one statement per
+// level of any relationship graph walked, and one engine request per check when the realm uses
+// an external policy engine.
+import {
+  checkLivenessMany,
+  type DecisionQuery,
+  type Liveness,
+  type TokenFacts,
+} from '../access/token-liveness.ts';
 import { Problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/index.ts';
 import { evaluateChecks, type GraphCheck, type GraphOutcome } from '../relationships/graph.ts';
@@ -109,9 +116,17 @@ async function decideAll(
       actions: [...g.actions],
       resourceTypes: [...g.types],
       knownTypesRevision: known?.revision ?? null,
+      // Types this process has not seen as relationship types are taken for role checks; the
+      // statement still says which are, and relationshipFactsToo asks again when one is.
+      rolesOnly: ![...g.types].some((t) => known?.types.has(t) === true),
     };
   }
-  const lives = await liveChecks(list.map((g) => g.facts));
+  const lives = await relationshipFactsToo(
+    deps,
+    list.map((g) => g.facts),
+    await liveChecks(list.map((g) => g.facts)),
+    now,
+  );
   const liveOf = new Map(list.map((g, i) => [g, lives[i] as Liveness]));
 
   const version = await versionOf(deps, lives);
@@ -160,6 +175,37 @@ async function decideAll(
     // Support answers are asked again every time (docs/support-access.md): no cache lifetime.
     return present(o, version, t && t.supportGrantId === null ? t.expiresAt : null, now);
   });
+}
+
+/**
+ * The live checks of tokens whose statement left the relationship facts out (DecisionQuery
+ * rolesOnly) although an asked type is a relationship type (one defined since this process last
+ * read the realm's types): run again with them, one more statement. The caller's own check was
+ * in the first statement and is not repeated.
+ */
+async function relationshipFactsToo(
+  deps: DecisionDeps,
+  facts: readonly TokenFacts[],
+  lives: Liveness[],
+  now: Date,
+): Promise<Liveness[]> {
+  const again = facts.flatMap((f, i) =>
+    f.decision?.rolesOnly === true && (lives[i]?.decision?.definedTypes.length ?? 0) > 0 ? [i] : [],
+  );
+  if (again.length === 0) return lives;
+  const redone = await checkLivenessMany(
+    deps.app.db,
+    again.map((i) => {
+      const f = facts[i] as TokenFacts;
+      return { ...f, decision: { ...(f.decision as DecisionQuery), rolesOnly: false } };
+    }),
+    now,
+  );
+  const out = [...lives];
+  again.forEach((i, k) => {
+    out[i] = redone[k] as Liveness;
+  });
+  return out;
 }
 
 async function resolveTokens(deps: DecisionDeps, items: readonly CheckItem[], now: Date) {
