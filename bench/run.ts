@@ -509,7 +509,7 @@ async function main(): Promise<void> {
     const ours = await startServer(
       'proudauth',
       [
-        // As bin/proudauth.js starts the server.
+        // As `proudauth serve` starts each process of its group (src/main/serve-group.ts).
         '--max-semi-space-size=32',
         ...(PROFILE ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
         join(BENCH_DIR, 'server.mjs'),

@@ -1,9 +1,6 @@
-#!/usr/bin/env -S node --max-semi-space-size=32
+#!/usr/bin/env node
 // Runs the compiled program from dist/ when it was built (npm run build), and the TypeScript
-// sources through tsx in a source checkout. A server allocates short-lived objects for every
-// request: a 32 MiB young generation (V8's default is 16) halves the time spent collecting them
-// (bench/README.md) and costs nothing at idle, since the space grows only under load. A `serve`
-// group's processes inherit the flag.
+// sources through tsx in a source checkout.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
