@@ -4,11 +4,19 @@
 // statement and locks every table and index it names at each execution, and node-postgres builds
 // the result's parsers from the row description of every call, so a session-less token never
 // touches `sessions`, a user's never `service_principals`, a token without org_id never
-// `organizations`, and so on. The checks themselves are those of token-liveness.ts's statement;
-// the texts are cached by shape (at most 2^9, in practice a handful).
+// `organizations`, and so on. The checks themselves are live-check-sql.ts's, as in
+// token-liveness.ts's statement; the texts are cached by shape (at most 2^9, in practice a handful).
 import { clientAuthFactsJsonOf } from '../clients/index.ts';
-import { liveMembershipSql } from '../roles/live-membership.ts';
-import { liveSessionSql } from '../sessions/index.ts';
+import {
+  type CheckParam,
+  exchangeGrantSql,
+  introspectorSql,
+  jtiRevokedSql,
+  orgMembershipSql,
+  sessionLiveSql,
+  supportGrantSql,
+  userGrantSql,
+} from './live-check-sql.ts';
 
 /** What the statement reads of token-liveness.ts's TokenFacts (there, each member is explained). */
 export interface LeanFacts {
@@ -41,21 +49,6 @@ interface Shape {
   caller: boolean;
 }
 
-export type LeanName =
-  | 'realm'
-  | 'subject'
-  | 'client'
-  | 'jti'
-  | 'session'
-  | 'audience'
-  | 'resource'
-  | 'now'
-  | 'introspectorRow'
-  | 'callerClient'
-  | 'org'
-  | 'supportGrant'
-  | 'grantClient';
-
 export const isPrincipalId = (subject: string): boolean => subject.startsWith('spr_');
 
 function shapeOf(f: LeanFacts): Shape {
@@ -80,68 +73,35 @@ const keyOf = (s: Shape): string =>
     .map((b) => (b ? '1' : '0'))
     .join('');
 
-function parameterValue(f: LeanFacts, name: LeanName, now: Date): unknown {
-  switch (name) {
-    case 'realm':
-      return f.realmId;
-    case 'subject':
-      return f.subject;
-    case 'client':
-      return f.clientId;
-    case 'jti':
-      return f.tokenId;
-    case 'session':
-      return f.sessionId;
-    case 'audience':
-      return f.audience;
-    case 'resource':
-      return f.resourceId;
-    case 'now':
-      return now;
-    case 'introspectorRow':
-      return f.introspectorRowId ?? null;
-    case 'callerClient':
-      return f.callerClientId ?? null;
-    case 'org':
-      return f.orgId ?? null;
-    case 'supportGrant':
-      return f.supportGrantId ?? null;
-    case 'grantClient':
-      // After an exchange, the grant of the client the subject token was issued to.
-      return f.exchanged ? (f.grantClientId ?? null) : f.clientId;
-  }
-}
-
-/**
- * The support grant a token acts under, as JSON with `live` and what the answer shows
- * (docs/support-access.md); `p` names the parameters realm, now, subject, client, org, audience
- * and supportGrant.
- */
-export function supportGrantSql(p: (name: LeanName) => string): string {
-  return `(select json_build_object('live',
-      sx.state = 'active' and sx.expires_at > ${p('now')} and sx.target_user_id = ${p('subject')} and sx.client_id = ${p('client')}
-        and sx.organization_id = ${p('org')}::text and sr.audience = ${p('audience')}
-        and sr.impersonation_enabled and sr.verification_mode = 'strict_online'
-        and coalesce(sr.impersonation_policy -> 'supportClientIds', '[]'::jsonb) @> to_jsonb(sx.client_id)
-        and su.state = 'active',
-      'actor_user_id', sx.actor_user_id, 'write', sx.write,
-      'impersonation_enabled', sr.impersonation_enabled, 'policy', sr.impersonation_policy)
-    from support_grants sx join resources sr on sr.realm_id = sx.realm_id and sr.id = sx.resource_id
-      join users su on su.realm_id = sx.realm_id and su.id = sx.actor_user_id
-    where sx.realm_id = ${p('realm')} and sx.id = ${p('supportGrant')})`;
-}
+/** Each parameter's value for this token. */
+const valuesOf = (f: LeanFacts, now: Date): Record<CheckParam, unknown> => ({
+  realm: f.realmId,
+  subject: f.subject,
+  client: f.clientId,
+  jti: f.tokenId,
+  session: f.sessionId,
+  audience: f.audience,
+  resource: f.resourceId,
+  now,
+  introspectorRow: f.introspectorRowId ?? null,
+  callerClient: f.callerClientId ?? null,
+  org: f.orgId ?? null,
+  supportGrant: f.supportGrantId ?? null,
+  // After an exchange, the grant of the client the subject token was issued to.
+  grantClient: f.exchanged ? (f.grantClientId ?? null) : f.clientId,
+});
 
 /** The statement of one shape: its text and the parameter names in `$n` order. */
 interface Built {
   sql: string;
-  names: LeanName[];
+  names: CheckParam[];
 }
 
 function build(s: Shape): Built {
-  const names: LeanName[] = [];
+  const names: CheckParam[] = [];
   // A parameter is numbered where it is first used, so the statement names exactly the
   // parameters it has (PostgreSQL cannot type one it never sees).
-  const p = (name: LeanName): string => {
+  const p = (name: CheckParam): string => {
     let i = names.indexOf(name);
     if (i < 0) i = names.push(name) - 1;
     return `$${i + 1}`;
@@ -159,33 +119,24 @@ function build(s: Shape): Built {
     );
   if (s.session)
     cols.push(
-      `(s.user_id = ${p('subject')} and ${liveSessionSql('s', p('now'))}) as session_live`,
+      `${sessionLiveSql(p)} as session_live`,
       's.mfa as session_mfa',
       's.recovery_restricted as session_restricted',
     );
-  cols.push(
-    `exists (select 1 from token_revocations t where t.realm_id = ${realm} and t.jti = ${p('jti')}) as jti_revoked`,
-  );
-  if (s.userGrant)
-    cols.push(`exists (select 1 from oauth_grants g
-     where g.realm_id = ${realm} and g.user_id = ${p('subject')} and g.client_id = ${p('grantClient')}
-       and g.revoked_at is null and g.org_id is not distinct from ${p('org')}::text) as user_grant`);
-  if (s.exchangeGrant)
-    cols.push(`exists (select 1 from client_resource_grants x
-     where x.realm_id = ${realm} and x.client_row_id = c.id and x.resource_id = ${resourceId()}) as exchange_grant`);
+  cols.push(`${jtiRevokedSql(p)} as jti_revoked`);
+  if (s.userGrant) cols.push(`${userGrantSql(p)} as user_grant`);
+  if (s.exchangeGrant) cols.push(`${exchangeGrantSql(p, resourceId())} as exchange_grant`);
   if (s.resource) cols.push('res.state as resource_state');
   if (s.org)
     cols.push(
       'org.state as org_state',
       s.principal
         ? 'case when org.id is not null then (sp.allowed_organization_ids is null or org.id = any (sp.allowed_organization_ids)) end as org_member'
-        : `case when org.id is not null then exists (select 1 from memberships m where m.realm_id = ${realm}
-       and m.organization_id = org.id and m.user_id = ${p('subject')} and ${liveMembershipSql('m', p('now'))}) end as org_member`,
+        : `case when org.id is not null then ${orgMembershipSql(p)} end as org_member`,
     );
   if (s.introspector) {
     const introspector = s.caller ? `coalesce(${p('introspectorRow')}, cc.id)` : p('introspectorRow');
-    cols.push(`exists (select 1 from resource_introspectors i where i.realm_id = ${realm}
-     and i.resource_id = ${resourceId()} and i.client_row_id = ${introspector}) as introspector_allowed`);
+    cols.push(`${introspectorSql(p, resourceId(), introspector)} as introspector_allowed`);
   }
   if (s.caller)
     cols.push(`case when cc.id is not null then ${clientAuthFactsJsonOf('cc', p('now'))} end as caller`);
@@ -224,5 +175,6 @@ export function leanStatement(f: LeanFacts, now: Date): { sql: string; values: u
     b = build(shape);
     built.set(key, b);
   }
-  return { sql: b.sql, values: b.names.map((n) => parameterValue(f, n, now)) };
+  const values = valuesOf(f, now);
+  return { sql: b.sql, values: b.names.map((n) => values[n]) };
 }

@@ -15,9 +15,17 @@ import {
   knownRoleDefinitions,
   type RoleDefinitions,
 } from '../roles/role-definitions.ts';
-import { liveSessionSql } from '../sessions/index.ts';
 import { mayHoldTokens } from '../users/account.states.ts';
-import { leanStatement, supportGrantSql } from './lean-liveness.ts';
+import { leanStatement } from './lean-liveness.ts';
+import {
+  exchangeGrantSql,
+  introspectorSql,
+  jtiRevokedSql,
+  orgMembershipSql,
+  sessionLiveSql,
+  supportGrantSql,
+  userGrantSql,
+} from './live-check-sql.ts';
 import type { VerifiedAccessToken } from './verify-access-token.ts';
 
 export type { RoleHolding };
@@ -343,6 +351,7 @@ const unionOf = (a: Parts, b: Parts): Parts => ({
 function statement(p: Placeholders<Name>, kind: Kind, parts: Parts): string {
   const lean = kind === 'lean';
   const noDecision = kind !== 'full';
+  const q = (n: Name) => p[n];
   const users = parts.subject !== 'service_principal';
   const principals = parts.subject !== 'user';
   const subjectType =
@@ -357,26 +366,22 @@ select c.state as client_state, c.id as client_row_id,
   p.state as principal_state, p.authz_version as principal_authz,
   ${
     parts.session
-      ? `(s.user_id = ${p.subject} and ${liveSessionSql('s', p.now)}) as session_live,
+      ? `${sessionLiveSql(q)} as session_live,
   s.mfa as session_mfa, s.recovery_restricted as session_restricted`
       : 'null::boolean as session_live, null::boolean as session_mfa, null::boolean as session_restricted'
   },
   extract(epoch from ur.revoked_before)::float8 as revoked_before,
-  exists (select 1 from token_revocations t where t.realm_id = ${p.realm} and t.jti = ${p.jti}) as jti_revoked,
-  case when u.id is not null and ${p.grantClient}::text is not null then exists (select 1 from oauth_grants g
-     where g.realm_id = ${p.realm} and g.user_id = ${p.subject} and g.client_id = ${p.grantClient} and g.revoked_at is null
-       and g.org_id is not distinct from ${p.org}::text) end as user_grant,
+  ${jtiRevokedSql(q)} as jti_revoked,
+  case when u.id is not null and ${p.grantClient}::text is not null then ${userGrantSql(q)} end as user_grant,
   ${
     parts.exchanged
-      ? `case when ${p.exchanged}::boolean and ${p.supportGrant}::text is null then exists (select 1 from client_resource_grants x
-     where x.realm_id = ${p.realm} and x.client_row_id = c.id and x.resource_id = coalesce(${p.resource}, res.id)) end`
+      ? `case when ${p.exchanged}::boolean and ${p.supportGrant}::text is null then ${exchangeGrantSql(q, `coalesce(${p.resource}, res.id)`)} end`
       : 'null::boolean'
   } as exchange_grant,
   res.state as resource_state,
   org.state as org_state,
   case when org.id is not null then (case when u.id is not null
-    then exists (select 1 from memberships m where m.realm_id = ${p.realm} and m.organization_id = org.id
-                  and m.user_id = ${p.subject} and ${liveMembershipSql('m', p.now)})
+    then ${orgMembershipSql(q)}
     else (p.allowed_organization_ids is null or org.id = any (p.allowed_organization_ids)) end)
   end as org_member,
   ${
@@ -395,9 +400,7 @@ select c.state as client_state, c.id as client_row_id,
   } as projects,
   ${
     parts.introspection
-      ? `case when coalesce(${p.introspectorRow}, cc.id) is not null then exists (select 1 from resource_introspectors i
-     where i.realm_id = ${p.realm} and i.resource_id = coalesce(${p.resource}, res.id) and i.client_row_id = coalesce(${p.introspectorRow}, cc.id))
-  end`
+      ? `case when coalesce(${p.introspectorRow}, cc.id) is not null then ${introspectorSql(q, `coalesce(${p.resource}, res.id)`, `coalesce(${p.introspectorRow}, cc.id)`)} end`
       : 'null::boolean'
   } as introspector_allowed,
   ${parts.introspection ? `case when cc.id is not null then ${clientAuthFactsJsonOf('cc', p.now)} end` : 'null::json'} as caller,
@@ -485,7 +488,7 @@ select c.state as client_state, c.id as client_row_id,
   } as principal_orgs,
   ${
     parts.support
-      ? `case when ${p.supportGrant}::text is not null then ${supportGrantSql((n) => p[n])} end`
+      ? `case when ${p.supportGrant}::text is not null then ${supportGrantSql(q)} end`
       : 'null::json'
   } as support
 from (select 1) one
