@@ -8,7 +8,9 @@
 // token-liveness.ts's statement; the texts are cached by shape (at most 2^9, in practice a handful).
 import { clientAuthFactsJsonOf } from '../clients/index.ts';
 import {
+  type CheckFacts,
   type CheckParam,
+  checkValues,
   exchangeGrantSql,
   introspectorSql,
   jtiRevokedSql,
@@ -17,23 +19,6 @@ import {
   supportGrantSql,
   userGrantSql,
 } from './live-check-sql.ts';
-
-/** What the statement reads of token-liveness.ts's TokenFacts (there, each member is explained). */
-export interface LeanFacts {
-  realmId: string;
-  subject: string;
-  clientId: string;
-  tokenId: string;
-  sessionId: string | null;
-  audience: string;
-  resourceId: string | null;
-  exchanged: boolean;
-  grantClientId?: string | null;
-  orgId?: string | null;
-  introspectorRowId?: string | null;
-  callerClientId?: string | null;
-  supportGrantId?: string | null;
-}
 
 /** Which parts of the live checks a token needs. */
 interface Shape {
@@ -51,7 +36,7 @@ interface Shape {
 
 export const isPrincipalId = (subject: string): boolean => subject.startsWith('spr_');
 
-function shapeOf(f: LeanFacts): Shape {
+function shapeOf(f: CheckFacts): Shape {
   const principal = isPrincipalId(f.subject);
   const support = (f.supportGrantId ?? null) !== null;
   const grantClient = f.exchanged ? (f.grantClientId ?? null) : f.clientId;
@@ -72,24 +57,6 @@ const keyOf = (s: Shape): string =>
   Object.values(s)
     .map((b) => (b ? '1' : '0'))
     .join('');
-
-/** Each parameter's value for this token. */
-const valuesOf = (f: LeanFacts, now: Date): Record<CheckParam, unknown> => ({
-  realm: f.realmId,
-  subject: f.subject,
-  client: f.clientId,
-  jti: f.tokenId,
-  session: f.sessionId,
-  audience: f.audience,
-  resource: f.resourceId,
-  now,
-  introspectorRow: f.introspectorRowId ?? null,
-  callerClient: f.callerClientId ?? null,
-  org: f.orgId ?? null,
-  supportGrant: f.supportGrantId ?? null,
-  // After an exchange, the grant of the client the subject token was issued to.
-  grantClient: f.exchanged ? (f.grantClientId ?? null) : f.clientId,
-});
 
 /** The statement of one shape: its text and the parameter names in `$n` order. */
 interface Built {
@@ -167,7 +134,7 @@ function build(s: Shape): Built {
 const built = new Map<string, Built>();
 
 /** The statement for this token's live checks, and its values. */
-export function leanStatement(f: LeanFacts, now: Date): { sql: string; values: unknown[] } {
+export function leanStatement(f: CheckFacts, now: Date): { sql: string; values: unknown[] } {
   const shape = shapeOf(f);
   const key = keyOf(shape);
   let b = built.get(key);
@@ -175,6 +142,6 @@ export function leanStatement(f: LeanFacts, now: Date): { sql: string; values: u
     b = build(shape);
     built.set(key, b);
   }
-  const values = valuesOf(f, now);
+  const values = checkValues(f, now);
   return { sql: b.sql, values: b.names.map((n) => values[n]) };
 }

@@ -22,6 +22,42 @@ export type CheckParam =
 
 type P = (name: CheckParam) => string;
 
+/** What the checks read of token-liveness.ts's TokenFacts (there, each member is explained). */
+export interface CheckFacts {
+  realmId: string;
+  subject: string;
+  clientId: string;
+  tokenId: string;
+  sessionId: string | null;
+  audience: string;
+  resourceId: string | null;
+  exchanged: boolean;
+  grantClientId?: string | null;
+  orgId?: string | null;
+  introspectorRowId?: string | null;
+  callerClientId?: string | null;
+  supportGrantId?: string | null;
+}
+
+/** Each check parameter's value for this token. */
+export const checkValues = (f: CheckFacts, now: Date): Record<CheckParam, unknown> => ({
+  realm: f.realmId,
+  subject: f.subject,
+  client: f.clientId,
+  jti: f.tokenId,
+  session: f.sessionId,
+  audience: f.audience,
+  resource: f.resourceId,
+  now,
+  introspectorRow: f.introspectorRowId ?? null,
+  callerClient: f.callerClientId ?? null,
+  org: f.orgId ?? null,
+  supportGrant: f.supportGrantId ?? null,
+  // The client whose user grant must be live: the token's own, or after an exchange the one the
+  // subject token was issued to (doc 2, Revocation exposure: an active grant for both kinds).
+  grantClient: f.exchanged ? (f.grantClientId ?? null) : f.clientId,
+});
+
 /** The session row `s` is the subject's and live. */
 export const sessionLiveSql = (p: P): string =>
   `(s.user_id = ${p('subject')} and ${liveSessionSql('s', p('now'))})`;

@@ -18,6 +18,7 @@ import {
 import { mayHoldTokens } from '../users/account.states.ts';
 import { leanStatement } from './lean-liveness.ts';
 import {
+  checkValues,
   exchangeGrantSql,
   introspectorSql,
   jtiRevokedSql,
@@ -594,20 +595,10 @@ function variantsOf(facts: readonly TokenFacts[]): Variant[] {
 
 function paramsOf(f: TokenFacts, now: Date, v: Variant, known: RoleDefinitions | undefined): unknown[] {
   return v.values({
-    realm: f.realmId,
-    subject: f.subject,
-    client: f.clientId,
-    jti: f.tokenId,
-    session: f.sessionId,
-    audience: f.audience,
-    resource: f.resourceId,
-    now,
+    ...checkValues(f, now),
     withRoles: f.withRoles ?? false,
-    introspectorRow: f.introspectorRowId ?? null,
-    callerClient: f.callerClientId ?? null,
     exchanged: f.exchanged,
     rolesOrg: f.rolesOrgId ?? null,
-    org: f.orgId ?? null,
     rolesProject: f.rolesProjectId ?? null,
     decision: f.decision !== undefined && f.decision !== null,
     actions: f.decision?.actions ?? [],
@@ -615,10 +606,6 @@ function paramsOf(f: TokenFacts, now: Date, v: Variant, known: RoleDefinitions |
     knownTypesRevision: f.decision?.knownTypesRevision ?? null,
     rolesOrgs: f.rolesOrgIds ?? [],
     rolesProjects: f.rolesProjectIds ?? [],
-    supportGrant: f.supportGrantId ?? null,
-    // The client whose user grant must be live: the token's own, or after an exchange the one the
-    // subject token was issued to (doc 2, Revocation exposure: an active grant for both kinds).
-    grantClient: f.exchanged ? (f.grantClientId ?? null) : f.clientId,
     knownRoles: known?.revision ?? null,
   });
 }
