@@ -5,8 +5,21 @@
 // the result's parsers from the row description of every call, so a session-less token never
 // touches `sessions`, a user's never `service_principals`, a token without org_id never
 // `organizations`, and so on. The checks themselves are live-check-sql.ts's, as in
-// token-liveness.ts's statement; the texts are cached by shape (at most 2^9, in practice a handful).
-import { clientAuthFactsJsonOf } from '../clients/index.ts';
+// token-liveness.ts's statement; the texts are cached by shape (at most 2^10, in practice a handful).
+// What the checks read of clients, resources and introspector registrations is configuration: the
+// process keeps it per token shape and key, tagged with realms.clients_revision (moved by trigger
+// with every write to those tables, migrations/0024_clients_revision.sql), and a token with a kept
+// copy runs the statement without those parts, reading the revision instead. When the revision has
+// moved, the whole statement runs again, so a disabled client or resource and a removed
+// introspector count from their commit as before.
+import {
+  type ClientAuthFacts,
+  clientAuthFactsFrom,
+  clientAuthFactsJsonOf,
+  secretsAsOf,
+} from '../clients/index.ts';
+import { one, type Queryable } from '../platform/db/db.ts';
+import { KeptCopies } from '../platform/kept-copies.ts';
 import {
   type CheckFacts,
   type CheckParam,
@@ -32,6 +45,11 @@ interface Shape {
   support: boolean;
   introspector: boolean;
   caller: boolean;
+  /**
+   * The configuration parts (client, resource, introspector, caller) come from a kept copy: the
+   * statement reads the realm's clients_revision in their place.
+   */
+  kept: boolean;
 }
 
 export const isPrincipalId = (subject: string): boolean => subject.startsWith('spr_');
@@ -50,8 +68,12 @@ function shapeOf(f: CheckFacts): Shape {
     support,
     introspector: (f.introspectorRowId ?? null) !== null || (f.callerClientId ?? null) !== null,
     caller: (f.callerClientId ?? null) !== null,
+    kept: false,
   };
 }
+
+// The exchange check reads the token's client row, so those tokens always run the whole statement.
+const keepable = (s: Shape): boolean => !s.exchangeGrant;
 
 const keyOf = (s: Shape): string =>
   Object.values(s)
@@ -76,7 +98,9 @@ function build(s: Shape): Built {
   const realm = p('realm');
   // The resource the token is for: the registered row found by audience, or the id it names.
   const resourceId = (): string => (s.resource ? `coalesce(${p('resource')}, res.id)` : p('resource'));
-  const cols = ['c.state as client_state'];
+  const cols = s.kept ? [] : ['c.state as client_state'];
+  if (keepable(s))
+    cols.push(`(select rl.clients_revision::text from realms rl where rl.id = ${realm}) as clients_revision`);
   if (s.principal) cols.push('sp.state as principal_state', 'sp.authz_version as principal_authz');
   else
     cols.push(
@@ -93,7 +117,7 @@ function build(s: Shape): Built {
   cols.push(`${jtiRevokedSql(p)} as jti_revoked`);
   if (s.userGrant) cols.push(`${userGrantSql(p)} as user_grant`);
   if (s.exchangeGrant) cols.push(`${exchangeGrantSql(p, resourceId())} as exchange_grant`);
-  if (s.resource) cols.push('res.state as resource_state');
+  if (s.resource && !s.kept) cols.push('res.state as resource_state');
   if (s.org)
     cols.push(
       'org.state as org_state',
@@ -101,20 +125,18 @@ function build(s: Shape): Built {
         ? 'case when org.id is not null then (sp.allowed_organization_ids is null or org.id = any (sp.allowed_organization_ids)) end as org_member'
         : `case when org.id is not null then ${orgMembershipSql(p)} end as org_member`,
     );
-  if (s.introspector) {
+  if (s.introspector && !s.kept) {
     const introspector = s.caller ? `coalesce(${p('introspectorRow')}, cc.id)` : p('introspectorRow');
     cols.push(`${introspectorSql(p, resourceId(), introspector)} as introspector_allowed`);
   }
-  if (s.caller)
+  if (s.caller && !s.kept)
     cols.push(`case when cc.id is not null then ${clientAuthFactsJsonOf('cc', p('now'))} end as caller`);
   if (s.support) cols.push(`${supportGrantSql(p)} as support`);
 
   // Every join is optional and by key, from a one-row base, so the statement answers one row
   // whatever is missing.
-  const from = [
-    'from (select 1) one',
-    `left join clients c on c.realm_id = ${realm} and c.client_id = ${p('client')}`,
-  ];
+  const from = ['from (select 1) one'];
+  if (!s.kept) from.push(`left join clients c on c.realm_id = ${realm} and c.client_id = ${p('client')}`);
   if (s.principal)
     from.push(`left join service_principals sp on sp.realm_id = ${realm} and sp.id = ${p('subject')}`);
   else
@@ -123,9 +145,9 @@ function build(s: Shape): Built {
       `left join user_revocations ur on ur.realm_id = ${realm} and ur.user_id = ${p('subject')}`,
     );
   if (s.session) from.push(`left join sessions s on s.realm_id = ${realm} and s.id = ${p('session')}`);
-  if (s.resource)
+  if (s.resource && !s.kept)
     from.push(`left join resources res on res.realm_id = ${realm} and res.audience = ${p('audience')}`);
-  if (s.caller)
+  if (s.caller && !s.kept)
     from.push(`left join clients cc on cc.realm_id = ${realm} and cc.client_id = ${p('callerClient')}`);
   if (s.org) from.push(`left join organizations org on org.realm_id = ${realm} and org.id = ${p('org')}`);
   return { sql: `select ${cols.join(',\n  ')}\n${from.join('\n')}`, names };
@@ -133,9 +155,7 @@ function build(s: Shape): Built {
 
 const built = new Map<string, Built>();
 
-/** The statement for this token's live checks, and its values. */
-export function leanStatement(f: CheckFacts, now: Date): { sql: string; values: unknown[] } {
-  const shape = shapeOf(f);
+function statement(shape: Shape, f: CheckFacts, now: Date): { sql: string; values: unknown[] } {
   const key = keyOf(shape);
   let b = built.get(key);
   if (!b) {
@@ -144,4 +164,52 @@ export function leanStatement(f: CheckFacts, now: Date): { sql: string; values: 
   }
   const values = checkValues(f, now);
   return { sql: b.sql, values: b.names.map((n) => values[n]) };
+}
+
+/** What the configuration parts answered, with the revision they were read at. */
+interface KeptConfig {
+  revision: string;
+  row: { client_state: unknown; resource_state: unknown; introspector_allowed: unknown };
+  caller: ClientAuthFacts | null;
+}
+
+// Tokens' configuration parts this process holds, by everything those parts read.
+const keptConfig = new KeptCopies<KeptConfig>(5000);
+
+const configKeyOf = (f: CheckFacts): string =>
+  [f.realmId, f.clientId, f.audience, f.resourceId, f.callerClientId, f.introspectorRowId].join('\n');
+
+/** The lean statement's row, with the calling client (callerClientId) as authentication reads it. */
+export interface LeanRead {
+  row: Record<string, unknown>;
+  caller: ClientAuthFacts | null;
+}
+
+/** Runs this token's live checks: with the kept configuration when its revision still holds. */
+export async function readLean(q: Queryable, f: CheckFacts, now: Date): Promise<LeanRead> {
+  const shape = shapeOf(f);
+  const full = async (): Promise<LeanRead> => {
+    const st = statement(shape, f, now);
+    const row = await one<Record<string, unknown>>(q, st.sql, st.values);
+    return { row, caller: clientAuthFactsFrom(row.caller) };
+  };
+  if (!keepable(shape)) return full();
+  const key = configKeyOf(f);
+  const copy = keptConfig.get(key);
+  if (copy !== undefined) {
+    const st = statement({ ...shape, kept: true }, f, now);
+    const row = await one<Record<string, unknown>>(q, st.sql, st.values);
+    if (row.clients_revision === copy.revision)
+      return { row: { ...row, ...copy.row }, caller: secretsAsOf(copy.caller, now) };
+  }
+  const read = await full();
+  // An unknown caller is not kept: made-up client ids would push out the copies that serve.
+  if (shape.caller && read.caller === null) return read;
+  const { client_state, resource_state, introspector_allowed } = read.row;
+  keptConfig.set(key, {
+    revision: String(read.row.clients_revision),
+    row: { client_state, resource_state, introspector_allowed },
+    caller: read.caller,
+  });
+  return read;
 }

@@ -16,7 +16,7 @@ import {
   type RoleDefinitions,
 } from '../roles/role-definitions.ts';
 import { mayHoldTokens } from '../users/account.states.ts';
-import { leanStatement } from './lean-liveness.ts';
+import { readLean } from './lean-liveness.ts';
 import {
   checkValues,
   exchangeGrantSql,
@@ -642,12 +642,13 @@ export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Pro
   if (v.kind === 'lean') {
     // The most frequent kind (introspection, UserInfo, API bearers) runs a statement cut to the
     // token's shape (lean-liveness.ts); what it leaves out reads as null, as here.
-    const lean = leanStatement(f, now);
-    return judgeLiveness(
+    const lean = await readLean(q, f, now);
+    const live = judgeLiveness(
       f,
-      { ...NULL_ROW, ...(await one<Partial<LivenessRow>>(q, lean.sql, lean.values)) },
+      { ...NULL_ROW, ...(lean.row as Partial<LivenessRow>), caller: null },
       undefined,
     );
+    return { ...live, caller: lean.caller };
   }
   const known = knownFor(f, v);
   return judgeLiveness(f, await one<LivenessRow>(q, v.sql, paramsOf(f, now, v, known)), known);

@@ -12,20 +12,29 @@ import type { ClientRow } from './clients.repo.ts';
 export interface ClientAuthFacts
   extends Pick<ClientRow, 'realm_id' | 'id' | 'client_id' | 'type' | 'state' | 'token_endpoint_auth_method'> {
   jwks: JSONWebKeySet | null;
-  secrets: (StoredVerifier & { lastUsedAt: Date | null })[];
+  secrets: (StoredVerifier & { lastUsedAt: Date | null; expiresAt: Date | null })[];
 }
 
 export interface ClientAuthRow extends ClientRow, ClientAuthFacts {}
 
 interface Raw extends ClientRow {
   jwks: JSONWebKeySet | null;
-  secrets: { id: string; verifier: string; key_version: number; last_used_at: string | null }[] | string;
+  secrets:
+    | {
+        id: string;
+        verifier: string;
+        key_version: number;
+        last_used_at: string | null;
+        expires_at: string | null;
+      }[]
+    | string;
 }
 
 /** The unrevoked, unexpired secrets (as of $<nowParam>) of the client row `alias`, as JSON. */
 export const clientSecretsJson = (alias: string, now: string): string => `(
   select coalesce(json_agg(json_build_object('id', s.id, 'verifier', s.verifier,
-           'key_version', s.key_version, 'last_used_at', s.last_used_at) order by s.created_at), '[]')
+           'key_version', s.key_version, 'last_used_at', s.last_used_at, 'expires_at', s.expires_at)
+           order by s.created_at), '[]')
     from client_secrets s
    where s.realm_id = ${alias}.realm_id and s.client_row_id = ${alias}.id and s.revoked_at is null
      and (s.expires_at is null or s.expires_at > ${now}))`;
@@ -76,6 +85,19 @@ export const clientAuthFactsJsonOf = (alias: string, now: string): string =>
 /** The value clientAuthFactsJsonOf produced. */
 export const clientAuthFactsFrom = (value: unknown): ClientAuthFacts | null => clientAuthRowFrom(value);
 
+/**
+ * The client as a request at `now` may use it: secrets past their expiry left out. For a copy a
+ * process kept from an earlier read (whose statement filtered by its own time); the secrets stay
+ * the kept objects, so a use recorded on one (client-auth.ts) is seen by the next request.
+ */
+export function secretsAsOf<C extends ClientAuthFacts>(client: C | null, now: Date): C | null {
+  if (client === null) return null;
+  const t = now.getTime();
+  const unexpired = (s: ClientAuthFacts['secrets'][number]) =>
+    s.expiresAt === null || s.expiresAt.getTime() > t;
+  return client.secrets.every(unexpired) ? client : { ...client, secrets: client.secrets.filter(unexpired) };
+}
+
 /** The row clientForAuthJson produced (pg and PGlite hand json over parsed or as text). */
 export function clientAuthRowFrom(value: unknown): ClientAuthRow | null {
   if (value === null || value === undefined) return null;
@@ -88,6 +110,7 @@ export function clientAuthRowFrom(value: unknown): ClientAuthRow | null {
       verifier: s.verifier,
       keyVersion: Number(s.key_version),
       lastUsedAt: s.last_used_at === null ? null : new Date(s.last_used_at),
+      expiresAt: s.expires_at === null ? null : new Date(s.expires_at),
     })),
   };
 }

@@ -1,6 +1,7 @@
 // Client authentication at the token, introspection and revocation endpoints (RFC 6749 section
-// 2.3, RFC 7523). Nothing is cached: the client row and its active secrets are read in one query
-// per request, so a disable or a revocation counts from its commit. A secret costs one HMAC.
+// 2.3, RFC 7523). The client row and its active secrets are read in one query per request, or, for
+// client_credentials, from a copy the same request proved current (service-token-cache.ts), so a
+// disable or a revocation counts from its commit. A secret costs one HMAC.
 
 import { basicChallenge, oauthError } from '../kernel/oauth-error.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
@@ -80,9 +81,13 @@ export async function authenticateClient<C extends ClientAuthFacts = ClientAuthR
     const secretId = matchClientSecret(keyring, realmId, client.id, presented.secret, client.secrets);
     checkClient(client, presented, fail);
     if (!secretId) throw fail('secret_mismatch');
-    const used = client.secrets.find((s) => s.id === secretId)?.lastUsedAt;
-    if (!used || opts.now.getTime() - used.getTime() >= LAST_USED_RESOLUTION_MS) {
+    const secret = client.secrets.find((s) => s.id === secretId);
+    const used = secret?.lastUsedAt;
+    if (secret && (!used || opts.now.getTime() - used.getTime() >= LAST_USED_RESOLUTION_MS)) {
       await touchSecretUsed(q, realmId, secretId, opts.now, LAST_USED_RESOLUTION_MS);
+      // A loader may hand out a kept copy of the secrets (service-token-cache.ts): it learns the
+      // use too, so the next requests of the minute write nothing.
+      secret.lastUsedAt = opts.now;
     }
     return { client, method: presented.method, secretId };
   }

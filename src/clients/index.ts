@@ -10,6 +10,7 @@ export {
   clientAuthRowFrom,
   clientForAuthJson,
   deleteExpiredAssertionJtis,
+  secretsAsOf,
 } from './client-auth.repo.ts';
 export { setClientStateInTx, updateClient } from './client-changes.service.ts';
 export { GRANT } from './client-rules.ts';

@@ -2,10 +2,12 @@
 // principal, whose id is the token's subject; the grant must name subject type
 // service_principal (spec doc 1, GrantSpec). The hot path costs one SQL statement: the client
 // with its secrets, its principal, the named resource, the grant and the realm's active key are
-// read together while the client authenticates (prefetchServiceToken). The `organization`
+// read together while the client authenticates (prefetchServiceToken), or, when this process
+// holds them from an earlier request, only the realm's clients_revision is read to prove the copy
+// current (service-token-cache.ts). The `organization`
 // parameter (an organization id or slug) makes the principal act in that organization: the token
 // carries its org_id, which a resource with requires_organization needs.
-import { type ClientAuthRow, clientAuthJsonOf, clientAuthRowFrom } from '../../clients/index.ts';
+import { type ClientAuthRow, clientAuthJsonOf, clientAuthRowFrom, secretsAsOf } from '../../clients/index.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { maybeOne, one } from '../../platform/db/db.ts';
 import { builtinResources } from '../../resources/builtin-resources.ts';
@@ -37,8 +39,15 @@ import {
   scopeParam,
   type TokenResponse,
 } from './grant-context.ts';
+import {
+  CLIENTS_REVISION_SQL,
+  keepServiceToken,
+  keptServiceToken,
+  type ServiceTokenFacts,
+} from './service-token-cache.ts';
 
 interface PrefetchRow {
+  revision: string;
   caller: unknown;
   principal: PrincipalRow | null;
   resource: ResourceRow | null;
@@ -48,9 +57,11 @@ interface PrefetchRow {
 
 // Each row is read once by key: the client (and its secrets) through the join, the resource by its
 // audience through the join (the grant is looked up by its id), the active key without its sealed
-// private key when this process already holds that kid unsealed ($6).
+// private key when this process already holds that kid unsealed ($6); and the realm's
+// clients_revision, which tags the copy this process keeps.
 const PREFETCH_SQL = `
-select case when c.id is not null then ${clientAuthJsonOf('c', '$3')} end as caller,
+select (select rl.clients_revision::text from realms rl where rl.id = $1) as revision,
+  case when c.id is not null then ${clientAuthJsonOf('c', '$3')} end as caller,
   (select json_build_object('id', p.id, 'state', p.state, 'sole_audience', null)
      from service_principals p where p.realm_id = $1 and p.client_row_id = c.id) as principal,
   row_to_json(r) as resource,
@@ -84,19 +95,26 @@ export function prefetchServiceToken(
         (r) => r.audience === audience || r.id === audience,
       )
     : undefined;
-  return {
-    loadClient: async (clientId) => {
-      const row = await one<PrefetchRow>(app.db, PREFETCH_SQL, [
-        realm.id,
-        clientId,
-        now,
-        audience,
-        builtin?.id ?? null,
-        app.keyStore.unsealedKids(realm.id),
-      ]);
-      const resource = parsed<ResourceRow>(row.resource);
-      const grant = parsed<GrantRow>(row.grant);
-      result = {
+  const current = async (clientId: string): Promise<ServiceTokenFacts> => {
+    const copy = keptServiceToken(realm.id, clientId, audience);
+    if (copy !== undefined && keyUsable(app, realm.id, copy)) {
+      const { revision } = await one<{ revision: string }>(app.db, CLIENTS_REVISION_SQL, [realm.id]);
+      if (revision === copy.revision) return copy;
+    }
+    const row = await one<PrefetchRow>(app.db, PREFETCH_SQL, [
+      realm.id,
+      clientId,
+      now,
+      audience,
+      builtin?.id ?? null,
+      app.keyStore.unsealedKids(realm.id),
+    ]);
+    const resource = parsed<ResourceRow>(row.resource);
+    const grant = parsed<GrantRow>(row.grant);
+    const facts: ServiceTokenFacts = {
+      revision: String(row.revision),
+      caller: clientAuthRowFrom(row.caller),
+      prefetch: {
         principal: parsed<PrincipalRow>(row.principal),
         resource:
           audience === null
@@ -106,12 +124,29 @@ export function prefetchServiceToken(
                 grant: grant ? grantFromRow(grant) : null,
               },
         key: parsed<KeyRow>(row.key),
-      };
-      return clientAuthRowFrom(row.caller);
+      },
+    };
+    // An unknown client is not kept: made-up client ids would push out the copies that serve.
+    if (facts.caller !== null) keepServiceToken(realm.id, clientId, audience, facts);
+    return facts;
+  };
+  return {
+    loadClient: async (clientId) => {
+      const facts = await current(clientId);
+      result = facts.prefetch;
+      return secretsAsOf(facts.caller, now);
     },
     take: () => result,
   };
 }
+
+/** A kept key row without its sealed key signs only while this process holds that kid unsealed. */
+const keyUsable = (app: OAuthDeps, realmId: string, facts: ServiceTokenFacts): boolean => {
+  const key = facts.prefetch.key;
+  return (
+    key === null || key.private_key_sealed !== null || app.keyStore.unsealedKids(realmId).includes(key.kid)
+  );
+};
 
 export async function clientCredentialsGrant(g: GrantContext): Promise<TokenResponse> {
   const client = g.caller.client;
