@@ -75,10 +75,12 @@ function shapeOf(f: CheckFacts): Shape {
 // The exchange check reads the token's client row, so those tokens always run the whole statement.
 const keepable = (s: Shape): boolean => !s.exchangeGrant;
 
-const keyOf = (s: Shape): string =>
-  Object.values(s)
-    .map((b) => (b ? '1' : '0'))
-    .join('');
+// Each member a bit, in declaration order (the statement texts are kept by this number).
+const keyOf = (s: Shape): number => {
+  let key = 0;
+  for (const b of Object.values(s)) key = (key << 1) | (b ? 1 : 0);
+  return key;
+};
 
 /** The statement of one shape: its text and the parameter names in `$n` order. */
 interface Built {
@@ -153,7 +155,7 @@ function build(s: Shape): Built {
   return { sql: `select ${cols.join(',\n  ')}\n${from.join('\n')}`, names };
 }
 
-const built = new Map<string, Built>();
+const built = new Map<number, Built>();
 
 function statement(shape: Shape, f: CheckFacts, now: Date): { sql: string; values: unknown[] } {
   const key = keyOf(shape);
@@ -199,8 +201,12 @@ export async function readLean(q: Queryable, f: CheckFacts, now: Date): Promise<
   if (copy !== undefined) {
     const st = statement({ ...shape, kept: true }, f, now);
     const row = await one<Record<string, unknown>>(q, st.sql, st.values);
-    if (row.clients_revision === copy.revision)
-      return { row: { ...row, ...copy.row }, caller: secretsAsOf(copy.caller, now) };
+    if (row.clients_revision === copy.revision) {
+      row.client_state = copy.row.client_state;
+      row.resource_state = copy.row.resource_state;
+      row.introspector_allowed = copy.row.introspector_allowed;
+      return { row, caller: secretsAsOf(copy.caller, now) };
+    }
   }
   const read = await full();
   // An unknown caller is not kept: made-up client ids would push out the copies that serve.

@@ -579,7 +579,6 @@ function variantFor(kind: Kind, parts: Parts): Variant {
   }
   return v;
 }
-const variantOf = (f: TokenFacts): Variant => variantFor(kindOf(f), partsOf(f));
 
 /** The variants of a batch: its tokens of one kind share the statement of all their parts. */
 function variantsOf(facts: readonly TokenFacts[]): Variant[] {
@@ -638,55 +637,17 @@ const knownFor = (f: TokenFacts, v: Variant): RoleDefinitions | undefined =>
   v.kind === 'lean' ? undefined : knownRoleDefinitions(f.realmId);
 
 export async function checkLiveness(q: Queryable, f: TokenFacts, now: Date): Promise<Liveness> {
-  const v = variantOf(f);
-  if (v.kind === 'lean') {
+  const kind = kindOf(f);
+  if (kind === 'lean') {
     // The most frequent kind (introspection, UserInfo, API bearers) runs a statement cut to the
-    // token's shape (lean-liveness.ts); what it leaves out reads as null, as here.
+    // token's shape (lean-liveness.ts); the judgement reads a column it leaves out as null.
     const lean = await readLean(q, f, now);
-    const live = judgeLiveness(
-      f,
-      { ...NULL_ROW, ...(lean.row as Partial<LivenessRow>), caller: null },
-      undefined,
-    );
-    return { ...live, caller: lean.caller };
+    return judgeLiveness(f, lean.row as Partial<LivenessRow>, undefined, lean.caller);
   }
+  const v = variantFor(kind, partsOf(f));
   const known = knownFor(f, v);
   return judgeLiveness(f, await one<LivenessRow>(q, v.sql, paramsOf(f, now, v, known)), known);
 }
-
-const NULL_ROW: LivenessRow = {
-  client_state: null,
-  client_row_id: null,
-  user_state: null,
-  user_authz: null,
-  principal_state: null,
-  principal_authz: null,
-  session_live: null,
-  session_mfa: null,
-  session_restricted: null,
-  revoked_before: null,
-  jti_revoked: false,
-  user_grant: false,
-  exchange_grant: false,
-  resource_state: null,
-  roles: null,
-  introspector_allowed: null,
-  caller: null,
-  org_state: null,
-  org_member: null,
-  project: null,
-  projects: null,
-  realm_facts: null,
-  resource_scopes: null,
-  sensitivities: null,
-  defined_types: null,
-  authz_types: null,
-  member_org_ids: null,
-  group_ids: null,
-  live_org_ids: null,
-  principal_orgs: null,
-  support: null,
-};
 
 // The statement once per token (of the variant each needs: all have the same columns), joined
 // with union all and the parameters renumbered, so a decision batch checks all its subject tokens
@@ -736,7 +697,7 @@ export async function checkLivenessMany(
 // pg and PGlite hand json columns over parsed; text is tolerated all the same.
 const parsed = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
 
-function decisionFactsOf(r: LivenessRow): DecisionFacts | null {
+function decisionFactsOf(r: Partial<LivenessRow>): DecisionFacts | null {
   const realm = parsed(r.realm_facts) as {
     policy_revision: number;
     authz_revision: number;
@@ -758,7 +719,10 @@ function decisionFactsOf(r: LivenessRow): DecisionFacts | null {
   };
 }
 
-function supportFactsOf(f: TokenFacts, r: LivenessRow): { live: boolean; facts: SupportFacts } | null {
+function supportFactsOf(
+  f: TokenFacts,
+  r: Partial<LivenessRow>,
+): { live: boolean; facts: SupportFacts } | null {
   const v = parsed(r.support) as {
     live: boolean | null;
     actor_user_id: string;
@@ -779,24 +743,35 @@ function supportFactsOf(f: TokenFacts, r: LivenessRow): { live: boolean; facts: 
   };
 }
 
-function judgeLiveness(f: TokenFacts, r: LivenessRow, known: RoleDefinitions | undefined): Liveness {
+/**
+ * The judgement of one token's row. A lean row (lean-liveness.ts) names only its shape's columns,
+ * so a missing column reads as null here; `caller`, when given, is the calling client already
+ * read (a lean read may take it from the process's kept copy).
+ */
+function judgeLiveness(
+  f: TokenFacts,
+  r: Partial<LivenessRow>,
+  known: RoleDefinitions | undefined,
+  caller?: ClientAuthFacts | null,
+): Liveness {
   const support = supportFactsOf(f, r);
-  const roles = holdingsOf(f.realmId, known, parsed(r.roles) as HeldRoles | null) ?? [];
-  const subjectType =
-    r.user_state !== null ? 'user' : r.principal_state !== null ? 'service_principal' : null;
+  const roles = holdingsOf(f.realmId, known, (parsed(r.roles) as HeldRoles | null | undefined) ?? null) ?? [];
+  const userState = r.user_state ?? null;
+  const principalState = r.principal_state ?? null;
+  const subjectType = userState !== null ? 'user' : principalState !== null ? 'service_principal' : null;
   const result = (reason: Inactivity | null): Liveness => ({
     active: reason === null,
     reason,
     subjectType,
-    authzVersion: r.user_authz ?? r.principal_authz,
-    userState: r.user_state,
+    authzVersion: r.user_authz ?? r.principal_authz ?? null,
+    userState,
     sessionMfa: r.session_mfa === true,
     sessionRecoveryRestricted: r.session_restricted === true,
     roles,
     introspectorAllowed: r.introspector_allowed === true,
-    caller: clientAuthFactsFrom(r.caller),
-    project: r.project,
-    projects: (parsed(r.projects) as Liveness['projects'] | null) ?? [],
+    caller: caller === undefined ? clientAuthFactsFrom(r.caller) : caller,
+    project: r.project ?? null,
+    projects: (parsed(r.projects) as Liveness['projects'] | null | undefined) ?? [],
     decision: decisionFactsOf(r),
     support: support?.facts ?? null,
   });
@@ -810,12 +785,12 @@ function judgeLiveness(f: TokenFacts, r: LivenessRow, known: RoleDefinitions | u
     if (r.org_member !== true) return result('membership_inactive');
   }
   if (subjectType === 'service_principal') {
-    return result(r.principal_state === 'active' ? null : 'subject_inactive');
+    return result(principalState === 'active' ? null : 'subject_inactive');
   }
-  if (subjectType === null || !mayHoldTokens(r.user_state)) return result('subject_inactive');
+  if (subjectType === null || !mayHoldTokens(userState)) return result('subject_inactive');
   // One-second resolution: a token issued in the revoking second is revoked too.
-  if (r.revoked_before !== null && f.issuedAt <= Math.floor(r.revoked_before))
-    return result('account_revoked');
+  const revokedBefore = r.revoked_before ?? null;
+  if (revokedBefore !== null && f.issuedAt <= Math.floor(revokedBefore)) return result('account_revoked');
   if (f.sessionId !== null && r.session_live !== true) return result('session_inactive');
   if (f.supportGrantId) {
     if (support?.live !== true) return result('grant_inactive');
