@@ -40,7 +40,7 @@ import {
   type TokenResponse,
 } from './grant-context.ts';
 import {
-  CLIENTS_REVISION_SQL,
+  currentClientsRevision,
   keepServiceToken,
   keptServiceToken,
   type ServiceTokenFacts,
@@ -98,8 +98,7 @@ export function prefetchServiceToken(
   const current = async (clientId: string): Promise<ServiceTokenFacts> => {
     const copy = keptServiceToken(realm.id, clientId, audience);
     if (copy !== undefined && keyUsable(app, realm.id, copy)) {
-      const { revision } = await one<{ revision: string }>(app.db, CLIENTS_REVISION_SQL, [realm.id]);
-      if (revision === copy.revision) return copy;
+      if ((await currentClientsRevision(app.db, realm.id)) === copy.revision) return copy;
     }
     const row = await one<PrefetchRow>(app.db, PREFETCH_SQL, [
       realm.id,

@@ -3,11 +3,14 @@
 // active key. This process keeps what it last read for each (realm, client, resource), tagged with
 // the realm's clients_revision read in the same snapshot; every write to those tables moves that
 // revision in its own transaction (migrations/0024_clients_revision.sql). A request that finds a
-// copy reads only the realm's current revision and uses the copy when the two are equal, so a
+// copy reads only the realm's current revision (one statement shared by the requests of an event-loop
+// turn) and uses the copy when the two are equal, so a
 // disabled client, a revoked secret or grant and a compromised key count from their commit on
 // every server, as when everything was read per request (docs/decisions.md).
 import type { ClientAuthRow } from '../../clients/index.ts';
+import { many, type Queryable } from '../../platform/db/db.ts';
 import { KeptCopies } from '../../platform/kept-copies.ts';
+import { TurnBatch } from '../../platform/turn-batch.ts';
 import type { ServicePrefetch } from './grant-context.ts';
 
 export interface ServiceTokenFacts {
@@ -38,5 +41,24 @@ export const keepServiceToken = (
   facts: ServiceTokenFacts,
 ): void => kept.set(keyOf(realmId, clientId, audience), facts);
 
-/** The SQL reading the realm's current revision ($1: the realm id), as text. */
-export const CLIENTS_REVISION_SQL = 'select clients_revision::text as revision from realms where id = $1';
+// The revisions of the realms asked for in one turn of the event loop, read by one statement sent
+// after they were all asked (platform/turn-batch.ts), so each request still sees every commit that
+// preceded it. One batch per database handle.
+const batches = new WeakMap<Queryable, TurnBatch<string>>();
+
+/** The realm's clients_revision now, as text. */
+export function currentClientsRevision(db: Queryable, realmId: string): Promise<string | undefined> {
+  let batch = batches.get(db);
+  if (batch === undefined) {
+    batch = new TurnBatch(async (realmIds) => {
+      const rows = await many<{ id: string; revision: string }>(
+        db,
+        'select id, clients_revision::text as revision from realms where id = any ($1::text[])',
+        [realmIds],
+      );
+      return new Map(rows.map((r) => [r.id, r.revision]));
+    });
+    batches.set(db, batch);
+  }
+  return batch.get(realmId);
+}
