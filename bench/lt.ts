@@ -33,6 +33,7 @@ import {
   treeTicks,
   USERS,
 } from './common.ts';
+import { pacedRun } from './paced.ts';
 
 export interface Spec {
   label: string;
@@ -346,14 +347,47 @@ const requests =
       : spec.kind === 'codeflow'
         ? codeflowRequests()
         : null;
-const r = await autocannon({
-  url: `${spec.base}${spec.kind === 'get' ? (spec.path ?? '/') : ''}`,
-  connections: spec.c,
-  duration: spec.d,
-  timeout: 30,
-  ...(spec.rate ? { overallRate: spec.rate } : {}),
-  ...(requests ? { requests } : {}),
-});
+// A fixed rate is paced evenly (paced.ts): autocannon's rate limit sends in bursts.
+const paced = spec.rate !== undefined && spec.kind === 'form';
+const r = paced
+  ? await pacedForm(spec.rate as number)
+  : await autocannon({
+      url: `${spec.base}${spec.kind === 'get' ? (spec.path ?? '/') : ''}`,
+      connections: spec.c,
+      duration: spec.d,
+      timeout: 30,
+      ...(spec.rate ? { overallRate: spec.rate } : {}),
+      ...(requests ? { requests } : {}),
+    });
+
+/** The form scenario at a fixed rate, its latency counted from each request's due time. */
+async function pacedForm(rate: number) {
+  const { auths, bodies } = formInput();
+  if (bodies.length === 0) throw new Error('form: no bodies');
+  const check = (formRequests()[0] as Request).onResponse as (
+    status: number,
+    body: string,
+    ctx: object,
+  ) => void;
+  const result = await pacedRun({
+    base: spec.base,
+    connections: spec.c,
+    seconds: spec.d,
+    rate,
+    next: () => {
+      const i = form.next++;
+      const headers: Record<string, string> = {
+        'content-type': spec.contentType ?? 'application/x-www-form-urlencoded',
+      };
+      if (auths.length > 0) headers.authorization = auths[i % auths.length] as string;
+      return { path: spec.path ?? '/', headers, body: bodies[i % bodies.length] as string };
+    },
+    // The body checks of the form scenario; the latency is the paced run's own.
+    onResponse: (status, body) => check(status, body, { t0: Number.NaN }),
+  });
+  form.lat = result.latencies;
+  return result;
+}
 
 const wall = (performance.now() - t0) / 1000;
 const c1 = process.cpuUsage(c0);
