@@ -37,6 +37,7 @@ import { BATCH_SIZE, type DecisionInputs, seedDecisions } from './decisions.ts';
 import type { LtResult, Spec } from './lt.ts';
 import { topSelfTime } from './profile-top.ts';
 import { type Cluster, type SeedSummary, seedDatabase, startCluster, writeRootKey } from './seed.ts';
+import { logSize, serverLatency } from './server-latency.ts';
 import { mintIntrospectionTokens } from './tokens.ts';
 
 const QUICK = process.env.QUICK === '1';
@@ -165,6 +166,7 @@ interface Server {
   base: string;
   child: ChildProcess;
   idleRss: number;
+  logFile: string;
 }
 
 async function waitHttp(url: string, child: ChildProcess, what: string, logFile: string): Promise<void> {
@@ -204,6 +206,7 @@ async function startServer(
     base,
     child,
     idleRss: rssMiB(child.pid as number)?.rss ?? Number.NaN,
+    logFile,
   };
 }
 
@@ -766,14 +769,19 @@ async function main(): Promise<void> {
       if (!(peak > 0)) continue;
       for (const share of [0.5, 0.75]) {
         const rate = Math.max(1, Math.round(peak * share));
+        const from = logSize(ours.logFile);
         const row = await load(ours, `${sc.oursLabel} at ${share * 100}% of peak (${rate}/s)`, {
           ...sc.ours,
           c: 32,
           d: D,
           rate,
         });
+        await sleep(300); // the server writes its log lines at the end of each event-loop turn
+        const route = `/authorization/${(sc.ours.path ?? '').split('/').pop()}`;
+        const server = serverLatency(ours.logFile, from, logSize(ours.logFile), route);
+        const single = sc.key !== 'decision-batch';
         decisionLatency.push(
-          `${sc.title} at ${share * 100}% of peak (${rate} req/s${sc.key === 'decision-batch' ? `, ${rate * BATCH_SIZE} checks/s` : ''}): p50 ${f1(row.r.lat_p50_ms)} ms, p95 ${f2(row.r.lat_p95_ms)} ms, p99 ${f1(row.r.lat_p99_ms)} ms (loopback client-side, which bounds the server side from above; target p95 <= 5 ms at 50%${sc.key === 'decision-batch' ? ' applies to single checks' : ''})`,
+          `${sc.title} at ${share * 100}% of peak (${rate} req/s${single ? '' : `, ${rate * BATCH_SIZE} checks/s`}): server-side (its request log, ${server.requests} requests) p50 ${f1(server.p50)} ms, p95 ${f2(server.p95)} ms, p99 ${f1(server.p99)} ms${single && share === 0.5 ? ` (target p95 <= 5 ms: ${server.p95 <= 5 ? 'MET' : 'NOT MET'})` : ''}; client-side, paced, from each request's due time: p50 ${f1(row.r.lat_p50_ms)} ms, p95 ${f2(row.r.lat_p95_ms)} ms, p99 ${f1(row.r.lat_p99_ms)} ms${single ? '' : ' (the 5 ms target applies to single checks)'}`,
         );
       }
     }
