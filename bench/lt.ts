@@ -33,7 +33,7 @@ import {
   treeTicks,
   USERS,
 } from './common.ts';
-import { pacedRun } from './paced.ts';
+import { type PacedRequest, pacedRun } from './paced.ts';
 
 export interface Spec {
   label: string;
@@ -213,47 +213,56 @@ const form = {
 };
 const countOf = (body: string, needle: string): number => body.split(needle).length - 1;
 
+/** The next form request, taking the inputs' authorizations and bodies in turn. */
+function nextFormRequest(input: { auths: string[]; bodies: string[] }): PacedRequest {
+  const i = form.next++;
+  const headers: Record<string, string> = {
+    'content-type': spec.contentType ?? 'application/x-www-form-urlencoded',
+  };
+  if (input.auths.length > 0) headers.authorization = input.auths[i % input.auths.length] as string;
+  return { path: spec.path ?? '/', headers, body: input.bodies[i % input.bodies.length] as string };
+}
+
+/** Counts one form answer: a non-2xx is sampled, a 2xx body is checked against spec.expect. */
+function checkFormAnswer(status: number, body: string): void {
+  if (status < 200 || status >= 300) {
+    sample(`${status} ${body}`);
+    return;
+  }
+  // Cheap checks (the load generator shares its core with PostgreSQL): our JSON and the
+  // peer's both start with the member checked.
+  let good: boolean;
+  if (spec.expect === 'active') {
+    good = /^\{\s*"active"\s*:\s*true/.test(body);
+    if (good) form.active++;
+    else form.inactive++;
+  } else if (spec.expect === 'decision') {
+    good = body.includes('"decision_id":"dec_') && !body.includes('EVALUATION_ERROR');
+    form.allowed += countOf(body, '"allowed":true');
+    form.denied += countOf(body, '"allowed":false');
+  } else {
+    good = body.includes('"access_token":"');
+  }
+  if (good) form.ok++;
+  else {
+    form.unexpected++;
+    sample(`${status} ${body}`);
+  }
+}
+
 function formRequests(): Request[] {
-  const { auths, bodies } = formInput();
-  if (bodies.length === 0) throw new Error('form: no bodies');
-  const path = spec.path ?? '/';
+  const input = formInput();
+  if (input.bodies.length === 0) throw new Error('form: no bodies');
   return [
     {
       method: 'POST',
       setupRequest: (req, ctx) => {
-        const i = form.next++;
         ctx.t0 = performance.now();
-        const headers: Record<string, string> = {
-          'content-type': spec.contentType ?? 'application/x-www-form-urlencoded',
-        };
-        if (auths.length > 0) headers.authorization = auths[i % auths.length] as string;
-        return { ...req, path, headers, body: bodies[i % bodies.length] as string };
+        return { ...req, ...nextFormRequest(input) };
       },
       onResponse: (status, body, ctx) => {
         if (spec.expect === 'decision') form.lat.push(performance.now() - (ctx.t0 as number));
-        if (status < 200 || status >= 300) {
-          sample(`${status} ${body}`);
-          return;
-        }
-        // Cheap checks (the load generator shares its core with PostgreSQL): our JSON and the
-        // peer's both start with the member checked.
-        let good: boolean;
-        if (spec.expect === 'active') {
-          good = /^\{\s*"active"\s*:\s*true/.test(body);
-          if (good) form.active++;
-          else form.inactive++;
-        } else if (spec.expect === 'decision') {
-          good = body.includes('"decision_id":"dec_') && !body.includes('EVALUATION_ERROR');
-          form.allowed += countOf(body, '"allowed":true');
-          form.denied += countOf(body, '"allowed":false');
-        } else {
-          good = body.includes('"access_token":"');
-        }
-        if (good) form.ok++;
-        else {
-          form.unexpected++;
-          sample(`${status} ${body}`);
-        }
+        checkFormAnswer(status, body);
       },
     },
   ];
@@ -362,28 +371,15 @@ const r = paced
 
 /** The form scenario at a fixed rate, its latency counted from each request's due time. */
 async function pacedForm(rate: number) {
-  const { auths, bodies } = formInput();
-  if (bodies.length === 0) throw new Error('form: no bodies');
-  const check = (formRequests()[0] as Request).onResponse as (
-    status: number,
-    body: string,
-    ctx: object,
-  ) => void;
+  const input = formInput();
+  if (input.bodies.length === 0) throw new Error('form: no bodies');
   const result = await pacedRun({
     base: spec.base,
     connections: spec.c,
     seconds: spec.d,
     rate,
-    next: () => {
-      const i = form.next++;
-      const headers: Record<string, string> = {
-        'content-type': spec.contentType ?? 'application/x-www-form-urlencoded',
-      };
-      if (auths.length > 0) headers.authorization = auths[i % auths.length] as string;
-      return { path: spec.path ?? '/', headers, body: bodies[i % bodies.length] as string };
-    },
-    // The body checks of the form scenario; the latency is the paced run's own.
-    onResponse: (status, body) => check(status, body, { t0: Number.NaN }),
+    next: () => nextFormRequest(input),
+    onResponse: checkFormAnswer,
   });
   form.lat = result.latencies;
   return result;

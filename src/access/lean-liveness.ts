@@ -32,6 +32,7 @@ import {
   supportGrantSql,
   userGrantSql,
 } from './live-check-sql.ts';
+import type { LivenessRow } from './liveness-judgement.ts';
 
 /** Which parts of the live checks a token needs. */
 interface Shape {
@@ -171,9 +172,12 @@ function statement(shape: Shape, f: CheckFacts, now: Date): { sql: string; value
 /** What the configuration parts answered, with the revision they were read at. */
 interface KeptConfig {
   revision: string;
-  row: { client_state: unknown; resource_state: unknown; introspector_allowed: unknown };
+  row: Pick<LeanRow, 'client_state' | 'resource_state' | 'introspector_allowed'>;
   caller: ClientAuthFacts | null;
 }
+
+/** A lean row: the columns of its shape, and the realm's clients_revision where the shape reads it. */
+type LeanRow = Partial<LivenessRow> & { clients_revision?: string };
 
 // Tokens' configuration parts this process holds, by everything those parts read.
 const keptConfig = new KeptCopies<KeptConfig>(5000);
@@ -183,7 +187,7 @@ const configKeyOf = (f: CheckFacts): string =>
 
 /** The lean statement's row, with the calling client (callerClientId) as authentication reads it. */
 export interface LeanRead {
-  row: Record<string, unknown>;
+  row: LeanRow;
   caller: ClientAuthFacts | null;
 }
 
@@ -192,7 +196,7 @@ export async function readLean(q: Queryable, f: CheckFacts, now: Date): Promise<
   const shape = shapeOf(f);
   const full = async (): Promise<LeanRead> => {
     const st = statement(shape, f, now);
-    const row = await one<Record<string, unknown>>(q, st.sql, st.values);
+    const row = await one<LeanRow>(q, st.sql, st.values);
     return { row, caller: clientAuthFactsFrom(row.caller) };
   };
   if (!keepable(shape)) return full();
@@ -200,7 +204,7 @@ export async function readLean(q: Queryable, f: CheckFacts, now: Date): Promise<
   const copy = keptConfig.get(key);
   if (copy !== undefined) {
     const st = statement({ ...shape, kept: true }, f, now);
-    const row = await one<Record<string, unknown>>(q, st.sql, st.values);
+    const row = await one<LeanRow>(q, st.sql, st.values);
     if (row.clients_revision === copy.revision) {
       row.client_state = copy.row.client_state;
       row.resource_state = copy.row.resource_state;

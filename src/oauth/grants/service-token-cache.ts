@@ -3,10 +3,10 @@
 // active key. This process keeps what it last read for each (realm, client, resource), tagged with
 // the realm's clients_revision read in the same snapshot; every write to those tables moves that
 // revision in its own transaction (migrations/0024_clients_revision.sql). A request that finds a
-// copy reads only the realm's current revision (one statement shared by the requests of an event-loop
-// turn) and uses the copy when the two are equal, so a
-// disabled client, a revoked secret or grant and a compromised key count from their commit on
-// every server, as when everything was read per request (docs/decisions.md).
+// copy reads only the realm's current revision (one statement shared by the requests of an
+// event-loop turn) and uses the copy when the two are equal, so a disabled client, a revoked
+// secret or grant and a compromised key count from their commit on every server, as when
+// everything was read per request (docs/decisions.md).
 import type { ClientAuthRow } from '../../clients/index.ts';
 import { many, type Queryable } from '../../platform/db/db.ts';
 import { KeptCopies } from '../../platform/kept-copies.ts';
