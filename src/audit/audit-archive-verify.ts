@@ -37,7 +37,7 @@ interface ArchivedBatch extends ChainBatch {
 type Json = Record<string, unknown>;
 
 /** The archive's batch files by the name audit.archive gives them, lowest seq first. */
-export async function archiveFiles(dir: string): Promise<{ name: string; seq: number }[]> {
+async function archiveFiles(dir: string): Promise<{ name: string; seq: number }[]> {
   return (await readdir(dir))
     .flatMap((name) => {
       const m = FILE_NAME.exec(name);
@@ -47,7 +47,7 @@ export async function archiveFiles(dir: string): Promise<{ name: string; seq: nu
 }
 
 /** The batch a file's first line describes, or why it does not describe one. */
-export function batchHeader(line: Json | undefined, name: string): ArchivedBatch | string {
+function batchHeader(line: Json | undefined, name: string): ArchivedBatch | string {
   const m = FILE_NAME.exec(name);
   if (!line || line.record !== 'batch') return 'the first line is not a batch';
   const { id, seq, previous_hash: prev, events_hash: events, event_count: count, batch_hash: hash } = line;

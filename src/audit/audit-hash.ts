@@ -38,7 +38,7 @@ export function jcs(value: unknown): string {
 }
 
 /** The members a content hash covers, as hashed: `occurred_at` in RFC 3339 UTC with milliseconds. */
-export function hashedContent(e: HashedEventRow): Record<string, unknown> {
+function hashedContent(e: HashedEventRow): Record<string, unknown> {
   return {
     id: e.id,
     realm_id: e.realm_id,
