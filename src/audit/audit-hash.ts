@@ -1,9 +1,12 @@
-// The hash chain of sealed audit evidence (docs/audit.md, Sealing). Each event's content hash
-// covers every stored field; a batch hash covers its position, the previous batch's hash and the
-// content hashes of its events, so an edited, removed or inserted event or batch breaks the chain.
+// The hash chain of sealed audit evidence (docs/audit.md, "What is hashed", byte by byte). Each
+// event's content hash is SHA-256 over the RFC 8785 (JCS) form of its stored fields; a batch hash
+// covers its position, the previous batch's hash and the content hashes of its events, so an
+// edited, removed or inserted event or batch breaks the chain. Pure: the worker's check and
+// `identity-cli audit verify --archive` (no database) both use it.
 import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
 
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** An audit_events row as read back for hashing. */
 export interface HashedEventRow {
@@ -27,41 +30,38 @@ export interface HashedEventRow {
   data: unknown;
 }
 
-/** JSON with object members sorted, so jsonb's own member order never changes a hash. */
-export function canonicalJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  const o = v as Record<string, unknown>;
-  const keys = Object.keys(o)
-    .filter((k) => o[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+/** The RFC 8785 form of a JSON value; throws on what JSON cannot hold (NaN, lone surrogates). */
+export function jcs(value: unknown): string {
+  const text = canonicalize(value);
+  if (text === undefined) throw new Error('not a JSON value');
+  return text;
 }
 
-export function contentHash(e: HashedEventRow): string {
-  return sha256(
-    canonicalJson({
-      id: e.id,
-      realm_id: e.realm_id,
-      occurred_at: new Date(e.occurred_at).toISOString(),
-      type: e.type,
-      category: e.category,
-      outcome: e.outcome,
-      actor_type: e.actor_type,
-      actor_id: e.actor_id,
-      subject_type: e.subject_type,
-      subject_id: e.subject_id,
-      target_type: e.target_type,
-      target_id: e.target_id,
-      org_id: e.org_id,
-      correlation_id: e.correlation_id,
-      signal: e.signal,
-      reason: e.reason,
-      corrects_event_id: e.corrects_event_id,
-      data: e.data,
-    }),
-  );
+/** The members a content hash covers, as hashed: `occurred_at` in RFC 3339 UTC with milliseconds. */
+function hashedContent(e: HashedEventRow): Record<string, unknown> {
+  return {
+    id: e.id,
+    realm_id: e.realm_id,
+    occurred_at: new Date(e.occurred_at).toISOString(),
+    type: e.type,
+    category: e.category,
+    outcome: e.outcome,
+    actor_type: e.actor_type,
+    actor_id: e.actor_id,
+    subject_type: e.subject_type,
+    subject_id: e.subject_id,
+    target_type: e.target_type,
+    target_id: e.target_id,
+    org_id: e.org_id,
+    correlation_id: e.correlation_id,
+    signal: e.signal,
+    reason: e.reason,
+    corrects_event_id: e.corrects_event_id,
+    data: e.data,
+  };
 }
+
+export const contentHash = (e: HashedEventRow): string => sha256(jcs(hashedContent(e)));
 
 export const eventsHash = (contentHashes: readonly string[]): string => sha256(contentHashes.join('\n'));
 

@@ -72,6 +72,25 @@ export async function newestBatches(q: Queryable, count: number): Promise<BatchR
   return r.rows;
 }
 
+export async function batchBySeq(q: Queryable, seq: number): Promise<BatchRow | null> {
+  const r = await q.query<BatchRow>('select * from audit_batches where seq = $1', [seq]);
+  return r.rows[0] ?? null;
+}
+
+/**
+ * How many batches that no longer exist are still named by sealed events, among batches sealed
+ * since `sinceBatchId` (batch ids are time-ordered ULIDs, so the time part bounds an index range).
+ * Batches are never deleted (retention deletes events and keeps the batch row).
+ */
+export async function countOrphanedBatches(q: Queryable, sinceBatchId: string): Promise<number> {
+  const r = await q.query<{ n: string }>(
+    `select count(distinct e.batch_id) as n from audit_events e
+      where e.batch_id >= $1 and not exists (select 1 from audit_batches b where b.id = e.batch_id)`,
+    [sinceBatchId.slice(0, 'aub_'.length + 10)],
+  );
+  return Number(r.rows[0]?.n ?? 0);
+}
+
 export const batchEvents = (q: Queryable, batchId: string) =>
   q.query<SealedEventRow>(
     `select ${EVENT_COLUMNS}, content_hash, batch_id from audit_events where batch_id = $1

@@ -1,14 +1,18 @@
 // Worker tasks that make audit evidence tamper-evident (docs/audit.md, Sealing): audit.seal puts
 // unsealed events into hash-chained batches; audit.verify_recent re-computes the newest 200
-// batches and reports how many no longer match (service_audit_integrity_problems).
+// batches, looks for gaps, and reports the problems it finds (service_audit_integrity_problems).
 import type { TaskReport } from '../kernel/task.ts';
 import type { Db } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
+import { newestArchivedBatch } from './audit-archive-verify.ts';
+import { type ChainBatch, type ChainProblem, eventsProblem, linkProblem } from './audit-chain.ts';
 import { batchHash, contentHash, eventsHash } from './audit-hash.ts';
 import {
   type BatchRow,
+  batchBySeq,
   batchEvents,
   claimUnsealed,
+  countOrphanedBatches,
   insertBatch,
   lastBatch,
   newestBatches,
@@ -62,32 +66,52 @@ export async function sealAudit(deps: { db: Db }, now: Date): Promise<TaskReport
   return { batches, events };
 }
 
-/** What is wrong with one batch, or null when it verifies. */
-export async function batchProblem(db: Db, b: BatchRow, previous: BatchRow | null): Promise<string | null> {
-  const link = {
-    seq: Number(b.seq),
-    previousHash: b.previous_hash,
-    eventsHash: b.events_hash,
-    eventCount: b.event_count,
-  };
-  if (batchHash(link) !== b.batch_hash) return 'batch hash does not match its fields';
-  if (previous && Number(previous.seq) === link.seq - 1 && b.previous_hash !== previous.batch_hash)
-    return 'previous hash does not link to the batch before';
-  if (previous && Number(previous.seq) !== link.seq - 1) return 'a batch is missing from the chain';
-  const rows = (await batchEvents(db, b.id)).rows;
-  if (rows.length !== b.event_count - b.pruned_count) return 'events are missing from the batch';
-  const hashes = rows.map(contentHash);
-  if (rows.some((r, i) => r.content_hash !== hashes[i])) return 'an event changed after sealing';
-  if (b.pruned_count === 0 && eventsHash(hashes) !== b.events_hash) return 'events hash does not match';
-  return null;
+/** What is wrong with one batch and its link to the batch read before it, or null. */
+export async function batchProblem(
+  db: Db,
+  b: BatchRow,
+  previous: BatchRow | null,
+): Promise<ChainProblem | null> {
+  const link = linkProblem(chainBatch(b), previous ? chainBatch(previous) : null);
+  if (link) return link;
+  const events = (await batchEvents(db, b.id)).rows.map((e) => ({
+    id: e.id,
+    storedHash: e.content_hash,
+    computedHash: contentHash(e),
+  }));
+  return eventsProblem(chainBatch(b), events, b.pruned_count);
 }
+
+const chainBatch = (b: BatchRow): ChainBatch => ({ ...b, seq: Number(b.seq) });
 
 export interface IntegrityReport {
   checked: number;
   problems: number;
 }
 
-export async function verifyRecentAudit(deps: { db: Db }): Promise<IntegrityReport> {
+/**
+ * A batch the archive holds that the database lacks, or holds with another hash: the newest
+ * batches were deleted (and sealing carried on from the one before), which nothing in the
+ * database itself can show once their events are gone too.
+ */
+async function archiveAhead(db: Db, dir: string | null): Promise<boolean> {
+  if (!dir) return false;
+  const newest = await newestArchivedBatch(dir).catch(() => null);
+  if (!newest) return false;
+  const stored = await batchBySeq(db, newest.seq);
+  return stored?.batch_hash !== newest.batch_hash;
+}
+
+/**
+ * The newest 200 batches: each batch's hash, its link to the one before (from seq 1 when there
+ * are no more), its events; events sealed into a batch that no longer exists; and, with an
+ * archive, the archive's newest batch still in the database. Each failing batch, each missing
+ * batch its events still name, and an archive ahead of the database count as one problem.
+ */
+export async function verifyRecentAudit(deps: {
+  db: Db;
+  auditArchiveDir?: string | null;
+}): Promise<IntegrityReport> {
   const rows = await newestBatches(deps.db, VERIFY_BATCHES);
   // The first row is the link below the newest 200 when there are more than 200.
   const start = rows.length > VERIFY_BATCHES ? 1 : 0;
@@ -96,5 +120,8 @@ export async function verifyRecentAudit(deps: { db: Db }): Promise<IntegrityRepo
     const b = rows[i] as BatchRow;
     if ((await batchProblem(deps.db, b, rows[i - 1] ?? null)) !== null) problems += 1;
   }
+  const oldest = rows[start];
+  if (oldest) problems += await countOrphanedBatches(deps.db, oldest.id);
+  if (await archiveAhead(deps.db, deps.auditArchiveDir ?? null)) problems += 1;
   return { checked: rows.length - start, problems };
 }

@@ -7,6 +7,7 @@
 export { presentAuditEvent } from './audit.present.ts';
 export { onSecuritySignal, recordAudit } from './audit.repo.ts';
 export { archiveAudit } from './audit-archive.task.ts';
+export { type ArchiveReport, verifyArchive } from './audit-archive-verify.ts';
 export { type AuditEventFilters, type AuditEventRow, listAuditEvents } from './audit-events.repo.ts';
 export { contentHash } from './audit-hash.ts';
 export { pruneBatchEvents, retentionCandidates, retentionEvents } from './audit-retention.repo.ts';

@@ -174,7 +174,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     outbound: new OutboundHttp({ resolver }),
     challengeProviders: await resolveChallengeProviders(config, env, log),
     fidoMetadata: new FidoMetadata(
-      { blobFile: config.webauthn.metadataBlob, rootFile: config.webauthn.metadataRoot },
+      {
+        blobFile: config.webauthn.metadataBlob,
+        rootFile: config.webauthn.metadataRoot,
+        gracePeriodMs: config.webauthn.metadataGracePeriodMs,
+      },
       log,
       () => clock.now(),
     ),

@@ -4,6 +4,7 @@ import { FlagError } from '../platform/cli/flags.ts';
 import { ConfigError } from '../platform/config/load.ts';
 import { CliError } from './cli/cli-error.ts';
 import { api } from './cli/commands/api.ts';
+import { audit } from './cli/commands/audit.ts';
 import { bootstrap } from './cli/commands/bootstrap.ts';
 import { config } from './cli/commands/config.ts';
 import { doctor, generateRootKeyCommand } from './cli/commands/keys.ts';
@@ -39,6 +40,8 @@ commands:
   maintenance status | off | set --mode read_only|closed|debug [--message TEXT] [--retry-after SECONDS]
       [--debug-for DURATION] [--debug-component NAME] [--by NAME]
                                                show or set the maintenance mode of every server
+  audit verify --archive DIR                   verify an audit archive's hashes and chain (no database;
+                                               exit 1 on any problem)
 
 every command takes --config FILE (or PROUDAUTH_CONFIG) and the same PROUDAUTH_* environment
 settings as the server; login, api and logout use it only for server.public_origin when --server
@@ -51,6 +54,7 @@ const COMMANDS: Record<string, Command> = {
   doctor,
   'generate-root-key': generateRootKeyCommand,
   api,
+  audit,
   config,
   login,
   logout,

@@ -147,6 +147,9 @@ async function serve(argv: string[]): Promise<void> {
   installProcessGuards(ctx.log);
   requireKeyring(ctx);
   await reportSchema(ctx);
+  // Reads the FIDO metadata once now, so a BLOB that does not verify or is past its nextUpdate is
+  // logged at start-up rather than at the first passkey registration.
+  await ctx.fidoMetadata.status();
   const http = await startHttpServers(ctx);
   logStarted(ctx, { command: 'serve', public: http.publicUrl, internal: http.internalUrl });
   onSignals(ctx, async () => {

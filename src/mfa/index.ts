@@ -39,7 +39,7 @@ export {
   authenticationOptions,
   checkAssertion,
 } from './webauthn/authentication.ts';
-export { FidoMetadata } from './webauthn/fido-metadata.ts';
+export { FidoMetadata, type FidoMetadataStatus } from './webauthn/fido-metadata.ts';
 export {
   consumeCeremony,
   deleteExpiredCeremonies,

@@ -1,6 +1,7 @@
 // The operator status object behind GET /status (spec doc 2, "Operator status object"). It lists
 // the capabilities that exist in this release; later ones join as they are built.
 
+import type { FidoMetadataStatus } from '../mfa/index.ts';
 import { readMaintenance } from './maintenance.repo.ts';
 import { presentMaintenance } from './maintenance.ts';
 import {
@@ -23,6 +24,8 @@ export const BACKLOG_DEGRADED_SECONDS = 300;
 
 export interface StatusContext extends ProbeContext {
   keyProvider: 'kms_unwrapped' | 'software';
+  /** The operator's FIDO metadata; its member appears only when webauthn.metadata_blob is set. */
+  fidoMetadata: { status(): Promise<FidoMetadataStatus | null> };
   config: { privacy: { residency: { region: string | null; allowedDestinations: readonly string[] } } };
 }
 
@@ -55,6 +58,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
     sealingResult,
     webhooksResult,
     maintenanceResult,
+    fidoResult,
   ] = await Promise.allSettled([
     schema(ctx),
     signing(ctx),
@@ -65,6 +69,7 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
     auditUnsealed(ctx).then((u) => u.oldestSeconds),
     webhooksBacklog(ctx),
     readMaintenance(ctx.db),
+    ctx.fidoMetadata.status(),
   ]);
   const schemaState = settled(schemaResult);
   if (!schemaState) return down;
@@ -91,6 +96,9 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
   const maintenanceState = settled(maintenanceResult);
   const maintenance = maintenanceState ? presentMaintenance(maintenanceState, ctx.clock.now()) : null;
   const inMaintenance = maintenance !== null && maintenance.mode !== 'off';
+  // An extra member, not a capability: it concerns passkey registrations that need operator
+  // metadata, and doc 2 lists the capabilities that decide `status` (docs/decisions.md).
+  const fidoMetadata = settled(fidoResult);
   return {
     status: inMaintenance ? 'maintenance' : allOk ? 'ok' : 'degraded',
     ...base,
@@ -105,5 +113,6 @@ export async function operatorStatus(ctx: StatusContext): Promise<Record<string,
     },
     ...(skew === null ? {} : { clock_skew_ms: skew }),
     ...(maintenance === null ? {} : { maintenance }),
+    ...(fidoMetadata === null ? {} : { fido_metadata: fidoMetadata }),
   };
 }

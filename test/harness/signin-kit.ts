@@ -9,6 +9,7 @@ import { decodeBase32 } from '../../src/mfa/base32.ts';
 import { totpAt, totpStep } from '../../src/mfa/otp.ts';
 import type { Clock } from '../../src/platform/clock.ts';
 import type { Db } from '../../src/platform/db/db.ts';
+import type { Logger } from '../../src/platform/log.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
 import type { UserRow } from '../../src/users/users.repo.ts';
 import type { NewUser } from '../../src/users/users.service.ts';
@@ -42,6 +43,8 @@ export interface SigninSetupOptions {
   /** A database of the test's own (migrated) instead of this file's database. */
   db?: Db;
   overrides?: Record<string, unknown>;
+  /** The application's logger, for tests that read what the service logged (default silent). */
+  log?: Logger;
   /** Sets the realm's interaction.login_ui_url (before the client is created). */
   loginUi?: string | undefined;
   /** Members over the 'web-app' client (web, REDIRECT); null creates no client. */
@@ -71,6 +74,7 @@ export async function signinSetup<const O extends SigninSetupOptions = Record<ne
     ...(opts.overrides ? { overrides: opts.overrides } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.db ? { db: opts.db } : {}),
+    ...(opts.log ? { log: opts.log } : {}),
   });
   const realm = await h.createRealm();
   if (opts.loginUi) await h.setPolicy(realm, { interaction: { login_ui_url: opts.loginUi } });

@@ -71,7 +71,7 @@ export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {})
   ctx.metrics.registry.removeSingleMetric('service_audit_integrity_problems');
   ctx.metrics.gauge(
     'service_audit_integrity_problems',
-    'Sealed audit batches among the newest 200 that failed the last audit.verify_recent',
+    'Problems the last audit.verify_recent found among the newest 200 sealed audit batches (failing batches and gaps)',
     async () => integrityProblems,
   );
   const deps: WorkerDeps = {

@@ -28,11 +28,13 @@ export async function trustSources(
   realmId: string,
   metadata: FidoMetadata | null,
 ): Promise<TrustSources> {
+  const operator = metadata ? await metadata.trust() : { entries: new Map(), exists: false };
   return {
     realmRoots: async (aaguid) =>
       (await findTrustedAuthenticator(q, realmId, aaguid))?.root_certificates ?? null,
     realmHasAny: async () => (await countTrustedAuthenticators(q, realmId)) > 0,
-    operator: metadata ? await metadata.entries() : new Map(),
+    operator: operator.entries,
+    operatorExists: operator.exists,
   };
 }
 

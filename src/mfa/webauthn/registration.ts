@@ -11,7 +11,7 @@ import {
 import { decodeAttestationObject } from '@simplewebauthn/server/helpers';
 import { type AttestationSource, evaluateAttestationTrust } from './attestation-trust.ts';
 import { credProtectApplied, unrequestedOutputs } from './extension-rules.ts';
-import type { FidoEntry } from './fido-metadata.ts';
+import type { FidoEntry } from './fido-blob.ts';
 import type { PasskeyRow } from './passkeys.repo.ts';
 import './library-settings.ts';
 import {
@@ -119,7 +119,10 @@ export interface TrustSources {
   realmRoots(aaguid: string): Promise<string[] | null>;
   /** Whether the realm lists any trusted authenticator. */
   realmHasAny(): Promise<boolean>;
+  /** The operator's metadata entries trust may use (none once the BLOB expired). */
   operator: ReadonlyMap<string, FidoEntry>;
+  /** Whether the operator's metadata exists at all, expired or not. */
+  operatorExists: boolean;
 }
 
 const refuse = (refusal: RegistrationRefusal, detail: string): RegistrationCheck => ({
@@ -173,7 +176,7 @@ export async function checkRegistration(
   const attestation = decodeAttestationObject(info.attestationObject);
   const x5c = attestation.get('attStmt').get('x5c') ?? [];
   const realmRoots = await trust.realmRoots(aaguid);
-  const verdict = evaluateAttestationTrust({
+  const verdict = await evaluateAttestationTrust({
     aaguid,
     x5c,
     realmRoots,
@@ -181,9 +184,13 @@ export async function checkRegistration(
     now,
   });
   if (policy.requireTrustedAttestation) {
-    if (trust.operator.size === 0 && !(await trust.realmHasAny()))
+    if (!trust.operatorExists && !(await trust.realmHasAny()))
       return refuse('feature_disabled', 'no trusted authenticator metadata is configured');
-    if (!verdict.trusted) return refuse('attestation_not_trusted', 'the attestation is not trusted');
+    if (!verdict.trusted)
+      return refuse(
+        'attestation_not_trusted',
+        `the attestation is not trusted${verdict.problem ? ` (certificate path: ${verdict.problem})` : ''}`,
+      );
   }
   const transports = (credential as { response?: { transports?: unknown } }).response?.transports;
   return {

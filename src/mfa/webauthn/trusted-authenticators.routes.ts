@@ -10,7 +10,7 @@ import { array, object, string } from '../../platform/http/decode.ts';
 import { type FieldError, Problem, problem } from '../../platform/http/problem.ts';
 import { decodeOrValidate } from '../../platform/http/validate-body.ts';
 import { newId } from '../../platform/ids.ts';
-import { parseCertificate, withinValidity } from './cert-chain.ts';
+import { issuerProblem, parseX509, withinValidity } from './cert-path.ts';
 import {
   countTrustedAuthenticators,
   deleteTrustedAuthenticator,
@@ -41,11 +41,16 @@ function entryErrors(aaguid: string, pems: string[], now: Date): FieldError[] {
   if (!AAGUID.test(aaguid) || aaguid === ZERO_AAGUID)
     errors.push({ field: 'aaguid', code: 'pattern', detail: 'a lower-case, non-zero AAGUID' });
   pems.forEach((pem, i) => {
-    const cert = PEM.test(pem.trim() + '\n') ? parseCertificate(pem) : null;
+    const cert = PEM.test(pem.trim() + '\n') ? parseX509(pem) : null;
     if (!cert)
       errors.push({ field: `root_certificates.${i}`, code: 'pattern', detail: 'one PEM certificate' });
-    else if (!cert.ca)
-      errors.push({ field: `root_certificates.${i}`, code: 'not_ca', detail: 'not a CA certificate' });
+    else if (issuerProblem(cert))
+      errors.push({
+        field: `root_certificates.${i}`,
+        code: 'not_ca',
+        detail:
+          'not a CA certificate allowed to sign certificates (basicConstraints cA, keyUsage keyCertSign)',
+      });
     else if (!withinValidity(cert, now))
       errors.push({
         field: `root_certificates.${i}`,

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { evaluateAttestationTrust } from './attestation-trust.ts';
 import { unrequestedOutputs } from './extension-rules.ts';
+import { parseNextUpdate } from './fido-blob.ts';
+import { freshness } from './fido-metadata.ts';
 import { aaguidAllowed, ZERO_AAGUID } from './webauthn-policy.ts';
 
 const A = '11111111-2222-3333-4444-555555555555';
@@ -34,11 +36,11 @@ test('only requested extension outputs pass', () => {
   assert.deepEqual(unrequestedOutputs([], { prf: {} }, {}), ['prf']);
 });
 
-test('the zero AAGUID and a missing chain are never trusted, whatever metadata says', () => {
+test('the zero AAGUID and a missing chain are never trusted, whatever metadata says', async () => {
   const now = new Date();
   const realmRoots: string[] = [];
   assert.deepEqual(
-    evaluateAttestationTrust({
+    await evaluateAttestationTrust({
       aaguid: ZERO_AAGUID,
       x5c: [new Uint8Array(1)],
       realmRoots,
@@ -50,12 +52,28 @@ test('the zero AAGUID and a missing chain are never trusted, whatever metadata s
       source: null,
     },
   );
-  assert.deepEqual(evaluateAttestationTrust({ aaguid: A, x5c: [], realmRoots, operatorEntry: null, now }), {
-    trusted: false,
-    source: 'realm',
-  });
   assert.deepEqual(
-    evaluateAttestationTrust({ aaguid: A, x5c: [], realmRoots: null, operatorEntry: null, now }),
+    await evaluateAttestationTrust({ aaguid: A, x5c: [], realmRoots, operatorEntry: null, now }),
+    {
+      trusted: false,
+      source: 'realm',
+    },
+  );
+  assert.deepEqual(
+    await evaluateAttestationTrust({ aaguid: A, x5c: [], realmRoots: null, operatorEntry: null, now }),
     { trusted: false, source: null },
   );
+});
+
+test('metadata freshness: current before nextUpdate, stale within the grace period, then expired', () => {
+  const next = parseNextUpdate('2026-12-01');
+  assert.equal(next.toISOString(), '2026-12-01T00:00:00.000Z');
+  const at = (iso: string) => freshness(next, 2 * 86_400_000, new Date(iso));
+  assert.equal(at('2026-11-30T23:59:59.999Z'), 'current');
+  assert.equal(at('2026-12-01T00:00:00.000Z'), 'stale');
+  assert.equal(at('2026-12-02T23:59:59.999Z'), 'stale');
+  assert.equal(at('2026-12-03T00:00:00.000Z'), 'expired');
+  assert.equal(freshness(next, 0, new Date('2026-12-01T00:00:00.000Z')), 'expired');
+  for (const bad of [undefined, '2026-13-01', '2026-02-30', '2026-12-01T00:00:00Z', 20261201])
+    assert.throws(() => parseNextUpdate(bad), /nextUpdate/, String(bad));
 });

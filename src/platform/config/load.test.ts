@@ -123,7 +123,12 @@ const DEFAULTS: Config = {
     smsDevSink: false,
   },
   workers: { tenantBatchShare: 25, maxJobsPerOrganization: 2, metricsListen: null },
-  webauthn: { relatedOrigins: false, metadataBlob: null, metadataRoot: null },
+  webauthn: {
+    relatedOrigins: false,
+    metadataBlob: null,
+    metadataRoot: null,
+    metadataGracePeriodMs: 7 * 86_400_000,
+  },
   authorization: { policyEngines: null, policyEngineTimeoutMs: 500 },
   impersonation: { handoffTtlMs: 30_000 },
   ui: { enabled: false },

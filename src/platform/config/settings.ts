@@ -119,7 +119,12 @@ export interface Config {
     smsDevSink: boolean;
   };
   workers: { tenantBatchShare: number; maxJobsPerOrganization: number; metricsListen: string | null };
-  webauthn: { relatedOrigins: boolean; metadataBlob: string | null; metadataRoot: string | null };
+  webauthn: {
+    relatedOrigins: boolean;
+    metadataBlob: string | null;
+    metadataRoot: string | null;
+    metadataGracePeriodMs: number;
+  };
   authorization: { policyEngines: string | null; policyEngineTimeoutMs: number };
   impersonation: { handoffTtlMs: number };
   ui: { enabled: boolean };
@@ -279,6 +284,7 @@ export const SETTINGS: readonly Setting[] = [
   bool('webauthn.related_origins', false, 'Allow realms to publish related origins for passkeys'),
   { name: 'webauthn.metadata_blob', kind: 'string', default: null, nullable: true, description: 'File holding a FIDO MDS3 metadata BLOB (a JWT); re-read when it changes. Needs webauthn.metadata_root' },
   { name: 'webauthn.metadata_root', kind: 'string', default: null, nullable: true, description: 'PEM file of the root certificate the metadata BLOB must chain to' },
+  dur('webauthn.metadata_grace_period', '7d', '0', '365d', 'How long past its nextUpdate date the metadata BLOB is still used (with a warning); after that it no longer makes any attestation trusted'),
 
   { name: 'authorization.policy_engines', kind: 'string', default: null, nullable: true, description: 'External policy engines realms may name in policy_engine: comma-separated name=url pairs, each an Open Policy Agent data API URL' },
   dur('authorization.policy_engine_timeout', '500ms', '10ms', '30s', 'Time limit of one policy engine request'),

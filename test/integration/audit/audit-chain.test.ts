@@ -1,32 +1,13 @@
 // Sealing audit evidence into hash-chained batches and detecting tampering (docs/audit.md,
 // Sealing): the real worker tasks audit.seal and audit.verify_recent, and the gauges they feed.
 import assert from 'node:assert/strict';
-import { describe, type TestContext, test } from 'node:test';
-import { TASKS } from '../../../src/main/worker/tasks.ts';
-import { startWorker } from '../../../src/main/worker/worker.ts';
-import { startHarness } from '../../harness/harness.ts';
+import { describe, test } from 'node:test';
+import { auditWorker } from '../../harness/audit-kit.ts';
 import { rows } from '../../harness/signin-kit.ts';
-import { sampleValue } from '../ops/prom-text.ts';
-
-const task = (name: string) => {
-  const found = TASKS.find((x) => x.name === name);
-  if (!found) throw new Error(`no task ${name}`);
-  return found;
-};
-
-async function setup(t: TestContext) {
-  const h = await startHarness(t);
-  const worker = startWorker(h.ctx, { autostart: false });
-  t.after(() => worker.stop());
-  const seal = () => worker.scheduler.runOnce(task('audit.seal'));
-  const verify = () => worker.scheduler.runOnce(task('audit.verify_recent'));
-  const metric = async (name: string) => sampleValue(await (await h.internal('/metrics')).text(), name);
-  return { h, seal, verify, metric };
-}
 
 describe('audit › sealing and the hash chain', () => {
   test('case=events are sealed into linked batches; edits, deletions and a broken link are found', async (t) => {
-    const { h, seal, verify, metric } = await setup(t);
+    const { h, seal, verify, metric } = await auditWorker(t);
     const realm = await h.createRealm();
     await h.createUser(realm, { email: 'one@example.com' });
     assert.ok(((await metric('service_audit_unsealed_events')) ?? 0) > 0, 'unsealed before the task runs');
