@@ -92,6 +92,21 @@ const shown = (name: string): string => (name.length > 128 ? `${name.slice(0, 12
 const isJsonObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/**
+ * The members of a JSON object, including one hidden in its prototype. The strict reader builds
+ * objects without a prototype, so a `__proto__` member is an own member like any other; but code
+ * that copies a body into an ordinary object (`copy[name] = value`) turns that member into the
+ * copy's prototype, where Object.keys no longer sees it and it would pass unnoticed. Such a
+ * prototype is given back as the member `__proto__`, so every check that walks members with this
+ * refuses it as unknown (spec doc 1, decoding rule 2) however the object was built.
+ */
+export function jsonMembers(v: Record<string, unknown>): [string, unknown][] {
+  const members = Object.entries(v);
+  const proto: unknown = Object.getPrototypeOf(v);
+  if (proto !== null && proto !== Object.prototype) members.push(['__proto__', proto]);
+  return members;
+}
+
 // ---- objects ---------------------------------------------------------------------------------
 
 export type CamelCase<S extends string> = S extends `${infer H}_${infer T}`
@@ -135,7 +150,7 @@ export function object<S extends Shape>(shape: S, opts: ObjectOptions = {}): Dec
     if (!isJsonObject(v)) return report(errors, path, 'type', 'expected an object');
     let ok = true;
     const given = new Map<string, unknown>();
-    for (const name of Object.keys(v)) {
+    for (const [name, value] of jsonMembers(v)) {
       const folded = foldMemberName(name);
       const member = members.get(folded);
       // strict-json already refuses duplicates; values built elsewhere still must not alias a member.
@@ -143,7 +158,7 @@ export function object<S extends Shape>(shape: S, opts: ObjectOptions = {}): Dec
       if (code) {
         report(errors, join(path, member ? member.wire : shown(name)), code);
         ok = false;
-      } else given.set(folded, v[name]);
+      } else given.set(folded, value);
     }
     const out: Record<string, unknown> = {};
     for (const [folded, { wire, key, decoder }] of members) {
@@ -334,19 +349,19 @@ export interface RecordOptions {
 export function record<T>(value: Decoder<T>, opts: RecordOptions = {}): Decoder<Record<string, T>> {
   return present((v, path, errors) => {
     if (!isJsonObject(v)) return report(errors, path, 'type', 'expected an object');
-    const names = Object.keys(v);
-    if (outside(errors, path, names.length, { max: opts.maxEntries }, 'too_few too_many', ' entries'))
+    const entries = jsonMembers(v);
+    if (outside(errors, path, entries.length, { max: opts.maxEntries }, 'too_few too_many', ' entries'))
       return FAIL;
     const size = opts.maxBytes === undefined ? 0 : jsonBytes(v);
     if (outside(errors, path, size, { max: opts.maxBytes }, 'too_short too_long', ' bytes')) return FAIL;
     const out: Record<string, T> = Object.create(null);
     let ok = true;
-    for (const name of names) {
+    for (const [name, entry] of entries) {
       const field = join(path, shown(name));
       if (opts.key && opts.key.run(name, field, errors) === FAIL) ok = false;
       // Spec decoding rule 5 covers map entries as well: a null entry is an absent entry.
-      if (v[name] === null && !value.keepsNull) continue;
-      const r = value.run(v[name], field, errors);
+      if (entry === null && !value.keepsNull) continue;
+      const r = value.run(entry, field, errors);
       if (r === FAIL) ok = false;
       else if (r !== OMIT) out[name] = r;
     }
