@@ -1,4 +1,4 @@
-// Certificate-path checks of our own (STACK.md G10-G12: the ceremony library's "verified" says
+// Certificate-path checks of our own (docs/passkeys.md: the ceremony library's "verified" says
 // nothing about trust, and its own path check would fetch revocation lists named by the
 // attacker's certificate). A path runs from the leaf through the given intermediates to one of
 // the anchors; every certificate must be inside its validity period, every issuer a CA, and

@@ -1,6 +1,6 @@
 // The operator's FIDO metadata (spec doc 1, Passkey policy 1; settings webauthn.metadata_blob and
 // webauthn.metadata_root): an MDS3 BLOB read from a file, its JWS checked against the configured
-// root certificate with our own path check (never the library's metadata service, STACK.md G12),
+// root certificate with our own path check (never the ceremony library's metadata service),
 // and its entries kept by AAGUID. The file is read again when it changes, so an operator replaces
 // it without a restart; a replacement that fails verification is logged and the last good one kept.
 import { readFile, stat } from 'node:fs/promises';

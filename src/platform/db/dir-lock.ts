@@ -1,4 +1,4 @@
-// PGlite keeps no lock on its data directory (STACK.md G3), so two processes could open the same
+// PGlite keeps no lock on its data directory, so two processes could open the same
 // files and corrupt them. This lock file refuses the second process with a clear message.
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';

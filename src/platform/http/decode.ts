@@ -1,4 +1,5 @@
-// Declarative decoders from strict-JSON values to camelCase domain values (STYLE.md section 5).
+// Declarative decoders from strict-JSON values to camelCase domain values (docs/architecture.md,
+// "strict JSON decoding").
 // Spec section "Decoding rules for the document (and every strict JSON body of the service)",
 // rules 2 and 5: a member the shape does not name is an error at any depth; lookup ignores ASCII
 // case using the very folding strict-json.ts uses for duplicates (decision D10); a JSON null
