@@ -1,4 +1,4 @@
-// The test command. Node 20's test runner neither globs nor finds .ts files (STACK.md G18), so
+// The test command. Node 20's test runner neither globs nor finds .ts files, so
 // this lists them; it also migrates one template database per run, which every test file clones.
 // PROUDAUTH_TEST_DATABASE_URL=postgres://... runs against PostgreSQL; otherwise embedded PGlite.
 import { spawnSync } from 'node:child_process';

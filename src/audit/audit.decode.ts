@@ -30,9 +30,15 @@ export const decodeCorrection = object({
   correction: optional(refine(unknownJson({ maxBytes: 8 * 1024 }), isPlainObject, 'type')),
 });
 
+/**
+ * An application's own name for what happened, e.g. invoice.approved: lower-case letters, digits
+ * and `_ . : -`, starting with a letter or digit. Anchored here, not only by string(), so the rule
+ * reads whole wherever it is used.
+ */
+export const ACTIVITY_NAME = /^[a-z0-9][a-z0-9_.:-]*$/;
+
 export const decodeActivity = object({
-  // An application's own name for what happened, e.g. invoice.approved.
-  activity: string({ minLength: 1, maxLength: 100, pattern: /[a-z0-9][a-z0-9_.:-]*/ }),
+  activity: string({ minLength: 1, maxLength: 100, pattern: ACTIVITY_NAME }),
   outcome: optional(enumOf(['success', 'failure'] as const)),
   subject_id: optional(nullable(id())),
   target_id: optional(nullable(id())),

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
+import { decodeNoBody } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { decodePageQuery, pageOf } from '../roles/list-query.ts';
 import {
@@ -85,7 +86,10 @@ export function registerAuditRoutes(app: FastifyInstance, ctx: ApiDeps): void {
     'POST',
     '/audit-legal-holds/:id/release',
     { audience: 'admin', permissions: ['realm.audit.legal_hold'] },
-    async ({ req, call }) => presentLegalHold(await releaseHold(ctx.db, call, holdId(req.params.id))),
+    async ({ req, call }) => {
+      decodeNoBody(req.body);
+      return presentLegalHold(await releaseHold(ctx.db, call, holdId(req.params.id)));
+    },
   );
 
   apiRoute<{ id: string }>(

@@ -6,7 +6,6 @@ import {
   array,
   boolean,
   type Decoded,
-  type Decoder,
   enumOf,
   nullable,
   object,
@@ -14,7 +13,6 @@ import {
   record,
   refine,
   string,
-  tryDecode,
   unknownJson,
 } from '../platform/http/decode.ts';
 import { type FieldError, problem } from '../platform/http/problem.ts';
@@ -22,19 +20,6 @@ import { type FieldError, problem } from '../platform/http/problem.ts';
 export const CLIENT_TYPES = ['web', 'spa', 'native', 'device', 'service'] as const;
 export const CONSENT_MODES = ['implicit', 'required'] as const;
 export const CLIENT_STATES = ['active', 'disabled'] as const;
-
-// Member errors that mean "this is not the body's shape"; everything else is a value rule (422).
-const SHAPE_CODES = new Set(['unknown_member', 'type', 'duplicate']);
-
-/** Decodes a body: 400 when its shape is wrong, 422 when only values break the rules. */
-export function decodeClientBody<T>(decoder: Decoder<T>, body: unknown): T {
-  const r = tryDecode(decoder, body ?? {});
-  if (r.ok) return r.value;
-  if (r.errors.some((e) => SHAPE_CODES.has(e.code) || e.field === '')) {
-    throw problem.invalidRequest('request body has invalid members', r.errors);
-  }
-  throw problem.validation(r.errors);
-}
 
 const withoutControls = (v: string) => (/[\p{Cc}\p{Cf}]/u.test(v) ? 'no control characters' : null);
 

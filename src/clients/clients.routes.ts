@@ -6,12 +6,12 @@ import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import type { Actor } from '../audit/audit.types.ts';
+import { decodeBody, decodeNoBody } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { etagOf, setClientState, updateClient } from './client-changes.service.ts';
 import { issueSecret, listSecrets, revokeSecret } from './client-secrets.service.ts';
 import type { ClientSecretMetadata } from './client-secrets.ts';
 import {
-  decodeClientBody,
   decodeCreateClient,
   decodeIssueSecret,
   decodeListQuery,
@@ -82,7 +82,7 @@ export function registerClientRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   });
 
   apiRoute(app, ctx, 'POST', '/clients', WRITE, async ({ req, reply, realm, caller }) => {
-    const input = decodeClientBody(decodeCreateClient, req.body);
+    const input = decodeBody(decodeCreateClient, req.body ?? {});
     const { view, issued } = await createClient(ctx, input, change(realm.id, caller, req.id));
     const body = {
       ...presentClient(view),
@@ -116,7 +116,7 @@ export function registerClientRoutes(app: FastifyInstance, ctx: ApiDeps): void {
     WRITE,
     async ({ req, reply, realm, caller }) => {
       const clientId = clientParam(req.params.client);
-      const input = decodeClientBody(decodeUpdateClient, req.body);
+      const input = decodeBody(decodeUpdateClient, req.body ?? {});
       const ifMatch = req.headers['if-match'];
       const view = await updateClient(ctx, clientId, input, ifMatch, change(realm.id, caller, req.id));
       return sendClient(reply, view);
@@ -134,6 +134,7 @@ export function registerClientRoutes(app: FastifyInstance, ctx: ApiDeps): void {
       `/clients/:client/${action}`,
       WRITE,
       async ({ req, reply, realm, caller }) => {
+        decodeNoBody(req.body);
         const clientId = clientParam(req.params.client);
         const view = await setClientState(ctx, clientId, target, change(realm.id, caller, req.id));
         return sendClient(reply, view);
@@ -149,7 +150,7 @@ export function registerClientRoutes(app: FastifyInstance, ctx: ApiDeps): void {
     WRITE,
     async ({ req, reply, realm, caller }) => {
       const clientId = clientParam(req.params.client);
-      const input = decodeClientBody(decodeIssueSecret, req.body);
+      const input = decodeBody(decodeIssueSecret, req.body ?? {});
       const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt);
       const issued = await issueSecret(ctx, clientId, expiresAt, change(realm.id, caller, req.id));
       return reply

@@ -1,6 +1,7 @@
 // Use cases of the clients administration API (docs/api-clients.md): creation and reads, plus
 // what the change and secret use cases share. Each change is validated first, then written with
-// its audit records and outbox events in one transaction (STYLE.md 3). Creation has no catalog
+// its audit records and outbox events in one transaction (docs/architecture.md, One use case, one
+// transaction). Creation has no catalog
 // event (spec doc 2, Catalog). Changes: client-changes.service.ts; secrets: client-secrets.service.ts.
 
 import { inChange, type Recorder } from '../audit/index.ts';

@@ -1,5 +1,5 @@
 // Origin values (spec doc 1, "Value formats used in configuration", Origin row) and the Origin matcher
-// (SECURITY-BAR 10.1).
+// (docs/decisions.md, D17).
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -1,5 +1,5 @@
 // Origin values in configuration (spec doc 1, "Value formats used in configuration", Origin row) and
-// matching of a request's Origin header against them (SECURITY-BAR 10.1, "the Origin matcher").
+// matching of a request's Origin header against them (decision D17).
 //
 // Canonical form: `scheme://host[:port]` exactly as a browser serializes it. The one rewrite is removing
 // the optional single trailing slash the row permits. Anything else the serializer would change (upper

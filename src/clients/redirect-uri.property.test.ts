@@ -1,4 +1,4 @@
-// Property tests for the redirect URI validator and matcher, SECURITY-BAR.md 10.1 (F2). fast-check
+// Property tests for the redirect URI validator and matcher (decisions D1 and D2). fast-check
 // reports the seed and path of any failure; replay with fc.assert(prop, { seed, path }) and keep it
 // as a unit case in redirect-uri.test.ts. FC_NUM_RUNS raises the run count for long runs.
 

@@ -1,5 +1,5 @@
 // Table-driven corpus for the redirect URI rules (spec doc 1 RedirectURI row; decision D1, 2;
-// SECURITY-BAR 3 Keycloak vectors, 5 items 1 and 15, 9.3).
+// Keycloak's published redirect URI vectors among them).
 
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';

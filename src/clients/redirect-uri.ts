@@ -1,5 +1,5 @@
 // Redirect URI shape and matching: spec doc 1, "Value formats used in configuration" (RedirectURI row)
-// and Limits; decisions D1 and D2; SECURITY-BAR 5 (item 1, 15) and 9.3.
+// and Limits; decisions D1 and D2 (docs/decisions.md).
 //
 // Every rule runs on the raw string. The WHATWG parser is consulted only twice: as an extra source of
 // "this is loopback" (a deny signal, never an allow) and, last, to require that parsing does not change

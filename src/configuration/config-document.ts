@@ -2,7 +2,7 @@
 // semantics 3; Versioning 2) into its parts, each checked as its own API checks it, with every
 // problem reported as a plan error at its JSON pointer instead of failing the request.
 import { type CreateClientInput, decodeCreateClient, newClientProblems } from '../clients/index.ts';
-import { tryDecode } from '../platform/http/decode.ts';
+import { jsonMembers, tryDecode } from '../platform/http/decode.ts';
 import { type FieldError, Problem } from '../platform/http/problem.ts';
 import { foldMemberName } from '../platform/http/strict-json.ts';
 import {
@@ -118,15 +118,16 @@ const CLIENT_ENVIRONMENT_BOUND = ['id', 'service_principal_id'];
 /** Members given (not null, ASCII case folded). */
 const givenNames = (o: Json) =>
   new Set(
-    Object.entries(o)
+    jsonMembers(o)
       .filter(([, v]) => v !== null && v !== undefined)
       .map(([k]) => foldMemberName(k)),
   );
 
 /** Takes out environment-bound members, reporting those set to something. */
 function withoutBound(o: Json, bound: readonly string[], at: string, errors: PlanError[]): Json {
-  const rest: Json = {};
-  for (const [k, v] of Object.entries(o)) {
+  // Without a prototype, a `__proto__` member stays a member the decoder refuses as unknown.
+  const rest: Json = Object.create(null);
+  for (const [k, v] of jsonMembers(o)) {
     const folded = foldMemberName(k);
     if (!bound.includes(folded)) {
       rest[k] = v;
@@ -321,8 +322,8 @@ export function readConfigDocument(
 ): { doc: ConfigDocument; errors: PlanError[] } | null {
   if (!isObject(body)) return null;
   const errors: PlanError[] = [];
-  const doc: Json = {};
-  for (const [k, v] of Object.entries(body)) {
+  const doc: Json = Object.create(null);
+  for (const [k, v] of jsonMembers(body)) {
     const folded = foldMemberName(k);
     if ((MEMBERS as readonly string[]).includes(folded)) doc[folded] = v;
     else errors.push({ path: pointer(k), code: 'unknown_member', detail: 'not a member of the document' });

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { idempotencyKeyOf, queueJob } from '../jobs/index.ts';
+import { decodeNoBody } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { configExportJob } from './config-export.job.ts';
 import { importConfiguration, planConfiguration } from './config-import.ts';
@@ -43,6 +44,7 @@ export function registerConfigurationRoutes(app: FastifyInstance, ctx: ApiDeps):
   // The export is a job (spec doc 2, Jobs and exports): 202 with its id, the same job again for a
   // repeated Idempotency-Key; the file is fetched through GET /jobs/{id} and a download token.
   apiRoute(app, ctx, 'POST', '/configuration/exports', EXPORT, async ({ req, reply, call }) => {
+    decodeNoBody(req.body);
     const job = await ctx.db.tx((tx) =>
       queueJob(tx, configExportJob, {
         realmId: call.realmId,

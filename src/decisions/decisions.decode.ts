@@ -9,6 +9,7 @@ import {
   integer,
   object,
   optional,
+  refusedAsBadRequest,
   string,
   unknownJson,
 } from '../platform/http/decode.ts';
@@ -90,9 +91,9 @@ export function decodeBatch(body: unknown, maxTokenBytes: number): CheckItem[] {
   const { checks } = batchShape(body);
   if (!Array.isArray(checks)) throw problem.invalidRequest('checks must be an array of decision requests');
   if (checks.length < 1 || checks.length > MAX_BATCH_CHECKS) {
-    throw problem.invalidRequest(
-      `checks must hold 1 to ${MAX_BATCH_CHECKS} decision requests (got ${checks.length})`,
-    );
+    const detail = `checks must hold 1 to ${MAX_BATCH_CHECKS} decision requests (got ${checks.length})`;
+    const code = checks.length < 1 ? 'too_few' : 'too_many';
+    throw problem.validation([{ field: 'checks', code, detail }], detail);
   }
   return checks.map((c) => decodeCheckItem(c, maxTokenBytes));
 }
@@ -118,16 +119,22 @@ const listShape: Decoder<{
   org_id: optional(string({ pattern: ORG_OR_PROJECT_ID })),
   context: any(),
   page_size: optional(integer({ min: 1, max: MAX_LIST_PAGE }), DEFAULT_LIST_PAGE),
-  cursor: optional(string({ minLength: 1, maxLength: 1024, pattern: /[A-Za-z0-9_-]+/ })),
+  // An invalid cursor is 400 (spec doc 1, Errors), whatever is wrong with it.
+  cursor: refusedAsBadRequest(optional(string({ minLength: 1, maxLength: 1024, pattern: /[A-Za-z0-9_-]+/ }))),
 });
 
 export type ListObjectsRequest = Decoded<typeof listShape>;
 
-/** list-objects is a listing, not a decision: any invalid member is the 400 problem. */
+/** list-objects is a listing, not a decision: an invalid member is the body's problem. */
 export function decodeListObjects(body: unknown, maxTokenBytes: number): ListObjectsRequest {
   const r = listShape(body);
-  if (Buffer.byteLength(r.subjectToken) > maxTokenBytes)
-    throw problem.invalidRequest('subject_token is too large');
+  if (Buffer.byteLength(r.subjectToken) > maxTokenBytes) {
+    const detail = `at most ${maxTokenBytes} bytes`;
+    throw problem.validation(
+      [{ field: 'subject_token', code: 'too_long', detail }],
+      'subject_token is too large',
+    );
+  }
   if (r.context !== undefined && !isObject(r.context))
     throw problem.invalidRequest('context must be an object');
   return r;

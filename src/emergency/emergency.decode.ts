@@ -1,6 +1,6 @@
 // Body of POST /emergency/controls (spec doc 2, "Keys and emergency controls"; docs/emergency.md):
 // which target, which action, and why. The actions each target type takes are listed here once.
-import { enumOf, object, string, tryDecode } from '../platform/http/decode.ts';
+import { decodeBody, enumOf, object, string } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 
 export const EMERGENCY_ACTIONS = {
@@ -33,13 +33,7 @@ const body = object({
 });
 
 export function decodeEmergencyControl(raw: unknown): EmergencyControl {
-  const r = tryDecode(body, raw);
-  if (!r.ok) {
-    if (r.errors.some((e) => e.code === 'unknown_member' || e.field === ''))
-      throw problem.invalidRequest('request body has invalid members', r.errors);
-    throw problem.validation(r.errors);
-  }
-  const { targetType, targetId, action, reason } = r.value;
+  const { targetType, targetId, action, reason } = decodeBody(body, raw);
   if (!(EMERGENCY_ACTIONS[targetType] as readonly string[]).includes(action))
     throw problem.validation([
       {

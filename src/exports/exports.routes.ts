@@ -8,9 +8,8 @@ import type { RequestCall } from '../api/api-route.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { idempotencyKeyOf, type JobType, queueJob } from '../jobs/index.ts';
 import { findOrganization } from '../organizations/index.ts';
-import { decodeBody, object } from '../platform/http/decode.ts';
+import { decodeBody, decodeNoBody } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
-import { decodeOrValidate } from '../platform/http/validate-body.ts';
 import { auditExportJob } from './audit-export.job.ts';
 import { decodeAuditExport } from './exports.decode.ts';
 import { realmExportJob } from './realm-export.job.ts';
@@ -43,12 +42,12 @@ async function queue<D>(
 export function registerExportRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   // The request has no body; an empty object is accepted as none.
   apiRoute(app, ctx, 'POST', '/data-exports', DATA_EXPORT, async ({ req, reply, call }) => {
-    decodeBody(object({}), req.body ?? {});
+    decodeNoBody(req.body);
     return reply.code(202).send(await queue(ctx, call, req.headers, realmExportJob));
   });
 
   apiRoute(app, ctx, 'POST', '/audit-exports', AUDIT_EXPORT, async ({ req, reply, call }) => {
-    const body = decodeOrValidate(decodeAuditExport, req.body);
+    const body = decodeBody(decodeAuditExport, req.body);
     const orgId = body.organizationId ?? null;
     if (orgId !== null && !(await findOrganization(ctx.db, call.realmId, orgId)))
       throw problem.notFound('no such organization');
@@ -61,7 +60,7 @@ export function registerExportRoutes(app: FastifyInstance, ctx: ApiDeps): void {
 
   apiRoute(app, ctx, 'POST', '/me/exports', PERSONAL_EXPORT, async ({ req, reply, caller, call }) => {
     if (caller.kind !== 'user') throw problem.forbidden('only a user has personal data to export');
-    decodeBody(object({}), req.body ?? {});
+    decodeNoBody(req.body);
     return reply.code(202).send(await queue(ctx, call, req.headers, userExportJob));
   });
 }

@@ -2,8 +2,7 @@
 // break a rule 422. Metadata is bounded by limits.metadata_bytes (doc 2, Limits).
 
 import { metadataMap } from '../organizations/organizations.decode.ts';
-import { nullable, object, optional } from '../platform/http/decode.ts';
-import { decodeOrValidate } from '../platform/http/validate-body.ts';
+import { decodeBody, nullable, object, optional } from '../platform/http/decode.ts';
 import { idText, invalid, plainText } from '../roles/admin-call.ts';
 
 export function groupDecoders(metadataBytes: number) {
@@ -29,8 +28,8 @@ export function groupDecoders(metadataBytes: number) {
     return v;
   };
   return {
-    decodeCreate: (body: unknown) => trimmed(decodeOrValidate(create, body)),
-    decodeUpdate: (body: unknown) => trimmed(decodeOrValidate(update, body ?? {})),
+    decodeCreate: (body: unknown) => trimmed(decodeBody(create, body)),
+    decodeUpdate: (body: unknown) => trimmed(decodeBody(update, body ?? {})),
   };
 }
 

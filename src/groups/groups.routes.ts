@@ -5,6 +5,7 @@ import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiAuthOptions } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { liveOrgParam } from '../api/org-call.ts';
+import { decodeNoBody } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange, iso } from '../roles/admin-call.ts';
 import { decodePageQuery, pageOf } from '../roles/list-query.ts';
@@ -114,6 +115,7 @@ export function registerGroupRoutes(app: FastifyInstance, ctx: ApiDeps): void {
 
     const member = `${prefix}/:group/members/:subject_type/:subject_id`;
     apiRoute<P>(app, ctx, 'PUT', member, write, async ({ req, reply, realm, caller, call }) => {
+      decodeNoBody(req.body);
       const route = await routeOf(realm.id, req.params);
       const m = memberParam(req.params.subject_type, req.params.subject_id);
       await addMember(ctx.db, adminChange(call, caller), route, groupId(req.params), m);

@@ -18,7 +18,6 @@ export {
   type JobTypeName,
   permanentFailure,
   type RunningJob,
-  transientFailure,
 } from './job-type.ts';
 export {
   eraseJobResultsOfOrganization,

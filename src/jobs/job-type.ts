@@ -60,11 +60,6 @@ export const permanentFailure = (message: string): JobFailure => ({
   permanent: true,
   message,
 });
-export const transientFailure = (message: string): JobFailure => ({
-  kind: 'failure',
-  permanent: false,
-  message,
-});
 
 export interface JobType<D> {
   name: JobTypeName;

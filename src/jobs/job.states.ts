@@ -13,8 +13,6 @@
 export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'dead_letter', 'cancelled'] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
-export type FinalJobState = Exclude<JobState, 'queued' | 'running'>;
-
 /** How long a claim lasts before another worker may take the job over; renewed while it runs. */
 export const JOB_LEASE_MS = 5 * 60_000;
 /** Claims of one job, crashed runs included, before it dead-letters. */

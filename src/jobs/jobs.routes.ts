@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
-import { object, string } from '../platform/http/decode.ts';
+import { decodeNoBody, object, string } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { idParam } from '../roles/roles.decode.ts';
 import { issueDownloadToken, redeemDownloadToken } from './job-downloads.ts';
@@ -56,6 +56,7 @@ function registerJobFamily(
     `${family.prefix}/jobs/:id/downloads`,
     auth,
     async ({ req, reply, caller, call }) => {
+      decodeNoBody(req.body);
       const id = idParam('job', req.params.id, 'job');
       const job = await findJob(ctx.db, call.realmId, id);
       if (job && !inFamily(caller, job.type)) throw problem.notFound('no such job');

@@ -6,11 +6,6 @@
 export const BUILTIN_ADMIN = 'builtin:admin';
 export const BUILTIN_ACCOUNT = 'builtin:account';
 export const BUILTIN_USERINFO = 'builtin:userinfo';
-export const BUILTIN_RESOURCE_IDS = [BUILTIN_ADMIN, BUILTIN_ACCOUNT, BUILTIN_USERINFO] as const;
-
-export const isBuiltinResourceId = (id: string): boolean =>
-  (BUILTIN_RESOURCE_IDS as readonly string[]).includes(id);
-
 export const issuerOf = (publicOrigin: string, realmName: string): string =>
   `${publicOrigin}/realms/${realmName}`;
 export const adminAudience = (publicOrigin: string, realmName: string): string =>

@@ -4,8 +4,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
-import { enumOf, object, optional, string, tryDecode } from '../platform/http/decode.ts';
-import { Problem, problem } from '../platform/http/problem.ts';
+import { decodeBody, enumOf, object, optional, string } from '../platform/http/decode.ts';
+import { Problem } from '../platform/http/problem.ts';
 import { SIGNING_ALGORITHMS } from './jws.ts';
 import { type RotationRequest, rotateSigningKey } from './signing-key-rotation.service.ts';
 import { listSigningKeys, type SigningKeyRow } from './signing-keys.repo.ts';
@@ -29,13 +29,8 @@ const rotationBody = object({
 });
 
 function decodeRotation(body: unknown, defaultAlgorithm: RotationRequest['algorithm']): RotationRequest {
-  const r = tryDecode(rotationBody, body);
-  if (!r.ok) {
-    if (r.errors.some((e) => e.code === 'unknown_member' || e.field === ''))
-      throw problem.invalidRequest('request body has invalid members', r.errors);
-    throw problem.validation(r.errors);
-  }
-  return { mode: r.value.mode, reason: r.value.reason, algorithm: r.value.algorithm ?? defaultAlgorithm };
+  const r = decodeBody(rotationBody, body);
+  return { mode: r.mode, reason: r.reason, algorithm: r.algorithm ?? defaultAlgorithm };
 }
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());

@@ -154,9 +154,13 @@ const urlOf = (app: FastifyInstance): string => {
   return `http://${host}:${addr.port}`;
 };
 
-export async function startHttpServers(ctx: AppContext): Promise<HttpServers> {
+export async function startHttpServers(
+  ctx: AppContext,
+  opts: { internalRoutes?: (app: FastifyInstance) => void } = {},
+): Promise<HttpServers> {
   const publicApp = buildPublicApp(ctx);
   const internalApp = buildInternalApp(ctx);
+  opts.internalRoutes?.(internalApp);
   const pub = parseListen(ctx.config.server.listen);
   const internal = parseListen(ctx.config.server.internalListen);
   await publicApp.listen({ host: pub.host, port: pub.port });

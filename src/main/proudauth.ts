@@ -1,6 +1,6 @@
 // `proudauth dev | serve | worker | migrate`: the server's composition root.
 
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { accountPageUrl } from '../clients/builtin-clients.ts';
 import { FlagError, parseFlags } from '../platform/cli/flags.ts';
 import { ConfigError } from '../platform/config/load.ts';
@@ -9,6 +9,8 @@ import { migrate, schemaState } from '../platform/db/migrate.ts';
 import { type AppContext, createContext, requireKeyring } from './context.ts';
 import { DEV_REALM, ensureDevRealm } from './dev-setup.ts';
 import { startHttpServers } from './http-server.ts';
+import { newOperatorToken, publishOperatorAccess } from './operator-access.ts';
+import { registerOperatorRoutes } from './operator-endpoints.ts';
 import { installProcessGuards } from './process-guard.ts';
 import { processLogger } from './process-log.ts';
 import { loadRuntimeConfig } from './runtime-config.ts';
@@ -91,7 +93,14 @@ async function dev(argv: string[]): Promise<void> {
   requireKeyring(ctx);
   await migrate(ctx.db, ctx.migrations);
   const admin = await ensureDevRealm(ctx);
-  const http = await startHttpServers(ctx);
+  // This process holds the embedded database: identity-cli's operator commands come through it.
+  const operatorToken = config.database.url ? null : newOperatorToken();
+  const http = await startHttpServers(ctx, {
+    internalRoutes: (app) => {
+      if (operatorToken) registerOperatorRoutes(app, ctx, operatorToken);
+    },
+  });
+  if (operatorToken) publishOperatorAccess(resolve(config.dataDir), http.internalUrl, operatorToken);
   const worker = startWorker(ctx);
   const issuer = `${config.server.publicOrigin}/realms/${DEV_REALM}`;
   logStarted(ctx, { command: 'dev', public: http.publicUrl, internal: http.internalUrl, realm: DEV_REALM });
@@ -103,7 +112,9 @@ async function dev(argv: string[]): Promise<void> {
     `ProudAuth is running (${config.database.url ? 'PostgreSQL' : `embedded database in ${config.dataDir}`})`,
   );
   out(`  public listener    ${http.publicUrl}   (public origin ${config.server.publicOrigin})`);
-  out(`  internal listener  ${http.internalUrl}   (/metrics, /status)`);
+  out(
+    `  internal listener  ${http.internalUrl}   (/metrics, /status${operatorToken ? ', identity-cli operator commands' : ''})`,
+  );
   out(`  realm "${DEV_REALM}" issuer  ${issuer}`);
   out(`  key set            ${issuer}/jwks`);
   out(

@@ -148,7 +148,3 @@ export async function enrolledFactors(
     recoveryCodes: row?.codes ?? false,
   };
 }
-
-export async function deleteTotp(q: Tx, realmId: string, userId: string): Promise<void> {
-  await q.query('delete from totp_credentials where realm_id = $1 and user_id = $2', [realmId, userId]);
-}

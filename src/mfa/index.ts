@@ -6,7 +6,6 @@ export {
   advanceHotp,
   deleteEnrollment,
   deleteHotp,
-  deleteTotp,
   type EnrolledFactors,
   type EnrollmentKind,
   enrolledFactors,

@@ -67,13 +67,3 @@ export async function forgetRememberedDevices(
   );
   return r.rowCount ?? 0;
 }
-
-export function listRememberedDevices(q: Queryable, realmId: string, userId: string, now: Date) {
-  return q
-    .query<RememberedDeviceRow>(
-      `select id, user_id, user_agent, created_at, expires_at, last_used_at from remembered_devices
-        where realm_id = $1 and user_id = $2 and expires_at > $3 order by created_at`,
-      [realmId, userId, now],
-    )
-    .then((r) => r.rows);
-}

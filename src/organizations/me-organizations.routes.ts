@@ -5,10 +5,11 @@ import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { orgCall } from '../api/org-call.ts';
+import { decodeNoBody } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { acceptInvitation, declineInvitation, listMyInvitations } from './invitations.service.ts';
 import { fileJoinRequest, listMyJoinRequests, withdrawJoinRequest } from './join-requests.service.ts';
-import { decodeEmpty, decodeJoinRequest, invitationParam, joinRequestParam } from './organizations.decode.ts';
+import { decodeJoinRequest, invitationParam, joinRequestParam } from './organizations.decode.ts';
 import { presentInvitation, presentJoinRequest, presentMembership } from './organizations.present.ts';
 import type { RequestRow } from './organizations.types.ts';
 
@@ -44,7 +45,7 @@ export function registerMyOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps)
     async ({ req, caller, call }) => {
       userOf(caller);
       const id = invitationParam(req.params.id);
-      decodeEmpty(req.body);
+      decodeNoBody(req.body);
       return presentMembership(await acceptInvitation(ctx.db, orgCall(call, caller), id));
     },
   );
@@ -57,7 +58,7 @@ export function registerMyOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps)
     account,
     async ({ req, caller, call }) => {
       userOf(caller);
-      decodeEmpty(req.body);
+      decodeNoBody(req.body);
       return presentInvitation(
         await declineInvitation(ctx.db, orgCall(call, caller), invitationParam(req.params.id)),
         call.now,
@@ -87,7 +88,7 @@ export function registerMyOrganizationRoutes(app: FastifyInstance, ctx: ApiDeps)
     account,
     async ({ req, caller, call }) => {
       userOf(caller);
-      decodeEmpty(req.body);
+      decodeNoBody(req.body);
       return presentJoinRequest(
         await withdrawJoinRequest(ctx.db, orgCall(call, caller), joinRequestParam(req.params.id)),
         call.now,

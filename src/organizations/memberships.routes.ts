@@ -5,6 +5,7 @@ import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { inOrg, type OrgParams, orgCall } from '../api/org-call.ts';
 import { emailConfigured } from '../notifications/index.ts';
+import { decodeNoBody } from '../platform/http/decode.ts';
 import { pageBody } from '../platform/http/keyset.ts';
 import type { RealmRow } from '../realms/index.ts';
 import {
@@ -165,6 +166,7 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     '/organizations/:org/invitations/:id/resend',
     inOrg('org.members.invite'),
     async ({ req, realm, caller, call }) => {
+      decodeNoBody(req.body);
       const ids = [orgParam(req.params.org), invitationParam(req.params.id)] as const;
       return presentInvitation(
         await resendInvitation(ctx.db, orgCall(call, caller), ...ids, invitationLimits(realm)),

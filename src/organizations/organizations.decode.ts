@@ -5,6 +5,7 @@ import {
   array,
   boolean,
   type Decoder,
+  decodeBody,
   integer,
   map,
   object,
@@ -15,7 +16,6 @@ import {
   unknownJson,
 } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
-import { decodeOrValidate } from '../platform/http/validate-body.ts';
 import { isValidIdentifier } from '../users/identifiers.ts';
 import type { OrganizationPolicy } from './organizations.types.ts';
 
@@ -205,16 +205,16 @@ export type PatchOrganizationInput = ReturnType<typeof decodePatchOrganization>;
 export type AddMemberInput = ReturnType<typeof decodeAddMember>;
 
 export const decodeCreateOrganization = (body: unknown, metadataBytes: number) =>
-  decodeOrValidate(shapesFor(metadataBytes).create, body);
+  decodeBody(shapesFor(metadataBytes).create, body);
 
 export function decodePatchOrganization(body: unknown, metadataBytes: number) {
-  const input = decodeOrValidate(shapesFor(metadataBytes).patch, body);
+  const input = decodeBody(shapesFor(metadataBytes).patch, body);
   if (Object.keys(input).length === 0) throw problem.invalidRequest('give at least one member to change');
   return input;
 }
 
 export const decodeAddMember = (body: unknown, metadataBytes: number) =>
-  decodeOrValidate(shapesFor(metadataBytes).addMember, body);
+  decodeBody(shapesFor(metadataBytes).addMember, body);
 
 const domainShape = object({
   domain: refine(
@@ -223,7 +223,7 @@ const domainShape = object({
     'invalid',
   ),
 });
-export const decodeDomain = (body: unknown) => decodeOrValidate(domainShape, body).domain;
+export const decodeDomain = (body: unknown) => decodeBody(domainShape, body).domain;
 
 const invitationShape = object({
   user_id: id('usr'),
@@ -231,31 +231,25 @@ const invitationShape = object({
   message: optional(string({ minLength: 1, maxLength: 1000 })),
 });
 export type InvitationInput = ReturnType<typeof decodeInvitation>;
-export const decodeInvitation = (body: unknown) => decodeOrValidate(invitationShape, body);
+export const decodeInvitation = (body: unknown) => decodeBody(invitationShape, body);
 
 const reassignShape = object({ user_id: id('usr') });
-export const decodeReassign = (body: unknown) => decodeOrValidate(reassignShape, body).userId;
+export const decodeReassign = (body: unknown) => decodeBody(reassignShape, body).userId;
 
 const joinRequestShape = object({ organization_id: id('org') });
-export const decodeJoinRequest = (body: unknown) => decodeOrValidate(joinRequestShape, body).organizationId;
+export const decodeJoinRequest = (body: unknown) => decodeBody(joinRequestShape, body).organizationId;
 
 const approveShape = object({ role_ids: optional(roleIds()) });
 /** An optional {role_ids}; an empty request body counts as {}. */
-export const decodeApprove = (body: unknown) => decodeOrValidate(approveShape, body ?? {}).roleIds ?? [];
+export const decodeApprove = (body: unknown) => decodeBody(approveShape, body ?? {}).roleIds ?? [];
 
 const transferShape = object({ user_id: id('usr'), reason: optional(reason()) });
-export const decodeOwnershipTransfer = (body: unknown) => decodeOrValidate(transferShape, body);
-
-const emptyShape = object({});
-/** Endpoints that take no input; a body, when sent, must be an empty object. */
-export const decodeEmpty = (body: unknown): void => {
-  decodeOrValidate(emptyShape, body ?? {});
-};
+export const decodeOwnershipTransfer = (body: unknown) => decodeBody(transferShape, body);
 
 const optionalReasonShape = object({ reason: optional(reason()) });
 /** An optional {reason}; an empty request body counts as {}. */
 export const decodeOptionalReason = (body: unknown): string | null =>
-  decodeOrValidate(optionalReasonShape, body ?? {}).reason ?? null;
+  decodeBody(optionalReasonShape, body ?? {}).reason ?? null;
 
 // ---- path parameters --------------------------------------------------------------------------
 

@@ -16,13 +16,6 @@ export const MEMBERSHIP_STATES = [
   'expired',
   'removed',
 ] as const;
-/** States of a membership that is still alive (one per user and organization). */
-export const LIVE_MEMBERSHIP_STATES: readonly MembershipState[] = [
-  'invited',
-  'pending_approval',
-  'active',
-  'suspended',
-];
 
 export type RequestKind = 'invitation' | 'join_request';
 export const REQUEST_STATES = [

@@ -65,18 +65,6 @@ export async function spendBudgets(
   return worst === null ? { ok: true } : { ok: false, retryAfterSeconds: worst };
 }
 
-/** Whether a budget is already spent, without spending (failure-only budgets check first). */
-export async function peekBudget(q: Queryable, b: Budget, now: Date): Promise<BudgetVerdict> {
-  if (b.limit <= 0) return { ok: true };
-  const r = await q.query<{ hits: number }>(
-    'select coalesce(sum(hits), 0)::int as hits from abuse_counters where bucket = $1 and window_start = $2',
-    [b.bucket, windowStart(now, b.windowMs)],
-  );
-  return Number(r.rows[0]?.hits ?? 0) >= b.limit
-    ? { ok: false, retryAfterSeconds: retryAfter(now, b.windowMs) }
-    : { ok: true };
-}
-
 /** Deletes the counters of windows that ended before `before`. */
 export async function pruneBudgets(q: Queryable, before: Date): Promise<number> {
   const r = await q.query('delete from abuse_counters where window_start < $1', [before]);

@@ -1,6 +1,5 @@
 // Strict input of the projects API (docs/api-roles.md, Projects).
-import { enumOf, nullable, object, optional } from '../platform/http/decode.ts';
-import { decodeOrValidate } from '../platform/http/validate-body.ts';
+import { decodeBody, enumOf, nullable, object, optional } from '../platform/http/decode.ts';
 import { idText, invalid, plainText } from '../roles/admin-call.ts';
 
 export const ENVIRONMENTS = ['development', 'staging', 'production'] as const;
@@ -26,7 +25,7 @@ const trimmed = <T extends { name?: string }>(v: T): T => {
   return v;
 };
 
-export const decodeCreateProject = (body: unknown) => trimmed(decodeOrValidate(createShape, body));
-export const decodeUpdateProject = (body: unknown) => trimmed(decodeOrValidate(updateShape, body ?? {}));
+export const decodeCreateProject = (body: unknown) => trimmed(decodeBody(createShape, body));
+export const decodeUpdateProject = (body: unknown) => trimmed(decodeBody(updateShape, body ?? {}));
 export type CreateProjectInput = ReturnType<typeof decodeCreateProject>;
 export type UpdateProjectInput = ReturnType<typeof decodeUpdateProject>;

@@ -5,6 +5,7 @@ import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiAuthOptions } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { liveOrgParam } from '../api/org-call.ts';
+import { decodeNoBody } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange, iso } from '../roles/admin-call.ts';
 import { decodePageQuery, pageOf } from '../roles/list-query.ts';
@@ -96,6 +97,7 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: ApiDeps): void 
         `${prefix}/:project/${action}`,
         write,
         async ({ req, realm, caller, call }) => {
+          decodeNoBody(req.body);
           const route = await routeOf(realm.id, req.params);
           const id = projectId(req.params);
           const change = adminChange(call, caller);

@@ -2,6 +2,7 @@
 // member against policy-schema.ts (unknown members refused, names matched ignoring ASCII case,
 // null treated as absent), and the merged result is checked against the rules that span members.
 // Pure: the settings API and the configuration import both call it.
+import { jsonMembers } from '../platform/http/decode.ts';
 import { foldMemberName } from '../platform/http/strict-json.ts';
 import {
   POLICY_SCHEMA,
@@ -115,7 +116,7 @@ function walkObject(
   const out: Json = {};
   const seen = new Set<string>();
   let ok = true;
-  for (const [given, value] of Object.entries(v)) {
+  for (const [given, value] of jsonMembers(v)) {
     const name = byFolded.get(foldMemberName(given));
     if (name === undefined) {
       issues.push({ path: [...path, given], code: 'unknown_member', detail: 'not a member of the policy' });

@@ -47,6 +47,3 @@ export class RealmExistsError extends Error {
     super(`realm ${realmName} already exists`);
   }
 }
-
-export const listRealms = async (q: Queryable) =>
-  (await q.query<RealmRow>('select * from realms order by name')).rows;

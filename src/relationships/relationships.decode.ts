@@ -1,6 +1,6 @@
 // Strict decoders of the relationship model API (docs/authorization.md, "Relationship model
-// API"; doc 2, Limits: Relationships). Shapes and sizes are checked here (400); whether a tuple
-// fits its type is the service's rule (422).
+// API"; doc 2, Limits: Relationships). Shapes (400) and sizes (422) are checked here; whether a
+// tuple fits its type is the service's rule (422).
 import { array, type Decoded, object, optional, record, string } from '../platform/http/decode.ts';
 import { cursorBinding, makeCursor, openCursor, pageLimit, queryParams } from '../platform/http/keyset.ts';
 import { problem } from '../platform/http/problem.ts';
@@ -50,9 +50,8 @@ export function decodeTupleOps(body: unknown): { writes: TupleInput[]; deletes: 
   const ops = tupleOps(body);
   const n = ops.writes.length + ops.deletes.length;
   if (n < 1 || n > MAX_TUPLE_OPERATIONS) {
-    throw problem.invalidRequest(
-      `writes and deletes together must hold 1 to ${MAX_TUPLE_OPERATIONS} operations (got ${n})`,
-    );
+    const detail = `writes and deletes together must hold 1 to ${MAX_TUPLE_OPERATIONS} operations (got ${n})`;
+    throw problem.validation([{ field: 'writes', code: n < 1 ? 'too_few' : 'too_many', detail }], detail);
   }
   return ops;
 }

@@ -16,9 +16,6 @@ import {
 import type { FieldError } from '../platform/http/problem.ts';
 import type { ExchangePolicy } from './resource.ts';
 
-/** The two subject types a flow can match; other values are kept but never match. */
-export const SUBJECT_TYPES = ['user', 'service_principal'] as const;
-
 export const MAX_SCOPES_PER_RESOURCE = 200;
 export const MAX_AUDIENCE_BYTES = 2048;
 const MAX_SUBJECT_TYPES = 16;

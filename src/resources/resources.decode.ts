@@ -7,6 +7,7 @@ import {
   boolean,
   type Decoded,
   type Decoder,
+  decodeBody,
   enumOf,
   integer,
   nullable,
@@ -185,18 +186,6 @@ export function resourceRuleProblems(r: ResourceInput): FieldError[] {
 }
 
 /**
- * Strict decoding with the spec's split (doc 1, Errors): unknown members and a body that is not an
- * object are 400 invalid_request; every other problem with a value is a 422 validation error.
- */
-export function decodeOrFail<T>(decoder: Decoder<T>, body: unknown): T {
-  const r = tryDecode(decoder, body);
-  if (r.ok) return r.value;
-  if (r.errors.some((e) => e.code === 'unknown_member' || e.field === ''))
-    throw problem.invalidRequest('request body has invalid members', r.errors);
-  throw problem.validation(r.errors);
-}
-
-/**
  * A resource definition of a configuration document: the input with defaults applied, or every
  * problem with it (shape and rules alike), and the wire names of the members it gave.
  */
@@ -218,7 +207,7 @@ export function checkResourceInput(
 }
 
 export function decodeResource(body: unknown): ResourceInput {
-  const input = toResourceInput(decodeOrFail(resourceBody, body));
+  const input = toResourceInput(decodeBody(resourceBody, body));
   const errors = resourceRuleProblems(input);
   if (errors.length > 0) throw problem.validation(errors);
   return input;
@@ -238,11 +227,11 @@ export interface GrantInput {
   exchangePolicy?: ExchangePolicy;
 }
 
-export const decodeGrant = (body: unknown): GrantInput => decodeOrFail(grantBody, body);
+export const decodeGrant = (body: unknown): GrantInput => decodeBody(grantBody, body);
 
 const introspectorBody = object({ client: string({ minLength: 1, maxLength: 128 }) });
 
-export const decodeIntrospector = (body: unknown): { client: string } => decodeOrFail(introspectorBody, body);
+export const decodeIntrospector = (body: unknown): { client: string } => decodeBody(introspectorBody, body);
 
 // ---- If-Match --------------------------------------------------------------------------------
 

@@ -67,22 +67,6 @@ export async function findResourceByAudience(
   return row ? resourceFromRow(row) : null;
 }
 
-/** A resource by id (res_… or builtin:<name>). */
-export async function findResourceById(
-  q: Queryable,
-  realm: RealmRef,
-  publicOrigin: string,
-  id: string,
-): Promise<ResourceDefinition | null> {
-  const b = builtinResources(publicOrigin, realm.name).find((r) => r.id === id);
-  if (b) return b;
-  const row = await maybeOne<ResourceRow>(q, 'select * from resources where realm_id = $1 and id = $2', [
-    realm.id,
-    id,
-  ]);
-  return row ? resourceFromRow(row) : null;
-}
-
 export interface GrantRow {
   client_row_id: string;
   resource_id: string;

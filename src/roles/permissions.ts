@@ -83,8 +83,6 @@ const BUILTIN_PERMISSION_SET = new Set<string>([
 /** A built-in permission the service knows (names under the prefixes that it does not define are unknown). */
 export const isKnownBuiltinPermission = (name: string): boolean => BUILTIN_PERMISSION_SET.has(name);
 
-export type RealmPermission = (typeof REALM_PERMISSIONS)[number];
-
 export type RoleScope = 'realm' | 'organization' | 'project';
 
 export interface BuiltinRole {

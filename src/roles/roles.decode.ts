@@ -4,6 +4,7 @@
 import {
   array,
   boolean,
+  decodeBody,
   enumOf,
   integer,
   map,
@@ -14,7 +15,6 @@ import {
   string,
 } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
-import { decodeOrValidate } from '../platform/http/validate-body.ts';
 import { idText, invalid, plainText } from './admin-call.ts';
 import { MAX_ROLE_EXPANSION } from './effective-roles.ts';
 import { isBuiltinPermissionName } from './permissions.ts';
@@ -47,7 +47,7 @@ const permissionShape = object({
 });
 
 export function decodePermission(body: unknown) {
-  const p = decodeOrValidate(permissionShape, body);
+  const p = decodeBody(permissionShape, body);
   if (isBuiltinPermissionName(p.name)) {
     throw invalid(
       'name',
@@ -74,7 +74,7 @@ const roleShape = object({
 export type RoleInput = ReturnType<typeof decodeRole>;
 
 export function decodeRole(body: unknown) {
-  const r = decodeOrValidate(roleShape, body);
+  const r = decodeBody(roleShape, body);
   if (r.name.trim() !== r.name) throw invalid('name', 'pattern', 'no leading or trailing spaces');
   return r;
 }
@@ -153,7 +153,7 @@ function commonOf(r: {
 }
 
 export function decodeAssignment(body: unknown, now: Date): AssignmentInput {
-  const r = decodeOrValidate(assignmentShape, body);
+  const r = decodeBody(assignmentShape, body);
   if (r.scopeType === 'realm' && r.scopeId !== undefined)
     throw invalid('scope_id', 'not_allowed', 'a realm-scope assignment has no scope_id');
   if (r.scopeType !== 'realm' && r.scopeId === undefined)
@@ -165,7 +165,7 @@ export function decodeAssignment(body: unknown, now: Date): AssignmentInput {
 }
 
 export function decodeOrgAssignment(body: unknown, orgId: string, now: Date): AssignmentInput {
-  const r = decodeOrValidate(orgAssignmentShape, body);
+  const r = decodeBody(orgAssignmentShape, body);
   return windowChecked({ ...commonOf(r), scopeType: 'organization', scopeId: orgId }, now);
 }
 

@@ -1,6 +1,5 @@
 // Strict input of the service principals API (docs/api-roles.md, Service principals).
-import { array, boolean, nullable, object, optional } from '../platform/http/decode.ts';
-import { decodeOrValidate } from '../platform/http/validate-body.ts';
+import { array, boolean, decodeBody, nullable, object, optional } from '../platform/http/decode.ts';
 import { idText, invalid, plainText } from '../roles/admin-call.ts';
 
 // null: any organization; []: none.
@@ -27,7 +26,7 @@ const trimmed = <T extends { name?: string }>(v: T): T => {
   return v;
 };
 
-export const decodeCreatePrincipal = (body: unknown) => trimmed(decodeOrValidate(createShape, body));
-export const decodeUpdatePrincipal = (body: unknown) => trimmed(decodeOrValidate(updateShape, body ?? {}));
+export const decodeCreatePrincipal = (body: unknown) => trimmed(decodeBody(createShape, body));
+export const decodeUpdatePrincipal = (body: unknown) => trimmed(decodeBody(updateShape, body ?? {}));
 export type CreatePrincipalInput = ReturnType<typeof decodeCreatePrincipal>;
 export type UpdatePrincipalInput = ReturnType<typeof decodeUpdatePrincipal>;

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
+import { decodeNoBody } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange, iso } from '../roles/admin-call.ts';
 import { decodePageQuery, pageOf } from '../roles/list-query.ts';
@@ -82,6 +83,7 @@ export function registerServicePrincipalRoutes(app: FastifyInstance, ctx: ApiDep
       `/service-principals/:id/${action}`,
       write,
       async ({ req, caller, call }) => {
+        decodeNoBody(req.body);
         const id = principalId(req.params);
         const change = adminChange(call, caller);
         return presentPrincipal(await changePrincipalState(ctx.db, change, id, action));

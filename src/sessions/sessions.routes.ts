@@ -7,7 +7,7 @@ import type { ApiCaller } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { recordAudit } from '../audit/index.ts';
 import { addEvent } from '../events/index.ts';
-import { decodeBody, object } from '../platform/http/decode.ts';
+import { decodeNoBody } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { sessionIdParam } from '../users/users.decode.ts';
 import { endAccountSessions } from './account-revocation.ts';
@@ -94,7 +94,7 @@ export function registerMeSessionRoutes(app: FastifyInstance, ctx: ApiDeps): voi
   // the token this request came with.
   apiRoute(app, ctx, 'POST', '/me/sessions/revoke-all', ending, async ({ req, realm, caller, call }) => {
     const userId = ownerOf(caller);
-    decodeBody(object({}), req.body ?? {});
+    decodeNoBody(req.body);
     const { now, correlationId } = call;
     const revoked = await ctx.db.tx(async (tx) => {
       const r = await endAccountSessions(tx, realm.id, userId, 'logout_everywhere', now, correlationId);

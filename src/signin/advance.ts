@@ -1,4 +1,4 @@
-// Runs one step of a sign-in transaction (STYLE.md section 6): lock, check the binding and
+// Runs one step of a sign-in transaction (docs/signin.md, Calling steps): lock, check the binding and
 // expiry, check the step is offered, run it, evaluate what comes next, complete when only
 // completion remains, persist with audit and events, and return the full state. One database
 // transaction per call; expensive proof checks run before it.

@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
+import { decodeNoBody } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { runStep } from './advance.ts';
 import { decidePendingRegistration, pendingRegistrations } from './registrations.service.ts';
@@ -56,7 +57,10 @@ export function registerRegistrationRoutes(app: FastifyInstance, ctx: ApiDeps): 
       'POST',
       `/registrations/:user/${path}`,
       write,
-      async ({ req, call }) => decidePendingRegistration(ctx.db, call, req.params.user, decision),
+      async ({ req, call }) => {
+        decodeNoBody(req.body);
+        return decidePendingRegistration(ctx.db, call, req.params.user, decision);
+      },
     );
   }
 }

@@ -4,7 +4,7 @@ import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { adminAudience } from '../kernel/audiences.ts';
-import { array, integer, object, optional, string } from '../platform/http/decode.ts';
+import { array, integer, object, optional, refusedAsBadRequest, string } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { currentPolicy } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
@@ -29,28 +29,32 @@ import { STEPS } from './steps/index.ts';
 const text = (maxBytes = 2048) => optional(string({ maxBytes }));
 
 // Lengths of login_hint, ui_locales and the user agent are cut rather than refused (spec doc 1,
-// start-field length handling); the generous caps here only bound the body.
-const decodeStart = object({
-  client_id: string({ minLength: 1, maxLength: 128 }),
-  redirect_uri: string({ minLength: 1, maxBytes: 2048 }),
-  scope: text(),
-  resource: optional(array(string({ minLength: 1, maxBytes: 2048 }), { maxItems: 50 })),
-  state: text(),
-  nonce: text(),
-  code_challenge: string({ minLength: 1, maxLength: 128 }),
-  code_challenge_method: string({ minLength: 1, maxLength: 16 }),
-  organization: text(128),
-  login_hint: text(8192),
-  ui_locales: text(8192),
-  intent: text(32),
-  prompt: text(256),
-  max_age: optional(integer({ min: 0 })),
-  acr_values: text(),
-  claims: text(16384),
-  request_uri: text(),
-  device_user_code: text(64),
-  response_mode: text(32),
-});
+// start-field length handling); the generous caps here only bound the body. The start is the
+// authorization request in JSON: every parameter it refuses is 400 invalid_request, as at the
+// authorization endpoint (RFC 6749 section 4.1.2.1; spec doc 1, Errors: unsupported response_mode).
+const decodeStart = refusedAsBadRequest(
+  object({
+    client_id: string({ minLength: 1, maxLength: 128 }),
+    redirect_uri: string({ minLength: 1, maxBytes: 2048 }),
+    scope: text(),
+    resource: optional(array(string({ minLength: 1, maxBytes: 2048 }), { maxItems: 50 })),
+    state: text(),
+    nonce: text(),
+    code_challenge: string({ minLength: 1, maxLength: 128 }),
+    code_challenge_method: string({ minLength: 1, maxLength: 16 }),
+    organization: text(128),
+    login_hint: text(8192),
+    ui_locales: text(8192),
+    intent: text(32),
+    prompt: text(256),
+    max_age: optional(integer({ min: 0 })),
+    acr_values: text(),
+    claims: text(16384),
+    request_uri: text(),
+    device_user_code: text(64),
+    response_mode: text(32),
+  }),
+);
 
 export function credentialsOf(req: FastifyRequest): CallCredentials {
   const header = (name: string) => {

@@ -1,9 +1,17 @@
 // Strict input of the support-access API (docs/support-access.md): shape errors are 400, values
 // that break a rule 422 (decision D10).
 import { isScopeName } from '../kernel/scope.ts';
-import { array, boolean, integer, object, optional, refine, string } from '../platform/http/decode.ts';
+import {
+  array,
+  boolean,
+  decodeBody,
+  integer,
+  object,
+  optional,
+  refine,
+  string,
+} from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
-import { decodeOrValidate } from '../platform/http/validate-body.ts';
 import { MAX_GRANT_TTL_SECONDS } from '../support-grants/support-grant.ts';
 
 const CONTROL = /\p{Cc}/u;
@@ -32,14 +40,14 @@ const createShape = object({
   ttl_seconds: optional(integer({ min: 1, max: MAX_GRANT_TTL_SECONDS }), MAX_GRANT_TTL_SECONDS),
 });
 
-export const decodeCreateGrant = (body: unknown) => decodeOrValidate(createShape, body);
+export const decodeCreateGrant = (body: unknown) => decodeBody(createShape, body);
 export type CreateGrantInput = ReturnType<typeof decodeCreateGrant>;
 
 const revokeShape = object({ reason: optional(text(1, 500)) });
-export const decodeRevoke = (body: unknown) => decodeOrValidate(revokeShape, body ?? {});
+export const decodeRevoke = (body: unknown) => decodeBody(revokeShape, body ?? {});
 
 const preferenceShape = object({ allowed: boolean() });
-export const decodePreference = (body: unknown) => decodeOrValidate(preferenceShape, body);
+export const decodePreference = (body: unknown) => decodeBody(preferenceShape, body);
 
 /** A grant id in a path; anything else is as unknown as a grant that does not exist. */
 export function grantIdParam(raw: string): string {

@@ -1,5 +1,5 @@
 // Identifier normalisation. Case folding is ASCII-only on purpose: Unicode folding maps the Kelvin
-// sign to "k" and would let two distinct addresses collide (SECURITY-BAR.md section 9.2).
+// sign to "k" and would let two distinct addresses collide (docs/decisions.md, Identifiers).
 
 export type IdentifierType = 'email' | 'username' | 'phone';
 

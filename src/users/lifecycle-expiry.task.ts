@@ -6,7 +6,7 @@ import { recorder } from '../audit/index.ts';
 import type { TaskReport } from '../kernel/task.ts';
 import type { Db } from '../platform/db/db.ts';
 import { endAccountSessions } from '../sessions/index.ts';
-import { eraseUser } from './users.repo.ts';
+import { eraseAccount } from './account-erasure.ts';
 
 const BATCH = 200;
 
@@ -39,7 +39,7 @@ export async function expireAccounts(deps: { db: Db }, now: Date): Promise<TaskR
         now,
       };
       await endAccountSessions(tx, u.realm_id, u.id, 'user_deleted', now, `lifecycle-${u.id}`);
-      await eraseUser(tx, u.realm_id, u.id, now);
+      await eraseAccount(tx, u.realm_id, u.id, now);
       const record = recorder(tx, call);
       await record.audit('user.deleted', {
         category: 'identity',

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
-import { decodeBody, object } from '../platform/http/decode.ts';
+import { decodeNoBody } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { requestOwnDeletion } from './self-deletion.ts';
 
@@ -11,7 +11,7 @@ export function registerMeAccountRoutes(app: FastifyInstance, ctx: ApiDeps): voi
   const account = { audience: 'account', recentAuth: true } as const;
   apiRoute(app, ctx, 'POST', '/me/deletion', account, async ({ req, reply, caller, call }) => {
     if (caller.kind !== 'user') throw problem.forbidden('only a user has an account to delete');
-    decodeBody(object({}), req.body ?? {});
+    decodeNoBody(req.body);
     const r = await requestOwnDeletion(ctx.db, call, caller.id, ctx.config.privacy.deletionGraceMs);
     reply.code(202);
     return r;

@@ -8,7 +8,8 @@ import type { TaskReport } from '../kernel/task.ts';
 import type { Db } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { endAccountSessions } from '../sessions/index.ts';
-import { dueDeletions, eraseUser, findUser, requestDeletion } from './users.repo.ts';
+import { eraseAccount } from './account-erasure.ts';
+import { dueDeletions, findUser, requestDeletion } from './users.repo.ts';
 
 const subject = (id: string) => ({ type: 'user', id });
 
@@ -63,7 +64,7 @@ export async function eraseDueAccounts(deps: { db: Db }, now: Date): Promise<Tas
         now,
       };
       await endAccountSessions(tx, due.realm_id, due.id, 'user_deleted', now, `deletion-${due.id}`);
-      await eraseUser(tx, due.realm_id, due.id, now);
+      await eraseAccount(tx, due.realm_id, due.id, now);
       const record = recorder(tx, call);
       await record.audit('user.deleted', {
         category: 'identity',

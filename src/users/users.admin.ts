@@ -10,11 +10,11 @@ import { problem } from '../platform/http/problem.ts';
 import { currentPolicy, policyValue } from '../realms/index.ts';
 import { type AccountRevocation, endAccountSessions } from '../sessions/index.ts';
 import { ADMIN_STATE_CHANGES, type StateChange } from './account.states.ts';
+import { eraseAccount } from './account-erasure.ts';
 import type { ProfileChange } from './users.decode.ts';
 import type { UsersDeps } from './users.deps.ts';
 import {
   addRequiredAction,
-  eraseUser,
   lockUser,
   markPasswordCompromised,
   removeRequiredAction,
@@ -218,7 +218,7 @@ export async function deleteAccount(db: Db, call: AdminCall, userId: string): Pr
       call.now,
       call.correlationId,
     );
-    await eraseUser(tx, call.realmId, userId, call.now);
+    await eraseAccount(tx, call.realmId, userId, call.now);
     await record.audit('user.deleted', {
       category: 'identity',
       subject: userSubject(userId),

@@ -4,6 +4,7 @@
 import {
   array,
   boolean,
+  decodeBody,
   enumOf,
   nullable,
   object,
@@ -19,7 +20,6 @@ import {
   queryParams,
 } from '../platform/http/keyset.ts';
 import { problem } from '../platform/http/problem.ts';
-import { decodeOrValidate } from '../platform/http/validate-body.ts';
 import { isValidIdentifier } from './identifiers.ts';
 import { MIN_PASSWORD_LENGTH } from './password-rules.ts';
 
@@ -30,7 +30,6 @@ export const ADMIN_REQUIRED_ACTIONS = [
   'verify_contact',
   'configure_totp',
 ] as const;
-export type AdminRequiredAction = (typeof ADMIN_REQUIRED_ACTIONS)[number];
 
 const MAX_PASSWORD_BYTES = 1024;
 
@@ -65,7 +64,7 @@ const optionalReasonShape = object({ reason: optional(string({ minLength: 1, max
 export type CreateUserInput = ReturnType<typeof decodeCreateUser>;
 
 export function decodeCreateUser(body: unknown) {
-  const input = decodeOrValidate(createUserShape, body);
+  const input = decodeBody(createUserShape, body);
   if (input.email === undefined && input.username === undefined && input.phone === undefined) {
     throw problem.validation(
       [{ field: 'email', code: 'required', detail: 'give at least one of email, username or phone' }],
@@ -82,21 +81,21 @@ export type ProfileChange = { displayName: string | null };
 
 /** A PATCH body naming nothing to change is 422, so a misspelt client sees it. */
 export function decodeUpdateProfile(body: unknown): ProfileChange {
-  const input = decodeOrValidate(updateProfileShape, body);
+  const input = decodeBody(updateProfileShape, body);
   if (input.displayName === undefined) {
     throw problem.validation([{ field: 'display_name', code: 'required', detail: 'nothing to change' }]);
   }
   return { displayName: input.displayName };
 }
 
-export const decodeSetPassword = (body: unknown) => decodeOrValidate(setPasswordShape, body);
+export const decodeSetPassword = (body: unknown) => decodeBody(setPasswordShape, body);
 
 /** {reason}: suspend, lock and reactivate. */
-export const decodeReason = (body: unknown) => decodeOrValidate(reasonShape, body).reason;
+export const decodeReason = (body: unknown) => decodeBody(reasonShape, body).reason;
 
 /** An optional {reason}; an empty request body counts as {}. */
 export const decodeOptionalReason = (body: unknown) =>
-  decodeOrValidate(optionalReasonShape, body ?? {}).reason ?? null;
+  decodeBody(optionalReasonShape, body ?? {}).reason ?? null;
 
 // ---- path parameters ------------------------------------------------------------------------
 

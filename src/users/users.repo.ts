@@ -233,22 +233,6 @@ export async function markPasswordCompromised(tx: Tx, realmId: string, userId: s
   return r.rowCount > 0;
 }
 
-/**
- * Deletion keeps the row (ids in audit and tokens stay resolvable) but erases what identifies or
- * authenticates the person, and frees the identifiers for reuse.
- */
-export async function eraseUser(tx: Tx, realmId: string, userId: string, now: Date): Promise<void> {
-  for (const table of ['user_identifiers', 'password_credentials', 'totp_credentials', 'recovery_codes']) {
-    await tx.query(`delete from ${table} where realm_id = $1 and user_id = $2`, [realmId, userId]);
-  }
-  await tx.query(
-    `update users set state = 'deleted', display_name = null, required_actions = '{}', attributes = '{}',
-       deletion_due_at = null, updated_at = $3, profile_updated_at = $3
-      where realm_id = $1 and id = $2`,
-    [realmId, userId, now],
-  );
-}
-
 /** Marks the account's identifiers of a type verified (a code sent there came back). */
 export async function markIdentifierVerified(
   tx: Tx,

@@ -15,7 +15,6 @@ export type AttemptCategory =
   | 'network_error'
   | 'egress_denied';
 
-export const RESPONSE_TIMEOUT_DEFAULT_MS = 10_000;
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 const BASE_MS = 5_000;
 const CAP_MS = 6 * 3600 * 1000;

@@ -1,5 +1,5 @@
 // Destination rules checked on the raw URL and on every resolved address (spec doc 2, Delivery
-// semantics 3; SECURITY-BAR 9 item 3).
+// semantics 3; docs/webhooks.md).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Resolver } from '../platform/net/outbound-http.ts';

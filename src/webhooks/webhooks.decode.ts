@@ -4,7 +4,7 @@ import { isEventType } from '../events/index.ts';
 import {
   array,
   boolean,
-  type Decoder,
+  decodeBody,
   enumOf,
   integer,
   nullable,
@@ -12,9 +12,8 @@ import {
   optional,
   refine,
   string,
-  tryDecode,
 } from '../platform/http/decode.ts';
-import { type FieldError, problem } from '../platform/http/problem.ts';
+import { problem } from '../platform/http/problem.ts';
 import type { SubscriptionState } from './subscriptions.repo.ts';
 import { MAX_URL_CHARS } from './webhook-destination.ts';
 import type { EventVersion, PayloadForm } from './webhook-envelope.ts';
@@ -77,16 +76,8 @@ const patchBody = object({
   state: optional(enumOf(SUBSCRIPTION_STATES)),
 });
 
-function decodeOrFail<T>(decoder: Decoder<T>, body: unknown): T {
-  const r = tryDecode(decoder, body);
-  if (r.ok) return r.value;
-  if (r.errors.some((e: FieldError) => e.code === 'unknown_member' || e.field === ''))
-    throw problem.invalidRequest('request body has invalid members', r.errors);
-  throw problem.validation(r.errors);
-}
-
 export function decodeCreate(body: unknown): SubscriptionInput {
-  const b = decodeOrFail(createBody, body);
+  const b = decodeBody(createBody, body);
   return {
     name: b.name,
     destinationUrl: b.destinationUrl,
@@ -105,7 +96,7 @@ export function decodePatch(body: unknown): SubscriptionPatch {
     throw problem.invalidRequest('organization_id cannot be changed', [
       { field: 'organization_id', code: 'immutable', detail: 'organization_id cannot be changed' },
     ]);
-  const b = decodeOrFail(patchBody, body);
+  const b = decodeBody(patchBody, body);
   const out: SubscriptionPatch = {};
   if (b.name !== undefined) out.name = b.name;
   if (b.destinationUrl !== undefined) out.destinationUrl = b.destinationUrl;

@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
+import { decodeNoBody } from '../platform/http/decode.ts';
 import { cursorBinding, makeCursor, openCursor, pageLimit, queryParams } from '../platform/http/keyset.ts';
 import type { DeliveryRow } from './deliveries.repo.ts';
 import type { SubscriptionRow } from './subscriptions.repo.ts';
@@ -119,6 +120,7 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: ApiDeps & { web
     '/webhooks/:webhook/rotate-secret',
     WRITE,
     async ({ req, reply, call }) => {
+      decodeNoBody(req.body);
       const { row, secret } = await rotateSecret(deps, call, req.params.webhook);
       return reply
         .header('etag', subscriptionEtag(row.version))
@@ -150,6 +152,7 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: ApiDeps & { web
     '/webhooks/:webhook/deliveries/:delivery/replay',
     WRITE,
     async ({ req, reply, call }) => {
+      decodeNoBody(req.body);
       const row = await replayDelivery(deps, call, req.params.webhook, req.params.delivery);
       return reply.code(202).send(presentDelivery(row));
     },

@@ -1,4 +1,5 @@
-// Test certificate authorities for passkey attestation and FIDO metadata (STACK.md G14): a root,
+// Test certificate authorities for passkey attestation and FIDO metadata (a browser's virtual
+// authenticator has one fixed self-issued batch certificate, so trust is tested with these): a root,
 // an optional intermediate, batch attestation certificates carrying an AAGUID extension, and an
 // MDS3 BLOB signed by a certificate under a metadata root.
 import 'reflect-metadata';

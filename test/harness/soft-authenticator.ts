@@ -1,4 +1,5 @@
-// A software WebAuthn authenticator for server-side tests (STACK.md G14): it answers creation and
+// A software WebAuthn authenticator for server-side tests (a browser's virtual authenticator cannot
+// give trusted attestation or credProtect): it answers creation and
 // request options the way a browser plus authenticator would (clientDataJSON, authenticator data,
 // a COSE ES256 key, none / self / packed-with-chain attestation), with any AAGUID, flags, counter
 // and extension outputs a test asks for. Chromium's virtual authenticator covers the browser path.

@@ -104,7 +104,7 @@ export class Scheduler<D> {
    * Runs one task now if its lease can be taken; used by the ticker and by tests. Never rejects: a
    * failed run (the database gone mid-task included) is counted and logged, its lease given back,
    * and the task runs again at a later tick. Each item a task handles commits in its own
-   * transaction, so an interrupted run leaves items either done or untouched (STYLE.md section 7).
+   * transaction, so an interrupted run leaves items either done or untouched.
    */
   async runOnce(task: Task<D>): Promise<TaskReport | null> {
     const now = this.clock();

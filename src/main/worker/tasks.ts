@@ -1,4 +1,5 @@
-// The worker's periodic tasks: name, interval, function (STYLE.md section 7).
+// The worker's periodic tasks: name, interval, function (docs/architecture.md, where does this rule
+// live: which worker tasks run).
 import {
   archiveAudit,
   type IntegrityReport,

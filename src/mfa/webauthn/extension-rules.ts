@@ -1,5 +1,5 @@
 // Extension outputs (spec doc 1, Passkey policy 4 and 5): we request only credProps and
-// credProtect, and an output nobody asked for fails the ceremony (STACK.md G13: the library
+// credProtect, and an output nobody asked for fails the ceremony (the ceremony library
 // leaves outputs unchecked). Client outputs come from the browser, authenticator outputs from the
 // signed authenticator data.
 

@@ -1,7 +1,7 @@
 // The ceremony library ships default trust anchors for a few attestation formats; with anchors it
-// validates paths itself and then fetches the CRLs the presented certificates name (STACK.md
-// G10-G11). Trust is decided in attestation-trust.ts instead, so the library gets no anchors at
-// all, once, when this module loads. Its metadata service is never initialized (G12).
+// validates paths itself and then fetches the CRLs the presented certificates name. Trust is
+// decided in attestation-trust.ts instead, so the library gets no anchors at all, once, when this
+// module loads. Its metadata service is never initialized.
 import { SettingsService } from '@simplewebauthn/server';
 
 for (const identifier of [

@@ -51,7 +51,7 @@ export async function registrationOptions(
 ): Promise<{ options: PublicKeyCredentialCreationOptionsJSON; expected: RegistrationExpected }> {
   const userVerification = opts.requireUserVerification ? 'required' : policy.userVerification;
   const cp = policy.credentialProtection;
-  // credProtect is not in the library's input types (STACK.md G13).
+  // credProtect is not in the library's input types, hence the cast.
   const extensions = {
     credProps: true,
     ...(cp

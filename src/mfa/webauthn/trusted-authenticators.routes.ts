@@ -6,9 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../api/api.deps.ts';
 import { apiRoute } from '../../api/api-route.ts';
 import { recorder } from '../../audit/index.ts';
-import { array, object, string } from '../../platform/http/decode.ts';
+import { array, decodeBody, object, string } from '../../platform/http/decode.ts';
 import { type FieldError, Problem, problem } from '../../platform/http/problem.ts';
-import { decodeOrValidate } from '../../platform/http/validate-body.ts';
 import { newId } from '../../platform/ids.ts';
 import { issuerProblem, parseX509, withinValidity } from './cert-path.ts';
 import {
@@ -83,7 +82,7 @@ export function registerTrustedAuthenticatorRoutes(app: FastifyInstance, ctx: Ap
     '/webauthn/trusted-authenticators',
     WRITE,
     async ({ req, reply, realm, call }) => {
-      const input = decodeOrValidate(body, req.body ?? {});
+      const input = decodeBody(body, req.body ?? {});
       const errors = entryErrors(input.aaguid, input.rootCertificates, call.now);
       if (errors.length > 0) throw problem.validation(errors);
       const created = await ctx.db.tx(async (q) => {

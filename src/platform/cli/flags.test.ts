@@ -35,7 +35,7 @@ describe('parseFlags', () => {
     test(`case=string flag as ${label}`, () => assert.equal(parseFlags(argv, spec).flags.since, 'x'));
   }
 
-  test('case=spec example from STACK.md 4.4', () => {
+  test('case=the spec example, one and two dashes mixed', () => {
     const argv = ['-since', '2026-11-01T00:00:00Z', '-out=log.ndjson', '--invalidate-all-sessions', 'extra'];
     const { flags, rest } = parseFlags(argv, spec);
     assert.equal(flags.since, '2026-11-01T00:00:00Z');

@@ -1,5 +1,6 @@
-// Go `flag`-style argument parsing (STACK.md 4.4): the spec writes `-since` and
-// `--trust-email-verification` side by side, so one and two dashes mean the same thing.
+// Go `flag`-style argument parsing (node:util.parseArgs would read `-since` as `-s -i -n -c -e`):
+// the spec writes `-since` and `--trust-email-verification` side by side, so one and two dashes
+// mean the same thing.
 // Unlike Go, flags and positional arguments may be interleaved. Help and error texts write the
 // two-dash form, the one the README and docs/cli.md use.
 

@@ -1,9 +1,17 @@
-// PGlite keeps no lock on its data directory (STACK.md G3), so two processes could open the same
+// PGlite keeps no lock on its data directory, so two processes could open the same
 // files and corrupt them. This lock file refuses the second process with a clear message.
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
-export class DirectoryLockedError extends Error {}
+export class DirectoryLockedError extends Error {
+  /** The pid of the live process that holds the directory, when another one does. */
+  readonly holder: number | null;
+
+  constructor(message: string, holder: number | null = null) {
+    super(message);
+    this.holder = holder;
+  }
+}
 
 export interface DirLock {
   release(): void;
@@ -47,6 +55,7 @@ export function acquireDirLock(dir: string): DirLock {
         throw new DirectoryLockedError(
           `the embedded database in ${dir} is in use by another ProudAuth process (pid ${holder}); ` +
             'embedded mode runs server and worker in one process: stop the other one, or set database.url to use PostgreSQL',
+          holder,
         );
       }
       if (holder === process.pid) {

@@ -1,5 +1,5 @@
 // Embedded driver: PostgreSQL compiled to wasm, in-process. One backend serializes every query,
-// so a transaction blocks the whole process: keep transactions short (STACK.md section 2).
+// so a transaction blocks the whole process: keep transactions short.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite, types } from '@electric-sql/pglite';
@@ -15,7 +15,7 @@ export interface PgliteOptions {
   loadDataDir?: Blob;
 }
 
-// int8 as string, as node-postgres returns it, so callers see one type (STACK.md 2.1 rule 1).
+// int8 as string, as node-postgres returns it, so callers see one type whatever the driver.
 const parsers = { [types.INT8]: (v: string) => v };
 
 export async function openPglite(opts: PgliteOptions): Promise<Db & { dump(): Promise<Blob> }> {

@@ -22,6 +22,18 @@ export interface EdgeOptions {
   maxInflight?: number;
 }
 
+export interface RouteEntry {
+  method: string;
+  url: string;
+}
+
+const ROUTE_TABLES = new WeakMap<FastifyInstance, RouteEntry[]>();
+
+/** Every route registered on an edge, as registered: what a test walks to check them all. */
+export function routeTable(app: FastifyInstance): readonly RouteEntry[] {
+  return ROUTE_TABLES.get(app) ?? [];
+}
+
 function writeRawProblem(res: ServerResponse, p: Problem): void {
   res.writeHead(p.status, { 'content-type': PROBLEM_CONTENT_TYPE, ...(p.headers ?? {}) });
   res.end(JSON.stringify(problemBody(p)));
@@ -72,6 +84,12 @@ export function buildEdge(opts: EdgeOptions): FastifyInstance {
           `Connection: close\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       );
     },
+  });
+
+  const routes: RouteEntry[] = [];
+  ROUTE_TABLES.set(app, routes);
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) routes.push({ method, url: r.url });
   });
 
   registerJsonBody(app);

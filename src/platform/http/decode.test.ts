@@ -17,6 +17,7 @@ import {
   optional,
   record,
   refine,
+  refusedAsBadRequest,
   string,
   tryDecode,
   unknownJson,
@@ -309,13 +310,12 @@ describe('collecting errors', () => {
     assert.equal(errorsOf(object({}), many).length, MAX_FIELD_ERRORS);
   });
 
-  test('decodeBody and calling a decoder throw 400 invalid_request with the errors', () => {
+  test('a refused body is 422 validation_failed when only values break rules', () => {
     for (const run of [() => decodeBody(client, {}), () => client({})]) {
       assert.throws(run, (e: unknown) => {
         assert.ok(e instanceof Problem);
-        assert.equal(e.status, 400);
-        assert.equal(e.code, 'invalid_request');
-        assert.equal(e.detail, 'request body has invalid members');
+        assert.equal(e.status, 422);
+        assert.equal(e.code, 'validation_failed');
         assert.deepStrictEqual(e.extra?.errors, [
           { field: 'client_id', code: 'required' },
           { field: 'redirect_uris', code: 'required' },
@@ -325,7 +325,62 @@ describe('collecting errors', () => {
     }
   });
 
-  test('tryDecode returns the value or the errors for callers that answer 422', () => {
+  const statusOf = (run: () => unknown): number => {
+    try {
+      run();
+    } catch (e) {
+      if (e instanceof Problem) return e.status;
+      throw e;
+    }
+    return 200;
+  };
+
+  test('a wrong shape anywhere is 400 invalid_request, even beside value errors', () => {
+    const cases: [string, unknown, number][] = [
+      ['not an object', [], 400],
+      ['a wrong JSON type', { client_id: 5, redirect_uris: ['a'] }, 400],
+      ['an unknown member', { client_id: 'a', redirect_uris: ['a'], extra: 1 }, 400],
+      ['an unknown member beside a value error', { client_id: '', redirect_uris: ['a'], extra: 1 }, 400],
+      [
+        'a member given twice under two spellings',
+        { client_id: 'a', CLIENT_ID: 'b', redirect_uris: ['a'] },
+        400,
+      ],
+      ['a string too short', { client_id: '', redirect_uris: ['a'] }, 422],
+      ['an integer out of range', { client_id: 'a', redirect_uris: ['a'], max_age: -1 }, 422],
+      ['too many items', { client_id: 'a', redirect_uris: ['a', 'b', 'c', 'd', 'e'] }, 422],
+      ['a repeated list item', { client_id: 'a', redirect_uris: ['a', 'a'] }, 422],
+      ['a missing member', { redirect_uris: ['a'] }, 422],
+    ];
+    for (const [name, value, status] of cases)
+      assert.equal(
+        statusOf(() => decodeBody(client, value)),
+        status,
+        name,
+      );
+  });
+
+  test('refusedAsBadRequest keeps the errors but answers 400', () => {
+    const d = object({
+      cursor: refusedAsBadRequest(optional(string({ maxLength: 4 }))),
+      n: optional(integer({ max: 1 })),
+    });
+    assert.equal(
+      statusOf(() => d({ cursor: 'toolong' })),
+      400,
+    );
+    assert.equal(
+      statusOf(() => d({ n: 2 })),
+      422,
+    );
+    assert.equal(
+      statusOf(() => d({ cursor: 'ok' })),
+      200,
+    );
+    assert.deepStrictEqual(codes(d, { cursor: 'toolong', n: 2 }), ['cursor:too_long', 'n:too_large']);
+  });
+
+  test('tryDecode returns the value or the errors', () => {
     assert.deepStrictEqual(tryDecode(integer(), 1), { ok: true, value: 1 });
     assert.deepStrictEqual(tryDecode(integer({ max: 0 }), 1), {
       ok: false,

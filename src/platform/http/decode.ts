@@ -1,12 +1,19 @@
-// Declarative decoders from strict-JSON values to camelCase domain values (STYLE.md section 5).
+// Declarative decoders from strict-JSON values to camelCase domain values (docs/architecture.md,
+// "strict JSON decoding").
 // Spec section "Decoding rules for the document (and every strict JSON body of the service)",
 // rules 2 and 5: a member the shape does not name is an error at any depth; lookup ignores ASCII
 // case using the very folding strict-json.ts uses for duplicates (decision D10); a JSON null
 // counts as a missing member except where the shape wraps the member in nullable(). All field
 // errors are gathered in one pass so a client sees everything wrong with its body at once.
+//
+// This is also the one place that says what a refused body answers (docs/decisions.md, Error
+// split): a body of the wrong shape (not an object, a wrong JSON type, an unknown or repeated
+// member) is 400 invalid_request; a body of the right shape whose values break a rule (range,
+// length, list size, enumeration, format, a missing member) is 422 validation_failed. The few
+// value rules the spec fixes at 400 wrap their decoder in refusedAsBadRequest().
 
 import { Buffer } from 'node:buffer';
-import { type FieldError, problem } from './problem.ts';
+import { type FieldError, type Problem, problem } from './problem.ts';
 import { foldMemberName } from './strict-json.ts';
 
 const FAIL: unique symbol = Symbol('decode.fail');
@@ -20,8 +27,8 @@ type Run<T> = (value: unknown, path: string, errors: FieldError[]) => Outcome<T>
 export const MAX_FIELD_ERRORS = 100;
 
 /**
- * A decoder is callable: `decoder(body)` returns the typed value or throws the 400 problem, so a
- * module can export `const decodeX = object({...})` and call `decodeX(await req.strictJson())`.
+ * A decoder is callable: `decoder(body)` returns the typed value or throws the body's problem
+ * (decodeBody), so a module can export `const decodeX = object({...})` and call `decodeX(req.body)`.
  */
 export interface Decoder<T> {
   (value: unknown): T;
@@ -31,6 +38,10 @@ export interface Decoder<T> {
   readonly keepsNull: boolean;
   /** An absent member is left out of the output object. */
   readonly omittable: boolean;
+  /** What the decoder accepts, as data: for documentation and for tests that walk the routes. */
+  readonly spec: DecoderSpec;
+  /** Its value errors are answered 400 as the spec says (refusedAsBadRequest). */
+  readonly badRequest: boolean;
 }
 export interface OptionalDecoder<T> extends Decoder<T> {
   readonly omittable: true;
@@ -38,7 +49,19 @@ export interface OptionalDecoder<T> extends Decoder<T> {
 export type Decoded<D> = D extends Decoder<infer T> ? T : never;
 export type DecodeResult<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
 
-/** Decodes or returns every field error; for callers that answer 422 rather than 400. */
+/** The accepted values of a decoder; wrappers (optional, map, refine...) show the inner one's. */
+export type DecoderSpec =
+  | { kind: 'object'; members: ReadonlyMap<string, Decoder<unknown>> }
+  | { kind: 'array'; item: Decoder<unknown>; minItems?: number; maxItems?: number }
+  | { kind: 'record'; value: Decoder<unknown>; maxEntries?: number; maxBytes?: number }
+  | ({ kind: 'string' } & StringOptions)
+  | { kind: 'number'; integral: boolean; min?: number; max?: number }
+  | { kind: 'boolean' }
+  | { kind: 'literal'; value: string | number | boolean }
+  | { kind: 'enum'; values: readonly string[] }
+  | { kind: 'json'; maxBytes?: number };
+
+/** Decodes or returns every field error, for callers that report errors their own way. */
 export function tryDecode<T>(decoder: Decoder<T>, value: unknown): DecodeResult<T> {
   const errors: FieldError[] = [];
   const out = decoder.run(value, '', errors);
@@ -48,20 +71,84 @@ export function tryDecode<T>(decoder: Decoder<T>, value: unknown): DecodeResult<
   return { ok: true, value: out };
 }
 
-/** Decodes a request body; any failure is 400 invalid_request listing `errors` (decision D10). */
+/** Codes that mean the body is not of the expected shape. */
+const SHAPE_CODES = new Set(['type', 'unknown_member']);
+/**
+ * Other errors answered 400: a member given twice under two spellings (strict-json refuses that
+ * before decoding; values built elsewhere meet it here), and the errors of members whose value
+ * rules the spec answers with 400 (refusedAsBadRequest). A repeated list item is a value error.
+ */
+const BAD_REQUEST_ERRORS = new WeakSet<FieldError>();
+
+/** The problem for a refused body: 400 when its shape is wrong, else 422 naming each member. */
+export function bodyProblem(errors: FieldError[]): Problem {
+  return errors.some((e) => SHAPE_CODES.has(e.code) || BAD_REQUEST_ERRORS.has(e))
+    ? problem.invalidRequest('request body has invalid members', errors)
+    : problem.validation(errors);
+}
+
+type BodyObserver = (decoder: Decoder<unknown>) => void;
+let bodyObserver: BodyObserver | null = null;
+
+/**
+ * Sees every decoder a request body is decoded with. Only the route walk of
+ * test/integration/edge/value-errors.test.ts sets one: it learns from it which decoder a route
+ * uses, and from the decoder's spec which values to send.
+ */
+export function observeBodyDecoding(observer: BodyObserver | null): void {
+  bodyObserver = observer;
+}
+
+/** Decodes a request body; a refusal throws bodyProblem(errors). */
 export function decodeBody<T>(decoder: Decoder<T>, value: unknown): T {
+  bodyObserver?.(decoder as Decoder<unknown>);
   const result = tryDecode(decoder, value);
-  if (!result.ok) throw problem.invalidRequest('request body has invalid members', result.errors);
+  if (!result.ok) throw bodyProblem(result.errors);
   return result.value;
 }
 
-function build<T>(run: Run<T>, keepsNull = false, omittable = false): Decoder<T> {
-  const decoder = Object.assign((v: unknown): T => decodeBody(decoder, v), { run, keepsNull, omittable });
+/**
+ * For routes that take no input: no body, or an empty object (any member is unknown), so that a
+ * body sent by mistake is refused rather than ignored (spec doc 1, decoding rule 2).
+ */
+export function decodeNoBody(body: unknown): void {
+  decodeBody(NO_MEMBERS, body ?? {});
+}
+
+interface Flags {
+  keepsNull?: boolean;
+  omittable?: boolean;
+  badRequest?: boolean;
+}
+
+function build<T>(run: Run<T>, spec: DecoderSpec, flags: Flags = {}): Decoder<T> {
+  const decoder = Object.assign((v: unknown): T => decodeBody(decoder, v), {
+    run,
+    spec,
+    keepsNull: flags.keepsNull ?? false,
+    omittable: flags.omittable ?? false,
+    badRequest: flags.badRequest ?? false,
+  });
   return decoder;
 }
 
+/** The flags of a decoder that another wraps. */
+const flagsOf = (d: Decoder<unknown>): Flags => ({
+  keepsNull: d.keepsNull,
+  omittable: d.omittable,
+  badRequest: d.badRequest,
+});
+
 function report(errors: FieldError[], field: string, code: string, detail?: string): typeof FAIL {
   if (errors.length < MAX_FIELD_ERRORS) errors.push(detail ? { field, code, detail } : { field, code });
+  return FAIL;
+}
+
+/** report(), for an error that makes the body a bad request whatever its code. */
+function reportBadRequest(errors: FieldError[], field: string, code: string): typeof FAIL {
+  const before = errors.length;
+  report(errors, field, code);
+  for (const e of errors.slice(before)) BAD_REQUEST_ERRORS.add(e);
   return FAIL;
 }
 
@@ -80,9 +167,10 @@ function outside(errs: FieldError[], at: string, n: number, b: Bounds, codes: st
 }
 
 /** A decoder for a present value; absence is reported as `required`. */
-function present<T>(check: Run<T>): Decoder<T> {
-  return build((v, path, errors) =>
-    v === MISSING ? report(errors, path, 'required') : check(v, path, errors),
+function present<T>(spec: DecoderSpec, check: Run<T>): Decoder<T> {
+  return build(
+    (v, path, errors) => (v === MISSING ? report(errors, path, 'required') : check(v, path, errors)),
+    spec,
   );
 }
 
@@ -91,6 +179,21 @@ const join = (path: string, name: string): string => (path === '' ? name : `${pa
 const shown = (name: string): string => (name.length > 128 ? `${name.slice(0, 128)}...` : name);
 const isJsonObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The members of a JSON object, including one hidden in its prototype. The strict reader builds
+ * objects without a prototype, so a `__proto__` member is an own member like any other; but code
+ * that copies a body into an ordinary object (`copy[name] = value`) turns that member into the
+ * copy's prototype, where Object.keys no longer sees it and it would pass unnoticed. Such a
+ * prototype is given back as the member `__proto__`, so every check that walks members with this
+ * refuses it as unknown (spec doc 1, decoding rule 2) however the object was built.
+ */
+export function jsonMembers(v: Record<string, unknown>): [string, unknown][] {
+  const members = Object.entries(v);
+  const proto: unknown = Object.getPrototypeOf(v);
+  if (proto !== null && proto !== Object.prototype) members.push(['__proto__', proto]);
+  return members;
+}
 
 // ---- objects ---------------------------------------------------------------------------------
 
@@ -130,20 +233,24 @@ export function object<S extends Shape>(shape: S, opts: ObjectOptions = {}): Dec
     keys.add(key);
   }
   const ignored = new Set((opts.ignore ?? []).map(foldMemberName));
+  const spec: DecoderSpec = {
+    kind: 'object',
+    members: new Map([...members.values()].map((m) => [m.wire, m.decoder])),
+  };
 
-  return present((v, path, errors) => {
+  return present(spec, (v, path, errors) => {
     if (!isJsonObject(v)) return report(errors, path, 'type', 'expected an object');
     let ok = true;
     const given = new Map<string, unknown>();
-    for (const name of Object.keys(v)) {
+    for (const [name, value] of jsonMembers(v)) {
       const folded = foldMemberName(name);
       const member = members.get(folded);
       // strict-json already refuses duplicates; values built elsewhere still must not alias a member.
       const code = given.has(folded) ? 'duplicate' : member || ignored.has(folded) ? '' : 'unknown_member';
       if (code) {
-        report(errors, join(path, member ? member.wire : shown(name)), code);
+        reportBadRequest(errors, join(path, member ? member.wire : shown(name)), code);
         ok = false;
-      } else given.set(folded, v[name]);
+      } else given.set(folded, value);
     }
     const out: Record<string, unknown> = {};
     for (const [folded, { wire, key, decoder }] of members) {
@@ -157,6 +264,8 @@ export function object<S extends Shape>(shape: S, opts: ObjectOptions = {}): Dec
   });
 }
 
+const NO_MEMBERS = object({});
+
 // ---- presence and transforms -----------------------------------------------------------------
 
 /** Absent (or null) members are left out, or replaced by a fresh copy of the default. */
@@ -168,14 +277,15 @@ export function optional<T>(d: Decoder<T>, ...fallback: [] | [T]): Decoder<T> {
   // Copied so that one request cannot mutate the default the next one receives.
   const copy = (): T => (typeof value === 'object' && value !== null ? structuredClone(value) : value);
   const run: Run<T> = (v, path, errors) => (v !== MISSING ? d.run(v, path, errors) : has ? copy() : OMIT);
-  return build(run, d.keepsNull, !has);
+  return build(run, d.spec, { ...flagsOf(d), omittable: !has });
 }
 
 /** JSON null is kept as null instead of meaning "absent" (spec decoding rule 5). */
 export function nullable<T>(d: OptionalDecoder<T>): OptionalDecoder<T | null>;
 export function nullable<T>(d: Decoder<T>): Decoder<T | null>;
 export function nullable<T>(d: Decoder<T>): Decoder<T | null> {
-  return build((v, path, errors) => (v === null ? null : d.run(v, path, errors)), true, d.omittable);
+  const run: Run<T | null> = (v, path, errors) => (v === null ? null : d.run(v, path, errors));
+  return build(run, d.spec, { ...flagsOf(d), keepsNull: true });
 }
 
 export function map<A, B>(d: OptionalDecoder<A>, fn: (value: A) => B): OptionalDecoder<B>;
@@ -185,7 +295,7 @@ export function map<A, B>(d: Decoder<A>, fn: (value: A) => B): Decoder<B> {
     const r = d.run(v, path, errors);
     return r === FAIL || r === OMIT ? (r as typeof FAIL | typeof OMIT) : fn(r);
   };
-  return build(run, d.keepsNull, d.omittable);
+  return build(run, d.spec, flagsOf(d));
 }
 
 type Check<T> = (value: T) => string | null;
@@ -200,7 +310,23 @@ export function refine<T>(d: Decoder<T>, check: Check<T>, code: string): Decoder
     const detail = check(r);
     return detail === null ? r : report(errors, path, code, detail);
   };
-  return build(run, d.keepsNull, d.omittable);
+  return build(run, d.spec, flagsOf(d));
+}
+
+/**
+ * A member whose every refusal the spec answers with 400 invalid_request rather than 422, such as
+ * an invalid cursor (spec doc 1, Errors). Its errors are listed as usual.
+ */
+export function refusedAsBadRequest<T>(d: OptionalDecoder<T>): OptionalDecoder<T>;
+export function refusedAsBadRequest<T>(d: Decoder<T>): Decoder<T>;
+export function refusedAsBadRequest<T>(d: Decoder<T>): Decoder<T> {
+  const run: Run<T> = (v, path, errors) => {
+    const before = errors.length;
+    const r = d.run(v, path, errors);
+    for (let i = before; i < errors.length; i++) BAD_REQUEST_ERRORS.add(errors[i] as FieldError);
+    return r;
+  };
+  return build(run, d.spec, { ...flagsOf(d), badRequest: true });
 }
 
 // ---- scalars ---------------------------------------------------------------------------------
@@ -226,7 +352,7 @@ export function string(opts: StringOptions = {}): Decoder<string> {
   const pattern = opts.pattern && new RegExp(`^(?:${opts.pattern.source})$`, flags);
   const chars: Bounds = { min: opts.minLength, max: opts.maxLength };
   const bytes: Bounds = { min: opts.minBytes, max: opts.maxBytes };
-  return present((v, path, errors) => {
+  return present({ kind: 'string', ...opts }, (v, path, errors) => {
     if (typeof v !== 'string') return report(errors, path, 'type', 'expected a string');
     if (opts.printableAscii && !PRINTABLE_ASCII.test(v))
       return report(errors, path, 'pattern', 'printable ASCII');
@@ -244,7 +370,7 @@ export interface RangeOptions {
 
 function numeric(integral: boolean, range: RangeOptions): Decoder<number> {
   const expected = integral ? 'expected an integer' : 'expected a number';
-  return present((v, path, errors) => {
+  return present({ kind: 'number', integral, ...range }, (v, path, errors) => {
     if (typeof v !== 'number' || !Number.isFinite(v)) return report(errors, path, 'type', expected);
     if (integral && !Number.isInteger(v)) return report(errors, path, 'type', expected);
     // Past 2^53 the parsed number may differ from what was sent, so such integers are refused.
@@ -260,13 +386,13 @@ export const integer = (range: RangeOptions = {}): Decoder<number> => numeric(tr
 export const number = (range: RangeOptions = {}): Decoder<number> => numeric(false, range);
 
 export function boolean(): Decoder<boolean> {
-  return present((v, path, errors) =>
+  return present({ kind: 'boolean' }, (v, path, errors) =>
     typeof v === 'boolean' ? v : report(errors, path, 'type', 'expected a boolean'),
   );
 }
 
 export function literal<const V extends string | number | boolean>(value: V): Decoder<V> {
-  return present((v, path, errors) => {
+  return present({ kind: 'literal', value }, (v, path, errors) => {
     if (v === value) return value;
     if (typeof v !== typeof value) return report(errors, path, 'type', `expected a ${typeof value}`);
     return report(errors, path, 'not_allowed', `must be ${JSON.stringify(value)}`);
@@ -276,7 +402,7 @@ export function literal<const V extends string | number | boolean>(value: V): De
 export function enumOf<const V extends readonly string[]>(values: V): Decoder<V[number]> {
   const allowed = new Set<string>(values);
   const detail = `one of: ${values.join(', ')}`;
-  return present((v, path, errors) => {
+  return present({ kind: 'enum', values }, (v, path, errors) => {
     if (typeof v !== 'string') return report(errors, path, 'type', 'expected a string');
     return allowed.has(v) ? (v as V[number]) : report(errors, path, 'not_allowed', detail);
   });
@@ -293,7 +419,8 @@ export interface ArrayOptions {
 
 export function array<T>(item: Decoder<T>, opts: ArrayOptions = {}): Decoder<T[]> {
   const count: Bounds = { min: opts.minItems, max: opts.maxItems };
-  return present((v, path, errors) => {
+  const spec: DecoderSpec = { kind: 'array', item: item as Decoder<unknown>, ...count };
+  return present(spec, (v, path, errors) => {
     if (!Array.isArray(v)) return report(errors, path, 'type', 'expected an array');
     // An oversized list is not decoded item by item: that only multiplies the errors and the work.
     if (outside(errors, path, v.length, count, 'too_few too_many', ' items')) return FAIL;
@@ -305,6 +432,7 @@ export function array<T>(item: Decoder<T>, opts: ArrayOptions = {}): Decoder<T[]
       const key = opts.unique && r !== FAIL && r !== OMIT ? canonical(r) : '';
       if (r === FAIL || r === OMIT) ok = false;
       else if (seen.has(key)) {
+        // A repeated item breaks the list's rule (422); a repeated member (below) is a shape error.
         report(errors, `${path}[${i}]`, 'duplicate', 'repeats an earlier item');
         ok = false;
       } else {
@@ -332,21 +460,27 @@ export interface RecordOptions {
 
 /** A free-form map. The result has a null prototype, so keys such as "__proto__" stay data. */
 export function record<T>(value: Decoder<T>, opts: RecordOptions = {}): Decoder<Record<string, T>> {
-  return present((v, path, errors) => {
+  const spec: DecoderSpec = {
+    kind: 'record',
+    value: value as Decoder<unknown>,
+    maxEntries: opts.maxEntries,
+    maxBytes: opts.maxBytes,
+  };
+  return present(spec, (v, path, errors) => {
     if (!isJsonObject(v)) return report(errors, path, 'type', 'expected an object');
-    const names = Object.keys(v);
-    if (outside(errors, path, names.length, { max: opts.maxEntries }, 'too_few too_many', ' entries'))
+    const entries = jsonMembers(v);
+    if (outside(errors, path, entries.length, { max: opts.maxEntries }, 'too_few too_many', ' entries'))
       return FAIL;
     const size = opts.maxBytes === undefined ? 0 : jsonBytes(v);
     if (outside(errors, path, size, { max: opts.maxBytes }, 'too_short too_long', ' bytes')) return FAIL;
     const out: Record<string, T> = Object.create(null);
     let ok = true;
-    for (const name of names) {
+    for (const [name, entry] of entries) {
       const field = join(path, shown(name));
       if (opts.key && opts.key.run(name, field, errors) === FAIL) ok = false;
       // Spec decoding rule 5 covers map entries as well: a null entry is an absent entry.
-      if (v[name] === null && !value.keepsNull) continue;
-      const r = value.run(v[name], field, errors);
+      if (entry === null && !value.keepsNull) continue;
+      const r = value.run(entry, field, errors);
       if (r === FAIL) ok = false;
       else if (r !== OMIT) out[name] = r;
     }
@@ -361,7 +495,7 @@ export interface UnknownJsonOptions {
 
 /** Any JSON value, kept as parsed (objects keep their null prototype), e.g. free-form metadata. */
 export function unknownJson(opts: UnknownJsonOptions = {}): Decoder<unknown> {
-  return present((v, path, errors) => {
+  return present({ kind: 'json', maxBytes: opts.maxBytes }, (v, path, errors) => {
     const size = jsonBytes(v);
     if (size < 0) return report(errors, path, 'type', 'expected a JSON value');
     return outside(errors, path, size, { max: opts.maxBytes }, 'too_short too_long', ' bytes') ? FAIL : v;

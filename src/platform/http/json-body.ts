@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { problem } from './problem.ts';
 import { parseStrictJson } from './strict-json.ts';
 
-// Fastify matches the media type but ignores its parameters (STACK.md G8).
+// Fastify matches the media type but ignores its parameters, so the charset is checked here.
 export function checkCharset(contentType: string | undefined): void {
   const params = (contentType ?? '').split(';').slice(1);
   for (const p of params) {

@@ -89,10 +89,6 @@ export const problem = {
   internal: () => new Problem(500, 'internal_error', 'an unexpected error occurred'),
 };
 
-export function ensure(cond: unknown, make: () => Problem): asserts cond {
-  if (!cond) throw make();
-}
-
 /** Human title per status, for the `title` member. */
 export function titleFor(status: number): string {
   return TITLES[status] ?? 'Error';

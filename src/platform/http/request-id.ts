@@ -1,5 +1,5 @@
 // X-Request-Id: a client's id is kept when it is 1..64 printable ASCII characters, otherwise a new
-// one is generated (spec doc 2, Limits). Fastify would trust the header as is (STACK.md G7).
+// one is generated (spec doc 2, Limits). Fastify's own requestIdHeader would trust it as is.
 import { randomUUID } from 'node:crypto';
 
 const PRINTABLE = /^[\x20-\x7e]{1,64}$/;

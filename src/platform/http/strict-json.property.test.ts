@@ -1,4 +1,4 @@
-// Property tests for the strict JSON reader, SECURITY-BAR.md 10.1 (F1). fast-check reports the seed
+// Property tests for the strict JSON reader (decision D10). fast-check reports the seed
 // and path of any failure; replay with fc.assert(prop, { seed, path }) and keep it as a unit case.
 // FC_NUM_RUNS raises the run count for long local or nightly runs.
 
@@ -100,7 +100,7 @@ function throwsOnlyProblem(run: () => unknown): boolean {
   }
 }
 
-describe('strict JSON properties (SECURITY-BAR 10.1 F1)', () => {
+describe('strict JSON properties', () => {
   test('agrees with JSON.parse on documents without folded duplicates', () => {
     fc.assert(
       fc.property(docs, whitespace, (v, indent) => {

@@ -1,7 +1,7 @@
 // Strict JSON reader for request bodies. Spec section "Decoding rules for the document (and every
-// strict JSON body of the service)", rules 3 and 4 plus the name folding of rule 2; STYLE.md
-// section 5; SECURITY-BAR.md 9.1, 9.2 and 10.1 (F1); decision D10. The body size
-// limit of rule 4 is enforced by the body reader before this runs.
+// strict JSON body of the service)", rules 3 and 4 plus the name folding of rule 2; decision D10
+// (docs/decisions.md). The body size limit of rule 4 is enforced by the body reader before this
+// runs.
 //
 // JSON.parse is not usable here: it silently keeps the last of two duplicate members and turns a
 // "__proto__" member into a prototype-shaped own property on an ordinary object. This scanner is
@@ -20,7 +20,7 @@ export const DEFAULT_MAX_DEPTH = 32;
 /**
  * Member-name folding used for duplicate detection here and for member lookup in decode.ts.
  * Only A-Z are folded: Unicode case mapping would make U+212A (Kelvin sign) equal to "k" and let
- * two different wire names collide (SECURITY-BAR 9.2, decision D10).
+ * two different wire names collide (decision D10).
  */
 export function foldMemberName(name: string): string {
   return ASCII_UPPER.test(name) ? name.replace(ASCII_UPPER_ALL, lowerAscii) : name;

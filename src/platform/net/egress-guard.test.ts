@@ -1,5 +1,5 @@
 // The egress guard against every special range and every IPv6 form that embeds an IPv4 address
-// (spec doc 2, Delivery semantics 3; SECURITY-BAR 9 items 4-6 and 10.1 F3).
+// (spec doc 2, Delivery semantics 3; docs/webhooks.md, the egress guard).
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -164,7 +164,7 @@ describe('egress guard: operator policy', () => {
   });
 });
 
-// Properties (SECURITY-BAR 10.1 F3).
+// Properties: every generated address in a special range is refused, in every spelling.
 const v4 = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255));
 const dotted = (o: number[]) => o.join('.');
 const hex = (o: number[]) => `${((o[0]! << 8) | o[1]!).toString(16)}:${((o[2]! << 8) | o[3]!).toString(16)}`;

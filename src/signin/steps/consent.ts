@@ -18,7 +18,10 @@ export const consentStep: Step<{ approve: boolean; scopes?: string[] }> = {
     if (!body.approve) return { tx: fail(t, 'access_denied') };
     const granted = [...new Set(body.scopes ?? t.scopes)];
     const extra = granted.filter((s) => !t.scopes.includes(s));
-    if (extra.length > 0) throw problem.invalidRequest(`scopes that were not requested: ${extra.join(' ')}`);
+    if (extra.length > 0) {
+      const detail = `scopes that were not requested: ${extra.join(' ')}`;
+      throw problem.validation([{ field: 'scopes', code: 'not_allowed', detail }], detail);
+    }
     const userId = t.userId as string; // consent comes after primary authentication
     await q.query(
       `insert into consents (realm_id, user_id, client_id, scopes, created_at, updated_at)

@@ -1,4 +1,4 @@
-// The contract every sign-in step module fulfils (STYLE.md section 6). `prepare` does expensive
+// The contract every sign-in step module fulfils (one module per step, steps/index.ts). `prepare` does expensive
 // work (password hashing) before the row lock is taken; `run` applies the step inside the
 // transaction. A failed proof is a result, not an exception, so its spent budget commits.
 

@@ -135,6 +135,53 @@ describe('configuration › plan', () => {
     ]);
   });
 
+  test('case=__proto__ and constructor members are unknown members at every depth', async (t) => {
+    const { h, realm, admin } = await setup(t);
+    // An object literal cannot hold a `__proto__` member, so it is written as PROTO and renamed in
+    // the text, which is what a client sends.
+    const doc = sampleDocument({
+      PROTO: { format: 'other' },
+      clients: [
+        {
+          client_id: 'proto-web',
+          name: 'Proto',
+          type: 'web',
+          redirect_uris: ['https://proto.example.com/cb'],
+          token_policy: { require_mfa: true, PROTO: { require_mfa: false } },
+        },
+        { client_id: 'proto-svc', name: 'Proto service', type: 'service', PROTO: null },
+      ],
+      roles: [
+        { name: 'polluter', permissions: ['orders.refund'], PROTO: { name: 'admin' } },
+        { name: 'builder', constructor: { prototype: { polluted: true } } },
+      ],
+      client_resource_grants: null,
+    });
+    const text = JSON.stringify(doc).replaceAll('"PROTO"', '"__proto__"');
+    const expected = [
+      '/__proto__:unknown_member',
+      '/clients/0/token_policy/__proto__:unknown_member',
+      '/clients/1/__proto__:unknown_member',
+      '/roles/0/__proto__:unknown_member',
+      '/roles/1/constructor:unknown_member',
+    ];
+    const res = await admin.call('POST', '/configuration/validate', text);
+    assert.equal(res.status, 200);
+    const plan = await json(res);
+    assert.equal(plan.valid, false);
+    assert.deepEqual(errorsOf(plan).sort(), expected);
+    const imported = await admin.call('POST', '/configuration/imports', text);
+    assert.equal(imported.status, 422);
+    assert.deepEqual(errorsOf(await json(imported)).sort(), expected);
+    const created = await h.ctx.db.query(
+      `select 1 from roles where realm_id = $1 and name in ('polluter', 'builder')
+       union all select 1 from clients where realm_id = $1 and client_id like 'proto-%'`,
+      [realm.id],
+    );
+    assert.equal(created.rows.length, 0);
+    assert.equal(({} as Json).polluted, undefined);
+  });
+
   test('case=a policy change needs expected_policy_revision', async (t) => {
     const { admin } = await setup(t);
     const { expected_policy_revision: _, ...doc } = sampleDocument();

@@ -150,7 +150,7 @@ describe('resources › definition', () => {
     ['name empty', { name: '' }, 422, 'name:too_short'],
     ['name too long', { name: 'x'.repeat(201) }, 422, 'name:too_long'],
     ['name with a control character', { name: 'a\nb' }, 422, 'name:pattern'],
-    ['name not a string', { name: 7 }, 422, 'name:type'],
+    ['name not a string', { name: 7 }, 400, 'name:type'],
     ['audience missing', { audience: undefined }, 422, 'audience:required'],
     ['audience http', { audience: 'http://orders.example.com' }, 422, 'audience:invalid_audience'],
     [
@@ -206,8 +206,8 @@ describe('resources › definition', () => {
     ],
     ['ttl below 30', { access_token_ttl_seconds: 29 }, 422, 'access_token_ttl_seconds:too_small'],
     ['ttl above 3600', { access_token_ttl_seconds: 3601 }, 422, 'access_token_ttl_seconds:too_large'],
-    ['ttl fractional', { access_token_ttl_seconds: 30.5 }, 422, 'access_token_ttl_seconds:type'],
-    ['scopes not an array', { scopes: 'orders:read' }, 422, 'scopes:type'],
+    ['ttl fractional', { access_token_ttl_seconds: 30.5 }, 400, 'access_token_ttl_seconds:type'],
+    ['scopes not an array', { scopes: 'orders:read' }, 400, 'scopes:type'],
     ['scope name with space', { scopes: [{ name: 'a b' }] }, 422, 'scopes[0].name:pattern'],
     ['scope name with quote', { scopes: [{ name: 'a"b' }] }, 422, 'scopes[0].name:pattern'],
     ['scope name too long', { scopes: [{ name: 'a'.repeat(129) }] }, 422, 'scopes[0].name:pattern'],
@@ -242,7 +242,7 @@ describe('resources › definition', () => {
       422,
       'scopes:too_many',
     ],
-    ['requires_organization string', { requires_organization: 'yes' }, 422, 'requires_organization:type'],
+    ['requires_organization string', { requires_organization: 'yes' }, 400, 'requires_organization:type'],
     [
       'impersonation without strict_online',
       { impersonation_enabled: true, verification_mode: 'offline' },

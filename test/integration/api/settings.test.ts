@@ -143,8 +143,8 @@ describe('settings › policy', () => {
       assert.deepEqual(fieldsOf(body), fields, JSON.stringify(policy));
     }
     assert.equal((await json(await admin.call('GET', '/settings'))).policy_revision, 1);
-    // A body without a policy is malformed.
-    assert.equal((await admin.call('PUT', '/settings', { expected_policy_revision: 1 })).status, 400);
+    // A body without a policy misses a required member: a value error (422), not a wrong shape.
+    assert.equal((await admin.call('PUT', '/settings', { expected_policy_revision: 1 })).status, 422);
   });
 
   test('case=permissions: read needs realm.settings.read, write realm.settings.write', async (t) => {

@@ -170,7 +170,7 @@ describe('audit API › legal holds', () => {
   test('case=validation and permission', async (t) => {
     const { h, realm, admin } = await setup(t);
     const short = await admin.call('POST', '/audit-legal-holds', { reason: 'no' });
-    assert.equal(short.status, 400);
+    assert.equal(short.status, 422);
     const unknown = await admin.call('POST', '/audit-legal-holds', { reason: 'valid reason', colour: 'red' });
     assert.equal(unknown.status, 400);
     const exporter = await apiCaller(h, realm, {
@@ -207,11 +207,11 @@ describe('audit API › corrections', () => {
 
     assert.equal(
       (await admin.call('POST', `/audit-events/${original.id}/corrections`, { reason: 'x' })).status,
-      400,
+      422,
       'reason of 5..1000',
     );
     const big = { reason: 'too big', correction: { blob: 'x'.repeat(9000) } };
-    assert.equal((await admin.call('POST', `/audit-events/${original.id}/corrections`, big)).status, 400);
+    assert.equal((await admin.call('POST', `/audit-events/${original.id}/corrections`, big)).status, 422);
 
     // Another realm's event is unknown there.
     const other = await h.createRealm();
@@ -248,7 +248,7 @@ describe('audit API › activity events', () => {
     assert.equal(a?.subject_id, 'usr_1');
     assert.equal(a?.correlation_id, 'req-activity-1');
     assert.deepEqual(a?.data, { activity: 'invoice.approved', details: { amount: 3 } });
-    assert.equal((await admin.call('POST', '/activity-events', { activity: 'Bad Name!' })).status, 400);
+    assert.equal((await admin.call('POST', '/activity-events', { activity: 'Bad Name!' })).status, 422);
     assert.equal((await events(h, realm, 'activity.reported')).length, 0, 'no outbox event');
     // An account-audience token is not an administration caller.
     const account = await apiCaller(h, realm, { audience: 'account' });

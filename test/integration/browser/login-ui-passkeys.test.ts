@@ -14,7 +14,7 @@ import {
 } from '../../harness/login-ui-kit.ts';
 import { authorizeQuery } from '../../harness/signin-kit.ts';
 
-/** The AAGUID Chromium's virtual authenticator reports (STACK.md 4.5). */
+/** The AAGUID Chromium's virtual authenticator reports. */
 const CHROMIUM_AAGUID = '01020304-0506-0708-0102-030405060708';
 
 async function passkeyRealm(t: TestContext, webauthn: Record<string, unknown> = {}) {

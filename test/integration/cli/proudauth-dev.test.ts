@@ -79,8 +79,8 @@ describe('proudauth dev', () => {
     assert.equal((status.body.capabilities as Record<string, string>).signing, 'ok');
 
     if (dep.kind === 'pglite') {
-      // The embedded database belongs to this process: a second one on the same data is refused.
-      const second = await run('identity-cli', ['realm', 'create', 'other'], { env });
+      // The embedded database belongs to this process: a second server on the same data is refused.
+      const second = await run('proudauth', ['migrate'], { env });
       assert.notEqual(second.code, 0);
       assert.match(second.stderr, /is in use by another ProudAuth process \(pid \d+\)/);
     }

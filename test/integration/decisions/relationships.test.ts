@@ -103,9 +103,9 @@ describe('relationships › model API', () => {
       [...hundred.slice(0, 60)],
       hundred.slice(60).concat([tuple('document:big', 'viewer', 'user:zz')]),
     );
-    assert.equal(over.status, 400);
+    assert.equal(over.status, 422);
     assert.match(String(over.body.detail), /1 to 100/);
-    assert.equal((await write(k, [])).status, 400);
+    assert.equal((await write(k, [])).status, 422);
 
     // 1000 tuples per object: fill to 999 directly, then the API may add one, not two.
     await k.h.ctx.db.query(
@@ -317,6 +317,8 @@ describe('relationships › checks', () => {
     );
     const unknownType = await list({ resource_type: 'invoice' });
     assert.equal(unknownType.body.reason_code, 'INVALID_REQUEST');
-    assert.equal((await list({ page_size: 501 })).status, 400);
+    assert.equal((await list({ page_size: 501 })).status, 422);
+    // An invalid cursor is 400 whatever is wrong with it (spec doc 1, Errors).
+    assert.equal((await list({ cursor: '!' })).status, 400);
   });
 });

@@ -90,7 +90,7 @@ describe('decisions › requests', () => {
     assert.equal(results.filter((x) => x.reason_code === 'ALLOWED').length, 50);
     for (const checks of [[], [...hundred, hundred[0]]]) {
       const refused = await k.post('/authorization/check-batch', { checks });
-      assert.deepEqual([refused.status, refused.body.code], [400, 'invalid_request']);
+      assert.deepEqual([refused.status, refused.body.code], [422, 'validation_failed']);
       assert.match(String(refused.body.detail), /1 to 100/);
     }
   });

@@ -256,7 +256,7 @@ describe('edge › strict JSON › members', () => {
 
   test('case=a null required member is reported as missing', async (t) => {
     const url = await start(t);
-    const p = assertProblem(await postJson(url, '/test/required', '{"id":null}'), 400, 'invalid_request');
+    const p = assertProblem(await postJson(url, '/test/required', '{"id":null}'), 422, 'validation_failed');
     assert.deepEqual(
       p.errors?.map((e) => [e.field, e.code]),
       [['id', 'required']],

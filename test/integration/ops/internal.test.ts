@@ -92,7 +92,7 @@ describe('ops › internal listener › liveness and metrics', () => {
     assert.equal(sampleValue(text, 'service_webhook_oldest_due_seconds'), 0);
     assert.equal(familyType(text, 'service_delivery_total'), 'counter');
 
-    // promtool does not catch repeated series (STACK.md 4.3), so this check is ours.
+    // promtool does not catch repeated series, so this check is ours.
     assert.deepEqual(duplicateSeries(text), []);
     assert.deepEqual(repeatedFamilies(text), []);
     for (const s of parseSamples(text)) {

@@ -1,5 +1,5 @@
 // A reader for the Prometheus text exposition format (0.0.4), enough to find samples and to check
-// what promtool does not: that no series appears twice (STACK.md section 4.3).
+// what promtool does not: that no series appears twice.
 
 export interface Sample {
   name: string;

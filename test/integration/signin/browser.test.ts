@@ -216,7 +216,7 @@ describe('sign-in › browser session options', () => {
     assert.equal(remembered.status, 200);
     const transient = await tx.step('transient', { transient: true });
     assert.equal(transient.status, 200, JSON.stringify(transient.body));
-    assert.equal((await tx.step('transient', { transient: false })).status, 400);
+    assert.equal((await tx.step('transient', { transient: false })).status, 422);
     const done = await signIn(tx);
     assert.equal(done.body.status, 'completed');
     const sid = cookieNamed(done, 'pa_sid');

@@ -167,15 +167,15 @@ describe('sign-in › email code', () => {
     assert.equal((await later.step('otp/send', { purpose: 'login' })).status, 200);
   });
 
-  test('case=not offered: login.email_otp off answers 409; unknown purpose 400', async (t) => {
+  test('case=not offered: login.email_otp off answers 409; unknown purpose 422', async (t) => {
     const s = await setup(t, { password: true });
     const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
     const identified = await tx.step('identify', { identifier: 'alice@example.com' });
     assert.deepEqual(actionTypes(identified.body), ['password']);
     assert.equal((await tx.step('otp/send', { purpose: 'login' })).status, 409);
     const bad = await tx.step('otp/send', { purpose: 'sms' });
-    assert.equal(bad.status, 400);
-    assert.equal(bad.body.code, 'invalid_request');
+    assert.equal(bad.status, 422);
+    assert.equal(bad.body.code, 'validation_failed');
     assert.equal((await tx.step('otp/verify', { code: '123456' })).status, 409);
   });
 

@@ -186,10 +186,10 @@ describe('sign-in › strict bodies and offered steps', () => {
     const { h, realm } = await signinSetup(t);
     const tx = await startHeadless(h, realm.name, 'web-app', REDIRECT);
     const identify = await tx.step('identify', { identifier: 'alice\u0000@example.com' });
-    assert.equal(identify.status, 400);
+    assert.equal(identify.status, 422);
     assert.equal(identify.body.errors[0].field, 'identifier');
     const password = await tx.step('password', { identifier: 'alice@example.com\u0000', password: PASSWORD });
-    assert.equal(password.status, 400);
+    assert.equal(password.status, 422);
     const nulPassword = await tx.step('password', {
       identifier: 'alice@example.com',
       password: `${PASSWORD}\u0000`,

@@ -157,8 +157,8 @@ describe('sign-in › headless flows', () => {
     await assertNothingIssued(h, realm);
 
     const tooShort = await tx.step('password/update', { new_password: 'short' });
-    assert.equal(tooShort.status, 400);
-    assert.equal(tooShort.body.code, 'invalid_request');
+    assert.equal(tooShort.status, 422);
+    assert.equal(tooShort.body.code, 'validation_failed');
     assert.equal((await txRow(h, realm, tx.id)).status, 'pending');
 
     const done = await tx.step('password/update', { new_password: 'a-brand-new-secret-7' });
@@ -192,8 +192,8 @@ describe('sign-in › consent', () => {
     await assertNothingIssued(h, realm);
 
     const widened = await tx.step('consent', { approve: true, scopes: ['openid', 'admin'] });
-    assert.equal(widened.status, 400);
-    assert.equal(widened.body.code, 'invalid_request');
+    assert.equal(widened.status, 422);
+    assert.equal(widened.body.code, 'validation_failed');
     assert.equal((await txRow(h, realm, tx.id)).status, 'pending');
     await assertNothingIssued(h, realm);
     assert.equal((await rows(h, 'select * from consents where realm_id = $1', [realm.id])).length, 0);

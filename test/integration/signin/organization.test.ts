@@ -164,7 +164,7 @@ describe('sign-in › organization selection', () => {
     const { tx } = await s.signIn();
     const unknown = await tx.step('organization', { organization_id: 'x', org_admin: true });
     assert.equal(unknown.status, 400);
-    assert.equal((await tx.step('organization', {})).status, 400);
+    assert.equal((await tx.step('organization', {})).status, 422, 'a missing member is a value error');
     const plain = await s.signIn({ scope: 'openid plain:read', resource: [PLAIN] });
     assert.equal(plain.state.body.status, 'completed', 'no organization needed, none asked');
     const early = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT, ORDERS_START);

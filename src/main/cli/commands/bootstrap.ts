@@ -1,12 +1,12 @@
 // identity-cli bootstrap --realm NAME --admin-email E [--password-file F]. The database is opened
-// and checked (reachable, migrated, the embedded one not held by another process) before the
-// password is asked for, so an operator never types it for a command that cannot run.
+// and checked (reachable, migrated), or the running proudauth dev that holds the embedded one
+// answers, before the password is asked for, so an operator never types it for a command that
+// cannot run.
 import { readFileSync } from 'node:fs';
-import { BootstrapError, bootstrapAdministrator } from '../../../setup/bootstrap.service.ts';
-import { InvalidRealmNameError } from '../../../setup/realm.service.ts';
-import { requireKeyring } from '../../context.ts';
-import { CONFIG_FLAG, parseFlags, withCliContext } from '../cli-context.ts';
+import { bootstrap as bootstrapOperation } from '../../operator-operations.ts';
+import { CONFIG_FLAG, parseFlags } from '../cli-context.ts';
 import { CliError } from '../cli-error.ts';
+import { runOperatorOperation } from '../operator-client.ts';
 import { promptSecret } from '../prompt.ts';
 
 const USAGE =
@@ -28,30 +28,13 @@ export async function bootstrap(argv: string[]): Promise<unknown> {
   const realm = flags.realm as string | undefined;
   const email = flags['admin-email'] as string | undefined;
   if (!realm || !email || rest.length > 0) throw new CliError(USAGE);
-  return withCliContext(flags, async (ctx) => {
-    const password = await readPassword(flags['password-file'] as string | undefined);
-    try {
-      const r = await bootstrapAdministrator(
-        {
-          db: ctx.db,
-          keyring: requireKeyring(ctx),
-          hasher: ctx.hasher,
-          signingAlgorithm: ctx.config.keys.signingAlgorithm,
-          clock: ctx.clock,
-        },
-        { realm, email, password },
-      );
-      return {
-        realm: r.realm.name,
-        realm_id: r.realm.id,
-        realm_created: r.realmCreated,
-        user_id: r.userId,
-        required_actions: ['configure_totp'],
-        issuer: `${ctx.config.server.publicOrigin}/realms/${r.realm.name}`,
-      };
-    } catch (e) {
-      if (e instanceof BootstrapError || e instanceof InvalidRealmNameError) throw new CliError(e.message);
-      throw e;
-    }
-  });
+  return runOperatorOperation(
+    flags,
+    bootstrapOperation,
+    { realm, admin_email: email },
+    {
+      ask: async () => ({ password: await readPassword(flags['password-file'] as string | undefined) }),
+      flagNames: { realm: '--realm', admin_email: '--admin-email', password: 'password' },
+    },
+  );
 }

@@ -1,0 +1,252 @@
+// The error split of every strict JSON body (docs/decisions.md, Error split; spec doc 1, Errors):
+// a value of the right type that breaks a rule is 422 validation_failed naming the member. This
+// walks Fastify's route table: for every route that takes a JSON body it learns the decoder the
+// route uses (observeBodyDecoding) and, from the decoder's spec, sends one body per member with
+// that member out of range. Routes whose bodies are read by hand are listed with a body of their
+// own; a new route that is neither reached nor listed fails the walk.
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { routeTable } from '../../../src/platform/http/app.ts';
+import { type Decoder, observeBodyDecoding } from '../../../src/platform/http/decode.ts';
+import { type ApiCallerKit, apiCaller } from '../../harness/api-kit.ts';
+import { type Harness, startHarness } from '../../harness/harness.ts';
+import { seedMembership, seedOrganization } from '../../harness/org-kit.ts';
+import { valueErrorCases } from '../../harness/value-errors.ts';
+
+type Json = Record<string, unknown>;
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+const PREFIX = '/api/v1/realms/:realm';
+
+/** Id prefixes of the service (kernel newId), tried in turn for a path parameter. */
+const ID_PREFIXES = [
+  'usr',
+  'org',
+  'rol',
+  'grp',
+  'prj',
+  'spr',
+  'sgr',
+  'whk',
+  'whd',
+  'job',
+  'alh',
+  'aev',
+  'inv',
+  'jrq',
+  'mem',
+  'pkc',
+  'ses',
+  'cli',
+  'res',
+  'dec',
+  'idf',
+  'otr',
+  'ras',
+  'rdv',
+  'wta',
+  'wac',
+  'aud',
+];
+
+/**
+ * Value rules checked by hand rather than by a decoder's spec: a body breaking one rule, the status
+ * the spec gives it, and the name the answer uses for the member (`errors[].field`, or
+ * `errors[].path` in a configuration plan).
+ */
+const HAND_CHECKED: { route: string; body: Json; status: number; names: string }[] = [
+  // A configuration document answers with its plan (spec doc 1, Endpoints: Configuration).
+  {
+    route: 'POST /configuration/validate',
+    body: { expected_policy_revision: -1 },
+    status: 200,
+    names: '/expected_policy_revision',
+  },
+  {
+    route: 'POST /configuration/imports',
+    body: { expected_policy_revision: -1 },
+    status: 422,
+    names: '/expected_policy_revision',
+  },
+  {
+    route: 'PUT /settings',
+    body: { policy: { audit: { retention_days: 99999 } } },
+    status: 422,
+    names: 'policy.audit.retention_days',
+  },
+  { route: 'POST /registrations', body: { transaction_id: '' }, status: 422, names: 'transaction_id' },
+  {
+    route: 'POST /authorization/check-batch',
+    body: { checks: Array.from({ length: 101 }, () => ({})) },
+    status: 422,
+    names: 'checks',
+  },
+  {
+    route: 'POST /authorization/tuples',
+    body: {
+      writes: Array.from({ length: 101 }, (_, i) => ({
+        object_type: 'doc',
+        object_id: `d${i}`,
+        relation: 'viewer',
+        subject_type: 'user',
+        subject_id: 'u',
+      })),
+    },
+    status: 422,
+    names: 'writes',
+  },
+];
+
+/**
+ * Routes whose bodies are read by hand, each checked in HAND_CHECKED: a configuration document
+ * (its own plan errors), and registration outside the transaction path, whose decoder is the
+ * registration step's (walked at /auth/transactions/:id/registration).
+ */
+const HAND_READ = new Set([
+  'POST /configuration/validate',
+  'POST /configuration/imports',
+  'POST /registrations',
+]);
+
+/** Objects the routes' path parameters name, created for real: some routes load before decoding. */
+async function seedObjects(h: Harness, realm: { id: string; name: string }, admin: ApiCallerKit) {
+  const created = async (path: string, body: Json): Promise<string> => {
+    const res = await admin.call('POST', path, body);
+    const answer = (await res.json()) as Json;
+    assert.ok(res.status < 300, `${path}: ${res.status} ${JSON.stringify(answer)}`);
+    return String(answer.id);
+  };
+  const realmRow = realm as Parameters<typeof seedOrganization>[1];
+  const user = await h.createUser(realmRow, { email: 'walked@example.com', password: 'correct-horse-9' });
+  const org = await seedOrganization(h, realmRow);
+  const client = await h.createClient(realmRow, {
+    clientId: 'walk-client',
+    name: 'Walk',
+    type: 'web',
+    redirectUris: ['https://walk.example.com/cb'],
+  });
+  return {
+    user: user.id,
+    org,
+    membership: await seedMembership(h, realmRow, org, user.id),
+    client: client.client_id,
+    project: await created('/projects', { name: 'walk' }),
+    orgProject: await created(`/organizations/${org}/projects`, { name: 'walk' }),
+    group: await created('/groups', { name: 'walk' }),
+    orgGroup: await created(`/organizations/${org}/groups`, { name: 'walk' }),
+    principal: await created('/service-principals', { name: 'walk' }),
+    orgRole: await created(`/organizations/${org}/roles`, { name: 'walk' }),
+    legalHold: await created('/audit-legal-holds', { reason: 'walking the routes' }),
+  };
+}
+
+interface Walked {
+  route: string;
+  decoder: Decoder<unknown> | null;
+  status: number;
+}
+
+describe('edge › value errors of every JSON body', () => {
+  const observed: Decoder<unknown>[] = [];
+  observeBodyDecoding((d) => observed.push(d));
+  after(() => observeBodyDecoding(null));
+
+  test('case=a value out of range is 422 naming the member, on every route', async (t) => {
+    const h = await startHarness(t, { overrides: { 'security.min_auth_response': '0s' } });
+    const realm = await h.createRealm();
+    const admin = await apiCaller(h, realm);
+    const account = await apiCaller(h, realm, { audience: 'account' });
+    const routes = routeTable(h.publicApp).filter(
+      (r) => BODY_METHODS.has(r.method) && r.url.startsWith(`${PREFIX}/`),
+    );
+    assert.ok(routes.length > 80, `only ${routes.length} routes with bodies`);
+
+    const send = async (method: string, path: string, body: unknown) => {
+      const caller = path.startsWith('/me') ? account : admin;
+      if (path.startsWith('/auth/transactions') || path === '/registrations') {
+        return h.get(`/api/v1/realms/${realm.name}${path}`, {
+          method,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      }
+      return caller.call(method, path, body);
+    };
+
+    const objects = await seedObjects(h, realm, admin);
+    const fake = (prefix: string) => `${prefix}_${'0'.repeat(22)}walk`;
+    /** A path parameter's value: a real object where one was made, else a well-formed id. */
+    function param(url: string, name: string, id: string): string {
+      const inOrg = url.includes('/organizations/:org/');
+      const ids: Record<string, string> = {
+        user: objects.user,
+        org: objects.org,
+        membership: objects.membership,
+        client: objects.client,
+        project: inOrg ? objects.orgProject : objects.project,
+        group: inOrg ? objects.orgGroup : objects.group,
+        role: inOrg ? objects.orgRole : fake('rol'),
+        subject_type: 'user',
+        subject_id: objects.user,
+      };
+      if (name === 'id' && url.includes('/service-principals/')) return objects.principal;
+      if (name === 'id' && url.includes('/audit-legal-holds/')) return objects.legalHold;
+      return ids[name] ?? id;
+    }
+
+    /** Reaches the route's decoder with a body of the wrong shape, trying id prefixes for `:id`. */
+    async function reach(method: string, url: string): Promise<Walked & { path: string }> {
+      const route = `${method} ${url}`;
+      const rest = url.slice(PREFIX.length);
+      const candidates = rest.includes(':') ? ID_PREFIXES.map(fake) : [''];
+      let last = 0;
+      for (const id of candidates) {
+        const path = rest.replace(/:([a-z_]+)/g, (_m, name: string) =>
+          encodeURIComponent(param(url, name, id)),
+        );
+        observed.length = 0;
+        const res = await send(method, path, { walk_probe: 1 });
+        last = res.status;
+        await res.body?.cancel();
+        if (observed.length > 0) return { route, path, decoder: observed[0] ?? null, status: last };
+      }
+      return { route, path: '', decoder: null, status: last };
+    }
+
+    const unreached: string[] = [];
+    const wrong: string[] = [];
+    let checked = 0;
+    for (const r of routes) {
+      const route = `${r.method} ${r.url.slice(PREFIX.length)}`;
+      if (HAND_READ.has(route)) continue;
+      const walked = await reach(r.method, r.url);
+      if (!walked.decoder) {
+        unreached.push(`${route} (answered ${walked.status})`);
+        continue;
+      }
+      for (const c of valueErrorCases(walked.decoder)) {
+        const res = await send(r.method, walked.path, c.body);
+        const body = (await res.json()) as Json;
+        const fields = ((body.errors as { field: string; code: string }[] | undefined) ?? []).map(
+          (e) => e.field,
+        );
+        if (res.status !== c.status || !fields.includes(c.field))
+          wrong.push(
+            `${route} ${JSON.stringify(c.body).slice(0, 80)}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`,
+          );
+        checked++;
+      }
+    }
+    for (const c of HAND_CHECKED) {
+      const [method = '', path = ''] = c.route.split(' ');
+      const res = await send(method, path, c.body);
+      const text = await res.text();
+      if (res.status !== c.status || !text.includes(`"${c.names}"`))
+        wrong.push(`${c.route}: ${res.status} ${text.slice(0, 300)}`);
+      checked++;
+    }
+    assert.deepEqual(wrong, [], 'bodies answered other than the error split says');
+    assert.deepEqual(unreached, [], 'routes whose body decoder the walk did not reach');
+    assert.ok(checked > 100, `only ${checked} bodies checked`);
+  });
+});
