@@ -25,7 +25,7 @@ import { withOrganization } from './organization-rules.ts';
 import { notePresentedToken, rememberDeviceDays } from './remembered-device.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import { findTransaction, lockTransaction, saveTransaction } from './signin.repo.ts';
-import { enforceSigninBudgets, networkOf, PROOF_STEPS } from './signin-budgets.ts';
+import { enforceSigninBudgets, networkOf } from './signin-budgets.ts';
 import { logStepRefused, logStepResult, type StepLogContext, type StepResult } from './signin-log.ts';
 import { presentState } from './state.ts';
 import { type AnyStep, type OneTime, stepActor } from './steps/step.ts';
@@ -152,8 +152,8 @@ async function runStepUnpadded(
   const realm = await requireRealm(app, realmName);
   requireTxId(txId);
   const body = decodeBody(step.decode, rawBody ?? {});
-  if (PROOF_STEPS.has(step.path)) {
-    // Budgets are spent before any proof work, by a caller bound to the transaction.
+  if (step.spendsBudgets) {
+    // Budgets are spent before any proof or send, by a caller bound to the transaction.
     const snapshot = await findTransaction(app.db, realm.id, txId);
     if (!snapshot) throw problem.notFound('no such transaction');
     await authenticateCall(snapshot, creds, originCheck(app, app.db, realm));

@@ -63,6 +63,7 @@ function targetOf(t: SigninTx, ctx: StepContext, purpose: SendPurpose): SendTarg
 
 export const otpSendStep: Step<{ purpose: SendPurpose }> = {
   path: 'otp/send',
+  spendsBudgets: true,
   action: null, // which action it serves depends on the purpose; checked in run
   decode: object({ purpose: enumOf(PURPOSES) }),
   padded: true,
@@ -125,6 +126,7 @@ async function addressProved(
  */
 export const passwordResetStep: Step<Record<string, never>> = {
   path: 'password/reset',
+  spendsBudgets: true,
   action: 'password',
   decode: object({}),
   padded: true,
@@ -147,6 +149,7 @@ export const passwordResetStep: Step<Record<string, never>> = {
 
 export const otpVerifyStep: Step<{ code: string }> = {
   path: 'otp/verify',
+  spendsBudgets: true,
   action: null, // answers email_otp, sms_otp, verify_email or verify_contact; checked in run
   decode: object({ code: string({ minLength: 1, maxLength: 16 }) }),
   padded: true,
@@ -171,6 +174,7 @@ export const otpVerifyStep: Step<{ code: string }> = {
 
 export const magicLinkStep: Step<{ token: string }> = {
   path: 'magic-link',
+  spendsBudgets: true,
   action: 'magic_link',
   decode: object({ token: string({ minLength: 1, maxLength: 128 }) }),
   padded: true,

@@ -34,6 +34,7 @@ export const decodeRegistration = object({
 
 export const registrationStep: Step<RegistrationBody, PasswordVerifier | null> = {
   path: 'registration',
+  spendsBudgets: false,
   action: 'register',
   decode: decodeRegistration,
   // Argon2 before the row lock, as the password step does.

@@ -12,6 +12,7 @@ const decode = object({ new_password: string({ minLength: MIN_PASSWORD_LENGTH, m
 
 export const updatePasswordStep: Step<{ newPassword: string }, PasswordVerifier> = {
   path: 'password/update',
+  spendsBudgets: false,
   action: 'update_password',
   decode,
   prepare: (app, _t, body) => app.hasher.hash(body.newPassword),

@@ -35,6 +35,7 @@ export const credentialBody = { credential: unknownJson({ maxBytes: 64 * 1024 })
 
 export const webauthnOptionsStep: Step<Record<string, never>> = {
   path: 'webauthn/options',
+  spendsBudgets: false,
   action: 'webauthn',
   decode: object({}),
   async run(q, t, _body, ctx) {
@@ -68,6 +69,7 @@ type Checked =
 
 export const webauthnVerifyStep: Step<{ credential: unknown }, Checked> = {
   path: 'webauthn/verify',
+  spendsBudgets: true,
   action: 'webauthn',
   decode: object(credentialBody),
   async prepare(app, t, body) {
