@@ -7,7 +7,7 @@ import type { ApiDeps } from '../api/api.deps.ts';
 import { type ApiCaller, requireRecentAuth } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { recorder } from '../audit/index.ts';
-import { requireMfaSession } from '../mfa/factor-rules.ts';
+import { requireMfaForCredentialChange } from '../mfa/factor-rules.ts';
 import { enrolledFactors } from '../mfa/index.ts';
 import { decodeBody, object, string } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -42,12 +42,11 @@ export function registerMeSecurityRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     const userId = userOf(caller);
     const body = decodeBody(passwordBody, req.body ?? {});
     requireRecentAuth(ctx, caller, call.now);
-    const enrolled = await enrolledFactors(ctx.db, realm.id, userId);
-    if (enrolled.totp || enrolled.hotp)
-      requireMfaSession(
-        caller.sessionMfa,
-        'changing the password of an account with a second factor needs MFA',
-      );
+    requireMfaForCredentialChange(
+      await enrolledFactors(ctx.db, realm.id, userId),
+      caller.sessionMfa,
+      'password',
+    );
     const policy = await currentPolicy(ctx.db, realm.id);
     const keep = historyCount(policyValue(policy, 'password', 'history_count'));
     // Hashing runs before the transaction (it is the slow part and needs no lock).
