@@ -7,6 +7,7 @@ import type { ClientRow } from '../clients/index.ts';
 import { findClient } from '../clients/index.ts';
 import { adminAudience } from '../kernel/audiences.ts';
 import { hasNul } from '../kernel/text.ts';
+import { waitUntil } from '../platform/clock.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { decodeBody } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -234,6 +235,9 @@ async function runStepUnpadded(
   });
   if (result.expired)
     throw new Problem(409, 'conflict', 'the transaction is expired', { transaction_status: 'expired' });
+  // Completed right after an account-wide revocation in this second: the code's tokens would be
+  // revoked with it, so the answer that hands the code out waits for the next second (complete.ts).
+  if (result.tokensLiveFrom) await waitUntil(app.clock, result.tokensLiveFrom);
   // A browser never sees the device token in a body: it travels as the HttpOnly pa_rd cookie.
   let deviceCookie: StepResponse['deviceCookie'];
   let oneTime = result.oneTime;
@@ -277,6 +281,7 @@ async function settle(
   let tx = t;
   let evaluation: Evaluation | null = null;
   let sessionCookie: StepResponse['sessionCookie'];
+  let tokensLiveFrom: Date | undefined;
   const after = await loadAll(app, q, realm, tx, known);
   if (after.facts.flow?.outcome === 'review' && (await markReviewed(q, realm.id, tx.id))) {
     await recorder(q, { realmId: realm.id, actor: stepActor(tx.userId), correlationId, now }).audit(
@@ -302,6 +307,7 @@ async function settle(
         correlationId,
       );
       tx = done.tx;
+      tokensLiveFrom = done.tokensLiveFrom;
       if (done.sessionCookie) {
         const maxAge = tx.transient
           ? null
@@ -318,6 +324,7 @@ async function settle(
     tx,
     evaluation,
     sessionCookie,
+    tokensLiveFrom,
     clientName: after.client.name,
     user: user ? { displayName: user.displayName, email: user.email } : null,
   };

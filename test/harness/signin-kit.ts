@@ -24,13 +24,19 @@ export interface MovableClock extends Clock {
   advance(ms: number): void;
 }
 
-/** Starts at the real time (signing keys and policies are written with it) and moves on request. */
+/**
+ * Starts at the real time (signing keys and policies are written with it) and moves on request;
+ * code that waits for a later time moves it there at once.
+ */
 export function movableClock(start = Date.now()): MovableClock {
   let t = start;
   return {
     now: () => new Date(t),
     advance: (ms) => {
       t += ms;
+    },
+    waitUntil: async (at) => {
+      t = Math.max(t, at.getTime());
     },
   };
 }

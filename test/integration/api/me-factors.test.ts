@@ -8,7 +8,8 @@ import { describe, type TestContext, test } from 'node:test';
 import { decodeBase32 } from '../../../src/mfa/base32.ts';
 import { hotp } from '../../../src/mfa/otp.ts';
 import { newId } from '../../../src/platform/ids.ts';
-import { json, startHeadless } from '../../harness/signin-driver.ts';
+import { meCaller } from '../../harness/api-kit.ts';
+import { startHeadless } from '../../harness/signin-driver.ts';
 import {
   actionTypes,
   codeOf,
@@ -94,17 +95,7 @@ async function setup(t: TestContext) {
     lastRefresh = res.body.refresh_token;
     return res.body.access_token;
   };
-  const me = async (tok: string, method: string, path: string, body?: unknown) =>
-    json(
-      await s.h.get(`/api/v1/realms/${s.realm.name}/me${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${tok}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      }),
-    );
+  const me = meCaller(s.h, s.realm);
   return { ...s, clock: clock as MovableClock, token, refreshed, me, device: () => lastDevice };
 }
 

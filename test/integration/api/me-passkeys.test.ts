@@ -3,8 +3,8 @@
 // sign-ins and the software authenticator.
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
+import { meCaller } from '../../harness/api-kit.ts';
 import { answerWithPasskey } from '../../harness/passkey-kit.ts';
-import { json } from '../../harness/signin-driver.ts';
 import {
   audits,
   codeOf,
@@ -38,17 +38,7 @@ async function setup(t: TestContext) {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     return res.body.access_token;
   };
-  const me = async (tok: string, method: string, path: string, body?: unknown) =>
-    json(
-      await s.h.get(`/api/v1/realms/${s.realm.name}/me${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${tok}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      }),
-    );
+  const me = meCaller(s.h, s.realm);
   const register = async (tok: string, name?: string) => {
     const options = await me(tok, 'POST', '/webauthn/registration-options', {});
     if (options.status !== 200) return options;
