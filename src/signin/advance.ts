@@ -28,7 +28,7 @@ import type { SigninDeps } from './signin.deps.ts';
 import { findTransaction, lockTransaction, saveTransaction } from './signin.repo.ts';
 import { enforceSigninBudgets, networkOf } from './signin-budgets.ts';
 import { logStepRefused, logStepResult, type StepLogContext, type StepResult } from './signin-log.ts';
-import { presentState } from './state.ts';
+import { presentState, shownUser } from './state.ts';
 import { type AnyStep, type OneTime, stepActor } from './steps/step.ts';
 import type { SigninTx } from './transaction.ts';
 import { ensurePending, expire, fail, isExpired } from './transitions.ts';
@@ -319,14 +319,13 @@ async function settle(
     tx = { ...tx, redirectTo: await errorRedirect(app, q, realm, tx, now) };
   }
   await saveTransaction(q, tx, now);
-  const user = after.facts.user;
   return {
     tx,
     evaluation,
     sessionCookie,
     tokensLiveFrom,
     clientName: after.client.name,
-    user: user ? { displayName: user.displayName, email: user.email } : null,
+    user: shownUser(tx, after.facts.user),
   };
 }
 
@@ -358,9 +357,7 @@ export async function readState(
       tx,
       clientName: loaded.client.name,
       evaluation: tx.status === 'pending' ? loaded.evaluation : null,
-      user: loaded.facts.user
-        ? { displayName: loaded.facts.user.displayName, email: loaded.facts.user.email }
-        : null,
+      user: shownUser(tx, loaded.facts.user),
       ...(cookie ? { csrfToken: csrfTokenFor(cookie) } : {}),
     });
   });

@@ -52,9 +52,12 @@ function targetOf(t: SigninTx, ctx: StepContext, purpose: SendPurpose): SendTarg
       if (!offered.includes('magic_link') || !destination) throw notOffered('a magic link');
       return { purpose, channel: 'email', destination, userId };
     }
-    case 'verify_email':
-      if (!offered.includes('verify_email') || !user?.email) throw notOffered('email verification');
-      return { purpose, channel: 'email', destination: user.email, userId: user.id };
+    case 'verify_email': {
+      // A registration whose address was taken: the code is written like any other, never sent.
+      const destination = user?.email ?? (t.registrationDecoy ? t.identifier : null);
+      if (!offered.includes('verify_email') || !destination) throw notOffered('email verification');
+      return { purpose, channel: 'email', destination, userId: user?.id ?? null };
+    }
     case 'verify_contact':
       if (!offered.includes('verify_contact') || !user?.phone) throw notOffered('phone verification');
       return { purpose, channel: 'sms', destination: user.phone, userId: user.id };
