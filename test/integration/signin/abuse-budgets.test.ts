@@ -8,6 +8,7 @@ import { startHarness } from '../../harness/harness.ts';
 import { codeIn, deliverQueued, linkIn, startMailSink } from '../../harness/mail-kit.ts';
 import { type JsonResponse, startHeadless } from '../../harness/signin-driver.ts';
 import { count, movableClock, PASSWORD, REDIRECT, signinSetup } from '../../harness/signin-kit.ts';
+import { RACE_NEEDS_POSTGRES } from '../../harness/test-db.ts';
 import { oauthPost, seedGrant, seedResource, seedServiceClient } from '../../harness/token-kit.ts';
 
 const wrongPasswordTx = async (h: Parameters<typeof startHeadless>[0], realm: string) => {
@@ -84,7 +85,9 @@ describe('abuse budgets', () => {
     }
   });
 
-  test('case=two processes on one database share the account budget under concurrency/mode=headless', async (t: TestContext) => {
+  test('case=two processes on one database share the account budget under concurrency/mode=headless', {
+    skip: RACE_NEEDS_POSTGRES,
+  }, async (t: TestContext) => {
     const { h, realm } = await signinSetup(t);
     const other = await startHarness(t, { db: h.ctx.db });
     // 8 transactions, 4 wrong passwords each, all at once, half through each process.
