@@ -24,5 +24,4 @@ export {
   lockLiveSession,
   reuseSession,
   revokeOtherSessions,
-  revokeUserSessions,
 } from './sessions.repo.ts';
