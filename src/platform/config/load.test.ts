@@ -41,6 +41,7 @@ const DEFAULTS: Config = {
     hostPolicy: 'any',
     metricsToken: null,
     trustedProxies: [],
+    proxyHeaders: 'auto',
   },
   limits: {
     maxBodyBytes: 262144,

@@ -23,6 +23,7 @@ export interface Config {
     hostPolicy: 'any' | 'strict';
     metricsToken: string | null;
     trustedProxies: string[];
+    proxyHeaders: 'auto' | 'forwarded' | 'x-forwarded';
   };
   limits: {
     maxBodyBytes: number;
@@ -187,7 +188,8 @@ export const SETTINGS: readonly Setting[] = [
   int('server.processes', 0, 0, 256, 'Processes `proudauth serve` runs, sharing the listeners; 0: one per CPU core (always one on the embedded database)'),
   { name: 'server.host_policy', kind: 'enum', default: 'any', values: ['any', 'strict'], description: 'strict serves host-bound paths only on the public origin host' },
   { name: 'server.metrics_token', kind: 'string', default: null, nullable: true, secret: true, description: 'Bearer token for /metrics and /status: env:, file:, cred: reference or a literal' },
-  { name: 'server.trusted_proxies', kind: 'cidrs', default: [], description: 'Comma-separated CIDRs whose forwarding headers are trusted' },
+  { name: 'server.trusted_proxies', kind: 'cidrs', default: [], description: 'Comma-separated CIDRs of reverse proxies: only from these peers are Forwarded and X-Forwarded-For read for the client address' },
+  { name: 'server.proxy_headers', kind: 'enum', default: 'auto', values: ['auto', 'forwarded', 'x-forwarded'], description: 'Which header trusted proxies name the client in: forwarded, x-forwarded (X-Forwarded-For), or auto (either; when both come they must agree, else the proxy counts)' },
 
   int('limits.max_body_bytes', 256 * KIB, KIB, 64 * MIB, 'Largest request body'),
   int('limits.max_header_bytes', 16 * KIB, KIB, MIB, 'Largest request header section'),
