@@ -22,6 +22,7 @@ import { type FieldError, problem } from '../platform/http/problem.ts';
 export const CLIENT_TYPES = ['web', 'spa', 'native', 'device', 'service'] as const;
 export const CONSENT_MODES = ['implicit', 'required'] as const;
 export const CLIENT_STATES = ['active', 'disabled'] as const;
+export const ID_TOKEN_CLAIMS = ['standard', 'minimal'] as const;
 
 // Member errors that mean "this is not the body's shape"; everything else is a value rule (422).
 const SHAPE_CODES = new Set(['unknown_member', 'type', 'duplicate']);
@@ -61,6 +62,7 @@ export const decodeCreateClient = object({
   consent_mode: optional(enumOf(CONSENT_MODES)),
   token_policy: optional(tokenPolicy),
   allow_remember_me: optional(boolean()),
+  id_token_claims: optional(enumOf(ID_TOKEN_CLAIMS)),
   jwks: optional(jwks),
 });
 export type CreateClientInput = Decoded<typeof decodeCreateClient>;
@@ -83,6 +85,7 @@ export const decodeUpdateClient = object({
   consent_mode: optional(enumOf(CONSENT_MODES)),
   token_policy: optional(tokenPolicy),
   allow_remember_me: optional(boolean()),
+  id_token_claims: optional(enumOf(ID_TOKEN_CLAIMS)),
   jwks: optional(jwks),
 });
 export type UpdateClientInput = Decoded<typeof decodeUpdateClient>;

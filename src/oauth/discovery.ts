@@ -6,6 +6,7 @@ import { issuerOf } from '../kernel/audiences.ts';
 import { SIGNING_ALGORITHMS } from '../keys/jws.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import { OIDC_SCOPES } from '../resources/builtin-resources.ts';
+import { SCOPE_CLAIMS } from './tokens/scope-claims.ts';
 
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
 // Introspection needs a confidential client (spec doc 2, Authentication 7).
@@ -24,13 +25,7 @@ const CLAIMS = [
   'amr',
   'sid',
   'at_hash',
-  'name',
-  'preferred_username',
-  'updated_at',
-  'email',
-  'email_verified',
-  'phone_number',
-  'phone_number_verified',
+  ...SCOPE_CLAIMS,
 ];
 
 /**
