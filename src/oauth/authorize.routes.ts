@@ -30,6 +30,7 @@ const SINGLE = [
   'max_age',
   'acr_values',
   'claims',
+  'request',
   'request_uri',
   'response_mode',
   'intent',

@@ -3,6 +3,7 @@
 // client that trusts it never meets a refusal for something listed here.
 
 import { issuerOf } from '../kernel/audiences.ts';
+import { UI_LOCALES } from '../kernel/ui-locales.ts';
 import { SIGNING_ALGORITHMS } from '../keys/jws.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import { OIDC_SCOPES } from '../resources/builtin-resources.ts';
@@ -70,7 +71,10 @@ export function providerMetadata(
     id_token_signing_alg_values_supported: algs,
     authorization_signing_alg_values_supported: algs,
     prompt_values_supported: ['none', 'login', 'consent', 'select_account', 'create'],
-    acr_values_supported: ['basic', 'mfa'],
+    // The acr a sign-in earns (signin/complete.ts), each also asked for by acr_values.
+    acr_values_supported: ['basic', 'mfa', 'phishing_resistant'],
+    // The languages of the login UI and of the authorization endpoint's error pages.
+    ui_locales_supported: [...UI_LOCALES],
     claims_supported: CLAIMS,
     claims_parameter_supported: false,
     request_parameter_supported: false,
