@@ -6,12 +6,12 @@
 // touches `sessions`, a user's never `service_principals`, a token without org_id never
 // `organizations`, and so on. The checks themselves are live-check-sql.ts's, as in
 // token-liveness.ts's statement; the texts are cached by shape (at most 2^10, in practice a handful).
-// What the checks read of clients, resources and introspector registrations is configuration: the
-// process keeps it per token shape and key, tagged with realms.clients_revision (moved by trigger
-// with every write to those tables, migrations/0024_clients_revision.sql), and a token with a kept
-// copy runs the statement without those parts, reading the revision instead. When the revision has
-// moved, the whole statement runs again, so a disabled client or resource and a removed
-// introspector count from their commit as before.
+// What the checks read of clients, resources, introspector registrations and signing keys is
+// configuration: the process keeps it per token shape and key, tagged with realms.clients_revision
+// (moved by trigger with every write to those tables, migrations/0024_clients_revision.sql), and a
+// token with a kept copy runs the statement without those parts, reading the revision instead.
+// When the revision has moved, the whole statement runs again, so a disabled client or resource, a
+// removed introspector and a compromised signing key count from their commit as before.
 import {
   type ClientAuthFacts,
   clientAuthFactsFrom,
@@ -27,6 +27,7 @@ import {
   exchangeGrantSql,
   introspectorSql,
   jtiRevokedSql,
+  keyLiveSql,
   orgMembershipSql,
   sessionLiveSql,
   supportGrantSql,
@@ -46,6 +47,8 @@ interface Shape {
   support: boolean;
   introspector: boolean;
   caller: boolean;
+  /** A JWT: its signing key must still be published. */
+  key: boolean;
   /**
    * The configuration parts (client, resource, introspector, caller) come from a kept copy: the
    * statement reads the realm's clients_revision in their place.
@@ -69,6 +72,7 @@ function shapeOf(f: CheckFacts): Shape {
     support,
     introspector: (f.introspectorRowId ?? null) !== null || (f.callerClientId ?? null) !== null,
     caller: (f.callerClientId ?? null) !== null,
+    key: (f.keyId ?? null) !== null,
     kept: false,
   };
 }
@@ -102,6 +106,7 @@ function build(s: Shape): Built {
   // The resource the token is for: the registered row found by audience, or the id it names.
   const resourceId = (): string => (s.resource ? `coalesce(${p('resource')}, res.id)` : p('resource'));
   const cols = s.kept ? [] : ['c.state as client_state'];
+  if (s.key && !s.kept) cols.push(`${keyLiveSql(p)} as key_live`);
   if (keepable(s))
     cols.push(`(select rl.clients_revision::text from realms rl where rl.id = ${realm}) as clients_revision`);
   if (s.principal) cols.push('sp.state as principal_state', 'sp.authz_version as principal_authz');
@@ -172,7 +177,7 @@ function statement(shape: Shape, f: CheckFacts, now: Date): { sql: string; value
 /** What the configuration parts answered, with the revision they were read at. */
 interface KeptConfig {
   revision: string;
-  row: Pick<LeanRow, 'client_state' | 'resource_state' | 'introspector_allowed'>;
+  row: Pick<LeanRow, 'client_state' | 'resource_state' | 'introspector_allowed' | 'key_live'>;
   caller: ClientAuthFacts | null;
 }
 
@@ -183,7 +188,9 @@ type LeanRow = Partial<LivenessRow> & { clients_revision?: string };
 const keptConfig = new KeptCopies<KeptConfig>(5000);
 
 const configKeyOf = (f: CheckFacts): string =>
-  [f.realmId, f.clientId, f.audience, f.resourceId, f.callerClientId, f.introspectorRowId].join('\n');
+  [f.realmId, f.clientId, f.audience, f.resourceId, f.callerClientId, f.introspectorRowId, f.keyId].join(
+    '\n',
+  );
 
 /** The lean statement's row, with the calling client (callerClientId) as authentication reads it. */
 export interface LeanRead {
@@ -209,16 +216,17 @@ export async function readLean(q: Queryable, f: CheckFacts, now: Date): Promise<
       row.client_state = copy.row.client_state;
       row.resource_state = copy.row.resource_state;
       row.introspector_allowed = copy.row.introspector_allowed;
+      row.key_live = copy.row.key_live;
       return { row, caller: secretsAsOf(copy.caller, now) };
     }
   }
   const read = await full();
   // An unknown caller is not kept: made-up client ids would push out the copies that serve.
   if (shape.caller && read.caller === null) return read;
-  const { client_state, resource_state, introspector_allowed } = read.row;
+  const { client_state, resource_state, introspector_allowed, key_live } = read.row;
   keptConfig.set(key, {
     revision: String(read.row.clients_revision),
-    row: { client_state, resource_state, introspector_allowed },
+    row: { client_state, resource_state, introspector_allowed, key_live },
     caller: read.caller,
   });
   return read;

@@ -18,7 +18,8 @@ export type CheckParam =
   | 'callerClient'
   | 'org'
   | 'supportGrant'
-  | 'grantClient';
+  | 'grantClient'
+  | 'key';
 
 type P = (name: CheckParam) => string;
 
@@ -37,6 +38,12 @@ export interface CheckFacts {
   introspectorRowId?: string | null;
   callerClientId?: string | null;
   supportGrantId?: string | null;
+  /**
+   * The kid of the key that signed a JWT (null for an opaque token): the key must still be
+   * published (pending, active or retiring), so an emergency rotation ends its tokens at its commit
+   * on every server, not when each server's key-set cache expires.
+   */
+  keyId?: string | null;
 }
 
 /** Each check parameter's value for this token. */
@@ -56,11 +63,17 @@ export const checkValues = (f: CheckFacts, now: Date): Record<CheckParam, unknow
   // The client whose user grant must be live: the token's own, or after an exchange the one the
   // subject token was issued to (doc 2, Revocation exposure: an active grant for both kinds).
   grantClient: f.exchanged ? (f.grantClientId ?? null) : f.clientId,
+  key: f.keyId ?? null,
 });
 
 /** The session row `s` is the subject's and live. */
 export const sessionLiveSql = (p: P): string =>
   `(s.user_id = ${p('subject')} and ${liveSessionSql('s', p('now'))})`;
+
+/** The signing key `key` names is still published (not compromised, not retired). */
+export const keyLiveSql = (p: P): string =>
+  `exists (select 1 from signing_keys k where k.realm_id = ${p('realm')} and k.kid = ${p('key')}
+       and k.state in ('pending', 'active', 'retiring'))`;
 
 export const jtiRevokedSql = (p: P): string =>
   `exists (select 1 from token_revocations t where t.realm_id = ${p('realm')} and t.jti = ${p('jti')})`;

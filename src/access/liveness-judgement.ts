@@ -12,6 +12,7 @@ import type { CheckFacts } from './live-check-sql.ts';
 export type JudgedFacts = CheckFacts & { issuedAt: number };
 
 export type Inactivity =
+  | 'key_inactive'
   | 'client_inactive'
   | 'subject_inactive'
   | 'session_inactive'
@@ -87,6 +88,8 @@ export interface LivenessRow {
   ord?: number;
   client_state: string | null;
   client_row_id: string | null;
+  /** The token's signing key is still published (null: the token names no key). */
+  key_live: boolean | null;
   user_state: string | null;
   user_authz: number | null;
   principal_state: string | null;
@@ -199,6 +202,7 @@ export function judgeLiveness(
     decision: decisionFactsOf(r),
     support: support?.facts ?? null,
   });
+  if ((f.keyId ?? null) !== null && r.key_live !== true) return result('key_inactive');
   if (r.client_state !== 'active') return result('client_inactive');
   const registered = f.resourceId === null || f.resourceId.startsWith('res_');
   if (registered && r.resource_state !== 'active') return result('resource_inactive');

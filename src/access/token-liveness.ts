@@ -18,6 +18,7 @@ import {
   exchangeGrantSql,
   introspectorSql,
   jtiRevokedSql,
+  keyLiveSql,
   orgMembershipSql,
   sessionLiveSql,
   supportGrantSql,
@@ -87,6 +88,12 @@ export interface TokenFacts {
    * (docs/support-access.md). It replaces the user-grant and exchange-grant checks.
    */
   supportGrantId?: string | null;
+  /**
+   * A JWT's kid: the key must still be published (doc 2, Revocation exposure: signature and key),
+   * checked in the same statement, so a compromised key's tokens are inactive from the emergency
+   * rotation's commit on every server. Null for opaque tokens.
+   */
+  keyId?: string | null;
 }
 
 /**
@@ -136,6 +143,7 @@ const NAMES = [
   'supportGrant',
   'grantClient',
   'knownRoles',
+  'key',
 ] as const;
 type Name = (typeof NAMES)[number];
 
@@ -254,6 +262,7 @@ function statement(p: Placeholders<Name>, kind: Kind, parts: Parts): string {
   const absent = (alias: string, columns: string) => `cross join (select ${columns}) ${alias}`;
   return `
 select c.state as client_state, c.id as client_row_id,
+  case when ${p.key}::text is not null then ${keyLiveSql(q)} end as key_live,
   u.state as user_state, u.authz_version as user_authz,
   p.state as principal_state, p.authz_version as principal_authz,
   ${
@@ -519,6 +528,7 @@ export function factsOfToken(
     exchanged: t.act !== null,
     grantClientId: t.grantClientId,
     orgId: t.orgId,
+    keyId: t.kid,
   };
 }
 

@@ -11,6 +11,7 @@ import type { ClientAuthFacts, ClientAuthRow } from '../clients/index.ts';
 import { issuerOf } from '../kernel/audiences.ts';
 import { OAuthError, oauthError, oauthErrorBody } from '../kernel/oauth-error.ts';
 import { hasNul } from '../kernel/text.ts';
+import { networkOf } from '../platform/http/client-address.ts';
 import { checkCharset } from '../platform/http/json-body.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import {
@@ -21,6 +22,7 @@ import {
 import type { RealmRow } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import type { ApiDeps } from './api.deps.ts';
+import { type FailureSubject, failureBudgetsOf } from './failure-budgets.ts';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -102,30 +104,60 @@ export function oauthEndpoint(
   });
 }
 
-/** Authenticates the calling client of a protocol endpoint (throws invalid_client/invalid_request). */
-export function authenticateOAuthClient<C extends ClientAuthFacts = ClientAuthRow>(
+/** Whose failure budgets a protocol request spends: its realm, client_id (once read) and network. */
+export function failureSubjectOf(call: OAuthCall): FailureSubject {
+  let network: string | null | undefined;
+  return {
+    realmId: call.realm.id,
+    clientId: null,
+    // Worked out only when a budget is looked at: a request of a process that knows no spent
+    // budget and meets no failure never needs it.
+    get network() {
+      if (network === undefined) network = networkOf(call.req.clientAddress);
+      return network;
+    },
+  };
+}
+
+/**
+ * Authenticates the calling client of a protocol endpoint (throws invalid_client/invalid_request).
+ * The failure budgets of client authentication (api/failure-budgets.ts) are checked before any
+ * credential and spent by a failure; `subject` learns the presented client_id.
+ */
+export async function authenticateOAuthClient<C extends ClientAuthFacts = ClientAuthRow>(
   ctx: ApiDeps,
   call: OAuthCall,
   endpoint: string,
   now: Date,
   loadClient?: ClientAuthOptions<C>['loadClient'],
+  subject: FailureSubject = failureSubjectOf(call),
 ): Promise<AuthenticatedClient<C>> {
   const keyring = ctx.keyring;
   if (!keyring) throw oauthError.temporarilyUnavailable('no root key is configured');
   const issuer = issuerOf(ctx.config.server.publicOrigin, call.realm.name);
   const auth = call.req.headers.authorization;
-  return authenticateClient<C>(
-    ctx.db,
-    keyring,
-    call.realm.id,
-    { authorization: typeof auth === 'string' ? auth : undefined, form: call.form },
-    {
-      now,
-      maxTokenBytes: ctx.config.limits.maxTokenBytes,
-      challengeRealm: call.realm.name,
-      assertionAudiences: [issuer, `${issuer}/oauth/${endpoint}`],
-      clockSkewSeconds: Math.floor(ctx.config.tokens.clockSkewMs / 1000),
-      ...(loadClient ? { loadClient } : {}),
-    },
-  );
+  const budgets = failureBudgetsOf(ctx);
+  budgets.check(endpoint, subject, now);
+  try {
+    return await authenticateClient<C>(
+      ctx.db,
+      keyring,
+      call.realm.id,
+      { authorization: typeof auth === 'string' ? auth : undefined, form: call.form },
+      {
+        now,
+        maxTokenBytes: ctx.config.limits.maxTokenBytes,
+        challengeRealm: call.realm.name,
+        assertionAudiences: [issuer, `${issuer}/oauth/${endpoint}`],
+        clockSkewSeconds: Math.floor(ctx.config.tokens.clockSkewMs / 1000),
+        ...(loadClient ? { loadClient } : {}),
+        beforeVerify: (clientId) => {
+          subject.clientId = clientId;
+          budgets.check(endpoint, subject, now);
+        },
+      },
+    );
+  } catch (e) {
+    return budgets.counted(ctx.db, endpoint, subject, e, now);
+  }
 }

@@ -51,6 +51,7 @@ const CLIENT_ROW_MEMBERS: Record<keyof ClientRow, true> = {
   consent_mode: true,
   grant_types: true,
   id: true,
+  id_token_claims: true,
   name: true,
   realm_id: true,
   redirect_uris: true,

@@ -37,6 +37,11 @@ export interface ClientAuthOptions<C extends ClientAuthFacts = ClientAuthRow> {
    * statement it runs anyway (introspection: one round trip per call).
    */
   loadClient?: (clientId: string) => Promise<C | null>;
+  /**
+   * Called with the presented client_id once it is known, before the client is loaded or any
+   * credential checked: it may throw to refuse the request (a spent failure budget).
+   */
+  beforeVerify?: (clientId: string) => void;
 }
 
 export interface AuthenticatedClient<C extends ClientAuthFacts = ClientAuthRow> {
@@ -67,6 +72,7 @@ export async function authenticateClient<C extends ClientAuthFacts = ClientAuthR
       ? (presented.clientId ?? assertionSubject(presented.assertion))
       : presented.clientId;
   if (clientId === null) throw fail('assertion_without_subject');
+  opts.beforeVerify?.(clientId);
   // Without a loader C is ClientAuthRow (the default), which findClientForAuth returns.
   const client: C | null = opts.loadClient
     ? await opts.loadClient(clientId)

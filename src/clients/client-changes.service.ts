@@ -97,6 +97,7 @@ function settingsOf(r: ClientRecord): ClientSettings {
     consentMode: r.consent_mode,
     requireMfa: r.require_mfa,
     allowRememberMe: r.allow_remember_me,
+    idTokenClaims: r.id_token_claims,
     jwks: r.jwks,
   };
 }
@@ -113,6 +114,7 @@ function mergeSettings(r: ClientRecord, p: UpdateClientInput): ClientSettings {
     consentMode: p.consentMode ?? s.consentMode,
     requireMfa: p.tokenPolicy?.requireMfa ?? s.requireMfa,
     allowRememberMe: p.allowRememberMe ?? s.allowRememberMe,
+    idTokenClaims: p.idTokenClaims ?? s.idTokenClaims,
     jwks: p.jwks ?? s.jwks,
   };
 }
@@ -130,6 +132,7 @@ function changedMembers(r: ClientRecord, next: ClientSettings): string[] {
     consentMode: 'consent_mode',
     requireMfa: 'token_policy',
     allowRememberMe: 'allow_remember_me',
+    idTokenClaims: 'id_token_claims',
     jwks: 'jwks',
   };
   return (Object.keys(wire) as (keyof ClientSettings)[])

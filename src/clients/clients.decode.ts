@@ -20,6 +20,7 @@ import { type FieldError, problem } from '../platform/http/problem.ts';
 export const CLIENT_TYPES = ['web', 'spa', 'native', 'device', 'service'] as const;
 export const CONSENT_MODES = ['implicit', 'required'] as const;
 export const CLIENT_STATES = ['active', 'disabled'] as const;
+export const ID_TOKEN_CLAIMS = ['standard', 'minimal'] as const;
 
 const withoutControls = (v: string) => (/[\p{Cc}\p{Cf}]/u.test(v) ? 'no control characters' : null);
 
@@ -46,6 +47,7 @@ export const decodeCreateClient = object({
   consent_mode: optional(enumOf(CONSENT_MODES)),
   token_policy: optional(tokenPolicy),
   allow_remember_me: optional(boolean()),
+  id_token_claims: optional(enumOf(ID_TOKEN_CLAIMS)),
   jwks: optional(jwks),
 });
 export type CreateClientInput = Decoded<typeof decodeCreateClient>;
@@ -68,6 +70,7 @@ export const decodeUpdateClient = object({
   consent_mode: optional(enumOf(CONSENT_MODES)),
   token_policy: optional(tokenPolicy),
   allow_remember_me: optional(boolean()),
+  id_token_claims: optional(enumOf(ID_TOKEN_CLAIMS)),
   jwks: optional(jwks),
 });
 export type UpdateClientInput = Decoded<typeof decodeUpdateClient>;

@@ -5,6 +5,8 @@ import { newId } from '../platform/ids.ts';
 
 export type ClientType = 'web' | 'spa' | 'native' | 'device' | 'service';
 export type ClientState = 'active' | 'disabled';
+/** `standard`: the granted scopes' claims in ID tokens; `minimal`: the protocol claims only. */
+export type IdTokenClaims = 'standard' | 'minimal';
 
 export interface ClientRow {
   realm_id: string;
@@ -21,6 +23,8 @@ export interface ClientRow {
   consent_mode: string;
   require_mfa: boolean;
   allow_remember_me: boolean;
+  /** What its ID tokens carry besides the protocol claims (migration 0025). */
+  id_token_claims: IdTokenClaims;
 }
 
 /** Inline public key set of a private_key_jwt client, as stored. */
@@ -62,6 +66,7 @@ export interface NewClient {
   consentMode?: 'implicit' | 'required';
   requireMfa?: boolean;
   allowRememberMe?: boolean;
+  idTokenClaims?: IdTokenClaims;
   description?: string | null;
   postLogoutRedirectUris?: string[];
   jwks?: StoredJwks | null;
@@ -69,8 +74,8 @@ export interface NewClient {
 
 const INSERT = `insert into clients (realm_id, id, client_id, name, type, builtin, state, redirect_uris,
     allowed_origins, grant_types, token_endpoint_auth_method, consent_mode, require_mfa, allow_remember_me,
-    description, post_logout_redirect_uris, jwks, created_at, updated_at)
-  values ($1, $2, $3, $4, $5, false, 'active', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)`;
+    description, post_logout_redirect_uris, jwks, id_token_claims, created_at, updated_at)
+  values ($1, $2, $3, $4, $5, false, 'active', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $17, $16, $16)`;
 
 function insertParams(realmId: string, c: NewClient, now: Date): unknown[] {
   return [
@@ -90,6 +95,7 @@ function insertParams(realmId: string, c: NewClient, now: Date): unknown[] {
     c.postLogoutRedirectUris ?? [],
     c.jwks ? JSON.stringify(c.jwks) : null,
     now,
+    c.idTokenClaims ?? 'standard',
   ];
 }
 
@@ -152,6 +158,7 @@ export interface ClientSettings {
   consentMode: string;
   requireMfa: boolean;
   allowRememberMe: boolean;
+  idTokenClaims: IdTokenClaims;
   jwks: StoredJwks | null;
 }
 
@@ -165,7 +172,7 @@ export async function updateClientSettings(
   await tx.query(
     `update clients set name = $3, description = $4, redirect_uris = $5, post_logout_redirect_uris = $6,
        allowed_origins = $7, grant_types = $8, consent_mode = $9, require_mfa = $10, allow_remember_me = $11,
-       jwks = $12, version = version + 1, updated_at = $13
+       jwks = $12, id_token_claims = $14, version = version + 1, updated_at = $13
      where realm_id = $1 and id = $2`,
     [
       realmId,
@@ -181,6 +188,7 @@ export async function updateClientSettings(
       s.allowRememberMe,
       s.jwks ? JSON.stringify(s.jwks) : null,
       now,
+      s.idTokenClaims,
     ],
   );
 }

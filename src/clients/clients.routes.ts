@@ -51,6 +51,7 @@ export function presentClient({ record: r, secrets }: ClientView) {
     consent_mode: r.consent_mode,
     token_policy: { require_mfa: r.require_mfa },
     allow_remember_me: r.allow_remember_me,
+    id_token_claims: r.id_token_claims,
     jwks: r.jwks,
     service_principal_id: r.service_principal_id,
     secrets: secrets.map(presentSecret),

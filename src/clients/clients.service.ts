@@ -122,6 +122,7 @@ export async function createClient(
         consentMode: input.consentMode ?? 'implicit',
         requireMfa: input.tokenPolicy?.requireMfa ?? false,
         allowRememberMe: input.allowRememberMe ?? true,
+        idTokenClaims: input.idTokenClaims ?? 'standard',
         jwks: draft.jwks,
       },
       c.now,

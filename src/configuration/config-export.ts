@@ -107,6 +107,7 @@ function clientOut(c: ClientRecord): Json {
     consent_mode: c.consent_mode,
     token_policy: { require_mfa: c.require_mfa },
     allow_remember_me: c.allow_remember_me,
+    id_token_claims: c.id_token_claims,
     ...(c.jwks !== null ? { jwks: c.jwks } : {}),
   };
 }

@@ -118,6 +118,7 @@ const clientPatch = (
     ...(g('allow_remember_me') && v.allowRememberMe !== undefined
       ? { allowRememberMe: v.allowRememberMe }
       : {}),
+    ...(g('id_token_claims') && v.idTokenClaims ? { idTokenClaims: v.idTokenClaims } : {}),
     ...(g('jwks') && v.jwks ? { jwks: v.jwks } : {}),
   };
 };

@@ -164,6 +164,7 @@ export function clientDifferences(current: ClientRecord, c: DocClient): string[]
     ['consent_mode', v.consentMode, current.consent_mode, 'value'],
     ['token_policy', v.tokenPolicy?.requireMfa ?? false, current.require_mfa, 'value'],
     ['allow_remember_me', v.allowRememberMe, current.allow_remember_me, 'value'],
+    ['id_token_claims', v.idTokenClaims, current.id_token_claims, 'value'],
     ['jwks', v.jwks ?? null, current.jwks, 'value'],
     ['type', v.type, current.type, 'value'],
     ['token_endpoint_auth_method', v.tokenEndpointAuthMethod, current.token_endpoint_auth_method, 'value'],

@@ -36,6 +36,8 @@ export interface SubjectToken {
   orgId: string | null;
   /** A support token's grant (docs/support-access.md); its live check and rules depend on it. */
   supportGrantId: string | null;
+  /** A JWT's signing key (its live check needs it still published); null for opaque tokens. */
+  keyId: string | null;
 }
 
 interface RealmRef {
@@ -93,6 +95,7 @@ async function jwt(app: DecisionApiDeps, realm: RealmRef, token: string): Promis
     authTime: t.authTime,
     orgId: t.orgId,
     supportGrantId: t.supportGrantId,
+    keyId: t.kid,
   };
 }
 
@@ -156,6 +159,7 @@ function opaque(app: DecisionApiDeps, realm: RealmRef, stored: StoredOpaque | nu
     authTime: c.auth_time ?? null,
     orgId: c.org_id ?? null,
     supportGrantId: c.support_grant_id ?? null,
+    keyId: null,
   };
 }
 
@@ -173,4 +177,5 @@ export const livenessFactsOf = (realmId: string, t: SubjectToken): TokenFacts =>
   grantClientId: t.grantClientId,
   orgId: t.orgId,
   supportGrantId: t.supportGrantId,
+  keyId: t.keyId,
 });

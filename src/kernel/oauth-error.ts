@@ -10,7 +10,8 @@ export type OAuthErrorCode =
   | 'invalid_scope'
   | 'invalid_target'
   | 'temporarily_unavailable'
-  // RFC 8628 section 3.5: the token endpoint's abuse budget is spent (spec doc 1, Errors, 429)
+  // RFC 8628 section 3.5: an abuse budget of the token endpoint (or of client authentication) is
+  // spent (spec doc 1, Errors, 429)
   | 'slow_down'
   // RFC 6750 section 3.1, for bearer-protected protocol endpoints (UserInfo)
   | 'invalid_token'
@@ -65,10 +66,8 @@ export const oauthError = {
   unsupportedGrantType: (description?: string) => new OAuthError(400, 'unsupported_grant_type', description),
   invalidScope: (description?: string) => new OAuthError(400, 'invalid_scope', description),
   invalidTarget: (description?: string) => new OAuthError(400, 'invalid_target', description),
-  slowDown: (retryAfterSeconds: number) =>
-    new OAuthError(429, 'slow_down', 'the client is over its request budget', {
-      'retry-after': String(retryAfterSeconds),
-    }),
+  slowDown: (retryAfterSeconds: number, description = 'the client is over its request budget') =>
+    new OAuthError(429, 'slow_down', description, { 'retry-after': String(retryAfterSeconds) }),
   temporarilyUnavailable: (description?: string, retryAfterSeconds?: number) =>
     new OAuthError(
       503,

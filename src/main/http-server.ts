@@ -30,6 +30,7 @@ import { registerMaintenanceGate } from '../ops/maintenance.ts';
 import { registerOrganizationRoutes } from '../organizations/organizations.routes.ts';
 import { parseListen } from '../platform/config/load.ts';
 import { buildEdge } from '../platform/http/app.ts';
+import { ClientAddresses } from '../platform/http/client-address.ts';
 import { registerProjectRoutes } from '../projects/projects.routes.ts';
 import { registerSettingsRoutes } from '../realms/settings.routes.ts';
 import { registerRelationshipRoutes } from '../relationships/relationships.routes.ts';
@@ -71,13 +72,14 @@ function closeConnectionsWhenDraining(app: FastifyInstance, ctx: AppContext): vo
 
 /** The edge both listeners share; only the public one sheds load. */
 function edgeFor(ctx: AppContext, shed: boolean): FastifyInstance {
-  const { limits } = ctx.config;
+  const { limits, server } = ctx.config;
   const app = buildEdge({
     log: ctx.log,
     metrics: ctx.metrics,
     maxBodyBytes: limits.maxBodyBytes,
     maxHeaderBytes: limits.maxHeaderBytes,
     requestTimeoutMs: limits.requestTimeoutMs,
+    clientAddresses: new ClientAddresses(server.trustedProxies, server.proxyHeaders),
     ...(shed ? { maxInflight: limits.maxInflightRequests } : {}),
   });
   closeConnectionsWhenDraining(app, ctx);

@@ -3,9 +3,11 @@
 // client that trusts it never meets a refusal for something listed here.
 
 import { issuerOf } from '../kernel/audiences.ts';
+import { UI_LOCALES } from '../kernel/ui-locales.ts';
 import { SIGNING_ALGORITHMS } from '../keys/jws.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import { OIDC_SCOPES } from '../resources/builtin-resources.ts';
+import { SCOPE_CLAIMS } from './tokens/scope-claims.ts';
 
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
 // Introspection needs a confidential client (spec doc 2, Authentication 7).
@@ -24,13 +26,7 @@ const CLAIMS = [
   'amr',
   'sid',
   'at_hash',
-  'name',
-  'preferred_username',
-  'updated_at',
-  'email',
-  'email_verified',
-  'phone_number',
-  'phone_number_verified',
+  ...SCOPE_CLAIMS,
 ];
 
 /**
@@ -75,7 +71,10 @@ export function providerMetadata(
     id_token_signing_alg_values_supported: algs,
     authorization_signing_alg_values_supported: algs,
     prompt_values_supported: ['none', 'login', 'consent', 'select_account', 'create'],
-    acr_values_supported: ['basic', 'mfa'],
+    // The acr a sign-in earns (signin/complete.ts), each also asked for by acr_values.
+    acr_values_supported: ['basic', 'mfa', 'phishing_resistant'],
+    // The languages of the login UI and of the authorization endpoint's error pages.
+    ui_locales_supported: [...UI_LOCALES],
     claims_supported: CLAIMS,
     claims_parameter_supported: false,
     request_parameter_supported: false,

@@ -47,6 +47,8 @@ export interface Candidate {
   claims: AccessTokenClaims & { nbf?: number };
   /** null: the registered resource of claims.aud, resolved by the live-check statement. */
   resourceId: string | null;
+  /** The kid of a JWT, whose key must still be published; null for an opaque token. */
+  keyId: string | null;
 }
 
 /** The facts the live checks need about a candidate token. */
@@ -67,6 +69,9 @@ export function livenessFacts(realm: RealmRef, candidate: Candidate): TokenFacts
     orgId: c.org_id ?? null,
     // A support token is live only with its grant (docs/support-access.md).
     supportGrantId: c.support_grant_id ?? null,
+    // Doc 2, Revocation exposure: signature and key. The key set each process caches for five
+    // seconds may still hold a key an emergency rotation compromised; its state is read live.
+    keyId: candidate.keyId,
   };
 }
 
@@ -140,7 +145,7 @@ async function jwtCandidate(app: OAuthDeps, realm: RealmRef, token: string): Pro
   // Kept for the live check only; the introspection answer does not show it.
   if (t.grantClientId !== null) claims.grant_client_id = t.grantClientId;
   if (t.supportGrantId !== null) claims.support_grant_id = t.supportGrantId;
-  return { claims, resourceId: null };
+  return { claims, resourceId: null, keyId: t.kid };
 }
 
 async function opaqueCandidate(
@@ -157,7 +162,7 @@ async function opaqueCandidate(
   if (claims.iss !== issuerOf(app.config.server.publicOrigin, realm.name) || claims.cnf !== undefined)
     return null;
   if (isBuiltinAudience(app, realm, resourceAudienceOf(claims.aud))) return null;
-  return { claims, resourceId: stored.resourceId };
+  return { claims, resourceId: stored.resourceId, keyId: null };
 }
 
 function presentActive(c: Candidate['claims'], authzVersion: number | null): ActiveIntrospection {

@@ -1,11 +1,12 @@
 // GET and POST /realms/{realm}/oauth/logout (OpenID Connect RP-Initiated Logout 1.0; decision
 // D9): ends the browser's session (pa_sid, spec doc 1, Authentication 3) and the session an
 // id_token_hint names, with the refresh families bound to them, then returns to the client's
-// registered post-logout URI or answers JSON (the service serves no pages). Every parameter is
-// checked before anything ends, so a refused request changes nothing and never redirects.
+// registered post-logout URI or answers JSON. Every parameter is checked before anything ends, so
+// a refused request changes nothing and never redirects (a browser gets an error page, D25).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { compactVerify, createLocalJWKSet, errors } from 'jose';
 import type { ApiDeps } from '../api/api.deps.ts';
+import { useBrowserErrorPages } from '../api/error-page.ts';
 import { useFormBodies } from '../api/oauth-endpoint.ts';
 import { recordAudit } from '../audit/index.ts';
 import { findClientRecord } from '../clients/index.ts';
@@ -172,6 +173,8 @@ export function registerLogout(app: FastifyInstance, ctx: ApiDeps): void {
   app.register(async (scope) => {
     // RP-Initiated Logout section 2: POST carries the parameters form-encoded, nothing else.
     useFormBodies(scope);
+    // A refused logout never redirects: a browser gets a page, an API caller the problem (D25).
+    useBrowserErrorPages(scope, ctx.log, 'logout');
     const path = '/realms/:realm/oauth/logout';
     scope.get<{ Params: { realm: string } }>(path, (req, reply) => logout(ctx, req, reply));
     scope.post<{ Params: { realm: string } }>(path, (req, reply) => logout(ctx, req, reply));

@@ -137,6 +137,8 @@ export interface IdTokenRequest {
   nonce: string | null;
   orgId?: string | null;
   accessToken: string;
+  /** The granted scopes' claims about the user; absent for a minimal ID token. */
+  scopeClaims?: Record<string, unknown>;
 }
 
 export async function issueIdToken(
@@ -159,6 +161,7 @@ export async function issueIdToken(
         sessionId: r.authentication.sessionId,
         orgId: r.orgId ?? null,
         accessToken: r.accessToken,
+        ...(r.scopeClaims ? { scopeClaims: r.scopeClaims } : {}),
       },
       signer,
       now,

@@ -3,7 +3,8 @@
 // key answers 503 before any code or refresh token is spent (spec doc 1, Errors case rule 3).
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
-import { authenticateOAuthClient, oauthEndpoint } from '../api/oauth-endpoint.ts';
+import { failureBudgetsOf } from '../api/failure-budgets.ts';
+import { authenticateOAuthClient, failureSubjectOf, oauthEndpoint } from '../api/oauth-endpoint.ts';
 import { singleParam } from '../clients/client-auth-request.ts';
 import { oauthError } from '../kernel/oauth-error.ts';
 import { BlockLease } from '../platform/abuse-budget.ts';
@@ -47,10 +48,13 @@ export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void 
       throw e;
     }
     let clientId: string | null = null;
+    // Failed client authentication and invalid_grant answers spend failure budgets, checked
+    // before any secret or grant is (api/failure-budgets.ts).
+    const subject = failureSubjectOf(call);
     try {
       const prefetch =
         grantType === 'client_credentials' ? prefetchServiceToken(ctx, call.realm, call.form, now) : null;
-      const caller = await authenticateOAuthClient(ctx, call, 'token', now, prefetch?.loadClient);
+      const caller = await authenticateOAuthClient(ctx, call, 'token', now, prefetch?.loadClient, subject);
       clientId = caller.client.client_id;
       const budget = await lease.take(
         ctx.db,
@@ -76,17 +80,19 @@ export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void 
         ctx.metrics.signingFailures.inc({ reason: await ctx.keyStore.missingSignerReason(call.realm.id) });
         throw oauthError.temporarilyUnavailable('no signing key is available', 30);
       }
-      const response = await grant.run({
-        app: ctx,
-        realm: call.realm,
-        form: call.form,
-        caller,
-        signer,
-        settings: tokenSettings(ctx),
-        now,
-        correlationId: call.req.id,
-        prefetched,
-      });
+      const response = await grant
+        .run({
+          app: ctx,
+          realm: call.realm,
+          form: call.form,
+          caller,
+          signer,
+          settings: tokenSettings(ctx),
+          now,
+          correlationId: call.req.id,
+          prefetched,
+        })
+        .catch((e: unknown) => failureBudgetsOf(ctx).counted(ctx.db, 'token', subject, e, now));
       ctx.metrics.tokens.inc({ grant_type: grant.label, outcome: 'success' });
       logTokenOutcome(ctx.log, logged, { grantType: grant.label, clientId });
       return response;

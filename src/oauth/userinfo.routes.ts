@@ -9,10 +9,11 @@ import { verifyOwnToken } from '../api/api-auth.ts';
 import { useFormBodies, useOAuthErrors } from '../api/oauth-endpoint.ts';
 import { BUILTIN_USERINFO, userinfoAudience } from '../kernel/audiences.ts';
 import { OAuthError, type OAuthErrorCode } from '../kernel/oauth-error.ts';
-import { maybeOne, type Queryable } from '../platform/db/db.ts';
 import { bearerToken } from '../platform/http/bearer.ts';
 import { problem } from '../platform/http/problem.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
+import { findProfileClaims } from '../users/index.ts';
+import { scopeClaims } from './tokens/scope-claims.ts';
 
 type BearerErrorCode = Extract<OAuthErrorCode, 'invalid_request' | 'invalid_token' | 'insufficient_scope'>;
 
@@ -25,51 +26,6 @@ function bearerError(status: number, error: BearerErrorCode | null, description:
 
 const invalidToken = () =>
   bearerError(401, 'invalid_token', 'the access token is invalid, expired or no longer active');
-
-interface UserRecord {
-  display_name: string | null;
-  /** When the profile last changed (OIDC Core 5.1), not when the account row did: a sign-in moves that. */
-  updated_at: number;
-  identifiers: { type: 'email' | 'username' | 'phone'; value: string; verified: boolean }[] | string | null;
-}
-
-/** The user's profile and identifiers, primary ones first; null when the user is gone. */
-const findUserRecord = (q: Queryable, realmId: string, userId: string) =>
-  maybeOne<UserRecord>(
-    q,
-    `select u.display_name, floor(extract(epoch from u.profile_updated_at))::float8 as updated_at,
-       (select json_agg(json_build_object('type', i.type, 'value', i.value, 'verified', i.verified)
-                        order by i.is_primary desc, i.created_at, i.id)
-          from user_identifiers i where i.realm_id = u.realm_id and i.user_id = u.id) as identifiers
-     from users u where u.realm_id = $1 and u.id = $2`,
-    [realmId, userId],
-  );
-
-/** OIDC Core 5.4: each scope releases its claims; claims without a value are left out. */
-export function releasedClaims(
-  sub: string,
-  scopes: readonly string[],
-  user: UserRecord,
-): Record<string, unknown> {
-  const raw = user.identifiers;
-  const identifiers = (typeof raw === 'string' ? JSON.parse(raw) : (raw ?? [])) as Exclude<
-    UserRecord['identifiers'],
-    string | null
-  >;
-  const first = (type: 'email' | 'username' | 'phone') => identifiers.find((i) => i.type === type);
-  const claims: Record<string, unknown> = { sub };
-  if (scopes.includes('profile')) {
-    if (user.display_name) claims.name = user.display_name;
-    const username = first('username');
-    if (username) claims.preferred_username = username.value;
-    claims.updated_at = Number(user.updated_at);
-  }
-  const email = scopes.includes('email') ? first('email') : undefined;
-  if (email) Object.assign(claims, { email: email.value, email_verified: email.verified });
-  const phone = scopes.includes('phone') ? first('phone') : undefined;
-  if (phone) Object.assign(claims, { phone_number: phone.value, phone_number_verified: phone.verified });
-  return claims;
-}
 
 type UserinfoRequest = FastifyRequest<{ Params: { realm: string } }>;
 
@@ -106,9 +62,9 @@ async function answer(ctx: ApiDeps, req: UserinfoRequest, reply: FastifyReply) {
   if (!t.scopes.includes('openid')) {
     throw bearerError(403, 'insufficient_scope', 'the access token lacks the openid scope', 'openid');
   }
-  const user = await findUserRecord(ctx.db, realm.id, t.subject);
+  const user = await findProfileClaims(ctx.db, realm.id, t.subject);
   if (!user) throw invalidToken();
-  return releasedClaims(t.subject, t.scopes, user);
+  return { sub: t.subject, ...scopeClaims(t.scopes, user) };
 }
 
 export function registerUserinfo(app: FastifyInstance, ctx: ApiDeps): void {

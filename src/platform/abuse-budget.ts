@@ -41,6 +41,22 @@ export async function spendBudgets(
 ): Promise<BudgetVerdict> {
   const live = budgets.filter((b) => b.limit > 0);
   if (live.length === 0) return { ok: true };
+  const before = await countsBefore(q, live, now, cost);
+  let worst: number | null = null;
+  for (const b of live) {
+    if ((before.get(b.bucket) ?? 0) + cost > b.limit)
+      worst = Math.max(worst ?? 0, retryAfter(now, b.windowMs));
+  }
+  return worst === null ? { ok: true } : { ok: false, retryAfterSeconds: worst };
+}
+
+/** Adds `cost` to each budget in one statement; each bucket's count before this spend. */
+async function countsBefore(
+  q: Queryable,
+  live: readonly Budget[],
+  now: Date,
+  cost: number,
+): Promise<Map<string, number>> {
   // The upsert returns its row's new count under the row lock, so a budget kept on one row is
   // exact under any concurrency; a sharded one adds the other shards as they were at the start.
   const r = await q.query<{ bucket: string; before: number }>(
@@ -57,12 +73,7 @@ export async function spendBudgets(
        from input i join up on up.bucket = i.bucket`,
     [live.map((b) => b.bucket), live.map((b) => windowStart(now, b.windowMs)), live.map(shardFor), cost],
   );
-  let worst: number | null = null;
-  for (const b of live) {
-    const before = Number(r.rows.find((row) => row.bucket === b.bucket)?.before ?? 0);
-    if (before + cost > b.limit) worst = Math.max(worst ?? 0, retryAfter(now, b.windowMs));
-  }
-  return worst === null ? { ok: true } : { ok: false, retryAfterSeconds: worst };
+  return new Map(r.rows.map((row) => [row.bucket, Number(row.before)]));
 }
 
 /** Deletes the counters of windows that ended before `before`. */
@@ -99,5 +110,48 @@ export class BlockLease {
       refused: verdict.ok ? null : window,
     });
     return verdict;
+  }
+}
+
+/**
+ * Budgets that count failures only (the token endpoint's, docs/security.md): a success writes
+ * nothing and reads nothing. Before its work a request asks `refusal`, which looks only at what
+ * this process knows: the buckets that a failure counted here found spent in the current window
+ * (the shared count includes every process's failures). A failure spends one on each of its
+ * budgets in one statement and answers as refused when one was already spent before it, so even
+ * concurrent failures get exactly `limit` ordinary answers per window. Another process may check
+ * one more failing request per bucket and window before its own count tells it the budget is spent.
+ */
+export class FailureBudgets {
+  readonly #spent = new Map<string, number>();
+
+  /** Whether this process knows of any spent budget at all (most of the time it does not). */
+  get anySpent(): boolean {
+    return this.#spent.size > 0;
+  }
+
+  /** Refused when this process knows one of the budgets to be spent in its current window. */
+  refusal(budgets: readonly Budget[], now: Date): BudgetVerdict {
+    let worst: number | null = null;
+    for (const b of budgets) {
+      if (b.limit <= 0 || this.#spent.get(b.bucket) !== windowStart(now, b.windowMs).getTime()) continue;
+      worst = Math.max(worst ?? 0, retryAfter(now, b.windowMs));
+    }
+    return worst === null ? { ok: true } : { ok: false, retryAfterSeconds: worst };
+  }
+
+  /** Counts one failure on each budget; refused when one of them was spent before this failure. */
+  async fail(q: Queryable, budgets: readonly Budget[], now: Date): Promise<BudgetVerdict> {
+    const live = budgets.filter((b) => b.limit > 0);
+    if (live.length === 0) return { ok: true };
+    const before = await countsBefore(q, live, now, 1);
+    if (this.#spent.size > 10_000) this.#spent.clear(); // bounded: client ids come from requests
+    let worst: number | null = null;
+    for (const b of live) {
+      const count = before.get(b.bucket) ?? 0;
+      if (count + 1 >= b.limit) this.#spent.set(b.bucket, windowStart(now, b.windowMs).getTime());
+      if (count >= b.limit) worst = Math.max(worst ?? 0, retryAfter(now, b.windowMs));
+    }
+    return worst === null ? { ok: true } : { ok: false, retryAfterSeconds: worst };
   }
 }

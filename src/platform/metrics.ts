@@ -129,7 +129,7 @@ export class Metrics {
     this.rateLimited = new CappedCounter(
       new Counter({
         name: 'service_rate_limited_total',
-        help: 'Requests refused because an abuse budget was spent, by surface (signin, token)',
+        help: 'Requests refused because an abuse budget was spent, by surface (signin, token, introspect, revoke)',
         labelNames: ['surface'],
         registers,
       }),

@@ -4,30 +4,14 @@
 // and given back unless the proof failed, so only failures use it. A spent budget answers 429
 // rate_limited with Retry-After until its window ends: budgets slow guessing and mail floods
 // down, they never lock the account.
-import { isIP } from 'node:net';
 import { type Budget, spendBudgets } from '../platform/abuse-budget.ts';
 import { Problem } from '../platform/http/problem.ts';
 import { findUserByIdentifier, identifierTypeOf } from '../users/index.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import type { SigninTx } from './transaction.ts';
 
-/** A client's network: the /24 of an IPv4 address, the /64 of an IPv6 one. */
-export function networkOf(ip: string | null | undefined): string | null {
-  if (!ip) return null;
-  const v4 = ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
-  if (isIP(v4) === 4) return `${v4.split('.').slice(0, 3).join('.')}.0/24`;
-  if (isIP(ip) !== 6) return null;
-  const [head = '', tail = ''] = ip.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = ip.includes('::')
-    ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right]
-    : left;
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`;
-}
+// A client's network (/24, /64); kept here for the sign-in steps that import it with the budgets.
+export { networkOf } from '../platform/http/client-address.ts';
 
 /** The account a proof is about: its id when known, else the identifier typed (unknown accounts too). */
 export function accountKey(t: Pick<SigninTx, 'userId' | 'identifier'>): string | null {

@@ -67,7 +67,7 @@ export function credentialsOf(req: FastifyRequest): CallCredentials {
     origin: header('origin'),
     csrfToken: header('x-csrf-token'),
     mutating: req.method !== 'GET' && req.method !== 'HEAD',
-    clientIp: req.ip,
+    clientIp: req.clientAddress,
     rememberedDevice: req.cookies?.[REMEMBERED_DEVICE_COOKIE] ?? header('x-remembered-device'),
   };
 }

@@ -48,6 +48,8 @@ export interface StartInput {
   maxAge?: number;
   acrValues?: string;
   claims?: string;
+  /** A request object (OIDC Core 6.1): refused, not ignored, until request objects are built. */
+  request?: string;
   requestUri?: string;
   deviceUserCode?: string;
   responseMode?: string;
@@ -186,6 +188,8 @@ export async function validateStart(
   if (await grantTypes.isDisabled(realm.id, 'authorization_code', q)) {
     return fail('unsupported_response_type', 'the authorization code flow is turned off in this realm');
   }
+  if (input.request !== undefined)
+    return fail('request_not_supported', 'request objects are not supported; send the parameters as such');
   if (input.requestUri !== undefined)
     return fail('request_uri_not_supported', 'request_uri is not supported');
   if (input.deviceUserCode !== undefined) return fail('invalid_request', 'the device flow is not supported');

@@ -3,6 +3,7 @@
 // (docs/architecture.md, import rules).
 
 export { endSessionsAfterPasswordChange } from './password-change.ts';
+export { findProfileClaims, type ProfileClaimsRecord } from './profile-claims.repo.ts';
 export {
   cancelDeletion,
   countUsers,

@@ -100,9 +100,11 @@ export function testConfig(overrides: Record<string, unknown> = {}, env: NodeJS.
       'server.internal_listen': '127.0.0.1:0',
       'server.drain_delay': '0s',
       'security.password.argon_memory_kib': 8192,
-      // Every test signs in from 127.0.0.1 into one database: the per-network sign-in budget
-      // would couple unrelated tests, so it is off unless a test sets it.
+      // Every test signs in from 127.0.0.1 into one database: the per-network budgets (sign-in
+      // attempts, failed client authentication) would couple unrelated tests, so they are off
+      // unless a test sets them.
       'security.budgets.network_attempts': 0,
+      'security.budgets.network_auth_failures': 0,
       'observability.log_level': 'silent',
       ...overrides,
     },

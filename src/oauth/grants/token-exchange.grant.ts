@@ -48,6 +48,8 @@ interface SubjectToken {
   act: Actor | null;
   /** The client of the user's grant the subject token derives from. */
   grantClientId: string | null;
+  /** A JWT's signing key (its live check needs it still published); null for opaque tokens. */
+  keyId: string | null;
 }
 
 export async function tokenExchangeGrant(g: GrantContext): Promise<TokenResponse> {
@@ -161,6 +163,7 @@ async function readSubjectToken(g: GrantContext, token: string): Promise<Subject
       orgId: t.orgId,
       act: t.act,
       grantClientId: grantClientOf(t.clientId, t.act, t.grantClientId),
+      keyId: t.kid,
     };
   }
   const resource = await findResourceByAudience(g.app.db, g.realm, g.settings.publicOrigin, s.audience);
@@ -179,6 +182,7 @@ async function readSubjectToken(g: GrantContext, token: string): Promise<Subject
       exchanged: s.act !== null,
       grantClientId: s.grantClientId,
       orgId: s.orgId,
+      keyId: s.keyId,
     },
     g.now,
   );
@@ -201,6 +205,7 @@ function fromClaims(c: AccessTokenClaims): SubjectToken {
     orgId: c.org_id ?? null,
     act: c.act ?? null,
     grantClientId: grantClientOf(c.client_id, c.act ?? null, c.grant_client_id ?? null),
+    keyId: null,
   };
 }
 

@@ -13,7 +13,9 @@ import {
   type Target,
 } from '../../resources/resource-target.ts';
 import { addToken, startFamily } from '../../sessions/index.ts';
+import { findProfileClaims } from '../../users/index.ts';
 import { type Authentication, issueAccessToken, issueIdToken } from '../token-issuer.ts';
+import { CLAIM_SCOPES, scopeClaims } from '../tokens/scope-claims.ts';
 import { accessTokenResponse, type GrantContext, type TokenResponse } from './grant-context.ts';
 
 const DAY = 24 * 3600 * 1000;
@@ -73,6 +75,22 @@ async function userinfoShare(
   return scopes.includes('openid') ? { audience, scopes } : null;
 }
 
+/**
+ * What the ID token says about the user (decision D21): the claims of the granted profile, email
+ * and phone scopes, read now, as UserInfo answers them; null for a client that chose
+ * `id_token_claims: minimal` or a grant of none of those scopes.
+ */
+async function idTokenScopeClaims(
+  g: GrantContext,
+  tx: Tx,
+  u: UserGrant,
+): Promise<Record<string, unknown> | null> {
+  if (g.caller.client.id_token_claims === 'minimal' || !u.scopes.some((s) => CLAIM_SCOPES.includes(s)))
+    return null;
+  const user = await findProfileClaims(tx, g.realm.id, u.userId);
+  return user ? scopeClaims(u.scopes, user) : null;
+}
+
 export async function userTokens(
   g: GrantContext,
   tx: Tx,
@@ -104,6 +122,7 @@ export async function userTokens(
   );
   const response: Omit<TokenResponse, 'refresh_token'> = accessTokenResponse(access, scopes);
   if (opts.withIdToken && u.scopes.includes('openid')) {
+    const claims = await idTokenScopeClaims(g, tx, u);
     response.id_token = await issueIdToken(
       g.settings,
       g.signer,
@@ -115,6 +134,7 @@ export async function userTokens(
         nonce: u.nonce,
         orgId: u.orgId,
         accessToken: access.token,
+        ...(claims ? { scopeClaims: claims } : {}),
       },
       g.now,
     );

@@ -22,6 +22,8 @@ export interface IdTokenInput {
   orgId?: string | null;
   /** The access token issued in the same response, bound through at_hash. */
   accessToken?: string | null;
+  /** The granted scopes' claims about the user (scope-claims.ts); none for a minimal ID token. */
+  scopeClaims?: Record<string, unknown>;
 }
 
 // aud is always exactly the client, so azp (needed only when another audience is present or the
@@ -82,13 +84,14 @@ export function idTokenClaims(input: IdTokenInput, alg: SigningAlgorithm, now: D
 
 export interface SignedIdToken {
   token: string;
-  claims: IdTokenClaims;
+  claims: IdTokenClaims & Record<string, unknown>;
 }
 
 export async function signIdToken(input: IdTokenInput, signer: Signer, now: Date): Promise<SignedIdToken> {
   if (!isSigningAlgorithm(signer.algorithm)) {
     throw new Error(`signing key ${signer.kid} has unsupported algorithm ${signer.algorithm}`);
   }
-  const claims = idTokenClaims(input, signer.algorithm, now);
-  return { token: await signJwt(signer, ID_TOKEN_TYP, { ...claims }), claims };
+  // The protocol claims come last: no scope claim can stand in for one of them.
+  const claims = { ...input.scopeClaims, ...idTokenClaims(input, signer.algorithm, now) };
+  return { token: await signJwt(signer, ID_TOKEN_TYP, claims), claims };
 }

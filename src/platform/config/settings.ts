@@ -23,6 +23,7 @@ export interface Config {
     hostPolicy: 'any' | 'strict';
     metricsToken: string | null;
     trustedProxies: string[];
+    proxyHeaders: 'auto' | 'forwarded' | 'x-forwarded';
   };
   limits: {
     maxBodyBytes: number;
@@ -61,6 +62,12 @@ export interface Config {
       organizationWindowMs: number;
       clientTokenRequests: number;
       clientTokenWindowMs: number;
+      clientAuthFailures: number;
+      clientAuthWindowMs: number;
+      networkAuthFailures: number;
+      networkAuthWindowMs: number;
+      clientInvalidGrants: number;
+      clientInvalidGrantWindowMs: number;
     };
     password: {
       argonMemoryKib: number;
@@ -192,7 +199,8 @@ export const SETTINGS: readonly Setting[] = [
   int('server.processes', 0, 0, 256, 'Processes `proudauth serve` runs, sharing the listeners; 0: one per CPU core (always one on the embedded database)'),
   { name: 'server.host_policy', kind: 'enum', default: 'any', values: ['any', 'strict'], description: 'strict serves host-bound paths only on the public origin host' },
   { name: 'server.metrics_token', kind: 'string', default: null, nullable: true, secret: true, description: 'Bearer token for /metrics and /status: env:, file:, cred: reference or a literal' },
-  { name: 'server.trusted_proxies', kind: 'cidrs', default: [], description: 'Comma-separated CIDRs whose forwarding headers are trusted' },
+  { name: 'server.trusted_proxies', kind: 'cidrs', default: [], description: 'Comma-separated CIDRs of reverse proxies: only from these peers are Forwarded and X-Forwarded-For read for the client address' },
+  { name: 'server.proxy_headers', kind: 'enum', default: 'auto', values: ['auto', 'forwarded', 'x-forwarded'], description: 'Which header trusted proxies name the client in: forwarded, x-forwarded (X-Forwarded-For), or auto (either; when both come they must agree, else the proxy counts)' },
 
   int('limits.max_body_bytes', 256 * KIB, KIB, 64 * MIB, 'Largest request body'),
   int('limits.max_header_bytes', 16 * KIB, KIB, MIB, 'Largest request header section'),
@@ -227,6 +235,12 @@ export const SETTINGS: readonly Setting[] = [
   dur('security.budgets.organization_window', '1m', '1s', '24h', 'Window of security.budgets.organization_attempts'),
   int('security.budgets.client_token_requests', 6000, 0, 100_000_000, 'Token endpoint requests per client per window (0: off)'),
   dur('security.budgets.client_token_window', '1m', '1s', '24h', 'Window of security.budgets.client_token_requests'),
+  int('security.budgets.client_auth_failures', 60, 0, 1_000_000, 'Failed client authentications per presented client_id per window at the token, introspection and revocation endpoints; then 429 slow_down before any secret is checked (0: off)'),
+  dur('security.budgets.client_auth_window', '1m', '1s', '24h', 'Window of security.budgets.client_auth_failures'),
+  int('security.budgets.network_auth_failures', 60, 0, 1_000_000, 'Failed client authentications per client network (/24, /64) per window at those endpoints (0: off)'),
+  dur('security.budgets.network_auth_window', '1m', '1s', '24h', 'Window of security.budgets.network_auth_failures'),
+  int('security.budgets.client_invalid_grants', 60, 0, 1_000_000, 'invalid_grant answers per client per window at the token endpoint; then 429 slow_down (0: off)'),
+  dur('security.budgets.client_invalid_grant_window', '1m', '1s', '24h', 'Window of security.budgets.client_invalid_grants'),
   int('security.password.argon_memory_kib', 64 * KIB, 8 * KIB, 4 * MIB, 'Argon2id memory in KiB'),
   int('security.password.argon_iterations', 2, 1, 100, 'Argon2id iterations'),
   int('security.password.argon_parallelism', 1, 1, 64, 'Argon2id lanes'),

@@ -2,9 +2,15 @@
 // responses, request ids, size limits, a request deadline, in-flight shedding and HTTP metrics
 // and a log line per request.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
+import { ClientAddresses } from './client-address.ts';
 import { registerJsonBody } from './json-body.ts';
 import { InflightGate, poolFor } from './load-shed.ts';
 import { type Problem, problem, problemBody } from './problem.ts';
@@ -20,6 +26,8 @@ export interface EdgeOptions {
   requestTimeoutMs: number;
   /** In-flight limit; absent for listeners that never shed (internal). */
   maxInflight?: number;
+  /** How `req.clientAddress` is read (server.trusted_proxies); absent: the socket peer. */
+  clientAddresses?: ClientAddresses;
 }
 
 export interface RouteEntry {
@@ -94,6 +102,12 @@ export function buildEdge(opts: EdgeOptions): FastifyInstance {
 
   registerJsonBody(app);
   installProblemHandlers(app, opts.log);
+  const addresses = opts.clientAddresses ?? new ClientAddresses([]);
+  app.decorateRequest('clientAddress', {
+    getter(this: FastifyRequest) {
+      return addresses.of(this);
+    },
+  });
 
   // Both hooks take Fastify's callback form: an async hook costs a promise and a microtask turn
   // on every request, and these two run on every request.

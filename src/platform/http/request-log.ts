@@ -31,6 +31,8 @@ export function logRequest(log: Logger, req: FastifyRequest, reply: FastifyReply
     ...(realm ? { realm } : {}),
     method: req.method,
     route,
+    // The client's address as budgets count it (behind trusted proxies, the forwarded one).
+    client_address: req.clientAddress,
     status,
     duration_ms: Math.round(reply.elapsedTime * 10) / 10,
   };

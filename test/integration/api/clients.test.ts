@@ -127,8 +127,8 @@ describe('clients api › create', () => {
     assert.deepEqual(b.grant_types, ['authorization_code', 'refresh_token']);
     assert.equal(b.token_endpoint_auth_method, 'client_secret_basic');
     assert.deepEqual(
-      [b.consent_mode, b.token_policy, b.allow_remember_me],
-      ['implicit', { require_mfa: false }, true],
+      [b.consent_mode, b.token_policy, b.allow_remember_me, b.id_token_claims],
+      ['implicit', { require_mfa: false }, true, 'standard'],
     );
     assert.deepEqual([b.jwks, b.service_principal_id, b.post_logout_redirect_uris], [null, null, []]);
     assert.match(b.client_secret, /^pa_cs_[A-Za-z0-9_-]{43}$/);
@@ -174,9 +174,11 @@ describe('clients api › create', () => {
       consent_mode: 'required',
       token_policy: { require_mfa: true },
       allow_remember_me: false,
+      id_token_claims: 'minimal',
     });
     assert.equal(res.status, 201);
     const b = res.body;
+    assert.equal(b.id_token_claims, 'minimal');
     assert.equal(b.token_endpoint_auth_method, 'none');
     assert.equal(b.client_secret, undefined);
     assert.deepEqual(b.secrets, []);
@@ -310,6 +312,7 @@ describe('clients api › create', () => {
       ['name with a control character', web('a', { name: 'a\u0000b' }), [['name', 'control_character']]],
       ['unknown type', web('a', { type: 'machine' }), [['type', 'not_allowed']]],
       ['unknown consent mode', web('a', { consent_mode: 'sometimes' }), [['consent_mode', 'not_allowed']]],
+      ['unknown id_token_claims', web('a', { id_token_claims: 'all' }), [['id_token_claims', 'not_allowed']]],
       [
         'spa with a secret',
         { ...web('a'), type: 'spa', token_endpoint_auth_method: 'client_secret_basic' },
@@ -744,6 +747,7 @@ describe('clients api › update', () => {
         allowed_origins: ['https://app.example.com/'],
         token_policy: { require_mfa: true },
         consent_mode: 'required',
+        id_token_claims: 'minimal',
         client_id: 'upd',
         type: 'web',
       },
@@ -763,6 +767,7 @@ describe('clients api › update', () => {
         'required',
       ],
     );
+    assert.equal(b.id_token_claims, 'minimal');
     // Untouched members keep their values.
     assert.deepEqual(
       [b.grant_types, b.allow_remember_me, b.secrets],
@@ -773,6 +778,7 @@ describe('clients api › update', () => {
       'allowed_origins',
       'consent_mode',
       'description',
+      'id_token_claims',
       'name',
       'redirect_uris',
       'token_policy',

@@ -37,6 +37,9 @@ test('the three locations serve one document whose issuer is the realm issuer, c
   assert.deepEqual(doc.subject_types_supported, ['public']);
   assert.equal(doc.authorization_response_iss_parameter_supported, true);
   assert.equal(doc.request_uri_parameter_supported, false);
+  assert.equal(doc.request_parameter_supported, false);
+  assert.deepEqual(doc.acr_values_supported, ['basic', 'mfa', 'phishing_resistant']);
+  assert.deepEqual(doc.ui_locales_supported, ['en', 'de']);
   assert.ok(!(doc.introspection_endpoint_auth_methods_supported as string[]).includes('none'));
   assert.ok((doc.token_endpoint_auth_methods_supported as string[]).includes('none'));
   for (const alg of doc.token_endpoint_auth_signing_alg_values_supported as string[]) {

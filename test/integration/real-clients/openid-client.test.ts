@@ -327,6 +327,63 @@ test('UserInfo through fetchUserInfo with the expected subject; a revoked token 
   await assert.rejects(oidc.fetchUserInfo(config, tokens.access_token, sub), bearerError('invalid_token'));
 });
 
+const PROFILE_AND_EMAIL = [
+  'name',
+  'given_name',
+  'family_name',
+  'locale',
+  'updated_at',
+  'email',
+  'email_verified',
+];
+
+test('ID token: the claims of the granted scopes, as UserInfo answers them; id_token_claims minimal leaves them out', async (t) => {
+  const s = await rpSetup(t);
+  await s.h.ctx.db.query('update users set attributes = $3 where realm_id = $1 and id = $2', [
+    s.realm.id,
+    s.user.id,
+    JSON.stringify({ given_name: 'Alice', family_name: 'Example', locale: 'de' }),
+  ]);
+  const config = await webApp(s);
+  const { tokens } = await codeFlow(s, config);
+  const id = tokens.claims();
+  assert.ok(id, 'the library verified the ID token');
+  const info = await oidc.fetchUserInfo(config, tokens.access_token, id.sub);
+  // What Auth.js and express-openid-connect read as the user: the ID token alone.
+  assert.equal(id.name, 'Alice Example');
+  assert.equal(id.given_name, 'Alice');
+  assert.equal(id.family_name, 'Example');
+  assert.equal(id.locale, 'de');
+  assert.equal(typeof id.updated_at, 'number');
+  assert.equal(id.email, 'alice@example.com');
+  assert.equal(id.email_verified, true);
+  for (const claim of PROFILE_AND_EMAIL)
+    assert.deepEqual(id[claim], info[claim], `${claim} as UserInfo answers it`);
+  assert.equal(id.phone_number, undefined, 'phone was not granted');
+  const refreshed = (await oidc.refreshTokenGrant(config, tokens.refresh_token ?? '')).claims();
+  assert.equal(refreshed?.email, 'alice@example.com', 'a refreshed ID token carries them too');
+
+  // Only what was granted: without profile, no profile claims.
+  const emailOnly = (await codeFlow(s, config, { scope: 'openid email' })).tokens.claims();
+  assert.equal(emailOnly?.email, 'alice@example.com');
+  assert.equal(emailOnly?.name, undefined);
+  assert.equal(emailOnly?.updated_at, undefined);
+
+  await s.h.ctx.db.query("update clients set id_token_claims = 'minimal' where realm_id = $1 and id = $2", [
+    s.realm.id,
+    s.client.id,
+  ]);
+  const minimal = await codeFlow(s, config);
+  const bare = minimal.tokens.claims();
+  assert.ok(bare);
+  for (const claim of PROFILE_AND_EMAIL)
+    assert.equal(bare[claim], undefined, `${claim} left out of a minimal ID token`);
+  assert.equal(bare.sub, s.user.id);
+  const still = await oidc.fetchUserInfo(config, minimal.tokens.access_token, bare.sub);
+  assert.equal(still.email, 'alice@example.com', 'UserInfo answers the same claims either way');
+  assert.equal(still.given_name, 'Alice');
+});
+
 test('JARM: with useJwtResponseMode the library verifies the signed response and redeems its code', async (t) => {
   const s = await rpSetup(t);
   const config = await webApp(s, [oidc.useJwtResponseMode]);

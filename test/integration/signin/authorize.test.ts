@@ -142,6 +142,8 @@ describe('sign-in › authorize endpoint', () => {
     for (let i = 0; i < 6; i++) six.append('resource', `https://api${i}.example.com`);
     await redirected(s, '6 resources', six, 'invalid_target');
     await redirected(s, 'request_uri', query({ request_uri: 'urn:x' }), 'request_uri_not_supported');
+    // OIDC Core 6.1: a request object is refused, not silently ignored.
+    await redirected(s, 'request', query({ request: 'eyJhbGciOiJub25lIn0.e30.' }), 'request_not_supported');
     await assertNothingIssued(s.h, s.realm);
   });
 

@@ -84,6 +84,18 @@ describe('sign-in › headless start', () => {
     assert.ok(!JSON.stringify(row).includes(r.body.continuation_token));
   });
 
+  test('case=request objects and request_uri are refused, not ignored/mode=headless', async (t) => {
+    const s = await setup(t);
+    await refused(
+      s,
+      'request_uri',
+      body({ request_uri: 'urn:ietf:params:oauth:request_uri:x' }),
+      'request_uri_not_supported',
+    );
+    // The headless start body has no request member: an unknown member.
+    await refused(s, 'request', body({ request: 'eyJhbGciOiJub25lIn0.e30.' }));
+  });
+
   test('case=unknown or disabled client is refused/mode=headless', async (t) => {
     const s = await setup(t);
     await refused(s, 'unknown client', body({}, 'no-such-client'));
