@@ -1,5 +1,10 @@
 // Periodic tasks across any number of worker processes. A task runs where its lease is taken; the
 // lease lasts one interval, so the task runs about once per interval in the whole deployment.
+//
+// Timing reads the injected clock: one heartbeat looks at the clock a few times a second and starts
+// each task whose interval has passed since its last start, so a test that moves the clock moves the
+// schedule with it. The heartbeat is a referenced timer on purpose: a started scheduler is what keeps
+// `proudauth worker` alive (it may run without any listener), until stop() clears it.
 import { randomUUID } from 'node:crypto';
 import { workerRun } from '../../kernel/call.ts';
 import type { Task, TaskReport } from '../../kernel/task.ts';
@@ -48,11 +53,27 @@ export interface SchedulerHooks {
   onRun(task: string, outcome: 'success' | 'failure' | 'skipped'): void;
 }
 
+/** How often the heartbeat reads the clock: a quarter of the shortest interval, within 50 ms..1 s. */
+export function heartbeatMs(intervals: readonly number[]): number {
+  const shortest = Math.min(4000, ...intervals);
+  return Math.max(50, Math.floor(shortest / 4));
+}
+
+/**
+ * Whether a task last started at `lastStart` is due at `now`. A clock set back (a corrected system
+ * clock) makes it due rather than silent for as long as the clock went back.
+ */
+export function isDue(lastStart: number | undefined, intervalMs: number, now: number): boolean {
+  return lastStart === undefined || now < lastStart || now >= lastStart + intervalMs;
+}
+
 export class Scheduler<D> {
-  private readonly timers: NodeJS.Timeout[] = [];
+  private heartbeat: NodeJS.Timeout | null = null;
   private readonly running = new Set<Promise<unknown>>();
   /** Tasks with a run in progress in this process: a slow database must not stack up runs. */
   private readonly busy = new Set<string>();
+  /** Clock reading (ms) at each task's last start in this process. */
+  private readonly lastStart = new Map<string, number>();
   private stopped = false;
 
   private readonly db: Db;
@@ -82,22 +103,33 @@ export class Scheduler<D> {
     this.holder = holder;
   }
 
+  /** Runs every task now and then each one whenever its interval has passed, until stop(). */
   start(): void {
+    if (this.heartbeat || this.stopped) return;
+    this.tick();
+    this.heartbeat = setInterval(() => this.tick(), heartbeatMs(this.tasks.map((t) => t.intervalMs)));
+  }
+
+  /**
+   * Starts each due task that is not already running here (what every heartbeat does). The answer
+   * settles when the runs it started have ended, so tests can drive the schedule by hand.
+   */
+  tick(): Promise<unknown> {
+    if (this.stopped) return Promise.resolve();
+    const now = this.clock().getTime();
+    const started: Promise<unknown>[] = [];
     for (const task of this.tasks) {
-      const tick = () => {
-        if (this.stopped || this.busy.has(task.name)) return;
-        this.busy.add(task.name);
-        const p = this.runOnce(task).finally(() => {
-          this.running.delete(p);
-          this.busy.delete(task.name);
-        });
-        this.running.add(p);
-      };
-      tick();
-      const t = setInterval(tick, task.intervalMs);
-      t.unref();
-      this.timers.push(t);
+      if (this.busy.has(task.name) || !isDue(this.lastStart.get(task.name), task.intervalMs, now)) continue;
+      this.lastStart.set(task.name, now);
+      this.busy.add(task.name);
+      const p = this.runOnce(task).finally(() => {
+        this.running.delete(p);
+        this.busy.delete(task.name);
+      });
+      this.running.add(p);
+      started.push(p);
     }
+    return Promise.allSettled(started);
   }
 
   /**
@@ -147,7 +179,8 @@ export class Scheduler<D> {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const t of this.timers) clearInterval(t);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
     await Promise.allSettled([...this.running]);
   }
 }
