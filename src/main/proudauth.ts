@@ -13,7 +13,7 @@ import { installProcessGuards } from './process-guard.ts';
 import { processLogger } from './process-log.ts';
 import { loadRuntimeConfig } from './runtime-config.ts';
 import { isGroupWorker, runServeGroup, serveProcessCount } from './serve-group.ts';
-import { startWorker } from './worker/worker.ts';
+import { refuseWhileRestorePending, startWorker } from './worker/worker.ts';
 
 const USAGE = `usage: proudauth <command> [--config FILE]
 
@@ -90,6 +90,7 @@ async function dev(argv: string[]): Promise<void> {
   installProcessGuards(ctx.log);
   requireKeyring(ctx);
   await migrate(ctx.db, ctx.migrations);
+  await refuseWhileRestorePending(ctx.db); // dev runs a worker
   const admin = await ensureDevRealm(ctx);
   const http = await startHttpServers(ctx);
   const worker = startWorker(ctx);
@@ -161,6 +162,7 @@ async function worker(argv: string[]): Promise<void> {
   requireKeyring(ctx);
   const state = await schemaState(ctx.db, ctx.migrations);
   if (!state.current) throw new Error('the database schema is not current: run `proudauth migrate` first');
+  await refuseWhileRestorePending(ctx.db);
   const w = startWorker(ctx);
   const internal = await w.listenInternal();
   logStarted(ctx, { command: 'worker', ...(internal ? { internal } : {}) });

@@ -51,6 +51,11 @@ export async function releaseLease(db: Db, name: string, holder: string, now: Da
 
 export interface SchedulerHooks {
   onRun(task: string, outcome: 'success' | 'failure' | 'skipped'): void;
+  /**
+   * Asked before due tasks start: why this worker takes no work now (the restore marker), or null.
+   * A failing answer (the database is down) lets the tasks run and meet the fault themselves.
+   */
+  refusesWork?(): Promise<string | null>;
 }
 
 /** How often the heartbeat reads the clock: a quarter of the shortest interval, within 50 ms..1 s. */
@@ -74,6 +79,10 @@ export class Scheduler<D> {
   private readonly busy = new Set<string>();
   /** Clock reading (ms) at each task's last start in this process. */
   private readonly lastStart = new Map<string, number>();
+  /** A tick deciding what to start; the next heartbeat waits for it rather than decide twice. */
+  private deciding = false;
+  /** Why work is refused now (logged once when it starts and once when it ends), or null. */
+  private refusal: string | null = null;
   private stopped = false;
 
   private readonly db: Db;
@@ -106,20 +115,38 @@ export class Scheduler<D> {
   /** Runs every task now and then each one whenever its interval has passed, until stop(). */
   start(): void {
     if (this.heartbeat || this.stopped) return;
-    this.tick();
-    this.heartbeat = setInterval(() => this.tick(), heartbeatMs(this.tasks.map((t) => t.intervalMs)));
+    void this.tick();
+    this.heartbeat = setInterval(() => void this.tick(), heartbeatMs(this.tasks.map((t) => t.intervalMs)));
   }
 
   /**
-   * Starts each due task that is not already running here (what every heartbeat does). The answer
-   * settles when the runs it started have ended, so tests can drive the schedule by hand.
+   * Starts each due task that is not already running here (what every heartbeat does), unless work
+   * is refused now. The answer settles when the runs it started have ended, so tests can drive the
+   * schedule by hand.
    */
-  tick(): Promise<unknown> {
-    if (this.stopped) return Promise.resolve();
+  async tick(): Promise<void> {
+    if (this.stopped || this.deciding) return;
+    this.deciding = true;
+    let started: Promise<unknown>[];
+    try {
+      started = await this.startDue();
+    } finally {
+      this.deciding = false;
+    }
+    await Promise.allSettled(started);
+  }
+
+  private async startDue(): Promise<Promise<unknown>[]> {
+    const dueAt = (now: number) =>
+      this.tasks.filter(
+        (t) => !this.busy.has(t.name) && isDue(this.lastStart.get(t.name), t.intervalMs, now),
+      );
+    if (dueAt(this.clock().getTime()).length === 0) return [];
+    if (await this.workRefused()) return [];
     const now = this.clock().getTime();
     const started: Promise<unknown>[] = [];
-    for (const task of this.tasks) {
-      if (this.busy.has(task.name) || !isDue(this.lastStart.get(task.name), task.intervalMs, now)) continue;
+    for (const task of dueAt(now)) {
+      if (this.stopped) break;
       this.lastStart.set(task.name, now);
       this.busy.add(task.name);
       const p = this.runOnce(task).finally(() => {
@@ -129,7 +156,16 @@ export class Scheduler<D> {
       this.running.add(p);
       started.push(p);
     }
-    return Promise.allSettled(started);
+    return started;
+  }
+
+  /** Asks the hook; logs when work stops being refused and when it is taken again. */
+  private async workRefused(): Promise<boolean> {
+    const reason = this.hooks.refusesWork ? await this.hooks.refusesWork().catch(() => null) : null;
+    if (reason && reason !== this.refusal) this.log.warn({ reason }, 'worker takes no work');
+    if (!reason && this.refusal) this.log.info({ reason: this.refusal }, 'worker takes work again');
+    this.refusal = reason;
+    return reason !== null;
   }
 
   /**

@@ -1,5 +1,6 @@
 // `proudauth worker` as a real process with the default configuration (no listener of its own):
-// it keeps running, keeps doing its periodic work as its clock moves on, and stops on SIGTERM.
+// it keeps running, keeps doing its periodic work as its clock moves on, and stops on SIGTERM; it
+// refuses to start, as `proudauth dev` does, while the restore marker is set.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -81,5 +82,23 @@ describe('worker › the process', { skip: NEEDS_POSTGRES }, () => {
     const exit = await worker.stop('SIGTERM');
     assert.deepEqual(exit, { code: 0, signal: null }, worker.stderr);
     assert.match(worker.stdout, /shutdown: closed/);
+  });
+});
+
+describe('worker › the process › restore marker', () => {
+  test('case=worker and dev refuse to start while the restore marker is set', async (t) => {
+    const dep = await scratchDeployment();
+    t.after(() => dep.cleanup());
+    const migrated = await run('proudauth', ['migrate'], { env: dep.env() });
+    assert.equal(migrated.code, 0, migrated.stderr);
+    await dep.withDb((d) =>
+      d.query(`insert into restore_marker (marked_at, marked_by) values (now(), 'restore-begin')`),
+    );
+    for (const command of ['worker', 'dev']) {
+      const r = await run('proudauth', [command], { env: dep.env() });
+      assert.equal(r.code, 1, `${command}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, /^proudauth: the restore marker is set: .*restore-reconcile/m, command);
+      assert.doesNotMatch(r.stdout, /"command":"(worker|dev)"/, `${command} never logs that it started`);
+    }
   });
 });
