@@ -21,6 +21,11 @@ export interface OutboxEvent {
   orgId: string | null;
   correlationId: string | null;
   data: Record<string, unknown>;
+  /**
+   * The transaction that wrote the event (PostgreSQL xid8, as text), so a destination can tell what
+   * had committed before it; null for events written before transaction ids were recorded.
+   */
+  txId: string | null;
 }
 
 /** Takes a batch of events inside the dispatch transaction (e.g. queues webhook deliveries). */
@@ -34,6 +39,7 @@ interface OutboxRow {
   org_id: string | null;
   correlation_id: string | null;
   data: Record<string, unknown> | string;
+  tx_id: string | null;
 }
 
 const eventOf = (r: OutboxRow): OutboxEvent => ({
@@ -44,6 +50,7 @@ const eventOf = (r: OutboxRow): OutboxEvent => ({
   orgId: r.org_id,
   correlationId: r.correlation_id,
   data: typeof r.data === 'string' ? (JSON.parse(r.data) as Record<string, unknown>) : r.data,
+  txId: r.tx_id,
 });
 
 export interface OutboxDispatchDeps {
@@ -62,7 +69,7 @@ export async function dispatchOutboxTo(
     const batch = await deps.db.tx(async (tx) => {
       // SKIP LOCKED lets several workers drain the outbox side by side without waiting on each other.
       const r = await tx.query<OutboxRow>(
-        `select realm_id, id, event_type, occurred_at, org_id, correlation_id, data
+        `select realm_id, id, event_type, occurred_at, org_id, correlation_id, data, tx_id::text as tx_id
            from outbox where dispatched_at is null
           order by occurred_at, id limit ${DISPATCH_BATCH} for update skip locked`,
       );

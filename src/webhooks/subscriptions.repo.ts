@@ -165,17 +165,71 @@ export async function deleteSubscription(q: Queryable, realmId: string, id: stri
   return r.rowCount === 1;
 }
 
-/** Active subscriptions of these realms, for fan-out. */
-export async function activeSubscriptions(
+/** Subscriptions of these realms, whatever their state now, for fan-out (which asks the state then). */
+export async function subscriptionsOfRealms(
   q: Queryable,
   realmIds: readonly string[],
 ): Promise<SubscriptionRow[]> {
   if (realmIds.length === 0) return [];
   const r = await q.query<SubscriptionRow>(
-    `select * from webhook_subscriptions where realm_id = any($1::text[]) and state = 'active'`,
+    'select * from webhook_subscriptions where realm_id = any($1::text[])',
     [realmIds],
   );
   return r.rows.map(parseTypes);
+}
+
+/** One event and one subscription it may go to. */
+export interface EventForSubscription {
+  realmId: string;
+  subscriptionId: string;
+  eventId: string;
+  /** The transaction that wrote the event (xid8 as text); null: the event predates the record. */
+  eventTx: string | null;
+}
+
+/**
+ * The state each subscription had when the event committed (migrations/0025): the newest state
+ * logged by a transaction whose snapshot did not see the event's transaction (or by that very
+ * transaction). A pair without one (the subscription came later) is left out. Answers
+ * `eventId subscriptionId` -> state.
+ */
+export async function statesAtCommit(
+  q: Queryable,
+  pairs: readonly EventForSubscription[],
+): Promise<Map<string, SubscriptionState>> {
+  if (pairs.length === 0) return new Map();
+  const r = await q.query<{ event_id: string; subscription_id: string; state: SubscriptionState }>(
+    `select distinct on (p.event_id, p.subscription_id) p.event_id, p.subscription_id, h.state
+       from unnest($1::text[], $2::text[], $3::text[], $4::xid8[]) as p(realm_id, subscription_id, event_id, tx)
+       join webhook_subscription_states h on h.realm_id = p.realm_id and h.subscription_id = p.subscription_id
+      where p.tx is null or h.tx_id = p.tx or not pg_visible_in_snapshot(p.tx, h.snapshot)
+      order by p.event_id, p.subscription_id, h.seq desc`,
+    [
+      pairs.map((p) => p.realmId),
+      pairs.map((p) => p.subscriptionId),
+      pairs.map((p) => p.eventId),
+      pairs.map((p) => p.eventTx),
+    ],
+  );
+  return new Map(r.rows.map((row) => [`${row.event_id} ${row.subscription_id}`, row.state]));
+}
+
+/**
+ * Drops logged states no event can need any more: those with a newer state whose snapshot sees no
+ * event that is still waiting for dispatch (every such event then goes by that newer state).
+ */
+export async function pruneSubscriptionStates(q: Queryable): Promise<number> {
+  const r = await q.query(
+    `delete from webhook_subscription_states h
+      where exists (
+        select 1 from webhook_subscription_states n
+         where n.realm_id = h.realm_id and n.subscription_id = h.subscription_id and n.seq > h.seq
+           and not exists (
+             select 1 from outbox o
+              where o.realm_id = n.realm_id and o.dispatched_at is null and o.tx_id is not null
+                and pg_visible_in_snapshot(o.tx_id, n.snapshot)))`,
+  );
+  return r.rowCount;
 }
 
 /** spec doc 2, Payload forms and fan-out 2: an organization being deleted loses its subscriptions. */

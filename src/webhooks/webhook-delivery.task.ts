@@ -23,7 +23,7 @@ import {
   categoryOfStatus,
   MAX_RESPONSE_BYTES,
 } from './delivery.states.ts';
-import { findSubscription, type SubscriptionRow } from './subscriptions.repo.ts';
+import { findSubscription, pruneSubscriptionStates, type SubscriptionRow } from './subscriptions.repo.ts';
 import { secretAad } from './subscriptions.service.ts';
 import { type DeliveryPolicy, guardFor, residencyProblem } from './webhook-destination.ts';
 import { signatureHeader } from './webhook-signature.ts';
@@ -194,12 +194,15 @@ export const deliverWebhooksTask =
     return total;
   };
 
-/** privacy.history_retention after creation, deliveries and dead letters are deleted. */
+/**
+ * privacy.history_retention after creation, deliveries and dead letters are deleted; logged
+ * subscription states no waiting event needs go too.
+ */
 export async function cleanupDeliveries(deps: WebhookDeliveryDeps, now: Date): Promise<TaskReport> {
   const deleted = await deleteDeliveriesBefore(
     deps.db,
     new Date(now.getTime() - deps.historyRetentionMs),
     5000,
   );
-  return { deleted };
+  return { deleted, states_pruned: await pruneSubscriptionStates(deps.db) };
 }
