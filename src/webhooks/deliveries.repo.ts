@@ -1,6 +1,6 @@
 // SQL of webhook deliveries: queuing at fan-out, the claim under a lease (FOR UPDATE SKIP LOCKED,
 // as the jobs runner does), the end of an attempt guarded by that lease, lists and backlog.
-import type { Queryable } from '../platform/db/db.ts';
+import { deleteBatch, type Queryable } from '../platform/db/db.ts';
 import type { AttemptCategory, DeliveryState } from './delivery.states.ts';
 
 export interface DeliveryRow {
@@ -126,6 +126,20 @@ export async function postponeDelivery(
   return r.rowCount === 1;
 }
 
+/** Ends the queued deliveries of a deleted subscription as dead letters, unattempted; answers how many. */
+export async function retireQueuedDeliveries(
+  q: Queryable,
+  realmId: string,
+  subscriptionId: string,
+): Promise<number> {
+  const r = await q.query(
+    `update webhook_deliveries set state = 'dead_letter', locked_by = null, locked_until = null
+      where realm_id = $1 and subscription_id = $2 and state in ('pending', 'retrying')`,
+    [realmId, subscriptionId],
+  );
+  return r.rowCount;
+}
+
 export async function findDelivery(
   q: Queryable,
   realmId: string,
@@ -226,11 +240,5 @@ export async function oldestDueSeconds(q: Queryable, now: Date): Promise<number>
 }
 
 /** privacy.history_retention: deliveries and dead letters go this long after creation. */
-export async function deleteDeliveriesBefore(q: Queryable, cutoff: Date, limit: number): Promise<number> {
-  const r = await q.query(
-    `delete from webhook_deliveries where (realm_id, id) in (
-       select realm_id, id from webhook_deliveries where created_at < $1 limit $2)`,
-    [cutoff, limit],
-  );
-  return r.rowCount;
-}
+export const deleteDeliveriesBefore = (q: Queryable, cutoff: Date, limit: number): Promise<number> =>
+  deleteBatch(q, 'webhook_deliveries', 'created_at < $1', cutoff, limit);
