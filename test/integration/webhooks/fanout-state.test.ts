@@ -2,11 +2,10 @@
 // dispatches (document 2, Webhook subscription and delivery: events published while paused or
 // disabled are not queued). The dispatcher runs late on purpose in every case here.
 import assert from 'node:assert/strict';
-import { EventEmitter, once } from 'node:events';
 import { describe, type TestContext, test } from 'node:test';
 import { addEvent } from '../../../src/events/outbox.repo.ts';
-import type { Tx } from '../../../src/platform/db/db.ts';
 import { cleanupDeliveries } from '../../../src/webhooks/index.ts';
+import { holdOpen } from '../../harness/held-transaction.ts';
 import { RACE_NEEDS_POSTGRES } from '../../harness/test-db.ts';
 import { deliver, deliveriesOf, dispatch, emit, setup, subscribe, type WebhookSetup } from './webhook-kit.ts';
 
@@ -15,27 +14,6 @@ const created = (n: number) => ({ user_id: `usr_${n}`, created_via: 'admin' });
 async function setState(s: WebhookSetup, id: unknown, state: 'active' | 'paused' | 'disabled') {
   const res = await s.admin.call('PATCH', `/webhooks/${id}`, { state });
   assert.equal(res.status, 200);
-}
-
-/**
- * Runs `write` in a transaction that stays open (uncommitted) until `commit()` is called; answers
- * once the write is done, with the promise of the committed transaction.
- */
-async function heldOpen(s: WebhookSetup, write: (tx: Tx) => Promise<unknown>) {
-  const written = new EventEmitter();
-  const release = new EventEmitter();
-  const committed = s.h.ctx.db.tx(async (tx) => {
-    await write(tx);
-    written.emit('done');
-    await once(release, 'commit');
-  });
-  await Promise.race([once(written, 'done'), committed]);
-  return {
-    commit: () => {
-      release.emit('commit');
-      return committed;
-    },
-  };
 }
 
 async function subscribed(t: TestContext) {
@@ -88,7 +66,7 @@ describe('webhooks › fan-out by the state at commit', () => {
     skip: RACE_NEEDS_POSTGRES,
   }, async (t) => {
     const { s, sub } = await subscribed(t);
-    const event = await heldOpen(s, (tx) =>
+    const event = await holdOpen(s.h.ctx.db, (tx) =>
       addEvent(tx, {
         realmId: s.realm.id,
         type: 'user.created',
@@ -107,7 +85,7 @@ describe('webhooks › fan-out by the state at commit', () => {
     skip: RACE_NEEDS_POSTGRES,
   }, async (t) => {
     const { s, sub } = await subscribed(t);
-    const pause = await heldOpen(s, (tx) =>
+    const pause = await holdOpen(s.h.ctx.db, (tx) =>
       tx.query(`update webhook_subscriptions set state = 'paused' where realm_id = $1 and id = $2`, [
         s.realm.id,
         sub.id,
