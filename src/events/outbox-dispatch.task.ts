@@ -7,6 +7,8 @@
 
 import type { TaskReport } from '../kernel/task.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
+import { claimForTransaction } from '../platform/work-queue/work-queue.ts';
+import { OUTBOX_QUEUE } from './outbox.repo.ts';
 
 export const DISPATCH_BATCH = 500;
 export const DISPATCHED_RETENTION_MS = 7 * 24 * 3600 * 1000;
@@ -39,6 +41,7 @@ interface OutboxRow {
   org_id: string | null;
   correlation_id: string | null;
   data: Record<string, unknown> | string;
+  /** xid8, which both drivers read as text. */
   tx_id: string | null;
 }
 
@@ -67,14 +70,10 @@ export async function dispatchOutboxTo(
   let dispatched = 0;
   for (;;) {
     const batch = await deps.db.tx(async (tx) => {
-      // SKIP LOCKED lets several workers drain the outbox side by side without waiting on each other.
-      const r = await tx.query<OutboxRow>(
-        `select realm_id, id, event_type, occurred_at, org_id, correlation_id, data, tx_id::text as tx_id
-           from outbox where dispatched_at is null
-          order by occurred_at, id limit ${DISPATCH_BATCH} for update skip locked`,
-      );
-      if (r.rows.length === 0) return [];
-      const events = r.rows.map(eventOf);
+      // Held by this transaction (SKIP LOCKED: several workers drain the outbox side by side).
+      const rows = await claimForTransaction<OutboxRow>(tx, OUTBOX_QUEUE, DISPATCH_BATCH);
+      if (rows.length === 0) return [];
+      const events = rows.map(eventOf);
       for (const d of destinations) await d(tx, events, now);
       await tx.query(
         `update outbox set dispatched_at = $1
