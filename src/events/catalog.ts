@@ -151,7 +151,7 @@ export const EVENT_CATALOG: { readonly [T in EventType]: CatalogEntry<T> } = {
     data: ['user_id', 'session_id', 'reason'],
     standardOnly: [],
     emittedBy:
-      'logout, DELETE /me/sessions/{id}, POST /users/{user}/revoke-sessions (account-wide revocation), a password change that ends sessions',
+      'DELETE /me/sessions/{id}, POST /me/sessions/revoke-all and POST /users/{user}/revoke-sessions (account-wide revocation), a password change that ends sessions; never a logout',
   },
   'security.refresh_reuse_detected': {
     orgId: 'if_grant_organization_bound',

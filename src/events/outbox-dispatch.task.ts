@@ -7,6 +7,8 @@
 
 import type { TaskReport } from '../kernel/task.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
+import { claimForTransaction } from '../platform/work-queue/work-queue.ts';
+import { OUTBOX_QUEUE } from './outbox.repo.ts';
 
 export const DISPATCH_BATCH = 500;
 export const DISPATCHED_RETENTION_MS = 7 * 24 * 3600 * 1000;
@@ -21,6 +23,11 @@ export interface OutboxEvent {
   orgId: string | null;
   correlationId: string | null;
   data: Record<string, unknown>;
+  /**
+   * The transaction that wrote the event (PostgreSQL xid8, as text), so a destination can tell what
+   * had committed before it; null for events written before transaction ids were recorded.
+   */
+  txId: string | null;
 }
 
 /** Takes a batch of events inside the dispatch transaction (e.g. queues webhook deliveries). */
@@ -34,6 +41,8 @@ interface OutboxRow {
   org_id: string | null;
   correlation_id: string | null;
   data: Record<string, unknown> | string;
+  /** xid8, which both drivers read as text. */
+  tx_id: string | null;
 }
 
 const eventOf = (r: OutboxRow): OutboxEvent => ({
@@ -44,6 +53,7 @@ const eventOf = (r: OutboxRow): OutboxEvent => ({
   orgId: r.org_id,
   correlationId: r.correlation_id,
   data: typeof r.data === 'string' ? (JSON.parse(r.data) as Record<string, unknown>) : r.data,
+  txId: r.tx_id,
 });
 
 export interface OutboxDispatchDeps {
@@ -60,14 +70,10 @@ export async function dispatchOutboxTo(
   let dispatched = 0;
   for (;;) {
     const batch = await deps.db.tx(async (tx) => {
-      // SKIP LOCKED lets several workers drain the outbox side by side without waiting on each other.
-      const r = await tx.query<OutboxRow>(
-        `select realm_id, id, event_type, occurred_at, org_id, correlation_id, data
-           from outbox where dispatched_at is null
-          order by occurred_at, id limit ${DISPATCH_BATCH} for update skip locked`,
-      );
-      if (r.rows.length === 0) return [];
-      const events = r.rows.map(eventOf);
+      // Held by this transaction (SKIP LOCKED: several workers drain the outbox side by side).
+      const rows = await claimForTransaction<OutboxRow>(tx, OUTBOX_QUEUE, DISPATCH_BATCH);
+      if (rows.length === 0) return [];
+      const events = rows.map(eventOf);
       for (const d of destinations) await d(tx, events, now);
       await tx.query(
         `update outbox set dispatched_at = $1

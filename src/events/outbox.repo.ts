@@ -1,7 +1,15 @@
 // The transactional outbox: events commit with the change that caused them (spec doc 2, Events).
 import type { Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
+import type { TransactionQueueDefinition } from '../platform/work-queue/work-queue.ts';
 import type { EventData, EventType } from './catalog.ts';
+
+/** The outbox as a work queue without leases: events wait until a dispatch transaction commits them. */
+export const OUTBOX_QUEUE: TransactionQueueDefinition = {
+  table: 'outbox',
+  pending: 'dispatched_at is null',
+  order: 'occurred_at, id',
+};
 
 export interface NewEvent<T extends EventType> {
   realmId: string;

@@ -140,6 +140,6 @@ export const exportWebhooks = (q: Queryable, realmId: string) =>
     q,
     `select id, organization_id, name, destination_url, event_types, state, allow_private_network,
             payload_form, owner_user_id, created_at
-       from webhook_subscriptions where realm_id = $1 order by id`,
+       from webhook_subscriptions where realm_id = $1 and deleted_at is null order by id`,
     realmId,
   );

@@ -10,26 +10,18 @@ import type { Clock } from '../platform/clock.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db } from '../platform/db/db.ts';
 import type { Logger } from '../platform/log.ts';
+import { afterFailure, overAttemptLimit } from '../platform/work-queue/retry.ts';
 import { findLiveOrganization, standingOf } from '../roles/index.ts';
 import {
   downloadFormOf,
   inactiveRequesterError,
   JOB_LEASE_MS,
+  JOB_RETRY,
   lostPermissionError,
   MAX_JOB_ATTEMPTS,
-  retryDelayMs,
 } from './job.states.ts';
 import type { JobOutcome, JobType, RunningJob } from './job-type.ts';
-import {
-  claimNextJob,
-  endJobRun,
-  type JobEnd,
-  type JobRow,
-  lockJob,
-  releaseJob,
-  renewJobLease,
-  setJobProgress,
-} from './jobs.repo.ts';
+import { claimNextJob, endJobRun, JOB_QUEUE, type JobEnd, type JobRow, setJobProgress } from './jobs.repo.ts';
 
 export interface JobRunnerDeps {
   db: Db;
@@ -117,12 +109,16 @@ export class JobRunner<D extends JobRunnerDeps> {
     const type = this.#types.get(job.type);
     if (!type) {
       // A worker of another release may know it; this one gives the job back untouched.
-      await this.#deps.db.tx((tx) =>
-        releaseJob(tx, job.realm_id, job.id, new Date(now.getTime() + 60_000), now),
+      const given = await JOB_QUEUE.release(
+        this.#deps.db,
+        job,
+        this.#holder,
+        new Date(now.getTime() + 60_000),
+        now,
       );
-      return 'released';
+      return given ? 'released' : 'lease_lost';
     }
-    if (job.attempts > MAX_JOB_ATTEMPTS)
+    if (overAttemptLimit(JOB_RETRY, job.attempts))
       return this.#end(
         job,
         { kind: 'failure', permanent: true, message: `gave up after ${MAX_JOB_ATTEMPTS} attempts` },
@@ -167,7 +163,7 @@ export class JobRunner<D extends JobRunnerDeps> {
     const renew = setInterval(
       () => {
         const until = new Date(this.#deps.clock.now().getTime() + this.#leaseMs);
-        renewJobLease(db, job.realm_id, job.id, this.#holder, until).catch(() => {});
+        JOB_QUEUE.renew(db, job, this.#holder, until).catch(() => {});
       },
       Math.max(1000, Math.floor(this.#leaseMs / 3)),
     );
@@ -188,8 +184,8 @@ export class JobRunner<D extends JobRunnerDeps> {
     const { db, clock, keyring, exportRetentionMs } = this.#deps;
     const now = clock.now();
     return db.tx(async (tx) => {
-      const current = await lockJob(tx, job.realm_id, job.id);
-      if (current?.state !== 'running' || current.locked_by !== this.#holder) return 'lease_lost';
+      const current = await JOB_QUEUE.lockClaimed(tx, job, this.#holder);
+      if (!current) return 'lease_lost';
       let end: JobEnd;
       switch (outcome.kind) {
         case 'file': {
@@ -223,21 +219,21 @@ export class JobRunner<D extends JobRunnerDeps> {
         case 'cancelled':
           end = { state: 'cancelled', lastError: outcome.reason };
           break;
-        case 'failure':
-          if (failureState) end = { state: failureState, lastError: outcome.message };
-          else if (outcome.permanent) end = { state: 'failed', lastError: outcome.message };
-          else if (current.attempts >= MAX_JOB_ATTEMPTS)
+        case 'failure': {
+          if (failureState) {
+            end = { state: failureState, lastError: outcome.message };
+            break;
+          }
+          const next = afterFailure(JOB_RETRY, current.attempts, outcome.permanent, now);
+          if (next.kind === 'permanent') end = { state: 'failed', lastError: outcome.message };
+          else if (next.kind === 'exhausted')
             end = {
               state: 'dead_letter',
               lastError: `${outcome.message} (gave up after ${current.attempts} attempts)`,
             };
-          else
-            end = {
-              state: 'queued',
-              lastError: outcome.message,
-              availableAt: new Date(now.getTime() + retryDelayMs(current.attempts)),
-            };
+          else end = { state: 'queued', lastError: outcome.message, availableAt: next.at };
           break;
+        }
       }
       await endJobRun(tx, job.realm_id, job.id, end, now);
       return end.state === 'queued' ? 'retry' : (end.state as RunEnd);

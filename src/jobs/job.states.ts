@@ -9,21 +9,26 @@
 //   running --its organization is deleted--> cancelled
 //
 // succeeded, failed, dead_letter and cancelled are final.
+import { backoffMs, type RetryPolicy } from '../platform/work-queue/retry.ts';
 
 export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'dead_letter', 'cancelled'] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
 /** How long a claim lasts before another worker may take the job over; renewed while it runs. */
 export const JOB_LEASE_MS = 5 * 60_000;
+/**
+ * Retries after a transient failure: 30 s, doubling, at most an hour; the 5th failed claim (crashed
+ * runs included) dead-letters.
+ */
+export const JOB_RETRY: RetryPolicy = { firstMs: 30_000, capMs: 3_600_000, maxAttempts: 5 };
 /** Claims of one job, crashed runs included, before it dead-letters. */
-export const MAX_JOB_ATTEMPTS = 5;
+export const MAX_JOB_ATTEMPTS = JOB_RETRY.maxAttempts;
 /** Download tokens live five minutes (spec doc 2, Jobs and exports). */
 export const DOWNLOAD_TOKEN_TTL_SECONDS = 300;
 export const DOWNLOAD_TOKEN_PREFIX = 'pa_dl_';
 
-/** Wait before the next attempt after a transient failure: 30 s, doubling, at most an hour. */
-export const retryDelayMs = (attempts: number): number =>
-  Math.min(3_600_000, 30_000 * 2 ** Math.max(0, attempts - 1));
+/** Wait before the next attempt after a transient failure. */
+export const retryDelayMs = (attempts: number): number => backoffMs(JOB_RETRY, attempts);
 
 export type ResultFormat = 'json' | 'ndjson';
 

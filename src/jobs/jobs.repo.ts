@@ -1,5 +1,6 @@
 // SQL of the jobs table and its download tokens (spec doc 2, Job record; Jobs and exports).
 import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
+import { defineQueue } from '../platform/work-queue/work-queue.ts';
 import type { JobState } from './job.states.ts';
 
 export interface JobRow {
@@ -87,11 +88,22 @@ export const lockJob = (tx: Tx, realmId: string, id: string) =>
   maybeOne<JobRow>(tx, 'select * from jobs where realm_id = $1 and id = $2 for update', [realmId, id]);
 
 /**
- * Claims the oldest due job: a queued one past its backoff, or a running one whose lease ran out
- * (its worker died). SKIP LOCKED lets concurrent workers claim different jobs; a job whose lease
- * is still held, or whose row a worker is finishing, is never claimed. At most `perOrg` jobs of
- * one organization run at a time (spec doc 2, Limits: tenant fairness).
+ * The jobs table as a work queue (platform/work-queue): a claim moves a job from queued to running
+ * under a lease; a running job whose lease ran out (its worker died) is claimed again; at most
+ * workers.max_jobs_per_organization jobs of one organization hold live leases at once (spec doc 2,
+ * Limits: tenant fairness), realm-wide jobs are outside that share.
  */
+export const JOB_QUEUE = defineQueue<JobRow>({
+  table: 'jobs',
+  waiting: "state = 'queued'",
+  dueAt: 'available_at',
+  claimed: { state: 'running', releasedTo: 'queued' },
+  touched: 'updated_at',
+  onClaim: 'started_at = coalesce(started_at, {now})',
+  fairness: { column: 'organization_id', limit: 'leased', unowned: 'exempt' },
+});
+
+/** Claims the oldest due job this worker may run now, if any. */
 export async function claimNextJob(
   tx: Tx,
   holder: string,
@@ -99,37 +111,8 @@ export async function claimNextJob(
   leaseUntil: Date,
   perOrg: number,
 ): Promise<JobRow | null> {
-  const r = await tx.query<JobRow>(
-    `update jobs j set state = 'running', locked_by = $1, locked_until = $3, attempts = j.attempts + 1,
-       started_at = coalesce(j.started_at, $2), updated_at = $2
-      where (j.realm_id, j.id) = (
-        select c.realm_id, c.id from jobs c
-         where ((c.state = 'queued' and c.available_at <= $2) or (c.state = 'running' and c.locked_until <= $2))
-           and (c.organization_id is null or (
-             select count(*) from jobs o where o.realm_id = c.realm_id and o.organization_id = c.organization_id
-                and o.state = 'running' and o.locked_until > $2 and o.id <> c.id) < $4)
-         order by c.available_at, c.id
-         limit 1
-         for update skip locked)
-      returning j.*`,
-    [holder, now, leaseUntil, perOrg],
-  );
-  return r.rows[0] ?? null;
-}
-
-/** Extends the lease while the holder still has it; false once another worker took the job. */
-export async function renewJobLease(
-  q: Queryable,
-  realmId: string,
-  id: string,
-  holder: string,
-  until: Date,
-): Promise<boolean> {
-  const r = await q.query(
-    `update jobs set locked_until = $4 where realm_id = $1 and id = $2 and locked_by = $3 and state = 'running'`,
-    [realmId, id, holder, until],
-  );
-  return r.rowCount === 1;
+  const [job] = await JOB_QUEUE.claim(tx, { holder, now, leaseUntil, limit: 1, share: perOrg });
+  return job ?? null;
 }
 
 export async function setJobProgress(
@@ -176,16 +159,6 @@ export async function endJobRun(tx: Tx, realmId: string, id: string, end: JobEnd
       final ? now : null,
       now,
     ],
-  );
-}
-
-/** Gives a job back to the queue without counting the claim (a type this worker does not know). */
-export async function releaseJob(tx: Tx, realmId: string, id: string, availableAt: Date, now: Date) {
-  await tx.query(
-    `update jobs set state = 'queued', attempts = greatest(attempts - 1, 0), available_at = $3,
-       locked_by = null, locked_until = null, updated_at = $4
-      where realm_id = $1 and id = $2`,
-    [realmId, id, availableAt, now],
   );
 }
 
@@ -246,15 +219,9 @@ export async function useDownloadToken(tx: Tx, realmId: string, digest: string, 
   ]);
 }
 
-/** Seconds the oldest due queued job has waited; 0 when none (spec doc 2, status and metrics). */
-export async function oldestQueuedJobSeconds(q: Queryable, now: Date): Promise<number> {
-  const r = await q.query<{ oldest: Date | null }>(
-    `select min(available_at) as oldest from jobs where state = 'queued' and available_at <= $1`,
-    [now],
-  );
-  const oldest = r.rows[0]?.oldest;
-  return oldest ? Math.max(0, Math.floor((now.getTime() - new Date(oldest).getTime()) / 1000)) : 0;
-}
+/** Seconds the oldest due job has waited; 0 when none (spec doc 2, status and metrics). */
+export const oldestQueuedJobSeconds = (q: Queryable, now: Date): Promise<number> =>
+  JOB_QUEUE.oldestDueSeconds(q, now);
 
 // ---- organization deletion (spec doc 2, Organization deletion) ------------------------------------
 

@@ -15,7 +15,7 @@ import { installProcessGuards } from './process-guard.ts';
 import { processLogger } from './process-log.ts';
 import { loadRuntimeConfig } from './runtime-config.ts';
 import { isGroupWorker, runServeGroup, serveProcessCount } from './serve-group.ts';
-import { startWorker } from './worker/worker.ts';
+import { refuseWhileRestorePending, startWorker } from './worker/worker.ts';
 
 const USAGE = `usage: proudauth <command> [--config FILE]
 
@@ -92,6 +92,7 @@ async function dev(argv: string[]): Promise<void> {
   installProcessGuards(ctx.log);
   requireKeyring(ctx);
   await migrate(ctx.db, ctx.migrations);
+  await refuseWhileRestorePending(ctx.db); // dev runs a worker
   const admin = await ensureDevRealm(ctx);
   // This process holds the embedded database: identity-cli's operator commands come through it.
   const operatorToken = config.database.url ? null : newOperatorToken();
@@ -175,6 +176,7 @@ async function worker(argv: string[]): Promise<void> {
   requireKeyring(ctx);
   const state = await schemaState(ctx.db, ctx.migrations);
   if (!state.current) throw new Error('the database schema is not current: run `proudauth migrate` first');
+  await refuseWhileRestorePending(ctx.db);
   const w = startWorker(ctx);
   const internal = await w.listenInternal();
   logStarted(ctx, { command: 'worker', ...(internal ? { internal } : {}) });

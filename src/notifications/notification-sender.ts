@@ -6,6 +6,7 @@ import type { Clock } from '../platform/clock.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db } from '../platform/db/db.ts';
 import type { Logger } from '../platform/log.ts';
+import { afterFailure, backoffMs, overAttemptLimit, type RetryPolicy } from '../platform/work-queue/retry.ts';
 import { payloadAad } from './enqueue.ts';
 import {
   type Mailer,
@@ -16,22 +17,23 @@ import {
 } from './mailer.ts';
 import {
   claimNotifications,
-  lockClaimed,
   markFailed,
   markRetry,
   markSent,
+  NOTIFICATION_QUEUE,
   type NotificationRow,
 } from './notifications.repo.ts';
 
+/** Retries: 10 s doubling, at most one hour; the 8th failed claim, crashed sends included, fails it. */
+export const NOTIFICATION_RETRY: RetryPolicy = { firstMs: 10_000, capMs: 3_600_000, maxAttempts: 8 };
 /** Claims of one notification, crashed sends included, before it fails for good. */
-export const MAX_NOTIFICATION_ATTEMPTS = 8;
+export const MAX_NOTIFICATION_ATTEMPTS = NOTIFICATION_RETRY.maxAttempts;
 /** How long a claim lasts before another worker may take the message over. */
 export const NOTIFICATION_LEASE_MS = 60_000;
 const BATCH = 100;
 
-/** Wait before attempt n+1: 10 s doubling, at most one hour. */
-export const notificationRetryDelayMs = (attempts: number): number =>
-  Math.min(3_600_000, 10_000 * 2 ** Math.max(0, attempts - 1));
+/** Wait before attempt n+1. */
+export const notificationRetryDelayMs = (attempts: number): number => backoffMs(NOTIFICATION_RETRY, attempts);
 
 export type DeliveryOutcome = 'sent' | 'retry' | 'failed' | 'lease_lost';
 
@@ -86,7 +88,7 @@ export class NotificationSender {
     let error: string | null = null;
     let permanent = false;
     try {
-      if (row.attempts > MAX_NOTIFICATION_ATTEMPTS) {
+      if (overAttemptLimit(NOTIFICATION_RETRY, row.attempts)) {
         permanent = true;
         error = `gave up after ${MAX_NOTIFICATION_ATTEMPTS} attempts`;
       } else if (!row.payload) {
@@ -111,18 +113,18 @@ export class NotificationSender {
     }
     const now = this.#deps.clock.now();
     return this.#deps.db.tx(async (tx) => {
-      const current = await lockClaimed(tx, row.realm_id, row.id, this.#holder);
+      const current = await NOTIFICATION_QUEUE.lockClaimed(tx, row, this.#holder);
       if (!current) return 'lease_lost' as const;
       if (error === null) {
         await markSent(tx, row.realm_id, row.id, now);
         return 'sent' as const;
       }
-      if (permanent || current.attempts >= MAX_NOTIFICATION_ATTEMPTS) {
+      const next = afterFailure(NOTIFICATION_RETRY, current.attempts, permanent, now);
+      if (next.kind !== 'retry') {
         await markFailed(tx, row.realm_id, row.id, error, now);
         return 'failed' as const;
       }
-      const at = new Date(now.getTime() + notificationRetryDelayMs(current.attempts));
-      await markRetry(tx, row.realm_id, row.id, at, error, now);
+      await markRetry(tx, row.realm_id, row.id, next.at, error, now);
       return 'retry' as const;
     });
   }

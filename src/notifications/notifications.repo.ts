@@ -1,7 +1,8 @@
-// SQL of the notifications queue (migrations/0017). Claims take due rows under a lease with
-// FOR UPDATE SKIP LOCKED, so two workers never hold one row; a row whose lease ran out (its worker
-// died mid-send) is due again.
+// SQL of the notifications queue (migrations/0017), a work queue of platform/work-queue: claims
+// take due rows under a lease with FOR UPDATE SKIP LOCKED, so two workers never hold one row; a row
+// whose lease ran out (its worker died mid-send) is due again.
 import type { Queryable, Tx } from '../platform/db/db.ts';
+import { defineQueue } from '../platform/work-queue/work-queue.ts';
 
 export interface NotificationRow {
   realm_id: string;
@@ -40,48 +41,29 @@ export async function insertNotification(
 }
 
 /**
- * Claims up to `max` due notifications for `holder`, at most `perTenant` of them per organization
- * (notifications without one count per realm), so one tenant's burst cannot fill a batch.
+ * The notifications table as a work queue: a claim moves a row from queued to sending under a
+ * lease; one claim takes at most workers.tenant_batch_share rows of one organization (rows without
+ * one count per realm), so one tenant's burst cannot fill a batch.
  */
-export async function claimNotifications(
+export const NOTIFICATION_QUEUE = defineQueue<NotificationRow>({
+  table: 'notifications',
+  waiting: "state = 'queued'",
+  dueAt: 'available_at',
+  claimed: { state: 'sending', releasedTo: 'queued' },
+  touched: 'updated_at',
+  fairness: { column: 'organization_id', limit: 'per_claim', unowned: 'per_realm' },
+});
+
+/** Claims up to `max` due notifications for `holder`, at most `perTenant` of one tenant. */
+export const claimNotifications = (
   tx: Tx,
   holder: string,
   now: Date,
   leaseUntil: Date,
   max: number,
   perTenant: number,
-): Promise<NotificationRow[]> {
-  const r = await tx.query<NotificationRow>(
-    `with candidates as (
-       select realm_id, id, organization_id, available_at from notifications
-        where (state = 'queued' and available_at <= $2) or (state = 'sending' and locked_until <= $2)
-        order by available_at, id
-        limit $4 * 4
-        for update skip locked),
-     ranked as (
-       select realm_id, id, available_at,
-              row_number() over (partition by realm_id, coalesce(organization_id, '') order by available_at, id) as rn
-         from candidates),
-     chosen as (
-       select realm_id, id from ranked where rn <= $5 order by available_at, id limit $4)
-     update notifications n set state = 'sending', locked_by = $1, locked_until = $3, attempts = n.attempts + 1,
-            updated_at = $2
-       from chosen c where n.realm_id = c.realm_id and n.id = c.id
-     returning n.*`,
-    [holder, now, leaseUntil, max, perTenant],
-  );
-  return r.rows;
-}
-
-/** Locks a claimed row; null unless `holder` still holds its lease. */
-export async function lockClaimed(tx: Tx, realmId: string, id: string, holder: string) {
-  const r = await tx.query<NotificationRow>(
-    `select * from notifications where realm_id = $1 and id = $2 and state = 'sending' and locked_by = $3
-      for update`,
-    [realmId, id, holder],
-  );
-  return r.rows[0] ?? null;
-}
+): Promise<NotificationRow[]> =>
+  NOTIFICATION_QUEUE.claim(tx, { holder, now, leaseUntil, limit: max, share: perTenant });
 
 export async function markSent(tx: Tx, realmId: string, id: string, now: Date): Promise<void> {
   await tx.query(
@@ -129,12 +111,5 @@ export async function deleteOldNotifications(q: Queryable, before: Date, limit: 
 }
 
 /** Seconds the oldest due notification has waited; 0 when none is due. */
-export async function oldestDueSeconds(q: Queryable, now: Date): Promise<number> {
-  const r = await q.query<{ due: Date | null }>(
-    `select min(available_at) as due from notifications
-      where (state = 'queued' and available_at <= $1) or (state = 'sending' and locked_until <= $1)`,
-    [now],
-  );
-  const due = r.rows[0]?.due;
-  return due ? Math.max(0, Math.floor((now.getTime() - new Date(due).getTime()) / 1000)) : 0;
-}
+export const oldestDueSeconds = (q: Queryable, now: Date): Promise<number> =>
+  NOTIFICATION_QUEUE.oldestDueSeconds(q, now);

@@ -10,7 +10,6 @@ import { useBrowserErrorPages } from '../api/error-page.ts';
 import { useFormBodies } from '../api/oauth-endpoint.ts';
 import { recordAudit } from '../audit/index.ts';
 import { findClientRecord } from '../clients/index.ts';
-import { addEvent } from '../events/index.ts';
 import { issuerOf } from '../kernel/audiences.ts';
 import { digestToken } from '../kernel/digest.ts';
 import { SIGNING_ALGORITHMS } from '../keys/jws.ts';
@@ -114,7 +113,10 @@ async function checkRequest(ctx: ApiDeps, realm: RealmRow, p: Params) {
   return { hint, redirect: p.state === undefined ? uri : withParams(uri, [['state', p.state]]) };
 }
 
-/** Ends the sessions in one transaction with their events; returns how many were live. */
+/**
+ * Ends the sessions in one transaction with their audit records; returns how many were live. A
+ * logout writes no event (document 2, Events: logouts emit no event of their own).
+ */
 async function endSessions(
   tx: Tx,
   realm: RealmRow,
@@ -133,8 +135,6 @@ async function endSessions(
   for (const s of sessions.values()) {
     if (!(await revokeSession(tx, realm.id, s.id, 'logout', now))) continue;
     ended++;
-    const data = { user_id: s.user_id, session_id: s.id, reason: 'logout' };
-    await addEvent(tx, { realmId: realm.id, type: 'session.revoked', occurredAt: now, correlationId, data });
     await recordAudit(
       tx,
       {

@@ -7,6 +7,7 @@ import { oldestDueSeconds as oldestDueNotificationSeconds } from '../notificatio
 import type { Clock } from '../platform/clock.ts';
 import type { Db } from '../platform/db/db.ts';
 import { type Migration, type SchemaState, schemaState } from '../platform/db/migrate.ts';
+import { restoreMarkerSet } from '../platform/restore-marker.ts';
 import { oldestDueSeconds as oldestDueDeliverySeconds } from '../webhooks/index.ts';
 
 const PROBE_TIMEOUT_MS = 2000;
@@ -50,19 +51,8 @@ export async function clockSkewMs(ctx: ProbeContext): Promise<number> {
   return ctx.clock.now().getTime() - new Date(dbTime).getTime();
 }
 
-/**
- * Whether the restore marker is set (spec doc 2, Restore marker). A schema from before the marker
- * table has no marker.
- */
-export async function restorePending(ctx: ProbeContext): Promise<boolean> {
-  try {
-    const r = await withDeadline(ctx.db.query('select 1 from restore_marker'));
-    return r.rows.length > 0;
-  } catch (e) {
-    if ((e as { code?: string }).code === '42P01') return false;
-    throw e;
-  }
-}
+/** Whether the restore marker is set (spec doc 2, Restore marker). */
+export const restorePending = (ctx: ProbeContext): Promise<boolean> => withDeadline(restoreMarkerSet(ctx.db));
 
 export const schema = (ctx: ProbeContext): Promise<SchemaState> =>
   withDeadline(schemaState(ctx.db, ctx.migrations));

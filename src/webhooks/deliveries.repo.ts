@@ -1,6 +1,8 @@
-// SQL of webhook deliveries: queuing at fan-out, the claim under a lease (FOR UPDATE SKIP LOCKED,
-// as the jobs runner does), the end of an attempt guarded by that lease, lists and backlog.
-import type { Queryable } from '../platform/db/db.ts';
+// SQL of webhook deliveries: queuing at fan-out, the claim under a lease (a work queue of
+// platform/work-queue, as jobs and notifications are), the end of an attempt guarded by that lease,
+// lists and backlog.
+import { type Db, deleteBatch, type Queryable, type Tx } from '../platform/db/db.ts';
+import { type ClaimedItem, defineQueue } from '../platform/work-queue/work-queue.ts';
 import type { AttemptCategory, DeliveryState } from './delivery.states.ts';
 
 export interface DeliveryRow {
@@ -59,31 +61,25 @@ export async function insertDeliveries(q: Queryable, ds: readonly NewDelivery[],
 }
 
 /**
- * Claims up to `limit` due deliveries for one attempt each: pending or retrying ones whose time has
- * come and that no live lease holds. A worker that died mid-attempt leaves a lease that lapses, and
- * the delivery is claimed again with the same event id.
+ * The deliveries table as a work queue: a claim leases a pending or retrying delivery for one
+ * attempt and leaves its state alone; a worker that died mid-attempt leaves a lease that lapses, and
+ * the delivery is claimed again with the same event id. No tenant share: deliveries are spread by
+ * their due times.
  */
-export async function claimDueDeliveries(
-  q: Queryable,
+export const DELIVERY_QUEUE = defineQueue<DeliveryRow>({
+  table: 'webhook_deliveries',
+  waiting: "state in ('pending', 'retrying')",
+  dueAt: 'next_attempt_at',
+});
+
+/** Claims up to `limit` due deliveries for one attempt each. */
+export const claimDueDeliveries = (
+  tx: Tx,
   holder: string,
   now: Date,
   leaseUntil: Date,
   limit: number,
-): Promise<DeliveryRow[]> {
-  const r = await q.query<DeliveryRow>(
-    `update webhook_deliveries d set locked_by = $1, locked_until = $3, attempts = d.attempts + 1
-      where (d.realm_id, d.id) in (
-        select c.realm_id, c.id from webhook_deliveries c
-         where c.state in ('pending', 'retrying') and c.next_attempt_at <= $2
-           and (c.locked_until is null or c.locked_until <= $2)
-         order by c.next_attempt_at, c.id
-         limit $4
-         for update skip locked)
-      returning d.*`,
-    [holder, now, leaseUntil, limit],
-  );
-  return r.rows;
-}
+): Promise<DeliveryRow[]> => DELIVERY_QUEUE.claim(tx, { holder, now, leaseUntil, limit });
 
 export interface AttemptRecord {
   state: DeliveryState;
@@ -93,37 +89,42 @@ export interface AttemptRecord {
   at: Date;
 }
 
-/** Ends the attempt if this holder's lease on it is still the current one; false otherwise. */
-export async function endAttempt(
-  q: Queryable,
-  d: Pick<DeliveryRow, 'realm_id' | 'id' | 'attempts'>,
-  holder: string,
-  a: AttemptRecord,
-): Promise<boolean> {
-  const r = await q.query(
-    `update webhook_deliveries set state = $5, next_attempt_at = coalesce($6, next_attempt_at),
-       locked_by = null, locked_until = null, last_attempt_at = $7, last_status = $8, last_category = $9,
-       last_failure_category = case when $9 = 'success' then last_failure_category else $9 end,
-       delivered_at = case when $5 = 'delivered' then $7 else delivered_at end
-      where realm_id = $1 and id = $2 and locked_by = $3 and attempts = $4 and state in ('pending', 'retrying')`,
-    [d.realm_id, d.id, holder, d.attempts, a.state, a.nextAttemptAt, a.at, a.status, a.category],
-  );
-  return r.rowCount === 1;
+/** Ends the attempt if this holder's claim of it is still the current one; false otherwise. */
+export function endAttempt(db: Db, d: ClaimedItem, holder: string, a: AttemptRecord): Promise<boolean> {
+  return db.tx(async (tx) => {
+    if (!(await DELIVERY_QUEUE.lockClaimed(tx, d, holder))) return false;
+    await tx.query(
+      `update webhook_deliveries set state = $3, next_attempt_at = coalesce($4, next_attempt_at),
+         locked_by = null, locked_until = null, last_attempt_at = $5, last_status = $6, last_category = $7,
+         last_failure_category = case when $7 = 'success' then last_failure_category else $7 end,
+         delivered_at = case when $3 = 'delivered' then $5 else delivered_at end
+        where realm_id = $1 and id = $2`,
+      [d.realm_id, d.id, a.state, a.nextAttemptAt, a.at, a.status, a.category],
+    );
+    return true;
+  });
 }
 
 /** Gives a claimed delivery back unattempted (its subscription is paused), the attempt uncounted. */
-export async function postponeDelivery(
+export const postponeDelivery = (
   q: Queryable,
-  d: Pick<DeliveryRow, 'realm_id' | 'id' | 'attempts'>,
+  d: ClaimedItem,
   holder: string,
   until: Date,
-): Promise<boolean> {
+): Promise<boolean> => DELIVERY_QUEUE.release(q, d, holder, until, until);
+
+/** Ends the queued deliveries of a deleted subscription as dead letters, unattempted; answers how many. */
+export async function retireQueuedDeliveries(
+  q: Queryable,
+  realmId: string,
+  subscriptionId: string,
+): Promise<number> {
   const r = await q.query(
-    `update webhook_deliveries set attempts = attempts - 1, next_attempt_at = $5, locked_by = null, locked_until = null
-      where realm_id = $1 and id = $2 and locked_by = $3 and attempts = $4 and state in ('pending', 'retrying')`,
-    [d.realm_id, d.id, holder, d.attempts, until],
+    `update webhook_deliveries set state = 'dead_letter', locked_by = null, locked_until = null
+      where realm_id = $1 and subscription_id = $2 and state in ('pending', 'retrying')`,
+    [realmId, subscriptionId],
   );
-  return r.rowCount === 1;
+  return r.rowCount;
 }
 
 export async function findDelivery(
@@ -215,22 +216,9 @@ export async function lastFailureCategory(
 }
 
 /** Seconds the oldest due delivery of the deployment has waited; 0 when none. */
-export async function oldestDueSeconds(q: Queryable, now: Date): Promise<number> {
-  const r = await q.query<{ oldest: Date | null }>(
-    `select min(next_attempt_at) as oldest from webhook_deliveries
-      where state in ('pending', 'retrying') and next_attempt_at <= $1`,
-    [now],
-  );
-  const oldest = r.rows[0]?.oldest;
-  return oldest ? Math.max(0, Math.floor((now.getTime() - new Date(oldest).getTime()) / 1000)) : 0;
-}
+export const oldestDueSeconds = (q: Queryable, now: Date): Promise<number> =>
+  DELIVERY_QUEUE.oldestDueSeconds(q, now);
 
 /** privacy.history_retention: deliveries and dead letters go this long after creation. */
-export async function deleteDeliveriesBefore(q: Queryable, cutoff: Date, limit: number): Promise<number> {
-  const r = await q.query(
-    `delete from webhook_deliveries where (realm_id, id) in (
-       select realm_id, id from webhook_deliveries where created_at < $1 limit $2)`,
-    [cutoff, limit],
-  );
-  return r.rowCount;
-}
+export const deleteDeliveriesBefore = (q: Queryable, cutoff: Date, limit: number): Promise<number> =>
+  deleteBatch(q, 'webhook_deliveries', 'created_at < $1', cutoff, limit);

@@ -2,6 +2,8 @@
 // semantics 1-2): after attempt n the next waits 5 s x 2^n plus up to 25 % jitter, at most 6 hours;
 // the last allowed attempt failing dead-letters; HTTP 410 dead-letters at once.
 
+import { afterFailure, type Backoff, backoffMs } from '../platform/work-queue/retry.ts';
+
 export type DeliveryState = 'pending' | 'retrying' | 'delivered' | 'dead_letter';
 
 /** How an attempt went, as the deliveries list and backlog name it. */
@@ -16,14 +18,12 @@ export type AttemptCategory =
   | 'egress_denied';
 
 export const MAX_RESPONSE_BYTES = 64 * 1024;
-const BASE_MS = 5_000;
-const CAP_MS = 6 * 3600 * 1000;
+/** 5 s x 2^n after attempt n is 10 s after the first, doubling; jitter up to 25 %; at most 6 hours. */
+const BACKOFF: Backoff = { firstMs: 10_000, capMs: 6 * 3600 * 1000, jitter: 0.25 };
 
 /** The wait after attempt `n` (1-based); `random` in [0, 1) draws the jitter. */
-export function retryDelayMs(n: number, random: number = Math.random()): number {
-  const base = BASE_MS * 2 ** n;
-  return Math.min(CAP_MS, Math.floor(base * (1 + 0.25 * random)));
-}
+export const retryDelayMs = (n: number, random: number = Math.random()): number =>
+  backoffMs(BACKOFF, n, random);
 
 export function categoryOfStatus(status: number): AttemptCategory {
   if (status >= 200 && status < 300) return 'success';
@@ -48,6 +48,7 @@ export function afterAttempt(
   random: number = Math.random(),
 ): AttemptEnd {
   if (category === 'success') return { state: 'delivered', nextAttemptAt: null };
-  if (category === 'gone' || attempts >= maxAttempts) return { state: 'dead_letter', nextAttemptAt: null };
-  return { state: 'retrying', nextAttemptAt: new Date(now.getTime() + retryDelayMs(attempts, random)) };
+  const next = afterFailure({ ...BACKOFF, maxAttempts }, attempts, category === 'gone', now, random);
+  if (next.kind !== 'retry') return { state: 'dead_letter', nextAttemptAt: null };
+  return { state: 'retrying', nextAttemptAt: next.at };
 }

@@ -1,5 +1,7 @@
-// SQL of webhook subscriptions. Every statement filters on the realm.
-import type { Queryable } from '../platform/db/db.ts';
+// SQL of webhook subscriptions. Every statement filters on the realm. A deleted subscription keeps
+// its row (deleted_at set, secrets erased) while its delivery history is kept (migrations/0026);
+// every statement here but the history reads and the final purge leaves such rows out.
+import { deleteBatch, type Queryable } from '../platform/db/db.ts';
 import type { EventVersion, PayloadForm } from './webhook-envelope.ts';
 
 export type SubscriptionState = 'active' | 'paused' | 'disabled';
@@ -17,12 +19,14 @@ export interface SubscriptionRow {
   state: SubscriptionState;
   plugin_id: string | null;
   owner_user_id: string | null;
-  secret_sealed: string;
+  /** Null once the subscription is deleted. */
+  secret_sealed: string | null;
   previous_secret_sealed: string | null;
   previous_secret_expires_at: Date | null;
   version: number;
   created_at: Date;
   updated_at: Date;
+  deleted_at: Date | null;
 }
 
 export interface NewSubscription {
@@ -74,14 +78,16 @@ export async function insertSubscription(
   return parseTypes(r.rows[0]!);
 }
 
+/** A live subscription (or also a deleted one, for its delivery history). */
 export async function findSubscription(
   q: Queryable,
   realmId: string,
   id: string,
-  forUpdate = false,
+  opts: { forUpdate?: boolean; includeDeleted?: boolean } = {},
 ): Promise<SubscriptionRow | null> {
   const r = await q.query<SubscriptionRow>(
-    `select * from webhook_subscriptions where realm_id = $1 and id = $2${forUpdate ? ' for update' : ''}`,
+    `select * from webhook_subscriptions where realm_id = $1 and id = $2
+        ${opts.includeDeleted ? '' : 'and deleted_at is null'}${opts.forUpdate ? ' for update' : ''}`,
     [realmId, id],
   );
   return r.rows[0] ? parseTypes(r.rows[0]) : null;
@@ -94,7 +100,8 @@ export async function listSubscriptions(
   limit: number,
 ): Promise<SubscriptionRow[]> {
   const r = await q.query<SubscriptionRow>(
-    `select * from webhook_subscriptions where realm_id = $1 and ($2::text is null or id > $2)
+    `select * from webhook_subscriptions where realm_id = $1 and deleted_at is null
+        and ($2::text is null or id > $2)
       order by id limit $3`,
     [realmId, after, limit],
   );
@@ -123,7 +130,7 @@ export async function updateSubscription(
   const r = await q.query<SubscriptionRow>(
     `update webhook_subscriptions set name = $4, destination_url = $5, event_types = $6, payload_form = $7,
        event_version = $8, allow_private_network = $9, state = $10, version = version + 1, updated_at = $11
-      where realm_id = $1 and id = $2 and version = $3 returning *`,
+      where realm_id = $1 and id = $2 and version = $3 and deleted_at is null returning *`,
     [
       realmId,
       id,
@@ -154,28 +161,100 @@ export async function rotateSubscriptionSecret(
   const r = await q.query<SubscriptionRow>(
     `update webhook_subscriptions set secret_sealed = $4, previous_secret_sealed = $5,
        previous_secret_expires_at = $6, version = version + 1, updated_at = $7
-      where realm_id = $1 and id = $2 and version = $3 returning *`,
+      where realm_id = $1 and id = $2 and version = $3 and deleted_at is null returning *`,
     [realmId, id, version, sealed, previousSealed, previousExpiresAt, now],
   );
   return r.rows[0] ? parseTypes(r.rows[0]) : null;
 }
 
-export async function deleteSubscription(q: Queryable, realmId: string, id: string): Promise<boolean> {
-  const r = await q.query('delete from webhook_subscriptions where realm_id = $1 and id = $2', [realmId, id]);
+/**
+ * Marks the subscription deleted and erases its secrets; its deliveries stay as history. False
+ * when it was deleted already.
+ */
+export async function markSubscriptionDeleted(
+  q: Queryable,
+  realmId: string,
+  id: string,
+  now: Date,
+): Promise<boolean> {
+  const r = await q.query(
+    `update webhook_subscriptions set deleted_at = $3, secret_sealed = null, previous_secret_sealed = null,
+       previous_secret_expires_at = null, version = version + 1, updated_at = $3
+      where realm_id = $1 and id = $2 and deleted_at is null`,
+    [realmId, id, now],
+  );
   return r.rowCount === 1;
 }
 
-/** Active subscriptions of these realms, for fan-out. */
-export async function activeSubscriptions(
+/** Removes subscriptions deleted before `cutoff`, with what is left of their history (cascade). */
+export const purgeDeletedSubscriptions = (q: Queryable, cutoff: Date, limit: number): Promise<number> =>
+  deleteBatch(q, 'webhook_subscriptions', 'deleted_at < $1', cutoff, limit);
+
+/** Subscriptions of these realms, whatever their state now, for fan-out (which asks the state then). */
+export async function subscriptionsOfRealms(
   q: Queryable,
   realmIds: readonly string[],
 ): Promise<SubscriptionRow[]> {
   if (realmIds.length === 0) return [];
   const r = await q.query<SubscriptionRow>(
-    `select * from webhook_subscriptions where realm_id = any($1::text[]) and state = 'active'`,
+    'select * from webhook_subscriptions where realm_id = any($1::text[]) and deleted_at is null',
     [realmIds],
   );
   return r.rows.map(parseTypes);
+}
+
+/** One event and one subscription it may go to. */
+export interface EventForSubscription {
+  realmId: string;
+  subscriptionId: string;
+  eventId: string;
+  /** The transaction that wrote the event (xid8 as text); null: the event predates the record. */
+  eventTx: string | null;
+}
+
+/**
+ * The state each subscription had when the event committed (migrations/0025): the newest state
+ * logged by a transaction whose snapshot did not see the event's transaction (or by that very
+ * transaction). A pair without one (the subscription came later) is left out. Answers
+ * `eventId subscriptionId` -> state.
+ */
+export async function statesAtCommit(
+  q: Queryable,
+  pairs: readonly EventForSubscription[],
+): Promise<Map<string, SubscriptionState>> {
+  if (pairs.length === 0) return new Map();
+  const r = await q.query<{ event_id: string; subscription_id: string; state: SubscriptionState }>(
+    `select distinct on (p.event_id, p.subscription_id) p.event_id, p.subscription_id, h.state
+       from unnest($1::text[], $2::text[], $3::text[], $4::xid8[]) as p(realm_id, subscription_id, event_id, tx)
+       join webhook_subscription_states h on h.realm_id = p.realm_id and h.subscription_id = p.subscription_id
+      where p.tx is null or h.tx_id = p.tx or not pg_visible_in_snapshot(p.tx, h.snapshot)
+      order by p.event_id, p.subscription_id, h.seq desc`,
+    [
+      pairs.map((p) => p.realmId),
+      pairs.map((p) => p.subscriptionId),
+      pairs.map((p) => p.eventId),
+      pairs.map((p) => p.eventTx),
+    ],
+  );
+  return new Map(r.rows.map((row) => [`${row.event_id} ${row.subscription_id}`, row.state]));
+}
+
+/**
+ * Drops logged states no event can need any more: those with a newer state whose snapshot sees no
+ * event that is still waiting for dispatch (every such event then goes by that newer state).
+ */
+export async function pruneSubscriptionStates(q: Queryable): Promise<number> {
+  const r = await q.query(
+    `delete from webhook_subscription_states h
+      where exists (
+        select 1 from webhook_subscription_states n
+         where n.realm_id = h.realm_id and n.subscription_id = h.subscription_id and n.seq > h.seq
+           and not exists (
+             select 1 from outbox o
+              where o.realm_id = n.realm_id and o.dispatched_at is null and o.tx_id is not null
+                and pg_visible_in_snapshot(o.tx_id, n.snapshot)))`,
+  );
+  return r.rowCount;
 }
 
 /** spec doc 2, Payload forms and fan-out 2: an organization being deleted loses its subscriptions. */
@@ -187,7 +266,7 @@ export async function disableOrganizationSubscriptions(
 ): Promise<number> {
   const r = await q.query(
     `update webhook_subscriptions set state = 'disabled', version = version + 1, updated_at = $3
-      where realm_id = $1 and organization_id = $2 and state <> 'disabled'`,
+      where realm_id = $1 and organization_id = $2 and state <> 'disabled' and deleted_at is null`,
     [realmId, organizationId, now],
   );
   return r.rowCount;
@@ -202,7 +281,7 @@ export async function forceSubscriptionState(
   now: Date,
 ): Promise<{ before: SubscriptionState; row: SubscriptionRow } | null> {
   const before = await q.query<{ state: SubscriptionState }>(
-    'select state from webhook_subscriptions where realm_id = $1 and id = $2 for update',
+    'select state from webhook_subscriptions where realm_id = $1 and id = $2 and deleted_at is null for update',
     [realmId, id],
   );
   const was = before.rows[0]?.state;

@@ -19,13 +19,14 @@ import {
   lastFailureCategory,
   listDeliveries,
   requeueDelivery,
+  retireQueuedDeliveries,
 } from './deliveries.repo.ts';
 import {
-  deleteSubscription as deleteRow,
   findSubscription,
   forceSubscriptionState,
   insertSubscription,
   listSubscriptions,
+  markSubscriptionDeleted,
   rotateSubscriptionSecret,
   type SubscriptionChanges,
   type SubscriptionRow,
@@ -71,8 +72,16 @@ function ifMatchSatisfied(header: string | undefined, version: number): boolean 
 
 export { etagOf as subscriptionEtag };
 
-async function requireSubscription(deps: WebhookDeps, realmId: string, id: string): Promise<SubscriptionRow> {
-  const row = id.includes('\0') ? null : await findSubscription(deps.db, realmId, id);
+/** A live subscription; `history` also finds a deleted one whose deliveries are still kept. */
+async function requireSubscription(
+  deps: WebhookDeps,
+  realmId: string,
+  id: string,
+  history = false,
+): Promise<SubscriptionRow> {
+  const row = id.includes('\0')
+    ? null
+    : await findSubscription(deps.db, realmId, id, { includeDeleted: history });
   if (!row) throw problem.notFound('no such webhook subscription');
   return row;
 }
@@ -214,10 +223,13 @@ export async function removeSubscription(
   if (before.plugin_id) throw pluginManaged();
   if (!ifMatchSatisfied(ifMatch, before.version)) throw problem.preconditionFailed();
   await inChange(deps.db, call, async (tx, record) => {
-    const row = await findSubscription(tx, call.realmId, id, true);
+    const row = await findSubscription(tx, call.realmId, id, { forUpdate: true });
     if (!row) throw problem.notFound('no such webhook subscription');
     if (row.version !== before.version) throw problem.preconditionFailed();
-    await deleteRow(tx, call.realmId, id);
+    // The history stays for privacy.history_retention (document 2, Delivery semantics 4); nothing
+    // more is sent, so what was still queued ends as a dead letter.
+    await markSubscriptionDeleted(tx, call.realmId, id, call.now);
+    await retireQueuedDeliveries(tx, call.realmId, id);
     await record.audit('webhook.deleted', {
       category: 'configuration',
       target: { type: 'webhook', id },
@@ -235,8 +247,8 @@ export async function rotateSecret(deps: WebhookDeps, call: Call, id: string): P
   const keyring = keyringOf(deps);
   const secret = newWebhookSecret();
   return inChange(deps.db, call, async (tx, record) => {
-    const before = await findSubscription(tx, call.realmId, id, true);
-    if (!before) throw problem.notFound('no such webhook subscription');
+    const before = await findSubscription(tx, call.realmId, id, { forUpdate: true });
+    if (!before?.secret_sealed) throw problem.notFound('no such webhook subscription');
     if (before.plugin_id) throw pluginManaged();
     const aad = secretAad(call.realmId, id);
     const row = await rotateSubscriptionSecret(
@@ -266,7 +278,7 @@ export async function listDeliveryPage(
   before: string | null,
   limit: number,
 ): Promise<Page<DeliveryRow>> {
-  await requireSubscription(deps, realmId, subscriptionId);
+  await requireSubscription(deps, realmId, subscriptionId, true);
   return cutPage(await listDeliveries(deps.db, realmId, subscriptionId, before, limit + 1), limit);
 }
 
@@ -276,7 +288,9 @@ export async function replayDelivery(
   subscriptionId: string,
   deliveryId: string,
 ): Promise<DeliveryRow> {
-  const sub = await requireSubscription(deps, call.realmId, subscriptionId);
+  const sub = await requireSubscription(deps, call.realmId, subscriptionId, true);
+  if (sub.deleted_at)
+    throw problem.conflict('the subscription was deleted; its deliveries are kept as history only');
   return inChange(deps.db, call, async (tx, record) => {
     const d = deliveryId.includes('\0')
       ? null
@@ -305,7 +319,7 @@ export interface Backlog {
 }
 
 export async function backlog(deps: WebhookDeps, realmId: string, id: string, now: Date): Promise<Backlog> {
-  await requireSubscription(deps, realmId, id);
+  await requireSubscription(deps, realmId, id, true);
   const b = await backlogOf(deps.db, realmId, id, now);
   return {
     pending: Number(b.pending),

@@ -23,7 +23,12 @@ import {
   categoryOfStatus,
   MAX_RESPONSE_BYTES,
 } from './delivery.states.ts';
-import { findSubscription, type SubscriptionRow } from './subscriptions.repo.ts';
+import {
+  findSubscription,
+  pruneSubscriptionStates,
+  purgeDeletedSubscriptions,
+  type SubscriptionRow,
+} from './subscriptions.repo.ts';
 import { secretAad } from './subscriptions.service.ts';
 import { type DeliveryPolicy, guardFor, residencyProblem } from './webhook-destination.ts';
 import { signatureHeader } from './webhook-signature.ts';
@@ -54,6 +59,7 @@ export interface WebhookDeliveryDeps {
 
 /** Secrets that sign now: the current one, and the previous one during its 24 hours. */
 export function signingSecrets(keyring: RootKeyring, s: SubscriptionRow, now: Date): string[] {
+  if (s.secret_sealed === null) throw new Error('the subscription was deleted and has no secret');
   const aad = secretAad(s.realm_id, s.id);
   const out = [keyring.decrypt('webhook-secret', s.secret_sealed, aad).toString('utf8')];
   if (
@@ -194,12 +200,18 @@ export const deliverWebhooksTask =
     return total;
   };
 
-/** privacy.history_retention after creation, deliveries and dead letters are deleted. */
+/**
+ * privacy.history_retention after creation, deliveries and dead letters are deleted, and so are
+ * subscriptions deleted that long ago (their deliveries are all older); logged subscription states
+ * no waiting event needs go too.
+ */
 export async function cleanupDeliveries(deps: WebhookDeliveryDeps, now: Date): Promise<TaskReport> {
-  const deleted = await deleteDeliveriesBefore(
-    deps.db,
-    new Date(now.getTime() - deps.historyRetentionMs),
-    5000,
-  );
-  return { deleted };
+  const cutoff = new Date(now.getTime() - deps.historyRetentionMs);
+  const deleted = await deleteDeliveriesBefore(deps.db, cutoff, 5000);
+  const subscriptions = await purgeDeletedSubscriptions(deps.db, cutoff, 1000);
+  return {
+    deleted,
+    subscriptions_purged: subscriptions,
+    states_pruned: await pruneSubscriptionStates(deps.db),
+  };
 }

@@ -1,5 +1,10 @@
 // Periodic tasks across any number of worker processes. A task runs where its lease is taken; the
 // lease lasts one interval, so the task runs about once per interval in the whole deployment.
+//
+// Timing reads the injected clock: one heartbeat looks at the clock a few times a second and starts
+// each task whose interval has passed since its last start, so a test that moves the clock moves the
+// schedule with it. The heartbeat is a referenced timer on purpose: a started scheduler is what keeps
+// `proudauth worker` alive (it may run without any listener), until stop() clears it.
 import { randomUUID } from 'node:crypto';
 import { workerRun } from '../../kernel/call.ts';
 import type { Task, TaskReport } from '../../kernel/task.ts';
@@ -46,13 +51,38 @@ export async function releaseLease(db: Db, name: string, holder: string, now: Da
 
 export interface SchedulerHooks {
   onRun(task: string, outcome: 'success' | 'failure' | 'skipped'): void;
+  /**
+   * Asked before due tasks start: why this worker takes no work now (the restore marker), or null.
+   * A failing answer (the database is down) lets the tasks run and meet the fault themselves.
+   */
+  refusesWork?(): Promise<string | null>;
+}
+
+/** How often the heartbeat reads the clock: a quarter of the shortest interval, within 50 ms..1 s. */
+export function heartbeatMs(intervals: readonly number[]): number {
+  const shortest = Math.min(4000, ...intervals);
+  return Math.max(50, Math.floor(shortest / 4));
+}
+
+/**
+ * Whether a task last started at `lastStart` is due at `now`. A clock set back (a corrected system
+ * clock) makes it due rather than silent for as long as the clock went back.
+ */
+export function isDue(lastStart: number | undefined, intervalMs: number, now: number): boolean {
+  return lastStart === undefined || now < lastStart || now >= lastStart + intervalMs;
 }
 
 export class Scheduler<D> {
-  private readonly timers: NodeJS.Timeout[] = [];
+  private heartbeat: NodeJS.Timeout | null = null;
   private readonly running = new Set<Promise<unknown>>();
   /** Tasks with a run in progress in this process: a slow database must not stack up runs. */
   private readonly busy = new Set<string>();
+  /** Clock reading (ms) at each task's last start in this process. */
+  private readonly lastStart = new Map<string, number>();
+  /** A tick deciding what to start; the next heartbeat waits for it rather than decide twice. */
+  private deciding = false;
+  /** Why work is refused now (logged once when it starts and once when it ends), or null. */
+  private refusal: string | null = null;
   private stopped = false;
 
   private readonly db: Db;
@@ -82,22 +112,60 @@ export class Scheduler<D> {
     this.holder = holder;
   }
 
+  /** Runs every task now and then each one whenever its interval has passed, until stop(). */
   start(): void {
-    for (const task of this.tasks) {
-      const tick = () => {
-        if (this.stopped || this.busy.has(task.name)) return;
-        this.busy.add(task.name);
-        const p = this.runOnce(task).finally(() => {
-          this.running.delete(p);
-          this.busy.delete(task.name);
-        });
-        this.running.add(p);
-      };
-      tick();
-      const t = setInterval(tick, task.intervalMs);
-      t.unref();
-      this.timers.push(t);
+    if (this.heartbeat || this.stopped) return;
+    void this.tick();
+    this.heartbeat = setInterval(() => void this.tick(), heartbeatMs(this.tasks.map((t) => t.intervalMs)));
+  }
+
+  /**
+   * Starts each due task that is not already running here (what every heartbeat does), unless work
+   * is refused now. The answer settles when the runs it started have ended, so tests can drive the
+   * schedule by hand.
+   */
+  async tick(): Promise<void> {
+    if (this.stopped || this.deciding) return;
+    this.deciding = true;
+    let started: Promise<unknown>[];
+    try {
+      started = await this.startDue();
+    } finally {
+      this.deciding = false;
     }
+    await Promise.allSettled(started);
+  }
+
+  private async startDue(): Promise<Promise<unknown>[]> {
+    const dueAt = (now: number) =>
+      this.tasks.filter(
+        (t) => !this.busy.has(t.name) && isDue(this.lastStart.get(t.name), t.intervalMs, now),
+      );
+    if (dueAt(this.clock().getTime()).length === 0) return [];
+    if (await this.workRefused()) return [];
+    const now = this.clock().getTime();
+    const started: Promise<unknown>[] = [];
+    for (const task of dueAt(now)) {
+      if (this.stopped) break;
+      this.lastStart.set(task.name, now);
+      this.busy.add(task.name);
+      const p = this.runOnce(task).finally(() => {
+        this.running.delete(p);
+        this.busy.delete(task.name);
+      });
+      this.running.add(p);
+      started.push(p);
+    }
+    return started;
+  }
+
+  /** Asks the hook; logs when work stops being refused and when it is taken again. */
+  private async workRefused(): Promise<boolean> {
+    const reason = this.hooks.refusesWork ? await this.hooks.refusesWork().catch(() => null) : null;
+    if (reason && reason !== this.refusal) this.log.warn({ reason }, 'worker takes no work');
+    if (!reason && this.refusal) this.log.info({ reason: this.refusal }, 'worker takes work again');
+    this.refusal = reason;
+    return reason !== null;
   }
 
   /**
@@ -147,7 +215,8 @@ export class Scheduler<D> {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const t of this.timers) clearInterval(t);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
     await Promise.allSettled([...this.running]);
   }
 }

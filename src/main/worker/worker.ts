@@ -2,6 +2,8 @@
 // listener (spec doc 2: served only when workers.metrics_listen is set).
 import { parseRetentionByCategory } from '../../audit/index.ts';
 import { parseListen } from '../../platform/config/load.ts';
+import type { Db } from '../../platform/db/db.ts';
+import { RESTORE_PENDING_REFUSAL, restoreMarkerSet } from '../../platform/restore-marker.ts';
 import { type AppContext, requireKeyring } from '../context.ts';
 import { buildInternalApp } from '../http-server.ts';
 import { Scheduler, WORKER_ID } from './scheduler.ts';
@@ -41,6 +43,15 @@ export function workerDeps(ctx: AppContext): WorkerDeps {
     log: ctx.log,
     publicOrigin: ctx.config.server.publicOrigin,
   };
+}
+
+/** Why this worker takes no work now: the restore marker is set (document 2, Restore marker). */
+const refusesWork = async (db: Db): Promise<string | null> =>
+  (await restoreMarkerSet(db)) ? 'restore_pending' : null;
+
+/** The worker does not start on a restored database that is not reconciled yet. */
+export async function refuseWhileRestorePending(db: Db): Promise<void> {
+  if (await restoreMarkerSet(db)) throw new Error(RESTORE_PENDING_REFUSAL);
 }
 
 export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {}): RunningWorker {
@@ -96,6 +107,7 @@ export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {})
     onRun(task, outcome) {
       runs.inc({ task, outcome });
     },
+    refusesWork: () => refusesWork(ctx.db),
   });
   if (opts.autostart !== false) scheduler.start();
   let internal: Awaited<ReturnType<typeof buildInternalApp>> | null = null;

@@ -40,3 +40,23 @@ export async function maybeOne<R>(q: Queryable, sql: string, params?: readonly u
 export async function many<R>(q: Queryable, sql: string, params?: readonly unknown[]): Promise<R[]> {
   return (await q.query<R>(sql, params)).rows;
 }
+
+/**
+ * Deletes at most `limit` rows of a realm-keyed table (primary key realm_id, id) matching
+ * `condition`, whose one parameter is $1: a retention clean-up in bounded batches. `table` and
+ * `condition` are constants of the caller, never input.
+ */
+export async function deleteBatch(
+  q: Queryable,
+  table: string,
+  condition: string,
+  value: unknown,
+  limit: number,
+): Promise<number> {
+  const r = await q.query(
+    `delete from ${table} where (realm_id, id) in (
+       select realm_id, id from ${table} where ${condition} limit $2)`,
+    [value, limit],
+  );
+  return r.rowCount;
+}

@@ -83,8 +83,9 @@ export class Background {
   private readonly child: ChildProcess;
   private readonly waiters = new Set<() => void>();
 
-  constructor(program: Program, args: string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', ENTRY[program], ...args], {
+  /** `nodeArgs` go before the program (e.g. another `--import` preload). */
+  constructor(program: Program, args: string[], env: NodeJS.ProcessEnv, nodeArgs: string[] = []) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, ENTRY[program], ...args], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -112,11 +113,20 @@ export class Background {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  /** Resolves with the match once stdout matches; rejects on exit or after the time limit. */
-  waitFor(pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
+  /** Sends a signal without waiting for anything. */
+  signal(signal: NodeJS.Signals): void {
+    if (this.running) this.child.kill(signal);
+  }
+
+  /** Resolves with the match once stdout (or stderr) matches; rejects on exit or after the time limit. */
+  waitFor(
+    pattern: RegExp,
+    timeoutMs = 60_000,
+    stream: 'stdout' | 'stderr' = 'stdout',
+  ): Promise<RegExpMatchArray> {
     return new Promise((resolve, reject) => {
       const check = () => {
-        const m = this.stdout.match(pattern);
+        const m = this[stream].match(pattern);
         if (m) return done(() => resolve(m));
         if (!this.running)
           done(() => reject(new Error(`exited before printing ${pattern}\n${this.stdout}\n${this.stderr}`)));

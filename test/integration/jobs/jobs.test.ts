@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import type { JobRunnerDeps, JobType } from '../../../src/jobs/index.ts';
 import { purgeJobResults } from '../../../src/jobs/index.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
+import { holdOpen, untilLockWaiters } from '../../harness/held-transaction.ts';
 import { RACE_NEEDS_POSTGRES } from '../../harness/test-db.ts';
 import { auditRows, type Body, body, HOUR, setup } from '../organizations/org-test-kit.ts';
 import { dropRealmRoles, fileJob, jobRow, queue, runner } from './jobs-kit.ts';
@@ -250,6 +251,33 @@ describe('jobs › the runner', () => {
     assert.deepEqual(new Set(runs), ids);
     const succeeded = reports.reduce((n, r) => n + (r.succeeded ?? 0), 0);
     assert.equal(succeeded, 6);
+  });
+
+  test('case=concurrent redemptions of one download token serve the file once', {
+    skip: RACE_NEEDS_POSTGRES,
+  }, async (t) => {
+    const s = await setup(t);
+    const type = fileJob('config.export', 'realm.configuration.export', 'json');
+    const id = await queue(s, type, s.admin.userId);
+    assert.equal(await runner(s, [type]).runNext(), 'succeeded');
+    const grant: Body = await body(await s.admin.call('POST', `/jobs/${id}/downloads`));
+    const db = s.h.ctx.db;
+    // Every redemption reads the token while this transaction holds its row, so all of them are
+    // under way, each waiting for a lock, before any can use the token up.
+    const held = await holdOpen(db, (tx) =>
+      tx.query('select 1 from job_download_tokens where realm_id = $1 and token_digest = $2 for update', [
+        s.realm.id,
+        sha256(grant.download_token),
+      ]),
+    );
+    const redemptions = [1, 2, 3].map(() =>
+      s.admin.call('POST', '/job-downloads', { download_token: grant.download_token }),
+    );
+    await untilLockWaiters(db, 3);
+    await held.commit();
+    const statuses = (await Promise.all(redemptions)).map((r) => r.status).sort();
+    assert.deepEqual(statuses, [200, 400, 400], 'the token is used once');
+    assert.equal((await auditRows(s, 'job.result.downloaded')).length, 1);
   });
 
   test('case=transient failures retry with backoff and dead-letter at the limit; permanent ones fail', async (t) => {

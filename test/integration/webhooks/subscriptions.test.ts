@@ -2,6 +2,8 @@
 // semantics 3; Versioning 2; Errors 409, 412, 422).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { workerDeps } from '../../../src/main/worker/worker.ts';
+import { cleanupDeliveries } from '../../../src/webhooks/index.ts';
 import { deliver, deliveriesOf, dispatch, emit, type Json, json, setup, subscribe } from './webhook-kit.ts';
 
 const fieldsOf = (body: Json) =>
@@ -206,20 +208,63 @@ describe('webhooks › subscriptions', () => {
     assert.equal(got.plugin_id, 'plg_x');
   });
 
-  test('case=DELETE removes the subscription and its deliveries', async (t) => {
-    const s = await setup(t);
+  test('case=DELETE hides the subscription and keeps its deliveries as history until privacy.history_retention', async (t) => {
+    const s = await setup(t, { 'privacy.history_retention': '30d' });
     const sub = await subscribe(s);
-    await emit(s, 'user.created', { user_id: 'usr_1', created_via: 'admin' });
+    const path = `/webhooks/${sub.id}`;
+    const sent = await emit(s, 'user.created', { user_id: 'usr_1', created_via: 'admin' });
     await dispatch(s);
-    assert.equal((await deliveriesOf(s, String(sub.id))).length, 1);
-    assert.equal(
-      (await s.admin.call('DELETE', `/webhooks/${sub.id}`, undefined, { 'if-match': '"9"' })).status,
-      412,
-    );
-    assert.equal((await s.admin.call('DELETE', `/webhooks/${sub.id}`)).status, 204);
-    assert.equal((await s.admin.call('GET', `/webhooks/${sub.id}`)).status, 404);
+    await deliver(s);
+    s.receiver.answer = (_req, res) => {
+      res.statusCode = 500;
+      res.end();
+    };
+    const queued = await emit(s, 'user.created', { user_id: 'usr_2', created_via: 'admin' });
+    await dispatch(s);
+    assert.equal((await s.admin.call('DELETE', path, undefined, { 'if-match': '"9"' })).status, 412);
+
+    assert.equal((await s.admin.call('DELETE', path)).status, 204);
+    assert.equal((await s.admin.call('GET', path)).status, 404);
+    assert.equal((await s.admin.call('PATCH', path, { state: 'active' })).status, 404);
+    assert.equal((await s.admin.call('POST', `${path}/rotate-secret`)).status, 404);
+    assert.equal((await s.admin.call('DELETE', path)).status, 404);
+    const listed = await json(await s.admin.call('GET', '/webhooks'));
+    assert.deepEqual(listed.items, [], 'a deleted subscription is not listed');
+    const [row] = (
+      await s.h.ctx.db.query('select secret_sealed, deleted_at from webhook_subscriptions where id = $1', [
+        sub.id,
+      ])
+    ).rows as Json[];
+    assert.equal(row?.secret_sealed, null, 'its secret is erased at once');
+
+    // The history stays readable; what was still queued ended unattempted, and nothing is sent.
+    const history = await json(await s.admin.call('GET', `${path}/deliveries`));
+    const states = Object.fromEntries((history.items as Json[]).map((d) => [d.event_id, d.state]));
+    assert.deepEqual(states, { [sent]: 'delivered', [queued]: 'dead_letter' });
+    const backlog = await json(await s.admin.call('GET', `${path}/backlog`));
+    assert.equal(backlog.delivered, 1);
+    assert.equal(backlog.dead_letter, 1);
+    const dead = (history.items as Json[]).find((d) => d.event_id === queued)!;
+    const replay = await s.admin.call('POST', `${path}/deliveries/${dead.id}/replay`);
+    assert.equal(replay.status, 409, 'a deleted subscription is not delivered to');
+    await emit(s, 'user.created', { user_id: 'usr_3', created_via: 'admin' });
+    await dispatch(s);
+    await deliver(s);
+    assert.equal(s.receiver.received.length, 1, 'only the delivery made before the deletion');
+    assert.equal((await deliveriesOf(s, String(sub.id))).length, 2, 'no new event is queued for it');
+
+    // webhooks.cleanup: kept until privacy.history_retention after creation, then gone with the row.
+    const cleanup = () => cleanupDeliveries(workerDeps(s.h.ctx), s.h.clock.now());
+    s.h.clock.advance(29 * 86_400_000);
+    await cleanup();
+    assert.equal((await deliveriesOf(s, String(sub.id))).length, 2);
+    s.h.clock.advance(2 * 86_400_000);
+    await cleanup();
     assert.equal((await deliveriesOf(s, String(sub.id))).length, 0);
-    assert.equal((await s.admin.call('DELETE', `/webhooks/${sub.id}`)).status, 404);
+    assert.equal(
+      (await s.h.ctx.db.query('select 1 from webhook_subscriptions where id = $1', [sub.id])).rows.length,
+      0,
+    );
   });
 
   test('case=deliveries newest first with a cursor; replay a dead letter with the same event id; backlog', async (t) => {

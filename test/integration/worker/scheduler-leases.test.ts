@@ -88,6 +88,28 @@ describe('worker › scheduler leases', () => {
     assert.equal(new Date(row.rows[0]!.locked_until).getTime(), at(150).getTime());
   });
 
+  test('case=each task runs again when its interval has passed on the clock, not before', async () => {
+    const { clock, make } = await twoWorkers();
+    const { runs, task } = countingTask(MINUTE);
+    const t = task('a');
+    const a = make('a', [t]);
+    await a.tick();
+    assert.equal(runs.length, 1, 'the first tick runs every task');
+    clock.advance(MINUTE - SECOND);
+    await a.tick();
+    assert.equal(runs.length, 1, 'not before its interval');
+    clock.advance(SECOND);
+    await a.tick();
+    assert.equal(runs.length, 2, 'a minute on the clock later');
+    clock.advance(-10 * MINUTE);
+    await a.tick();
+    assert.equal(runs.length, 3, 'a clock set back does not silence the task');
+    await a.stop();
+    clock.advance(MINUTE);
+    await a.tick();
+    assert.equal(runs.length, 3, 'a stopped scheduler runs nothing');
+  });
+
   test('case=a failing task is reported as a failure instead of throwing', async () => {
     const { outcomes, make } = await twoWorkers();
     const failing: Task<unknown> = {
