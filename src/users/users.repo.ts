@@ -2,6 +2,7 @@ import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import { asciiLower, type IdentifierType, identifierKey } from './identifiers.ts';
 import type { PasswordVerifier } from './password-hasher.ts';
+import { forgetExternalIds } from './user-import.repo.ts';
 
 export interface UserRow {
   realm_id: string;
@@ -102,8 +103,9 @@ export async function setPassword(tx: Tx, realmId: string, userId: string, v: Pa
 }
 
 /**
- * Replaces a verifier with the same password under the active pepper, only while the stored one is
- * still `oldHash` (a password changed meanwhile stays); the compromised flag is kept.
+ * Replaces a verifier with the same password under the active pepper (a re-peppered one, or the
+ * realm's Argon2id in place of an imported one), only while the stored one is still `oldHash` (a
+ * password changed meanwhile stays); the compromised flag is kept.
  */
 export async function repepperPassword(
   tx: Tx,
@@ -241,9 +243,11 @@ export async function eraseUser(tx: Tx, realmId: string, userId: string, now: Da
   for (const table of ['user_identifiers', 'password_credentials', 'totp_credentials', 'recovery_codes']) {
     await tx.query(`delete from ${table} where realm_id = $1 and user_id = $2`, [realmId, userId]);
   }
+  // An imported account's external id keeps only its digest, so importing it again is skipped.
+  await forgetExternalIds(tx, realmId, userId, now);
   await tx.query(
     `update users set state = 'deleted', display_name = null, required_actions = '{}', attributes = '{}',
-       deletion_due_at = null, updated_at = $3, profile_updated_at = $3
+       admin_metadata = '{}', deletion_due_at = null, updated_at = $3, profile_updated_at = $3
       where realm_id = $1 and id = $2`,
     [realmId, userId, now],
   );
