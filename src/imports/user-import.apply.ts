@@ -3,7 +3,7 @@
 // authenticators, memberships with roles, imported audit history; each account audited as
 // user.created and announced by a user.created event with created_via import (spec doc 2, Catalog).
 import { insertImportedAuditEvents, recorder } from '../audit/index.ts';
-import type { Call } from '../kernel/call.ts';
+import type { Actor, Call } from '../kernel/call.ts';
 import { insertImportedTotps } from '../mfa/index.ts';
 import { type ImportedMembership, insertImportedMemberships } from '../organizations/index.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
@@ -50,6 +50,8 @@ export interface ApplyContext {
   keyring: RootKeyring;
   sourceSystem: string;
   jobId: string;
+  /** Who asked for the import, named in its audit records (their actor is the system). */
+  requestedBy: Actor;
 }
 
 /** Writes the plan's imported records; answers every record's outcome. */
@@ -80,6 +82,7 @@ export async function applyImport(
       data: {
         created_via: 'import',
         job_id: c.jobId,
+        requested_by: c.requestedBy,
         source_system: c.sourceSystem,
         state: u.state ?? 'active',
         required_actions: u.requiredActions ?? [],
@@ -112,7 +115,13 @@ export async function applyImport(
   delete counts.would_import;
   await record.audit('user.import.completed', {
     category: 'identity',
-    data: { job_id: c.jobId, source_system: c.sourceSystem, ...counts, memberships: memberships.length },
+    data: {
+      job_id: c.jobId,
+      requested_by: c.requestedBy,
+      source_system: c.sourceSystem,
+      ...counts,
+      memberships: memberships.length,
+    },
   });
   return { records, counts };
 }

@@ -6,7 +6,7 @@
 // transaction that also marks the job succeeded, storing the per-record report and erasing the
 // sealed document.
 import { type JobType, lostPermissionError, permanentFailure } from '../jobs/index.ts';
-import type { Actor } from '../kernel/call.ts';
+import { type Actor, SYSTEM_ACTOR } from '../kernel/call.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db, Queryable } from '../platform/db/db.ts';
 import { tryDecode } from '../platform/http/decode.ts';
@@ -91,11 +91,14 @@ export const userImportJob: JobType<UserImportDeps> = {
       async apply(tx, _systemRecorder, now) {
         // Planned again inside the transaction, so what it checked is what it writes against.
         const plan = await planImport(tx, job.realmId, doc.sourceSystem, prepared.records, options);
-        const call = { realmId: job.realmId, actor: job.requester, correlationId: job.id, now };
+        // A job's changes are made by the system, the job id as correlation (docs/decisions.md,
+        // Jobs); the records name the requester.
+        const call = { realmId: job.realmId, actor: SYSTEM_ACTOR, correlationId: job.id, now };
         const report = await applyImport(tx, call, plan, {
           keyring: deps.keyring,
           sourceSystem: doc.sourceSystem,
           jobId: job.id,
+          requestedBy: job.requester,
         });
         await finishUserImport(tx, job.realmId, job.id, report, now);
         return report.counts;

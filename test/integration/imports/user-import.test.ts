@@ -119,7 +119,14 @@ describe('user import', () => {
     );
     const audited = (await auditRows(s, 'user.created')).filter((a) => a.correlation_id === jobId);
     assert.equal(audited.length, 2);
-    assert.ok(audited.every((a) => a.data.created_via === 'import' && a.actor_id === s.admin.userId));
+    assert.ok(
+      audited.every(
+        (a) =>
+          a.data.created_via === 'import' &&
+          a.actor_type === 'system' &&
+          a.data.requested_by.id === s.admin.userId,
+      ),
+    );
     assert.equal((await auditRows(s, 'user.import.requested')).length, 1);
     assert.equal((await auditRows(s, 'user.import.completed'))[0]?.data.imported, 2);
     assert.equal(
