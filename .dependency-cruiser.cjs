@@ -55,6 +55,7 @@ const TIERS = [
       decisions: [],
       configuration: [],
       exports: ['configuration'],
+      imports: [],
     },
   },
   { tier: 'edges', folders: { api: [] } },

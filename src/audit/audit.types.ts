@@ -122,6 +122,8 @@ export type AuditType =
   | 'support.handoff.replayed'
   | 'support.access.preference_set'
   | 'job.result.downloaded'
+  | 'user.import.requested'
+  | 'user.import.completed'
   | 'mfa.recovery_codes.regenerated'
   | 'mfa.hotp.enrolled'
   | 'mfa.hotp.resynced'

@@ -21,4 +21,12 @@ export {
 export { type UnsealedState, unsealedState } from './audit-seal.repo.ts';
 export { type IntegrityReport, sealAudit, verifyRecentAudit } from './audit-seal.task.ts';
 export { inChange, type Recorder, recorder } from './evidence.ts';
+export {
+  type ImportedAuditEvent,
+  type ImportedAuditEventRow,
+  type ImportedEventFilters,
+  insertImportedAuditEvents,
+  listImportedAuditEvents,
+  pruneImportedAuditEvents,
+} from './imported-events.repo.ts';
 export { activeLegalHolds, type LegalHoldRow } from './legal-holds.repo.ts';

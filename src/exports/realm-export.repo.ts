@@ -25,7 +25,7 @@ export function groupBy<R extends Row>(list: R[], key: string): Map<string, R[]>
 export const exportUsers = (q: Queryable, realmId: string) =>
   rows(
     q,
-    `select id, state, display_name, attributes, protected, is_guest, required_actions, created_via,
+    `select id, state, display_name, attributes, admin_metadata, protected, is_guest, required_actions, created_via,
             last_login_at, created_at, updated_at
        from users where realm_id = $1 and state <> 'deleted' order by id`,
     realmId,
@@ -37,6 +37,15 @@ export const exportIdentifiers = (q: Queryable, realmId: string) =>
     `select i.user_id, i.type, i.value, i.verified, i.verified_at, i.is_primary
        from user_identifiers i join users u on u.realm_id = i.realm_id and u.id = i.user_id
       where i.realm_id = $1 and u.state <> 'deleted' order by i.user_id, i.id`,
+    realmId,
+  );
+
+/** External ids of imported accounts (the readable ones: erasure clears the source id). */
+export const exportExternalIds = (q: Queryable, realmId: string) =>
+  rows(
+    q,
+    `select user_id, source_system, source_id from user_external_ids
+      where realm_id = $1 and source_id is not null order by user_id, source_system, source_id`,
     realmId,
   );
 

@@ -63,7 +63,12 @@ const json = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v
 const OWN_CLAIMS = ['given_name', 'family_name', 'locale', 'zoneinfo'] as const;
 
 /** `credentials`: how many credentials of each kind the account has. */
-function userLine(u: Row, identifiers: Row[], credentials: ReadonlyMap<string, number>): Data {
+function userLine(
+  u: Row,
+  identifiers: Row[],
+  externalIds: Row[],
+  credentials: ReadonlyMap<string, number>,
+): Data {
   const attributes = (json(u.attributes) ?? {}) as Record<string, unknown>;
   const profile = Object.fromEntries(
     Object.entries(attributes).filter(([k]) => !(OWN_CLAIMS as readonly string[]).includes(k)),
@@ -78,8 +83,7 @@ function userLine(u: Row, identifiers: Row[], credentials: ReadonlyMap<string, n
     locale: claim('locale'),
     zoneinfo: claim('zoneinfo'),
     profile,
-    // No administrator metadata is stored for accounts yet.
-    admin_metadata: {},
+    admin_metadata: json(u.admin_metadata) ?? {},
     protected: u.protected,
     is_guest: u.is_guest,
     required_actions: u.required_actions,
@@ -94,8 +98,8 @@ function userLine(u: Row, identifiers: Row[], credentials: ReadonlyMap<string, n
       verified_at: iso(i.verified_at),
       primary: i.is_primary,
     })),
-    // Neither external ids nor federated identities are stored yet (no import source, no upstream).
-    external_ids: [],
+    external_ids: externalIds.map((x) => ({ source_system: x.source_system, source_id: x.source_id })),
+    // Federated identities are not stored yet (no upstream providers).
     federated_identities: [],
     credentials: {
       password: credentials.has('password'),
@@ -108,6 +112,7 @@ function userLine(u: Row, identifiers: Row[], credentials: ReadonlyMap<string, n
 
 async function users(q: Queryable, realmId: string): Promise<Data[]> {
   const identifiers = read.groupBy(await read.exportIdentifiers(q, realmId), 'user_id');
+  const externalIds = read.groupBy(await read.exportExternalIds(q, realmId), 'user_id');
   const creds = new Map<string, Map<string, number>>();
   for (const c of await read.exportCredentialPresence(q, realmId)) {
     const counts = creds.get(c.user_id) ?? new Map<string, number>();
@@ -115,7 +120,12 @@ async function users(q: Queryable, realmId: string): Promise<Data[]> {
     creds.set(c.user_id, counts);
   }
   return (await read.exportUsers(q, realmId)).map((u) =>
-    userLine(u, identifiers.get(String(u.id)) ?? [], creds.get(String(u.id)) ?? new Map()),
+    userLine(
+      u,
+      identifiers.get(String(u.id)) ?? [],
+      externalIds.get(String(u.id)) ?? [],
+      creds.get(String(u.id)) ?? new Map(),
+    ),
   );
 }
 

@@ -68,8 +68,9 @@ export async function buildUserExport(db: Db, realmId: string, userId: string, n
     security_events: (await read.exportSecurityEvents(db, realmId, userId, USER_EXPORT_HISTORY_LIMIT)).map(
       (e) => dated(e, 'occurred_at'),
     ),
-    // No history is imported from other systems yet.
-    imported_audit_records: [],
+    imported_audit_records: (
+      await read.exportImportedAuditRecords(db, realmId, userId, USER_EXPORT_HISTORY_LIMIT)
+    ).map((r) => dated(r, 'occurred_at')),
   };
 }
 

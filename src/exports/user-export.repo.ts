@@ -96,3 +96,12 @@ export const exportSecurityEvents = (q: Queryable, realmId: string, userId: stri
       order by id desc limit ${limit}`,
     [realmId, userId],
   );
+
+/** Imported historical audit records about the user, newest first (spec doc 2, Personal data export). */
+export const exportImportedAuditRecords = (q: Queryable, realmId: string, userId: string, limit: number) =>
+  rows(
+    q,
+    `select source_system, event_type, occurred_at, outcome from imported_audit_events
+      where realm_id = $1 and user_id = $2 order by occurred_at desc, id desc limit ${limit}`,
+    [realmId, userId],
+  );

@@ -165,7 +165,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       clockSkewMs: config.tokens.clockSkewMs,
       maxTokenBytes: config.limits.maxTokenBytes,
     }),
-    hasher: new PasswordHasher(config.security.password, pepper),
+    hasher: new PasswordHasher(config.security.password, pepper, root),
     migrations: loadMigrations(),
     metricsAuth,
     draining: false,

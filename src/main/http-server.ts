@@ -9,6 +9,7 @@ import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerEmergencyRoutes } from '../emergency/emergency.routes.ts';
 import { registerExportRoutes } from '../exports/exports.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
+import { registerUserImportRoutes } from '../imports/user-imports.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
 import { registerSigningKeyRoutes } from '../keys/signing-keys.routes.ts';
@@ -120,6 +121,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerOrganizationRoutes(app, ctx);
   registerJobRoutes(app, ctx);
   registerExportRoutes(app, ctx);
+  registerUserImportRoutes(app, ctx);
   registerWebhookRoutes(app, ctx);
   registerAuditRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);

@@ -2,6 +2,7 @@
 // Other folders reach this context's tables through this file, never through its *.repo.ts files
 // (docs/architecture.md, import rules).
 
+export { decodeBase32 } from './base32.ts';
 export {
   advanceHotp,
   deleteEnrollment,
@@ -19,12 +20,17 @@ export {
 } from './factors.repo.ts';
 export {
   consumeRecoveryCode,
+  type ImportedTotp,
+  insertImportedTotps,
   lockTotp,
   recordTotpStep,
   replaceRecoveryCodes,
+  type StoredTotp,
+  sampleTotps,
   storeTotp,
   totpSeedContext,
 } from './mfa.repo.ts';
+export { type OtpAlgorithm, totpAt, totpStep } from './otp.ts';
 export {
   findRememberedDevice,
   forgetRememberedDevices,

@@ -1,4 +1,5 @@
-// One-time codes: HOTP (RFC 4226) and TOTP (RFC 6238) with HMAC-SHA-1, plus the verification
+// One-time codes: HOTP (RFC 4226) and TOTP (RFC 6238) with HMAC-SHA-1 (and SHA-256 or SHA-512 for
+// TOTP authenticators imported from other systems, RFC 6238 section 1.2), plus the verification
 // rules the sign-in steps and self-service endpoints share (spec: Limits, HOTP row; Endpoints,
 // TOTP and HOTP rows). Callers persist the accepted step or counter; nothing here touches state.
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -19,11 +20,20 @@ function toCounter(counter: bigint | number): bigint {
   return c;
 }
 
-export function hotp(key: Buffer, counter: bigint | number, digits = 6): string {
+export type OtpAlgorithm = 'SHA1' | 'SHA256' | 'SHA512';
+
+const HMAC_OF: Record<OtpAlgorithm, string> = { SHA1: 'sha1', SHA256: 'sha256', SHA512: 'sha512' };
+
+export function hotp(
+  key: Buffer,
+  counter: bigint | number,
+  digits = 6,
+  algorithm: OtpAlgorithm = 'SHA1',
+): string {
   assertDigits(digits);
   const message = Buffer.alloc(8);
   message.writeBigUInt64BE(toCounter(counter));
-  const mac = createHmac('sha1', key).update(message).digest();
+  const mac = createHmac(HMAC_OF[algorithm], key).update(message).digest();
   // Dynamic truncation, RFC 4226 section 5.4.
   const offset = mac[mac.length - 1]! & 0x0f;
   const binary = (mac.readUInt32BE(offset) & 0x7fffffff) % 10 ** digits;
@@ -35,8 +45,8 @@ export function totpStep(unixMs: number, periodSeconds = 30): number {
   return Math.floor(unixMs / (periodSeconds * 1000));
 }
 
-export function totpAt(key: Buffer, step: number, digits = 6): string {
-  return hotp(key, step, digits);
+export function totpAt(key: Buffer, step: number, digits = 6, algorithm: OtpAlgorithm = 'SHA1'): string {
+  return hotp(key, step, digits, algorithm);
 }
 
 function isCodeShape(code: string, digits: number): boolean {
@@ -55,6 +65,7 @@ export interface VerifyTotpOptions {
   lastUsedStep?: number | null;
   digits?: number;
   periodSeconds?: number;
+  algorithm?: OtpAlgorithm;
 }
 
 export type VerifyTotpResult = { ok: true; step: number } | { ok: false; reason: 'invalid' | 'replayed' };
@@ -65,7 +76,7 @@ export function verifyTotp(
   nowMs: number,
   opts: VerifyTotpOptions = {},
 ): VerifyTotpResult {
-  const { window = 1, lastUsedStep = null, digits = 6, periodSeconds = 30 } = opts;
+  const { window = 1, lastUsedStep = null, digits = 6, periodSeconds = 30, algorithm = 'SHA1' } = opts;
   assertDigits(digits);
   if (!Number.isInteger(window) || window < 0) throw new RangeError('window must be a non-negative integer');
   if (!isCodeShape(code, digits)) return { ok: false, reason: 'invalid' };
@@ -76,7 +87,7 @@ export function verifyTotp(
   for (let step = Math.max(0, current - window); step <= current + window; step++) {
     // Keep the newest match: recording the highest step means this code string can never be
     // accepted again for any step in this window, even when two steps happen to share a code.
-    if (sameCode(totpAt(key, step, digits), code)) matched = step;
+    if (sameCode(totpAt(key, step, digits, algorithm), code)) matched = step;
   }
   if (matched === null) return { ok: false, reason: 'invalid' };
   // Forward-only: the accepted step must be newer than every step accepted before.

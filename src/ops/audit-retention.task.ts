@@ -8,6 +8,7 @@ import {
   isPrunable,
   type LegalHoldRow,
   pruneBatchEvents,
+  pruneImportedAuditEvents,
   type RetentionSettings,
   retentionCandidates,
   retentionEvents,
@@ -19,6 +20,8 @@ import type { Db, Queryable } from '../platform/db/db.ts';
 import { currentPolicy, policyValue } from '../realms/index.ts';
 
 export const RETENTION_BATCHES_PER_RUN = 100;
+/** Imported audit records deleted per run at most (spec doc 2, Data lifecycle 1). */
+export const IMPORTED_RECORDS_PER_RUN = 1000;
 
 export interface AuditRetentionDeps {
   db: Db;
@@ -75,5 +78,11 @@ export async function cleanupAuditRetention(deps: AuditRetentionDeps, now: Date)
     }
     deleted += await deps.db.tx((tx) => pruneBatchEvents(tx, b.id, prunable, now));
   }
-  return { batches: batches.length, deleted };
+  // Imported history: its own category's retention, else the default, from the time of import;
+  // holds and realm or organization extensions do not apply to records that are not our evidence.
+  const importedKeepMs = settings.byCategoryMs.imported ?? settings.defaultMs;
+  const imported = await deps.db.tx((tx) =>
+    pruneImportedAuditEvents(tx, importedKeepMs, now, IMPORTED_RECORDS_PER_RUN),
+  );
+  return { batches: batches.length, deleted, imported_deleted: imported };
 }

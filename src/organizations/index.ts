@@ -1,5 +1,13 @@
 // The organizations context's public surface for other folders (docs/architecture.md, import
 // rules): reading one organization (audit retention reads its audit_retention_days).
 
+export {
+  type ImportedMembership,
+  type ImportOrganization,
+  insertImportedMemberships,
+  type OrgRef,
+  orgRefKey,
+  resolveImportOrganizations,
+} from './membership-import.ts';
 export { changeOrganizationStateInTx } from './organization-state.service.ts';
 export { findOrganization } from './organizations.repo.ts';

@@ -5,11 +5,17 @@ import type { Actor } from '../kernel/call.ts';
 import { maybeOne, type Queryable } from '../platform/db/db.ts';
 import { mayHoldRoles } from '../users/account.states.ts';
 import { effectiveRolesSql, permissionsOf, type RoleHolding } from './effective-roles.ts';
+import { BUILTIN_ROLES } from './permissions.ts';
 
 export interface Standing {
   /** The account or principal exists and may hold roles. */
   active: boolean;
   permissions: ReadonlySet<string>;
+  /**
+   * Holds the built-in realm-admin role at realm scope unconditionally: the delegation ceiling of a
+   * job (user.import) lets it hand out any role, as roles/delegation.ts does for a live caller.
+   */
+  everything?: boolean;
 }
 
 /**
@@ -45,5 +51,13 @@ export async function standingOf(
   const state = row?.state ?? null;
   const active = subject.type === 'user' ? mayHoldRoles(state) : state === 'active';
   if (!active) return { active: false, permissions: new Set() };
-  return { active: true, permissions: permissionsOf(row?.roles ?? []) };
+  const roles = row?.roles ?? [];
+  const everything = roles.some(
+    (r) =>
+      r.builtin &&
+      r.name === BUILTIN_ROLES.realmAdmin.name &&
+      r.scope_type === 'realm' &&
+      (!r.conditions || Object.keys(r.conditions).length === 0),
+  );
+  return { active: true, permissions: permissionsOf(roles), everything };
 }

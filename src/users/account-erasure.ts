@@ -96,6 +96,13 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     why: 'revoked by the account revocation; the user agent goes, the row stays until tokens.cleanup',
     sql: 'update sessions set user_agent = null where realm_id = $1 and user_id = $2',
   },
+  {
+    table: 'user_external_ids',
+    columns: ['user_id'],
+    disposition: 'anonymised',
+    why: 'the source id goes, its digest stays, so importing the same record again answers skipped_deleted',
+    sql: `update user_external_ids set source_id = null, erased_at = $3 where realm_id = $1 and user_id = $2`,
+  },
   ownerCleared('projects', 'project'),
   ownerCleared('service_principals', 'principal'),
   ownerCleared('webhook_subscriptions', 'subscription'),
@@ -105,7 +112,7 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     disposition: 'anonymised',
     why: 'a tombstone: state deleted, the id kept so tokens, audit records and events still resolve, the profile gone',
     sql: `update users set state = 'deleted', display_name = null, required_actions = '{}', attributes = '{}',
-                 deletion_due_at = null, updated_at = $3, profile_updated_at = $3
+                 admin_metadata = '{}', deletion_due_at = null, updated_at = $3, profile_updated_at = $3
            where realm_id = $1 and id = $2`,
   },
 
@@ -145,6 +152,12 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     columns: ['actor_id', 'subject_id', 'target_id'],
     disposition: 'kept',
     why: 'audit evidence, removed only by its retention (doc 2, Data lifecycle and retention)',
+  },
+  {
+    table: 'imported_audit_events',
+    columns: ['user_id'],
+    disposition: 'kept',
+    why: 'imported audit history, removed only by its own retention as audit evidence is (doc 2, Data lifecycle 1)',
   },
   {
     table: 'audit_legal_holds',

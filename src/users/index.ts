@@ -2,8 +2,40 @@
 // Other folders reach this context's tables through this file, never through its *.repo.ts files
 // (docs/architecture.md, import rules).
 
+export { type IdentifierType, identifierKey, isValidIdentifier } from './identifiers.ts';
+export {
+  decodeImported,
+  describeImported,
+  encodeImported,
+  type ImportedVerifier,
+  ImportedVerifierError,
+  isImported,
+  VERIFIER_BOUNDS,
+} from './imported-verifier.ts';
+export {
+  type FirebaseParameters,
+  type Parsed as ParsedVerifier,
+  parseBcrypt,
+  parseFirebase,
+  parseKeycloak,
+  parsePhc,
+  strictBase64,
+  type VerifierError,
+} from './imported-verifier-parse.ts';
+export { verifyImported } from './imported-verifier-verify.ts';
 export { endSessionsAfterPasswordChange } from './password-change.ts';
+export { type PasswordHasher, type PasswordVerifier, sealFirebaseKey } from './password-hasher.ts';
 export { findProfileClaims, type ProfileClaimsRecord } from './profile-claims.repo.ts';
+export {
+  type ExternalIdRow,
+  externalIdsOf,
+  findExternalIds,
+  type ImportedAccount,
+  insertImportedAccounts,
+  sourceKeyOf,
+  takenIdentifiers,
+} from './user-import.repo.ts';
+export { ADMIN_REQUIRED_ACTIONS, type AdminRequiredAction } from './users.decode.ts';
 export {
   cancelDeletion,
   countUsers,

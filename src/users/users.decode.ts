@@ -30,6 +30,7 @@ export const ADMIN_REQUIRED_ACTIONS = [
   'verify_contact',
   'configure_totp',
 ] as const;
+export type AdminRequiredAction = (typeof ADMIN_REQUIRED_ACTIONS)[number];
 
 const MAX_PASSWORD_BYTES = 1024;
 

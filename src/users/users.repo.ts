@@ -102,8 +102,9 @@ export async function setPassword(tx: Tx, realmId: string, userId: string, v: Pa
 }
 
 /**
- * Replaces a verifier with the same password under the active pepper, only while the stored one is
- * still `oldHash` (a password changed meanwhile stays); the compromised flag is kept.
+ * Replaces a verifier with the same password under the active pepper (a re-peppered one, or the
+ * realm's Argon2id in place of an imported one), only while the stored one is still `oldHash` (a
+ * password changed meanwhile stays); the compromised flag is kept.
  */
 export async function repepperPassword(
   tx: Tx,

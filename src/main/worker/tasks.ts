@@ -12,6 +12,8 @@ import { cleanupOutbox, dispatchOutboxTo, type OutboxDispatchDeps } from '../../
 import { auditExportJob } from '../../exports/audit-export.job.ts';
 import { realmExportJob } from '../../exports/realm-export.job.ts';
 import { userExportJob } from '../../exports/user-export.job.ts';
+import { cleanupImports } from '../../imports/imports-cleanup.task.ts';
+import { userImportJob } from '../../imports/user-import.job.ts';
 import { type JobRunnerDeps, type JobType, purgeJobResults, runJobsTask } from '../../jobs/index.ts';
 import type { Task } from '../../kernel/task.ts';
 import { type KeyLifecycleDeps, runKeyLifecycle } from '../../keys/key-lifecycle.task.ts';
@@ -60,6 +62,7 @@ export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [
   realmExportJob,
   auditExportJob,
   userExportJob,
+  userImportJob,
 ];
 
 export const TASKS: readonly Task<WorkerDeps>[] = [
@@ -98,4 +101,5 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   },
   { name: 'audit.archive', intervalMs: 60_000, run: archiveAudit },
   { name: 'retention.cleanup', intervalMs: 300_000, run: cleanupAuditRetention },
+  { name: 'imports.cleanup', intervalMs: 3_600_000, run: cleanupImports },
 ];

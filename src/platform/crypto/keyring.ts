@@ -21,7 +21,9 @@ export type KeyPurpose =
   | 'hook-secret'
   | 'provider-secret'
   | 'job-result'
-  | 'mail-secret';
+  | 'mail-secret'
+  | 'password-parameters'
+  | 'user-import';
 
 /** Purposes of keyed digests (verifiers), each with its own HKDF label apart from the sealing keys. */
 export type MacPurpose = 'client-secret';

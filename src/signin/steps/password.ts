@@ -24,8 +24,11 @@ interface Prepared {
   userId: string | null;
   identifier: string | null;
   valid: boolean;
-  /** The same password under the active pepper, when the stored verifier used another one. */
-  repeppered: { oldHash: string; verifier: PasswordVerifier } | null;
+  /**
+   * The same password as the realm's Argon2id under the active pepper, when the stored verifier
+   * was imported from another system or used another pepper version.
+   */
+  rehashed: { oldHash: string; verifier: PasswordVerifier } | null;
 }
 
 export const passwordStep: Step<{ password: string; identifier?: string }, Prepared> = {
@@ -44,24 +47,25 @@ export const passwordStep: Step<{ password: string; identifier?: string }, Prepa
     }
     const verifier = userId ? await findPasswordVerifier(app.db, t.realmId, userId) : null;
     const valid = await app.hasher.verifyOrBurn(body.password, verifier);
-    // Pepper rotation: a verifier is re-peppered at the account's next sign-in (spec doc 2,
-    // Authentication 6; docs/security.md).
-    const repeppered =
-      valid && verifier && app.hasher.needsRepepper(verifier)
+    // Pepper rotation re-peppers a verifier at the account's next sign-in (spec doc 2,
+    // Authentication 6; docs/security.md), and an imported verifier is replaced by the realm's
+    // Argon2id (docs/migration.md); the new verifier is written in the step's transaction.
+    const rehashed =
+      valid && verifier && app.hasher.needsRehash(verifier)
         ? { oldHash: verifier.hash, verifier: await app.hasher.hash(body.password) }
         : null;
-    return { userId, identifier, valid, repeppered };
+    return { userId, identifier, valid, rehashed };
   },
   async run(q, t, _body, ctx, prepared) {
     const identified = { ...t, identifier: prepared.identifier, userId: prepared.userId };
     if (!prepared.valid || !prepared.userId) return proofFailed(q, identified, ctx, 'pwd');
-    if (prepared.repeppered)
+    if (prepared.rehashed)
       await repepperPassword(
         q,
         t.realmId,
         prepared.userId,
-        prepared.repeppered.oldHash,
-        prepared.repeppered.verifier,
+        prepared.rehashed.oldHash,
+        prepared.rehashed.verifier,
       );
     return { tx: withFactor(identified, 'pwd') };
   },

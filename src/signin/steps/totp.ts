@@ -1,5 +1,6 @@
-// totp {code}: the enrolled authenticator's current code (RFC 6238, 30 s, one step of drift);
-// a step once accepted is never accepted again.
+// totp {code}: the enrolled authenticator's current code (RFC 6238, one step of drift; 30 s,
+// 6 digits and SHA-1 unless the authenticator was imported with other parameters); a step once
+// accepted is never accepted again.
 import { lockTotp, recordTotpStep, totpSeedContext } from '../../mfa/index.ts';
 import { verifyTotp } from '../../mfa/otp.ts';
 import { object, string } from '../../platform/http/decode.ts';
@@ -25,7 +26,12 @@ export const totpStep: Step<{ code: string }> = {
       totpSeedContext(t.realmId, userId),
     );
     const lastUsedStep = stored.last_used_step === null ? null : Number(stored.last_used_step);
-    const r = verifyTotp(key, body.code.trim(), ctx.now.getTime(), { lastUsedStep });
+    const r = verifyTotp(key, body.code.trim(), ctx.now.getTime(), {
+      lastUsedStep,
+      digits: stored.digits,
+      periodSeconds: stored.period_seconds,
+      algorithm: stored.algorithm,
+    });
     if (!r.ok) return proofFailed(q, t, ctx, 'totp');
     await recordTotpStep(q, t.realmId, userId, r.step);
     await restoreAfterStrongFactor(q, ctx, userId);
