@@ -9,6 +9,7 @@ import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerEmergencyRoutes } from '../emergency/emergency.routes.ts';
 import { registerExportRoutes } from '../exports/exports.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
+import { registerConnectionRoutes } from '../identity-providers/connections.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
 import { registerSigningKeyRoutes } from '../keys/signing-keys.routes.ts';
@@ -131,6 +132,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerSupportRoutes(app, ctx);
   registerSigningKeyRoutes(app, ctx);
   registerEmergencyRoutes(app, ctx);
+  registerConnectionRoutes(app, ctx);
   if (ctx.config.ui.enabled) registerBuiltinUi(app, ctx.log);
   return app;
 }
