@@ -5,4 +5,24 @@
 export * from './connection.ts';
 export { activeConnections, findConnection, findConnectionByRef } from './connections.repo.ts';
 export { setConnectionStateInTx } from './connections.service.ts';
+export {
+  countUpstreamTokens,
+  findLinkBySubject,
+  insertLink,
+  type LinkedIdentityRow,
+  type Provenance,
+  storeUpstreamTokens,
+  touchLink,
+} from './linked-identities.repo.ts';
 export { effectiveClaims, effectiveConfig, PRESETS } from './presets.ts';
+export {
+  claimFederationRequest,
+  deleteSigninFederation,
+  type FederationRequestRow,
+  findSigninFederation,
+  insertFederationRequest,
+  type PendingIdentity,
+  type SigninFederation,
+  type SigninFederationRow,
+  saveSigninFederation,
+} from './signin-federation.repo.ts';

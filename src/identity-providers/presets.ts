@@ -76,7 +76,14 @@ export const PRESETS: Record<Adapter, Preset> = {
       emails_endpoint: 'https://api.github.com/user/emails',
       token_endpoint_auth_method: 'client_secret_post',
     },
-    claims: { subject: 'id', email: 'email', name: 'name', preferred_username: 'login' },
+    // The profile's email is the public one; the emails endpoint says which address is verified.
+    claims: {
+      subject: 'id',
+      email: 'email',
+      email_verified: 'email_verified',
+      name: 'name',
+      preferred_username: 'login',
+    },
   },
   gitlab: {
     kind: 'oidc',

@@ -39,6 +39,7 @@ import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
 import { registerRoleRoutes } from '../roles/roles.routes.ts';
 import { registerServicePrincipalRoutes } from '../service-principals/principals.routes.ts';
 import { registerMeSessionRoutes } from '../sessions/sessions.routes.ts';
+import { registerFederationRoutes } from '../signin/federation.routes.ts';
 import { registerRegistrationRoutes } from '../signin/registrations.routes.ts';
 import { registerSigninRoutes } from '../signin/signin.routes.ts';
 import { registerSupportRoutes } from '../support/support-grants.routes.ts';
@@ -97,6 +98,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerSigninCors(app, ctx);
   registerJwks(app, ctx.keyStore);
   registerSigninRoutes(app, ctx);
+  registerFederationRoutes(app, ctx);
   registerAuthorize(app, ctx);
   registerClientRoutes(app, ctx);
   registerResourceRoutes(app, ctx);

@@ -1,5 +1,6 @@
 // The organizations context's public surface for other folders (docs/architecture.md, import
 // rules): reading one organization (audit retention reads its audit_retention_days).
 
+export { joinThroughFederation } from './federated-membership.ts';
 export { changeOrganizationStateInTx } from './organization-state.service.ts';
 export { findOrganization } from './organizations.repo.ts';

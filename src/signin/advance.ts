@@ -5,6 +5,7 @@
 import { recorder } from '../audit/index.ts';
 import type { ClientRow } from '../clients/index.ts';
 import { findClient } from '../clients/index.ts';
+import { findConnection } from '../identity-providers/index.ts';
 import { adminAudience } from '../kernel/audiences.ts';
 import { hasNul } from '../kernel/text.ts';
 import type { Tx } from '../platform/db/db.ts';
@@ -17,6 +18,8 @@ import { isSigninOrigin } from './allowed-origin.ts';
 import { authenticateCall, type CallCredentials, csrfTokenFor } from './binding.ts';
 import { completeTransaction, errorRedirect } from './complete.ts';
 import { loadFacts } from './facts.ts';
+import { noticeOf } from './federation-rules.ts';
+import { linkAfterProof } from './federation-signin.ts';
 import { noteCallerNetwork } from './flow-facts.ts';
 import { markReviewed } from './flow-state.repo.ts';
 import { evaluate } from './next-actions.ts';
@@ -40,6 +43,8 @@ export interface StepResponse {
   clearTxCookie: boolean;
   /** Browser: a device just remembered gets the pa_rd cookie. */
   deviceCookie?: { value: string; maxAgeSeconds: number };
+  /** Browser: federation/start binds the upstream's callback to this browser (pa_fed). */
+  federationCookie?: string;
 }
 
 type Ran = StepResponse & { result: StepResult };
@@ -208,6 +213,8 @@ async function runStepUnpadded(
         ...denied,
         oneTime: undefined,
         webauthn: undefined,
+        externalRedirect: undefined,
+        federationCookie: undefined,
         policy: before.policy,
         proofFailed: false,
       };
@@ -223,11 +230,20 @@ async function runStepUnpadded(
       prepared,
     );
     await notePresentedToken(q, outcome.tx, creds.rememberedDevice ?? null, before.policy, now);
+    const proved = await linkAfterProof(
+      q,
+      { realmId: realm.id, actor: stepActor(outcome.tx.userId), correlationId, now },
+      stored.tx,
+      outcome.tx,
+      (id) => findConnection(q, realm.id, id),
+    );
     return {
       expired: false as const,
-      ...(await settle(app, q, realm, outcome.tx, now, correlationId, before)),
+      ...(await settle(app, q, realm, proved, now, correlationId, before)),
       oneTime: outcome.oneTime,
       webauthn: outcome.webauthn,
+      externalRedirect: outcome.externalRedirect,
+      federationCookie: outcome.federationCookie,
       policy: before.policy,
       proofFailed: outcome.tx.failures > stored.tx.failures,
     };
@@ -244,13 +260,18 @@ async function runStepUnpadded(
   }
   return {
     ...(deviceCookie ? { deviceCookie } : {}),
+    ...(result.federationCookie && result.tx.status === 'pending'
+      ? { federationCookie: result.federationCookie }
+      : {}),
     body: presentState({
       tx: result.tx,
       clientName: result.clientName,
       evaluation: result.evaluation,
       user: result.user,
+      notice: result.notice,
       ...(oneTime ? { oneTime } : {}),
       ...(result.webauthn ? { webauthn: result.webauthn } : {}),
+      ...(result.externalRedirect ? { externalRedirect: result.externalRedirect } : {}),
     }),
     ...(result.sessionCookie ? { sessionCookie: result.sessionCookie } : {}),
     clearTxCookie: result.tx.status !== 'pending' && result.tx.mode === 'browser',
@@ -265,7 +286,7 @@ async function runStepUnpadded(
 }
 
 /** After a step: complete, record a blocking reason, or give a terminal redirect; then persist. */
-async function settle(
+export async function settle(
   app: SigninDeps,
   q: Tx,
   realm: RealmRow,
@@ -320,6 +341,7 @@ async function settle(
     sessionCookie,
     clientName: after.client.name,
     user: user ? { displayName: user.displayName, email: user.email } : null,
+    notice: noticeOf(after.facts),
   };
 }
 
@@ -354,6 +376,7 @@ export async function readState(
       user: loaded.facts.user
         ? { displayName: loaded.facts.user.displayName, email: loaded.facts.user.email }
         : null,
+      notice: noticeOf(loaded.facts),
       ...(cookie ? { csrfToken: csrfTokenFor(cookie) } : {}),
     });
   });

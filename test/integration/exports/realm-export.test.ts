@@ -344,7 +344,12 @@ describe('exports › realm data', () => {
     assert.equal(of('service_principal').length, 1, 'deleted principals are left out');
     assert.equal(of('project').length, 1);
     assert.equal(of('webhook').length, 1);
-    assert.deepEqual(of('identity_provider').map((p) => p.alias).sort(), ['corp', 'corp2']);
+    assert.deepEqual(
+      of('identity_provider')
+        .map((p) => p.alias)
+        .sort(),
+      ['corp', 'corp2'],
+    );
 
     // Nothing secret: no secret-bearing member anywhere, no stored secret or verifier in the text.
     const names = memberNames(lines.slice(2).map((l) => l.data));
