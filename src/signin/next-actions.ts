@@ -248,7 +248,8 @@ const requiredActions: Stage = (t, f) => {
   // An administrator's configure_totp asks for an authenticator app in particular.
   if (f.user?.requiredActions.includes('configure_totp') && !otp)
     return { kind: 'actions', actions: [action('enroll_totp', [])] };
-  if (mfaRequired(t, f) && !otp && f.hasWebauthn !== true) {
+  // Multi-factor authentication the connection trusts the upstream with needs no local factor.
+  if (mfaRequired(t, f) && !otp && f.hasWebauthn !== true && !t.completedFactors.includes('fed_mfa')) {
     const actions = [action('enroll_totp', [])];
     if (f.webauthnAllowed !== false) actions.push(action('enroll_webauthn', ['credential', 'name']));
     return { kind: 'actions', actions };
