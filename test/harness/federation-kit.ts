@@ -4,6 +4,7 @@
 // federation/start, the upstream's answer, and the callback as the browser would open it.
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
+import type { ClientRow } from '../../src/clients/clients.repo.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
 import { type ApiCallerKit, apiCaller } from './api-kit.ts';
 import { type Harness, startHarness } from './harness.ts';
@@ -14,6 +15,8 @@ export interface FederationSetup {
   h: Harness;
   realm: RealmRow;
   admin: ApiCallerKit;
+  /** The web-app client (REDIRECT). */
+  client: ClientRow;
 }
 
 /** Where browsers are sent back while a sign-in goes on (nothing listens there; tests read the URL). */
@@ -35,14 +38,14 @@ export async function federationSetup(
   });
   const realm = await h.createRealm();
   if (!o.ui) await h.setPolicy(realm, { interaction: { login_ui_url: LOGIN_UI } });
-  await h.createClient(realm, {
+  const client = await h.createClient(realm, {
     clientId: 'web-app',
     name: 'Web App',
     type: 'web',
     redirectUris: [REDIRECT],
   });
   const admin = await apiCaller(h, realm);
-  return { h, realm, admin };
+  return { h, realm, admin, client };
 }
 
 /** Creates a connection through the administration API; answers its row. */
