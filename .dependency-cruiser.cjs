@@ -30,7 +30,7 @@ const TIERS = [
       'service-principals': ['audit', 'events', 'realms', 'roles', 'clients', 'organizations'],
       relationships: ['audit', 'events', 'realms', 'roles'],
       webhooks: ['audit', 'events', 'realms', 'roles'],
-      'identity-providers': ['audit', 'events', 'realms', 'users', 'sessions', 'roles', 'organizations'],
+      'identity-providers': ['audit', 'events', 'realms', 'mfa', 'users', 'sessions', 'roles', 'organizations'],
       access: [
         'realms',
         'keys',

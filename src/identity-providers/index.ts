@@ -8,6 +8,7 @@ export { setConnectionStateInTx } from './connections.service.ts';
 export {
   countUpstreamTokens,
   findLinkBySubject,
+  hasActiveLink,
   insertLink,
   type LinkedIdentityRow,
   type Provenance,

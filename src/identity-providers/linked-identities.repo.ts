@@ -22,6 +22,7 @@ export interface LinkedIdentityRow {
 export interface LinkedIdentityView extends LinkedIdentityRow {
   provider_alias: string;
   provider_display_name: string;
+  provider_state: string;
 }
 
 export interface NewLink {
@@ -79,7 +80,8 @@ export async function touchLink(
   );
 }
 
-const VIEW = `select l.*, p.alias as provider_alias, p.display_name as provider_display_name
+const VIEW = `select l.*, p.alias as provider_alias, p.display_name as provider_display_name,
+                     p.state as provider_state
                 from linked_identities l
                 join identity_providers p on p.realm_id = l.realm_id and p.id = l.provider_id`;
 
@@ -187,4 +189,35 @@ export async function countUpstreamTokens(q: Queryable, realmId: string, linkId:
     [realmId, linkId],
   );
   return Number(r.rows[0]?.n ?? 0);
+}
+
+/** The record of a merge, kept without cleanup (doc 2, Data lifecycle 4). */
+export async function insertMergeRecord(
+  q: Queryable,
+  realmId: string,
+  m: {
+    id: string;
+    targetUserId: string;
+    sourceUserId: string;
+    moved: string[];
+    actor: { type: string; id: string | null };
+    reason: string;
+  },
+  now: Date,
+): Promise<void> {
+  await q.query(
+    `insert into account_merges (realm_id, id, target_user_id, source_user_id, moved_identity_ids, actor_type,
+       actor_id, reason, created_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [realmId, m.id, m.targetUserId, m.sourceUserId, m.moved, m.actor.type, m.actor.id, m.reason, now],
+  );
+}
+
+/** The account signs in through at least one link of an active connection. */
+export async function hasActiveLink(q: Queryable, realmId: string, userId: string): Promise<boolean> {
+  const r = await q.query(
+    `select 1 from linked_identities l join identity_providers p on p.realm_id = l.realm_id and p.id = l.provider_id
+      where l.realm_id = $1 and l.user_id = $2 and p.state = 'active' limit 1`,
+    [realmId, userId],
+  );
+  return r.rows.length > 0;
 }

@@ -10,6 +10,7 @@ import { registerEmergencyRoutes } from '../emergency/emergency.routes.ts';
 import { registerExportRoutes } from '../exports/exports.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerConnectionRoutes } from '../identity-providers/connections.routes.ts';
+import { registerLinkedIdentityRoutes } from '../identity-providers/linked-identities.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
 import { registerSigningKeyRoutes } from '../keys/signing-keys.routes.ts';
@@ -135,6 +136,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerSigningKeyRoutes(app, ctx);
   registerEmergencyRoutes(app, ctx);
   registerConnectionRoutes(app, ctx);
+  registerLinkedIdentityRoutes(app, ctx);
   if (ctx.config.ui.enabled) registerBuiltinUi(app, ctx.log);
   return app;
 }
