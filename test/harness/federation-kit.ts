@@ -60,6 +60,27 @@ export async function createConnection(
   return body;
 }
 
+/** A generic OpenID Connect connection to a stand-in upstream, with members over it. */
+export const connectStandin = (
+  s: FederationSetup,
+  up: { issuer: string; clientId: string; clientSecret: string },
+  alias = 'corp',
+  extra: Record<string, unknown> = {},
+  path = '/identity-providers',
+) =>
+  createConnection(
+    s,
+    {
+      alias,
+      display_name: alias === 'corp' ? 'Corp' : alias,
+      issuer: up.issuer,
+      config: { client_id: up.clientId },
+      client_secret: up.clientSecret,
+      ...extra,
+    },
+    path,
+  );
+
 /** The redirect URI an upstream must know for a connection. */
 export const callbackOf = (s: FederationSetup, alias: string) =>
   `${s.h.publicUrl}/realms/${s.realm.name}/federation/${alias}/callback`;

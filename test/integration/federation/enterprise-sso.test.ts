@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
+  connectStandin,
   createConnection,
   type FederationSetup,
   federationSetup,
@@ -37,14 +38,13 @@ async function acme(
     `select id from roles where realm_id = $1 and name = 'member' and builtin`,
     [s.realm.id],
   );
-  const c = await createConnection(
+  const c = await connectStandin(
     s,
+    up,
+    'acme-idp',
     {
-      alias: 'acme-idp',
       display_name: 'Acme',
-      issuer: up.issuer,
       config: { client_id: up.clientId, ...(o.clients ? { client_ids: o.clients } : {}) },
-      client_secret: up.clientSecret,
       jit_default_role_id: member.rows[0]?.id,
     },
     `/organizations/${org}/identity-providers`,

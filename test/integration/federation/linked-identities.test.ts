@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { apiCaller } from '../../harness/api-kit.ts';
 import {
-  createConnection,
+  connectStandin,
   federationSetup,
   headless,
   openCallback,
@@ -21,13 +21,7 @@ type Body = any;
 async function federatedAccount(t: Parameters<typeof federationSetup>[0]) {
   const s = await federationSetup(t);
   const up = await startStandin(t);
-  await createConnection(s, {
-    alias: 'corp',
-    display_name: 'Corp',
-    issuer: up.issuer,
-    config: { client_id: up.clientId, store_tokens: true },
-    client_secret: up.clientSecret,
-  });
+  await connectStandin(s, up, 'corp', { config: { client_id: up.clientId, store_tokens: true } });
   const tx = await headless(s);
   const started = await startFederation(tx, 'corp');
   await openCallback(await up.authorize(started.body.external_redirect));
@@ -84,13 +78,7 @@ describe('federation › linked identities and merge', () => {
   test('case=the owner sees and removes links under /me', async (t) => {
     const s = await federationSetup(t);
     const up = await startStandin(t);
-    const c = await createConnection(s, {
-      alias: 'corp',
-      display_name: 'Corp',
-      issuer: up.issuer,
-      config: { client_id: up.clientId },
-      client_secret: up.clientSecret,
-    });
+    const c = await connectStandin(s, up);
     const alice = await s.h.createUser(s.realm, { email: 'alice@example.com', password: PASSWORD });
     await s.h.ctx.db.query(
       `insert into linked_identities (realm_id, id, user_id, provider_id, upstream_issuer, upstream_subject, provenance,

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
-  createConnection,
+  connectStandin,
   type FederationSetup,
   federationSetup,
   headless,
@@ -20,14 +20,7 @@ import { type Standin, startStandin } from '../../harness/upstream-standin.ts';
 async function setupWith(t: Parameters<typeof federationSetup>[0], connection: Record<string, unknown> = {}) {
   const s = await federationSetup(t);
   const up = await startStandin(t);
-  const c = await createConnection(s, {
-    alias: 'corp',
-    display_name: 'Corp',
-    issuer: up.issuer,
-    config: { client_id: up.clientId },
-    client_secret: up.clientSecret,
-    ...connection,
-  });
+  const c = await connectStandin(s, up, 'corp', connection);
   const alice = await s.h.createUser(s.realm, { email: 'alice@example.com', password: PASSWORD });
   return { s, up, c, alice };
 }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
-  createConnection,
+  connectStandin,
   type FederationSetup,
   federationSetup,
   headless,
@@ -25,14 +25,7 @@ async function connected(t: Parameters<typeof federationSetup>[0], o: StandinOpt
   return { s, up, users: await usersOf(s) };
 }
 
-const connect = (s: FederationSetup, up: Standin, alias: string) =>
-  createConnection(s, {
-    alias,
-    display_name: alias,
-    issuer: up.issuer,
-    config: { client_id: up.clientId },
-    client_secret: up.clientSecret,
-  });
+const connect = (s: FederationSetup, up: Standin, alias: string) => connectStandin(s, up, alias);
 
 /** Starts a sign-in at the connection and runs the upstream's authorization: the callback URL. */
 async function throughUpstream(s: FederationSetup, up: Standin, alias = 'corp') {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   callbackOf,
-  createConnection,
+  connectStandin,
   federationCookieOf,
   federationSetup,
   headless,
@@ -19,13 +19,7 @@ describe('federation › sign-in', () => {
   test('case=the first sign-in creates the account just in time, the next one signs it in/mode=headless', async (t) => {
     const s = await federationSetup(t);
     const up = await startStandin(t);
-    const c = await createConnection(s, {
-      alias: 'corp',
-      display_name: 'Corp',
-      issuer: up.issuer,
-      config: { client_id: up.clientId },
-      client_secret: up.clientSecret,
-    });
+    const c = await connectStandin(s, up);
     const tx = await headless(s);
     assert.ok(actionTypes(tx.start.body.state).includes('external_redirect'));
     const offered = tx.start.body.state.next_actions.find(
@@ -93,13 +87,7 @@ describe('federation › sign-in', () => {
   test('case=the callback completes and sends the browser on, only in the browser that started/mode=browser', async (t) => {
     const s = await federationSetup(t);
     const up = await startStandin(t);
-    await createConnection(s, {
-      alias: 'corp',
-      display_name: 'Corp',
-      issuer: up.issuer,
-      config: { client_id: up.clientId },
-      client_secret: up.clientSecret,
-    });
+    await connectStandin(s, up);
     const tx = await startBrowser(s.h, s.realm.name, 'web-app', REDIRECT);
     const started = await startFederation(tx, 'corp');
     const cookie = federationCookieOf(started);
