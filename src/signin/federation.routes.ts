@@ -70,7 +70,8 @@ export function registerFederationRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     );
     scope.post<{ Params: Params }>(PATH, async (req, reply) => {
       const form = new URLSearchParams(typeof req.body === 'string' ? req.body : '');
-      const target = `${publicOrigin}/realms/${encodeURIComponent(req.params.realm)}/federation/${encodeURIComponent(req.params.alias)}/callback?${form.toString()}`;
+      // Relative: the same origin that received the post.
+      const target = `/realms/${encodeURIComponent(req.params.realm)}/federation/${encodeURIComponent(req.params.alias)}/callback?${form.toString()}`;
       return reply.code(303).header('cache-control', 'no-store').header('location', target).send();
     });
   });
