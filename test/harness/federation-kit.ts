@@ -10,6 +10,7 @@ import { type ApiCallerKit, apiCaller } from './api-kit.ts';
 import { type Harness, startHarness } from './harness.ts';
 import { type HeadlessTx, type JsonResponse, startHeadless } from './signin-driver.ts';
 import { type BrowserTx, count, PASSWORD, parseSetCookies, REDIRECT, type Row, rows } from './signin-kit.ts';
+import { clientSecret } from './token-kit.ts';
 
 export interface FederationSetup {
   h: Harness;
@@ -84,6 +85,35 @@ export const connectStandin = (
 /** The redirect URI an upstream must know for a connection. */
 export const callbackOf = (s: FederationSetup, alias: string) =>
   `${s.h.publicUrl}/realms/${s.realm.name}/federation/${alias}/callback`;
+
+/**
+ * A second realm of the same server as the upstream of the first: its client for the first realm,
+ * the person hedy@upstream.example, and the connection 'proud' pointing at it. Answers the realm.
+ */
+export async function realmAsUpstream(s: FederationSetup): Promise<RealmRow> {
+  const upstream = await s.h.createRealm();
+  const broker = await s.h.createClient(upstream, {
+    clientId: 'downstream-realm',
+    name: 'Downstream realm',
+    type: 'web',
+    redirectUris: [callbackOf(s, 'proud')],
+    tokenEndpointAuthMethod: 'client_secret_basic',
+  });
+  const secret = await clientSecret(s.h, upstream, broker);
+  await s.h.createUser(upstream, {
+    email: 'hedy@upstream.example',
+    password: PASSWORD,
+    displayName: 'Hedy Lamarr',
+  });
+  await createConnection(s, {
+    alias: 'proud',
+    display_name: 'Our other realm',
+    issuer: `${s.h.publicUrl}/realms/${upstream.name}`,
+    config: { client_id: 'downstream-realm' },
+    client_secret: secret,
+  });
+  return upstream;
+}
 
 export const headless = (s: FederationSetup, extra: Record<string, unknown> = {}) =>
   startHeadless(s.h, s.realm.name, 'web-app', REDIRECT, extra);

@@ -6,11 +6,15 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { launchBrowser, NO_BROWSER } from '../../harness/browser.ts';
-import { callbackOf, createConnection, federationSetup } from '../../harness/federation-kit.ts';
+import {
+  callbackOf,
+  createConnection,
+  federationSetup,
+  realmAsUpstream,
+} from '../../harness/federation-kit.ts';
 import { accountPage, accountShown } from '../../harness/login-ui-kit.ts';
 import { type OidcPeer, startOidcPeer } from '../../harness/oidc-peer.ts';
 import { PASSWORD, rows } from '../../harness/signin-kit.ts';
-import { clientSecret } from '../../harness/token-kit.ts';
 
 /** At oidc-provider's development pages: any login, any password, then consent. */
 async function signInAtPeer(page: Page, peer: OidcPeer, login: string) {
@@ -113,26 +117,7 @@ describe('federation in a browser', { skip: NO_BROWSER ?? false }, () => {
 
   test('case=a second ProudAuth realm signs people in to the first/mode=browser', async (t) => {
     const s = await federationSetup(t, { ui: true });
-    const upstream = await s.h.createRealm();
-    const broker = await s.h.createClient(upstream, {
-      clientId: 'downstream-realm',
-      name: 'Downstream realm',
-      type: 'web',
-      redirectUris: [callbackOf(s, 'proud')],
-      tokenEndpointAuthMethod: 'client_secret_basic',
-    });
-    await s.h.createUser(upstream, {
-      email: 'hedy@upstream.example',
-      password: PASSWORD,
-      displayName: 'Hedy Lamarr',
-    });
-    await createConnection(s, {
-      alias: 'proud',
-      display_name: 'Our other realm',
-      issuer: `${s.h.publicUrl}/realms/${upstream.name}`,
-      config: { client_id: 'downstream-realm' },
-      client_secret: await clientSecret(s.h, upstream, broker),
-    });
+    const upstream = await realmAsUpstream(s);
     const browser = await launchBrowser(t);
     const page = await (await browser.newContext()).newPage();
     const errors = ourErrors(page, s.h.publicUrl);

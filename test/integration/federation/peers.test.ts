@@ -11,11 +11,11 @@ import {
   federationSetup,
   headless,
   openCallback,
+  realmAsUpstream,
   startFederation,
 } from '../../harness/federation-kit.ts';
 import { startOidcPeer } from '../../harness/oidc-peer.ts';
 import { codeOf, PASSWORD, REDIRECT, rows, startBrowser } from '../../harness/signin-kit.ts';
-import { clientSecret } from '../../harness/token-kit.ts';
 import { signInAt } from '../real-clients/rp-kit.ts';
 
 async function withPeer(t: Parameters<typeof federationSetup>[0]) {
@@ -87,27 +87,7 @@ describe('federation › real peers', () => {
 
   test('case=a second ProudAuth realm as the upstream/mode=headless', async (t) => {
     const s = await federationSetup(t);
-    const upstream = await s.h.createRealm();
-    const broker = await s.h.createClient(upstream, {
-      clientId: 'downstream-realm',
-      name: 'Downstream realm',
-      type: 'web',
-      redirectUris: [callbackOf(s, 'proud')],
-      tokenEndpointAuthMethod: 'client_secret_basic',
-    });
-    const secret = await clientSecret(s.h, upstream, broker);
-    await s.h.createUser(upstream, {
-      email: 'hedy@upstream.example',
-      password: PASSWORD,
-      displayName: 'Hedy Lamarr',
-    });
-    await createConnection(s, {
-      alias: 'proud',
-      display_name: 'Our other realm',
-      issuer: `${s.h.publicUrl}/realms/${upstream.name}`,
-      config: { client_id: 'downstream-realm' },
-      client_secret: secret,
-    });
+    const upstream = await realmAsUpstream(s);
     const tx = await headless(s);
     const started = await startFederation(tx, 'proud');
     const callback = await signInAt(
