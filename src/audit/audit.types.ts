@@ -26,6 +26,7 @@ export type AuditType =
   | 'signin.transaction.cancelled'
   | 'signin.transaction.failed'
   | 'signin.proof_failed'
+  | 'signin.registration_address_taken'
   | 'mfa.totp.enrolled'
   | 'mfa.recovery_code.used'
   | 'user.recovery_restricted'

@@ -1,5 +1,6 @@
 // Who may change which factor (spec doc 1, Authentication 6 and the self-service factor table):
-// the factor-adding rule, the MFA a factor operation needs, and the realm's HOTP settings.
+// the credential-change rule (adding or removing a factor, changing the password), the MFA a
+// factor operation needs, and the realm's HOTP settings.
 import { Problem } from '../platform/http/problem.ts';
 import type { RealmPolicy } from '../realms/index.ts';
 import { policyValue } from '../realms/index.ts';
@@ -7,17 +8,40 @@ import type { EnrolledFactors } from './factors.repo.ts';
 
 const MFA_OBLIGATION = { type: 'reauthenticate', required_profile: 'mfa' } as const;
 
-/** An account with an active TOTP, HOTP or passkey adds a factor only from a session that completed MFA. */
-export function checkFactorAdding(enrolled: EnrolledFactors, sessionMfa: boolean): void {
-  if ((enrolled.totp || enrolled.hotp || enrolled.webauthn) && !sessionMfa) {
-    throw new Problem(403, 'step_up_required', 'adding a factor needs a session that completed MFA', {
-      obligation: MFA_OBLIGATION,
-    });
-  }
+const mfaRequired = (detail: string) =>
+  new Problem(403, 'mfa_required', detail, { obligation: MFA_OBLIGATION });
+
+/** A second factor: an active TOTP, HOTP or passkey (recovery codes only come with one). */
+export const hasSecondFactor = (enrolled: EnrolledFactors): boolean =>
+  enrolled.totp || enrolled.hotp || enrolled.webauthn;
+
+/** A self-service change to what proves the account. */
+export type CredentialChange = 'add_factor' | 'remove_factor' | 'password';
+
+/**
+ * The credential-change rule: while an account has a second factor, adding one (Authentication
+ * 6), removing one, or changing the password (the self-service table's password row; passkeys
+ * count too) needs a session that completed MFA, so a password alone, or a password and a
+ * remembered device, never changes what protects the account. Factor changes answer
+ * step_up_required as Authentication 6 names it; a password change mfa_required
+ * (docs/decisions.md).
+ */
+export function requireMfaForCredentialChange(
+  enrolled: EnrolledFactors,
+  sessionMfa: boolean,
+  change: CredentialChange,
+): void {
+  if (sessionMfa || !hasSecondFactor(enrolled)) return;
+  if (change === 'password')
+    throw mfaRequired('changing the password of an account with a second factor needs MFA');
+  const what = change === 'add_factor' ? 'adding' : 'removing';
+  throw new Problem(403, 'step_up_required', `${what} a factor needs a session that completed MFA`, {
+    obligation: MFA_OBLIGATION,
+  });
 }
 
 export function requireMfaSession(sessionMfa: boolean, detail: string): void {
-  if (!sessionMfa) throw new Problem(403, 'mfa_required', detail, { obligation: MFA_OBLIGATION });
+  if (!sessionMfa) throw mfaRequired(detail);
 }
 
 export const hotpAllowed = (policy: RealmPolicy): boolean => {

@@ -1,7 +1,8 @@
 // Self-service factors under /api/v1/realms/{realm}/me (spec doc 1, "Self-service one-time codes
 // and factors"): TOTP re-enrollment, recovery-code regeneration and the HOTP token. Enrollment
 // and activation stay allowed to recovery-restricted sessions (doc 1, Errors, case rule 1);
-// adding a factor to an account that has one needs an MFA session (Authentication 6).
+// adding a factor to an account that has one, or removing one, needs an MFA session (the
+// credential-change rule of factor-rules.ts).
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
@@ -17,12 +18,12 @@ import { currentPolicy, policyValue } from '../realms/index.ts';
 import { lockUser, removeRequiredAction, setUserState } from '../users/index.ts';
 import { encodeBase32 } from './base32.ts';
 import {
-  checkFactorAdding,
   ENROLLMENT_TTL_MS,
   hotpAllowed,
   hotpSettings,
   RESYNC_ATTEMPTS,
   RESYNC_WINDOW_MS,
+  requireMfaForCredentialChange,
   requireMfaSession,
 } from './factor-rules.ts';
 import {
@@ -106,7 +107,11 @@ async function enroll(
   return ctx.db.tx(async (q) => {
     if (kind === 'hotp' && !hotpAllowed(await currentPolicy(q, realm.id)))
       throw new Problem(409, 'conflict', 'the realm does not allow HOTP (mfa.allowed_factors)');
-    checkFactorAdding(await enrolledFactors(q, realm.id, userId), caller.sessionMfa);
+    requireMfaForCredentialChange(
+      await enrolledFactors(q, realm.id, userId),
+      caller.sessionMfa,
+      'add_factor',
+    );
     const id = newId('fen', call.now.getTime());
     const secret = newTotpSecret();
     const expiresAt = new Date(call.now.getTime() + ENROLLMENT_TTL_MS);
@@ -164,7 +169,11 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
     const result = await ctx.db.tx(async (q) => {
       const pending = await lockEnrollment(q, realm.id, userId, 'totp', call.now);
       if (!pending) throw problem.conflict('no TOTP enrollment is pending; start with /me/totp/enroll');
-      checkFactorAdding(await enrolledFactors(q, realm.id, userId), caller.sessionMfa);
+      requireMfaForCredentialChange(
+        await enrolledFactors(q, realm.id, userId),
+        caller.sessionMfa,
+        'add_factor',
+      );
       const secret = keyring.decrypt(
         'totp-seed',
         pending.secret_sealed,
@@ -230,7 +239,7 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
       const pending = await lockEnrollment(q, realm.id, userId, 'hotp', call.now);
       if (!pending) throw problem.conflict('no HOTP enrollment is pending; start with /me/hotp/enroll');
       const enrolled = await enrolledFactors(q, realm.id, userId);
-      checkFactorAdding(enrolled, caller.sessionMfa);
+      requireMfaForCredentialChange(enrolled, caller.sessionMfa, 'add_factor');
       const secret = keyring.decrypt(
         'totp-seed',
         pending.secret_sealed,
@@ -330,6 +339,7 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
     await ctx.db.tx(async (q) => {
       const enrolled = await enrolledFactors(q, realm.id, userId);
       if (!enrolled.hotp) throw problem.notFound('the account has no HOTP token');
+      requireMfaForCredentialChange(enrolled, caller.sessionMfa, 'remove_factor');
       if (!enrolled.totp && !enrolled.webauthn && (await mustUseMfa(q, realm, userId)))
         throw new Problem(
           409,

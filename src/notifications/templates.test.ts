@@ -29,4 +29,13 @@ describe('notification templates', () => {
     assert.match(r.text, /https:\/\/x\.example\/ui\?a=1&b=2/);
     assert.match(r.html, /<a href="https:\/\/x\.example\/ui\?a=1&amp;b=2">/);
   });
+
+  test('case=the notice to the owner of a taken address, in English and German', () => {
+    const en = render('account_exists', 'en', { realm: 'Acme' });
+    assert.match(en.subject, /register with your address at Acme/);
+    assert.match(en.text, /already has one/);
+    const de = render('account_exists', 'de', { realm: 'Acme' });
+    assert.match(de.subject, /Registrierungsversuch/);
+    assert.match(de.text, /bereits ein Konto/);
+  });
 });

@@ -6,6 +6,7 @@ export type TemplateName =
   | 'magic_link'
   | 'verify_email'
   | 'password_reset'
+  | 'account_exists'
   | 'invitation'
   | 'join_request_decision'
   | 'sms_code';
@@ -55,6 +56,13 @@ const en: Record<TemplateName, Render> = {
       `It expires in ${v.minutes} minutes. If you did not ask for it, ignore this message; your password stays unchanged.`,
     ],
   }),
+  account_exists: (v) => ({
+    subject: `Someone tried to register with your address at ${v.realm}`,
+    lines: [
+      `Someone asked to create an account at ${v.realm} with this email address, which already has one, so no new account was made.`,
+      `If it was you, sign in with your existing account, or reset your password from the sign-in page if you forgot it. If it was not you, ignore this message; your account is unchanged.`,
+    ],
+  }),
   invitation: (v) => ({
     subject: `You are invited to ${v.organization} on ${v.realm}`,
     lines: [
@@ -101,6 +109,13 @@ const de: Record<TemplateName, Render> = {
     lines: [
       `Ihr Code zum Zurücksetzen des Passworts lautet ${v.code}.`,
       `Er läuft in ${v.minutes} Minuten ab. Falls Sie ihn nicht angefordert haben, ignorieren Sie diese Nachricht; Ihr Passwort bleibt unverändert.`,
+    ],
+  }),
+  account_exists: (v) => ({
+    subject: `Registrierungsversuch mit Ihrer Adresse bei ${v.realm}`,
+    lines: [
+      `Jemand wollte bei ${v.realm} ein Konto mit dieser E-Mail-Adresse anlegen. Zu ihr gibt es bereits ein Konto, daher wurde kein neues angelegt.`,
+      `Falls Sie das waren, melden Sie sich mit Ihrem bestehenden Konto an oder setzen Sie auf der Anmeldeseite Ihr Passwort zurück, falls Sie es vergessen haben. Falls nicht, ignorieren Sie diese Nachricht; Ihr Konto bleibt unverändert.`,
     ],
   }),
   invitation: (v) => ({

@@ -158,6 +158,20 @@ export async function revokeAccount(
   };
 }
 
+/** The account-wide revocation record of the account (whole seconds), or null when it has none. */
+export async function accountRevokedBefore(
+  q: Queryable,
+  realmId: string,
+  userId: string,
+): Promise<Date | null> {
+  const row = await maybeOne<{ revoked_before: Date }>(
+    q,
+    'select revoked_before from user_revocations where realm_id = $1 and user_id = $2',
+    [realmId, userId],
+  );
+  return row ? new Date(row.revoked_before) : null;
+}
+
 /** Ends one session and the refresh families bound to it. */
 export async function revokeSession(
   tx: Tx,

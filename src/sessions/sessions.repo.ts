@@ -69,17 +69,6 @@ export const findLiveSessionByCookie = (q: Queryable, realmId: string, cookieDig
     [realmId, cookieDigest, now],
   );
 
-/** Ends every live session of an account; returns the ids that were live. */
-export async function revokeUserSessions(tx: Tx, realmId: string, userId: string, reason: string, now: Date) {
-  const r = await tx.query<{ id: string }>(
-    `update sessions set revoked_at = $3, revoked_reason = $4
-      where realm_id = $1 and user_id = $2 and revoked_at is null and absolute_expires_at > $3
-      returning id`,
-    [realmId, userId, now, reason],
-  );
-  return r.rows.map((row) => row.id);
-}
-
 /**
  * Reuses a live session for a new sign-in: extends its idle expiry (never past the absolute one)
  * and adds the factors this transaction proved. Null when the session ended meanwhile.

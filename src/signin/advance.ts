@@ -8,6 +8,7 @@ import { findClient } from '../clients/index.ts';
 import { findConnection } from '../identity-providers/index.ts';
 import { adminAudience } from '../kernel/audiences.ts';
 import { hasNul } from '../kernel/text.ts';
+import { waitUntil } from '../platform/clock.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { decodeBody } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -28,9 +29,9 @@ import { withOrganization } from './organization-rules.ts';
 import { notePresentedToken, rememberDeviceDays } from './remembered-device.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import { findTransaction, lockTransaction, saveTransaction } from './signin.repo.ts';
-import { enforceSigninBudgets, networkOf, PROOF_STEPS } from './signin-budgets.ts';
+import { enforceSigninBudgets, networkOf } from './signin-budgets.ts';
 import { logStepRefused, logStepResult, type StepLogContext, type StepResult } from './signin-log.ts';
-import { presentState } from './state.ts';
+import { presentState, shownUser } from './state.ts';
 import { type AnyStep, type OneTime, stepActor } from './steps/step.ts';
 import type { SigninTx } from './transaction.ts';
 import { ensurePending, expire, fail, isExpired } from './transitions.ts';
@@ -157,8 +158,8 @@ async function runStepUnpadded(
   const realm = await requireRealm(app, realmName);
   requireTxId(txId);
   const body = decodeBody(step.decode, rawBody ?? {});
-  if (PROOF_STEPS.has(step.path)) {
-    // Budgets are spent before any proof work, by a caller bound to the transaction.
+  if (step.spendsBudgets) {
+    // Budgets are spent before any proof or send, by a caller bound to the transaction.
     const snapshot = await findTransaction(app.db, realm.id, txId);
     if (!snapshot) throw problem.notFound('no such transaction');
     await authenticateCall(snapshot, creds, originCheck(app, app.db, realm));
@@ -250,6 +251,9 @@ async function runStepUnpadded(
   });
   if (result.expired)
     throw new Problem(409, 'conflict', 'the transaction is expired', { transaction_status: 'expired' });
+  // Completed right after an account-wide revocation in this second: the code's tokens would be
+  // revoked with it, so the answer that hands the code out waits for the next second (complete.ts).
+  if (result.tokensLiveFrom) await waitUntil(app.clock, result.tokensLiveFrom);
   // A browser never sees the device token in a body: it travels as the HttpOnly pa_rd cookie.
   let deviceCookie: StepResponse['deviceCookie'];
   let oneTime = result.oneTime;
@@ -298,6 +302,7 @@ export async function settle(
   let tx = t;
   let evaluation: Evaluation | null = null;
   let sessionCookie: StepResponse['sessionCookie'];
+  let tokensLiveFrom: Date | undefined;
   const after = await loadAll(app, q, realm, tx, known);
   if (after.facts.flow?.outcome === 'review' && (await markReviewed(q, realm.id, tx.id))) {
     await recorder(q, { realmId: realm.id, actor: stepActor(tx.userId), correlationId, now }).audit(
@@ -323,6 +328,7 @@ export async function settle(
         correlationId,
       );
       tx = done.tx;
+      tokensLiveFrom = done.tokensLiveFrom;
       if (done.sessionCookie) {
         const maxAge = tx.transient
           ? null
@@ -334,13 +340,13 @@ export async function settle(
     tx = { ...tx, redirectTo: await errorRedirect(app, q, realm, tx, now) };
   }
   await saveTransaction(q, tx, now);
-  const user = after.facts.user;
   return {
     tx,
     evaluation,
     sessionCookie,
+    tokensLiveFrom,
     clientName: after.client.name,
-    user: user ? { displayName: user.displayName, email: user.email } : null,
+    user: shownUser(tx, after.facts.user),
     notice: noticeOf(after.facts),
   };
 }
@@ -373,9 +379,7 @@ export async function readState(
       tx,
       clientName: loaded.client.name,
       evaluation: tx.status === 'pending' ? loaded.evaluation : null,
-      user: loaded.facts.user
-        ? { displayName: loaded.facts.user.displayName, email: loaded.facts.user.email }
-        : null,
+      user: shownUser(tx, loaded.facts.user),
       notice: noticeOf(loaded.facts),
       ...(cookie ? { csrfToken: csrfTokenFor(cookie) } : {}),
     });

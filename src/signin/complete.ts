@@ -8,7 +8,13 @@ import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { randomToken } from '../platform/ids.ts';
 import type { RealmRow } from '../realms/index.ts';
-import { insertSession, reuseSession, type SessionRow, upsertGrant } from '../sessions/index.ts';
+import {
+  insertSession,
+  newTokensLiveFrom,
+  reuseSession,
+  type SessionRow,
+  upsertGrant,
+} from '../sessions/index.ts';
 import { lifetimesFor } from '../sessions/session-lifetimes.ts';
 import { insertAuthorizationCode } from './authorization-codes.repo.ts';
 import { authorizationRedirect } from './authorization-response.ts';
@@ -25,6 +31,13 @@ export interface Completion {
   session: SessionRow;
   /** The new pa_sid value for browser transactions. */
   sessionCookie: string | null;
+  /**
+   * When the code's tokens will be live: later than now after an account-wide revocation in this
+   * second (a password reset in this very step). The caller answers no earlier, once the database
+   * transaction is over, so no token is issued in the revoked second. An SSO session reused at the
+   * authorization endpoint never meets this: such a revocation would have ended it.
+   */
+  tokensLiveFrom: Date;
 }
 
 export const issuerOf = (app: SigninDeps, realm: RealmRow): string =>
@@ -173,5 +186,6 @@ export async function completeTransaction(
     t.organizationId,
   );
   app.metrics.authentications.inc({ outcome: 'success' });
-  return { tx: complete(t, redirectTo, now), session, sessionCookie };
+  const tokensLiveFrom = await newTokensLiveFrom(q, realm.id, t.userId, now);
+  return { tx: complete(t, redirectTo, now), session, sessionCookie, tokensLiveFrom };
 }

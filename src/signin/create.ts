@@ -66,6 +66,7 @@ export async function createTransaction(
     transient: false,
     consentScopes: null,
     pendingTotpSealed: null,
+    registrationDecoy: null,
     sessionId: seed?.sessionId ?? null,
     accountConfirmed: false,
     redirectTo: null,

@@ -125,6 +125,18 @@ const primary: Stage = (t, f) => {
     : { kind: 'blocked', reason: 'login_method_not_allowed' };
 };
 
+/**
+ * A registration for an address that has an account stands where the new account would: at
+ * email verification (whose code never works: nothing is sent), else held for approval. Nothing
+ * after it can be reached, so nothing tells the two apart (docs/registration.md).
+ */
+const registrationDecoy: Stage = (t, f) => {
+  if (!t.registrationDecoy || !hasPrimary(t)) return 'satisfied';
+  return t.registrationDecoy.verifyEmail && f.methods.mail
+    ? { kind: 'actions', actions: [codeAction('verify_email', 'verify_email', f)] }
+    : { kind: 'blocked', reason: 'registration_pending_approval' };
+};
+
 /** Step 3: an account waiting for verification confirms its email address with a code. */
 const emailVerification: Stage = (_t, f) =>
   f.user?.state === 'pending_verification' && f.user.email && f.methods.mail
@@ -135,6 +147,7 @@ const emailVerification: Stage = (_t, f) =>
 const registration: Stage = (t, f) => {
   if (t.intent !== 'register' || t.userId !== null || hasPrimary(t) || f.signup.mode === 'closed')
     return 'satisfied';
+  if (t.registrationDecoy) return 'satisfied';
   return {
     kind: 'actions',
     actions: [
@@ -283,6 +296,7 @@ export const STAGES: readonly Stage[] = [
   selectAccount,
   registration,
   primary,
+  registrationDecoy,
   emailVerification,
   registrationApproval,
   accountState,

@@ -51,6 +51,7 @@ const tx = (o: Partial<SigninTx> = {}): SigninTx => ({
   transient: false,
   consentScopes: null,
   pendingTotpSealed: null,
+  registrationDecoy: null,
   sessionId: null,
   accountConfirmed: false,
   redirectTo: null,

@@ -1,22 +1,15 @@
-// Abuse budgets of the sign-in proof steps (docs/security.md, "Abuse budgets"): attempts per client
-// network and per organization are spent before a proof is checked; failed proofs per account
-// are spent before and given back when the proof succeeds. A spent budget answers 429 rate_limited with Retry-After
-// until its window ends: budgets slow guessing down, they never lock the account.
+// Abuse budgets of the sign-in steps that check a secret or send one (a step's `spendsBudgets`;
+// docs/security.md, "Abuse budgets"): attempts per client network and per organization are spent
+// before a proof is checked or a code or link is sent; the account's attempt is spent before too
+// and given back unless the proof failed, so only failures use it. A spent budget answers 429
+// rate_limited with Retry-After until its window ends: budgets slow guessing and mail floods
+// down, they never lock the account.
 import { isIP } from 'node:net';
 import { type Budget, spendBudgets } from '../platform/abuse-budget.ts';
 import { Problem } from '../platform/http/problem.ts';
 import { findUserByIdentifier, identifierTypeOf } from '../users/index.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import type { SigninTx } from './transaction.ts';
-
-/** The steps that check a secret (and so can be used to guess one). */
-export const PROOF_STEPS: ReadonlySet<string> = new Set([
-  'password',
-  'totp',
-  'hotp',
-  'recovery-code',
-  'webauthn/verify',
-]);
 
 /** A client's network: the /24 of an IPv4 address, the /64 of an IPv6 one. */
 export function networkOf(ip: string | null | undefined): string | null {
@@ -63,9 +56,10 @@ const rateLimited = (app: SigninDeps, retryAfterSeconds: number) => {
 };
 
 /**
- * Before a proof: one attempt spent on the network, organization and account budgets in one
- * statement (so concurrent guesses cannot all pass a check first). The returned function gives the
- * account's attempt back when the proof did not fail, so only failures use the account budget.
+ * Before a proof or a send: one attempt spent on the network, organization and account budgets in
+ * one statement (so concurrent guesses cannot all pass a check first). The returned function gives
+ * the account's attempt back when the step did not fail a proof, so only failures use the account
+ * budget.
  */
 export async function enforceSigninBudgets(
   app: SigninDeps,

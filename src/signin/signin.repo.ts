@@ -37,6 +37,7 @@ interface TxRow {
   pending_totp_sealed: string | null;
   session_id: string | null;
   account_confirmed: boolean;
+  registration_decoy: { display_name: string | null; verify_email: boolean } | null;
   redirect_to: string | null;
   expires_at: Date;
   created_at: Date;
@@ -84,6 +85,12 @@ const fromRow = (r: TxRow): StoredTx => ({
     pendingTotpSealed: r.pending_totp_sealed,
     sessionId: r.session_id,
     accountConfirmed: r.account_confirmed,
+    registrationDecoy: r.registration_decoy
+      ? {
+          displayName: r.registration_decoy.display_name,
+          verifyEmail: r.registration_decoy.verify_email,
+        }
+      : null,
     redirectTo: r.redirect_to,
     expiresAt: new Date(r.expires_at),
     createdAt: new Date(r.created_at),
@@ -149,7 +156,7 @@ export async function saveTransaction(q: Tx, t: SigninTx, now: Date): Promise<vo
     `update signin_transactions set status = $3, identifier = $4, user_id = $5, completed_factors = $6,
        failures = $7, error = $8, remember_me = $9, transient = $10, consent_scopes = $11,
        pending_totp_sealed = $12, redirect_to = $13, completed_at = $14, updated_at = $15,
-       session_id = $16, account_confirmed = $17, organization_id = $18
+       session_id = $16, account_confirmed = $17, organization_id = $18, registration_decoy = $19
      where realm_id = $1 and id = $2`,
     [
       t.realmId,
@@ -170,6 +177,12 @@ export async function saveTransaction(q: Tx, t: SigninTx, now: Date): Promise<vo
       t.sessionId,
       t.accountConfirmed,
       t.organizationId,
+      t.registrationDecoy
+        ? JSON.stringify({
+            display_name: t.registrationDecoy.displayName,
+            verify_email: t.registrationDecoy.verifyEmail,
+          })
+        : null,
     ],
   );
 }

@@ -1,5 +1,5 @@
 // The state object every transaction call returns (spec doc 1, "Sign-in transaction state").
-import type { Evaluation } from './next-actions.types.ts';
+import type { Evaluation, UserFacts } from './next-actions.types.ts';
 import type { OneTime } from './steps/step.ts';
 import type { SigninTx } from './transaction.ts';
 
@@ -15,6 +15,16 @@ export interface PresentInput {
   notice?: string | null;
   /** The upstream URL federation/start sends the browser to. */
   externalRedirect?: string;
+}
+
+/**
+ * The account the state names: the transaction's, or for a registration whose address was taken
+ * the account that was not created, shown as a new one would be (docs/registration.md).
+ */
+export function shownUser(tx: SigninTx, user: UserFacts | null): PresentInput['user'] {
+  if (user) return { displayName: user.displayName, email: user.email };
+  const decoy = tx.registrationDecoy;
+  return decoy ? { displayName: decoy.displayName, email: tx.identifier } : null;
 }
 
 /** `alice@example.com` -> `a***@example.com`: enough to recognise, too little to harvest. */

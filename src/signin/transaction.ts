@@ -84,11 +84,22 @@ export interface SigninTx {
   sessionId: string | null;
   /** prompt=select_account was answered. */
   accountConfirmed: boolean;
+  /** A registration for an address that has an account: the account it stands for (never created). */
+  registrationDecoy: RegistrationDecoy | null;
   redirectTo: string | null;
   expiresAt: Date;
   createdAt: Date;
   updatedAt: Date;
   completedAt: Date | null;
+}
+
+/**
+ * What a registration for a taken address shows in place of the new account (docs/registration.md):
+ * the name typed, and where a new account would stop (email verification, else approval).
+ */
+export interface RegistrationDecoy {
+  displayName: string | null;
+  verifyEmail: boolean;
 }
 
 /** Failed proofs a transaction tolerates before it ends `failed` (the spec leaves the number open). */

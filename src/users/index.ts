@@ -1,6 +1,8 @@
 // The users context's public surface: accounts, identifiers and password verifiers.
 // Other folders reach this context's tables through this file, never through its *.repo.ts files
 // (docs/architecture.md, import rules).
+
+export { endSessionsAfterPasswordChange } from './password-change.ts';
 export {
   cancelDeletion,
   countUsers,

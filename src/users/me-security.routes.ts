@@ -7,12 +7,12 @@ import type { ApiDeps } from '../api/api.deps.ts';
 import { type ApiCaller, requireRecentAuth } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { recorder } from '../audit/index.ts';
-import { requireMfaSession } from '../mfa/factor-rules.ts';
+import { requireMfaForCredentialChange } from '../mfa/factor-rules.ts';
 import { enrolledFactors } from '../mfa/index.ts';
 import { decodeBody, object, string } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { currentPolicy, policyValue } from '../realms/index.ts';
-import { revokeOtherSessions } from '../sessions/index.ts';
+import { endSessionsAfterPasswordChange } from './password-change.ts';
 import { pushPasswordHistory, recentPasswords } from './password-history.repo.ts';
 import { MIN_PASSWORD_LENGTH } from './password-rules.ts';
 import { findPasswordVerifier, listIdentifiers, setPassword } from './users.repo.ts';
@@ -42,12 +42,11 @@ export function registerMeSecurityRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     const userId = userOf(caller);
     const body = decodeBody(passwordBody, req.body ?? {});
     requireRecentAuth(ctx, caller, call.now);
-    const enrolled = await enrolledFactors(ctx.db, realm.id, userId);
-    if (enrolled.totp || enrolled.hotp)
-      requireMfaSession(
-        caller.sessionMfa,
-        'changing the password of an account with a second factor needs MFA',
-      );
+    requireMfaForCredentialChange(
+      await enrolledFactors(ctx.db, realm.id, userId),
+      caller.sessionMfa,
+      'password',
+    );
     const policy = await currentPolicy(ctx.db, realm.id);
     const keep = historyCount(policyValue(policy, 'password', 'history_count'));
     // Hashing runs before the transaction (it is the slow part and needs no lock).
@@ -70,16 +69,12 @@ export function registerMeSecurityRoutes(app: FastifyInstance, ctx: ApiDeps): vo
       if (keep > 1) await pushPasswordHistory(q, realm.id, userId, current, keep - 1, call.now);
       await setPassword(q, realm.id, userId, verifier, call.now);
       const rec = recorder(q, call);
-      const ended =
-        policyValue(policy, 'password', 'revoke_sessions_on_change') === false
-          ? []
-          : await revokeOtherSessions(q, realm.id, userId, caller.sessionId, 'password_changed', call.now);
-      for (const sessionId of ended)
-        await rec.event('session.revoked', {
-          user_id: userId,
-          session_id: sessionId,
-          reason: 'password_changed',
-        });
+      const ended = await endSessionsAfterPasswordChange(q, rec, policy, {
+        realmId: realm.id,
+        userId,
+        keepSessionId: caller.sessionId,
+        now: call.now,
+      });
       await rec.audit('user.password_changed', {
         category: 'security',
         subject: { type: 'user', id: userId },

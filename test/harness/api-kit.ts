@@ -9,7 +9,7 @@ import { accountAudience, adminAudience } from '../../src/kernel/audiences.ts';
 import type { RealmRow } from '../../src/realms/realm.repo.ts';
 import { assignRealmRole, findRoleByName } from '../../src/roles/builtin-roles.repo.ts';
 import type { Harness } from './harness.ts';
-import { type JsonResponse, startHeadless } from './signin-driver.ts';
+import { type JsonResponse, json, startHeadless } from './signin-driver.ts';
 import { actionTypes, codeOf, PASSWORD, sessionOfTx, totpCode } from './signin-kit.ts';
 import { oauthPost } from './token-kit.ts';
 
@@ -212,6 +212,21 @@ async function newUser(h: Harness, realm: RealmRow, email?: string) {
   const u = await h.createUser(realm, { email: address, password: PASSWORD });
   return { id: u.id, email: address };
 }
+
+/** Calls the account API (`/me...`) of the realm with a bearer token; `body` is sent as JSON. */
+export const meCaller =
+  (h: Harness, realm: RealmRow) =>
+  async (token: string, method: string, path: string, body?: unknown): Promise<JsonResponse> =>
+    json(
+      await h.get(`/api/v1/realms/${realm.name}/me${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
+    );
 
 export async function emailOf(h: Harness, realm: RealmRow, userId: string): Promise<string> {
   const r = await h.ctx.db.query<{ value: string }>(

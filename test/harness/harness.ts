@@ -8,7 +8,7 @@ import { type ClientRow, insertClient, type NewClient } from '../../src/clients/
 import { systemCall } from '../../src/kernel/call.ts';
 import { type AppContext, createContext } from '../../src/main/context.ts';
 import { buildInternalApp, buildPublicApp } from '../../src/main/http-server.ts';
-import { type Clock, systemClock } from '../../src/platform/clock.ts';
+import { type Clock, systemClock, waitUntil } from '../../src/platform/clock.ts';
 import { loadConfig } from '../../src/platform/config/load.ts';
 import type { Db } from '../../src/platform/db/db.ts';
 import { createLogger, type Logger } from '../../src/platform/log.ts';
@@ -36,6 +36,8 @@ export function harnessClock(base: Clock = systemClock): HarnessClock {
     advance: (ms) => {
       offset += ms;
     },
+    // The base decides how to wait (real time, or a stopped clock moving itself).
+    waitUntil: (at) => waitUntil(base, new Date(at.getTime() - offset)),
   };
 }
 

@@ -95,3 +95,18 @@ export async function deliverQueued(h: Harness): Promise<Record<string, number>>
     'test-worker',
   ).runOnce();
 }
+
+/** `otp/send {purpose}` in `tx`, the queue delivered, and the n-th message that reached `to`. */
+export async function sendAndReceive(
+  h: Harness,
+  mail: MailSink,
+  tx: { step(path: string, body?: unknown): Promise<{ status: number; body: unknown }> },
+  purpose: string,
+  o: { to: string; realm: string; n?: number },
+): Promise<ReceivedMail> {
+  const sent = await tx.step('otp/send', { purpose });
+  if (sent.status !== 200)
+    throw new Error(`otp/send ${purpose}: ${sent.status} ${JSON.stringify(sent.body)}`);
+  await deliverQueued(h);
+  return mail.waitFor(o.to, o.n ?? 1, o.realm);
+}

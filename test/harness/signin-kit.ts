@@ -25,13 +25,19 @@ export interface MovableClock extends Clock {
   advance(ms: number): void;
 }
 
-/** Starts at the real time (signing keys and policies are written with it) and moves on request. */
+/**
+ * Starts at the real time (signing keys and policies are written with it) and moves on request;
+ * code that waits for a later time moves it there at once.
+ */
 export function movableClock(start = Date.now()): MovableClock {
   let t = start;
   return {
     now: () => new Date(t),
     advance: (ms) => {
       t += ms;
+    },
+    waitUntil: async (at) => {
+      t = Math.max(t, at.getTime());
     },
   };
 }
@@ -154,6 +160,27 @@ async function oneRow(h: Harness, sql: string, params: unknown[]): Promise<Row> 
   const [row] = await rows(h, sql, params);
   if (!row) throw new Error(`no row for ${JSON.stringify(params)}`);
   return row;
+}
+
+/**
+ * Proves a primary factor with one step (`path`, `body`), then takes the still pending transaction
+ * back to before it, so the same step is offered again: from then on only the used code's or
+ * link's own consumption can refuse a second use. Returns the state after the rewind.
+ */
+export async function provedThenRewound(
+  h: Harness,
+  realm: RealmRow,
+  tx: { id: string; step(path: string, body?: unknown): Promise<JsonResponse>; get(): Promise<JsonResponse> },
+  proof: { path: string; body: unknown; factor: string },
+): Promise<JsonResponse> {
+  const first = await tx.step(proof.path, proof.body);
+  if (first.body?.status !== 'pending' || !first.body.completed_factors?.includes(proof.factor))
+    throw new Error(`${proof.path} did not prove ${proof.factor}: ${JSON.stringify(first.body)}`);
+  await h.ctx.db.query(
+    `update signin_transactions set completed_factors = '{}' where realm_id = $1 and id = $2 and status = 'pending'`,
+    [realm.id, tx.id],
+  );
+  return tx.get();
 }
 
 export const txRow = (h: Harness, realm: RealmRow, id: string) =>

@@ -45,6 +45,8 @@ export interface GetOptions {
   origin?: string;
   /** Answer with this credential (default: the only one, or the one the options allow first). */
   credentialId?: string;
+  /** Claim this user handle (base64url), or none with null (default: the credential's own). */
+  userHandle?: string | null;
 }
 
 interface Stored {
@@ -218,7 +220,7 @@ export class SoftAuthenticator {
         clientDataJSON: b64u(clientDataJSON),
         authenticatorData: b64u(authData),
         signature: b64u(signature),
-        userHandle: cred.userHandle,
+        ...(o.userHandle === null ? {} : { userHandle: o.userHandle ?? cred.userHandle }),
       },
     };
   }

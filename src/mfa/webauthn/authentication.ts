@@ -1,7 +1,8 @@
 // Passkey sign-in (spec doc 1, transaction steps webauthn/options and webauthn/verify; Passkey
 // policy 2; case rule 2): request options, and the checks of an assertion. A counter that does
 // not move forward, a model the allow or block list refuses, a synced passkey where the realm
-// allows none, or any extension output (none are requested) fails the proof.
+// allows none, a user handle that is not the passkey's account (WebAuthn L3 section 7.2 step 6),
+// or any extension output (none are requested) fails the proof.
 import {
   type AuthenticationResponseJSON,
   generateAuthenticationOptions,
@@ -11,7 +12,7 @@ import {
 import { unrequestedOutputs } from './extension-rules.ts';
 import type { PasskeyRow } from './passkeys.repo.ts';
 import './library-settings.ts';
-import { CEREMONY_TTL_MS } from './registration.ts';
+import { CEREMONY_TTL_MS, userHandleOf } from './registration.ts';
 import { aaguidAllowed, type UserVerification, type WebauthnPolicy } from './webauthn-policy.ts';
 
 export interface AuthenticationExpected {
@@ -48,7 +49,22 @@ export function assertedCredentialId(credential: unknown): string | null {
   return typeof id === 'string' && id.length > 0 && id.length <= 1366 ? id : null;
 }
 
-export type AssertionRefusal = 'invalid_credential' | 'authenticator_not_allowed';
+export type AssertionRefusal = 'invalid_credential' | 'authenticator_not_allowed' | 'user_handle_mismatch';
+
+/**
+ * WebAuthn L3 section 7.2 step 6: the user handle an assertion carries must be the handle of the
+ * account that holds the credential. When the account was identified before the ceremony the
+ * handle may be absent (the credential was already checked to be that account's); when the
+ * assertion is what names the account (a discoverable passkey) it must be present.
+ */
+export function userHandleMatches(credential: unknown, ownerId: string, identified: boolean): boolean {
+  const handle = (credential as { response?: { userHandle?: unknown } } | null)?.response?.userHandle;
+  if (handle === undefined || handle === null || handle === '') return identified;
+  if (typeof handle !== 'string') return false;
+  const expected = Buffer.from(userHandleOf(ownerId)).toString('base64url');
+  // Base64url with or without padding: compare the decoded bytes' canonical form.
+  return Buffer.from(handle, 'base64url').toString('base64url') === expected;
+}
 
 export type AssertionCheck =
   | { ok: true; counter: number; userVerified: boolean; backedUp: boolean }
@@ -60,7 +76,14 @@ export async function checkAssertion(
   expected: AuthenticationExpected,
   stored: PasskeyRow,
   policy: WebauthnPolicy,
+  opts: { identified: boolean },
 ): Promise<AssertionCheck> {
+  if (!userHandleMatches(credential, stored.user_id, opts.identified))
+    return {
+      ok: false,
+      refusal: 'user_handle_mismatch',
+      detail: "the assertion's user handle is not the passkey's account",
+    };
   if (!aaguidAllowed(policy, stored.aaguid))
     return {
       ok: false,

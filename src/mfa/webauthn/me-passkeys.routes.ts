@@ -1,8 +1,9 @@
 // Self-service passkeys under /api/v1/realms/{realm}/me (spec doc 1, self-service factor table):
 // registration (registration-options, then registration-complete), and listing, renaming and
-// removing passkeys. Registration stays allowed to recovery-restricted sessions (case rule 1)
-// and follows the factor-adding rule (Authentication 6); removing the last sign-in method or the
-// last required second factor answers 409 last_sign_in_method.
+// removing passkeys. Registration stays allowed to recovery-restricted sessions (case rule 1);
+// registering and removing follow the credential-change rule (factor-rules.ts: an MFA session
+// once the account has a second factor); removing the last sign-in method or the last required
+// second factor answers 409 last_sign_in_method.
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../api/api.deps.ts';
 import type { ApiCaller } from '../../api/api-auth.ts';
@@ -16,7 +17,7 @@ import { newId } from '../../platform/ids.ts';
 import type { RealmRow } from '../../realms/index.ts';
 import { currentPolicy, policyValue } from '../../realms/index.ts';
 import { findPasswordVerifier, lockUser, primaryEmail } from '../../users/index.ts';
-import { checkFactorAdding } from '../factor-rules.ts';
+import { requireMfaForCredentialChange } from '../factor-rules.ts';
 import { enrolledFactors } from '../factors.repo.ts';
 import { mustUseMfa, restoreAccount } from '../me-factors.routes.ts';
 import { forgetRememberedDevices } from '../remembered-devices.repo.ts';
@@ -85,7 +86,11 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
       const userId = userOf(caller);
       decodeBody(object({}), req.body ?? {});
       const options = await ctx.db.tx(async (q) => {
-        checkFactorAdding(await enrolledFactors(q, realm.id, userId), caller.sessionMfa);
+        requireMfaForCredentialChange(
+          await enrolledFactors(q, realm.id, userId),
+          caller.sessionMfa,
+          'add_factor',
+        );
         const policy = webauthnPolicy(await currentPolicy(q, realm.id), ctx.config.server.publicOrigin);
         const name = (await primaryEmail(q, realm.id, userId)) ?? userId;
         const r = await registrationOptions(
@@ -152,7 +157,7 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
         if (!(await consumeCeremony(q, realm.id, ceremony.id)))
           throw problem.conflict('the passkey registration was completed already');
         const enrolled = await enrolledFactors(q, realm.id, userId);
-        checkFactorAdding(enrolled, caller.sessionMfa);
+        requireMfaForCredentialChange(enrolled, caller.sessionMfa, 'add_factor');
         const name = body.name ?? defaultPasskeyName(call.now);
         const { id, codes } = await enrollPasskey(q, realm.id, userId, passkey, name, call.now);
         const rec = recorder(q, call);
@@ -227,6 +232,11 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
         const target = all.find((p) => p.id === req.params.id);
         if (!target || !(await lockPasskey(q, realm.id, target.id)))
           throw problem.notFound('no such passkey');
+        requireMfaForCredentialChange(
+          await enrolledFactors(q, realm.id, userId),
+          caller.sessionMfa,
+          'remove_factor',
+        );
         const why = await lastMethod(q, realm, userId, all.length - 1);
         if (why) throw new Problem(409, 'last_sign_in_method', `this passkey is ${why}`);
         await deletePasskey(q, realm.id, userId, target.id);

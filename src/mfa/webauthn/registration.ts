@@ -24,6 +24,9 @@ import {
 
 export const CEREMONY_TTL_MS = 5 * 60_000;
 
+/** The WebAuthn user handle of an account: its id's UTF-8 bytes (the library sends them base64url). */
+export const userHandleOf = (userId: string): Uint8Array<ArrayBuffer> => new TextEncoder().encode(userId);
+
 /** ES256, EdDSA, RS256: what common authenticators offer. */
 const ALGORITHMS = [-7, -8, -257];
 
@@ -65,7 +68,7 @@ export async function registrationOptions(
     rpName,
     rpID: policy.rpId,
     userName: user.name,
-    userID: new TextEncoder().encode(user.id),
+    userID: userHandleOf(user.id),
     userDisplayName: user.displayName,
     timeout: CEREMONY_TTL_MS,
     attestationType:

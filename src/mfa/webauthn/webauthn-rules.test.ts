@@ -1,7 +1,9 @@
-// The pure passkey policy rules (spec doc 1, Passkey policy 1, 2 and 5), table by table.
+// The pure passkey policy rules (spec doc 1, Passkey policy 1, 2 and 5; WebAuthn L3 section 7.2
+// step 6 for the user handle), table by table.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { evaluateAttestationTrust } from './attestation-trust.ts';
+import { userHandleMatches } from './authentication.ts';
 import { unrequestedOutputs } from './extension-rules.ts';
 import { parseNextUpdate } from './fido-blob.ts';
 import { freshness } from './fido-metadata.ts';
@@ -76,4 +78,24 @@ test('metadata freshness: current before nextUpdate, stale within the grace peri
   assert.equal(freshness(next, 0, new Date('2026-12-01T00:00:00.000Z')), 'expired');
   for (const bad of [undefined, '2026-13-01', '2026-02-30', '2026-12-01T00:00:00Z', 20261201])
     assert.throws(() => parseNextUpdate(bad), /nextUpdate/, String(bad));
+});
+
+test('the user handle is the owner handle, and required when the assertion names the account', () => {
+  const handle = (id: string) => ({ response: { userHandle: Buffer.from(id).toString('base64url') } });
+  const rows: [unknown, boolean, boolean][] = [
+    [handle('usr_alice'), false, true],
+    [handle('usr_alice'), true, true],
+    [handle('usr_bob'), false, false],
+    [handle('usr_bob'), true, false],
+    [{ response: {} }, true, true],
+    [{ response: {} }, false, false],
+    [{ response: { userHandle: null } }, false, false],
+    [{ response: { userHandle: 42 } }, true, false],
+  ];
+  for (const [credential, identified, expected] of rows)
+    assert.equal(
+      userHandleMatches(credential, 'usr_alice', identified),
+      expected,
+      `${JSON.stringify(credential)} identified=${identified}`,
+    );
 });

@@ -11,6 +11,7 @@ import { type Step, stepActor, stepRecorder } from './step.ts';
 
 export const termsStep: Step<{ version: string }> = {
   path: 'terms',
+  spendsBudgets: false,
   action: 'accept_terms',
   decode: object({ version: string({ minLength: 1, maxLength: 128, pattern: NO_NUL }) }),
   async run(q, t, body, ctx) {
@@ -32,6 +33,7 @@ export const termsStep: Step<{ version: string }> = {
 
 export const profileStep: Step<{ fields: Record<string, string> }> = {
   path: 'profile',
+  spendsBudgets: false,
   action: 'complete_profile',
   decode: object({ fields: record(string({ maxBytes: 1024, pattern: NO_NUL }), { maxEntries: 50 }) }),
   async run(q, t, body, ctx) {
@@ -59,6 +61,7 @@ export const profileStep: Step<{ fields: Record<string, string> }> = {
 
 export const cancelDeletionStep: Step<Record<string, never>> = {
   path: 'cancel-deletion',
+  spendsBudgets: false,
   action: 'cancel_deletion',
   decode: object({}),
   async run(q, t, _body, ctx) {

@@ -5,6 +5,7 @@ import type { Step } from './step.ts';
 
 export const accountStep: Step<{ continue: boolean }> = {
   path: 'account',
+  spendsBudgets: false,
   action: 'select_account',
   decode: object({ continue: boolean() }),
   run: async (_q, t, body) => ({

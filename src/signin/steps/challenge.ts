@@ -74,6 +74,7 @@ type Prepared = { kind: 'provider'; passed: boolean } | { kind: 'code'; code: st
 
 export const challengeStep: Step<{ providerResponse?: string; code?: string }, Prepared> = {
   path: 'challenge',
+  spendsBudgets: true,
   action: 'challenge',
   decode,
   async prepare(app, t, body) {
@@ -117,6 +118,7 @@ export const challengeStep: Step<{ providerResponse?: string; code?: string }, P
  */
 export const challengeSendStep: Step<Record<string, never>> = {
   path: 'challenge/send',
+  spendsBudgets: true,
   action: 'challenge',
   decode: object({}),
   async run(q, t, _body, ctx) {

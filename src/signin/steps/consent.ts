@@ -12,6 +12,7 @@ const decode = object({
 
 export const consentStep: Step<{ approve: boolean; scopes?: string[] }> = {
   path: 'consent',
+  spendsBudgets: false,
   action: 'consent',
   decode,
   async run(q, t, body, ctx) {

@@ -35,6 +35,9 @@ const notAllowed = () =>
 
 export const federationStartStep: Step<{ provider: string }, Prepared> = {
   path: 'federation/start',
+  // It proves nothing itself: the upstream's answer is checked at the callback, where a refused
+  // one spends the transaction's failure budget.
+  spendsBudgets: false,
   action: 'external_redirect',
   decode,
   async prepare(app, t, body) {

@@ -9,6 +9,7 @@ import type { Step } from './step.ts';
 
 export const guestStep: Step<Record<string, never>> = {
   path: 'guest',
+  spendsBudgets: false,
   action: null, // any pending transaction without a primary factor, when the realm allows guests
   decode: object({}),
   async run(q, t, _body, ctx) {

@@ -13,6 +13,7 @@ import { codeBody } from './totp.ts';
 
 export const hotpStep: Step<{ code: string }> = {
   path: 'hotp',
+  spendsBudgets: true,
   action: 'hotp',
   decode: codeBody,
   async run(q, t, body, ctx) {

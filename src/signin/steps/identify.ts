@@ -10,6 +10,7 @@ const decode = object({ identifier: string({ minLength: 1, maxBytes: 254, patter
 
 export const identifyStep: Step<{ identifier: string }> = {
   path: 'identify',
+  spendsBudgets: false,
   action: 'identify',
   decode,
   async run(q, t, body) {

@@ -12,6 +12,7 @@ const decode = object({ organization_id: string({ minLength: 1, maxBytes: 128, p
 
 export const organizationStep: Step<{ organizationId: string }> = {
   path: 'organization',
+  spendsBudgets: false,
   action: 'select_organization',
   decode,
   run: async (_q, t, body, ctx) => {

@@ -52,9 +52,12 @@ function targetOf(t: SigninTx, ctx: StepContext, purpose: SendPurpose): SendTarg
       if (!offered.includes('magic_link') || !destination) throw notOffered('a magic link');
       return { purpose, channel: 'email', destination, userId };
     }
-    case 'verify_email':
-      if (!offered.includes('verify_email') || !user?.email) throw notOffered('email verification');
-      return { purpose, channel: 'email', destination: user.email, userId: user.id };
+    case 'verify_email': {
+      // A registration whose address was taken: the code is written like any other, never sent.
+      const destination = user?.email ?? (t.registrationDecoy ? t.identifier : null);
+      if (!offered.includes('verify_email') || !destination) throw notOffered('email verification');
+      return { purpose, channel: 'email', destination, userId: user?.id ?? null };
+    }
     case 'verify_contact':
       if (!offered.includes('verify_contact') || !user?.phone) throw notOffered('phone verification');
       return { purpose, channel: 'sms', destination: user.phone, userId: user.id };
@@ -63,6 +66,7 @@ function targetOf(t: SigninTx, ctx: StepContext, purpose: SendPurpose): SendTarg
 
 export const otpSendStep: Step<{ purpose: SendPurpose }> = {
   path: 'otp/send',
+  spendsBudgets: true,
   action: null, // which action it serves depends on the purpose; checked in run
   decode: object({ purpose: enumOf(PURPOSES) }),
   padded: true,
@@ -125,6 +129,7 @@ async function addressProved(
  */
 export const passwordResetStep: Step<Record<string, never>> = {
   path: 'password/reset',
+  spendsBudgets: true,
   action: 'password',
   decode: object({}),
   padded: true,
@@ -147,6 +152,7 @@ export const passwordResetStep: Step<Record<string, never>> = {
 
 export const otpVerifyStep: Step<{ code: string }> = {
   path: 'otp/verify',
+  spendsBudgets: true,
   action: null, // answers email_otp, sms_otp, verify_email or verify_contact; checked in run
   decode: object({ code: string({ minLength: 1, maxLength: 16 }) }),
   padded: true,
@@ -171,6 +177,7 @@ export const otpVerifyStep: Step<{ code: string }> = {
 
 export const magicLinkStep: Step<{ token: string }> = {
   path: 'magic-link',
+  spendsBudgets: true,
   action: 'magic_link',
   decode: object({ token: string({ minLength: 1, maxLength: 128 }) }),
   padded: true,

@@ -30,6 +30,7 @@ interface Prepared {
 
 export const passwordStep: Step<{ password: string; identifier?: string }, Prepared> = {
   path: 'password',
+  spendsBudgets: true,
   action: 'password',
   decode,
   padded: true,

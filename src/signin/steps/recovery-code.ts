@@ -9,6 +9,7 @@ import { codeBody } from './totp.ts';
 
 export const recoveryCodeStep: Step<{ code: string }> = {
   path: 'recovery-code',
+  spendsBudgets: true,
   action: 'recovery_code',
   decode: codeBody,
   async run(q, t, body, ctx) {

@@ -2,18 +2,25 @@
 // transaction_id): creates the account in the transaction's realm under registration.mode, with
 // the password rules, the profile attributes the policy lets users edit, and email verification
 // when registration.require_email_verification (default true) asks for it. Event user.created
-// with created_via registration.
+// with created_via registration. An address that has an account gets the same answer, and its
+// owner a mail (registration-decoy.ts); a taken username is refused (409).
 import { NO_NUL } from '../../kernel/text.ts';
 import { object, optional, record, string } from '../../platform/http/decode.ts';
 import type { FieldError } from '../../platform/http/problem.ts';
 import { Problem, problem } from '../../platform/http/problem.ts';
 import { asciiLower } from '../../users/identifiers.ts';
-import { createUserInTx, mergeUserAttributes, setUserState } from '../../users/index.ts';
+import {
+  createUserInTx,
+  findUserByIdentifier,
+  mergeUserAttributes,
+  setUserState,
+} from '../../users/index.ts';
 import type { PasswordVerifier } from '../../users/password-hasher.ts';
 import { MIN_PASSWORD_LENGTH } from '../../users/password-rules.ts';
 import { holdRegistration } from '../registration.repo.ts';
 import { allowedDomains, profileAttributes, requireEmailVerification } from '../registration-policy.ts';
 import { withFactor } from '../transitions.ts';
+import { decoyFor, registerTakenAddress } from './registration-decoy.ts';
 import type { Step } from './step.ts';
 
 export interface RegistrationBody {
@@ -34,8 +41,12 @@ export const decodeRegistration = object({
 
 export const registrationStep: Step<RegistrationBody, PasswordVerifier | null> = {
   path: 'registration',
+  // It may mail the owner of a taken address: a send like any other.
+  spendsBudgets: true,
   action: 'register',
   decode: decodeRegistration,
+  // A taken address and a new one answer alike, in time too.
+  padded: true,
   // Argon2 before the row lock, as the password step does.
   prepare: (app, _t, body) =>
     body.password !== undefined && body.password.length >= MIN_PASSWORD_LENGTH
@@ -62,6 +73,19 @@ export const registrationStep: Step<RegistrationBody, PasswordVerifier | null> =
     // An account that must confirm its address and cannot be mailed would be stuck unverified.
     if (requireEmailVerification(ctx.policy) && !ctx.facts.methods.mail)
       throw problem.unavailable('registration needs email verification, and no mail transport is configured');
+
+    // A username is chosen to be seen: a taken one is refused so that another can be picked.
+    if (body.username !== undefined && (await findUserByIdentifier(q, t.realmId, 'username', body.username)))
+      throw new Problem(409, 'conflict', 'this username is taken');
+    const owner = await findUserByIdentifier(q, t.realmId, 'email', body.email);
+    const decoy = owner ? decoyFor(ctx, body.displayName ?? null) : null;
+    if (owner && decoy)
+      return registerTakenAddress(q, t, ctx, {
+        email: body.email,
+        withPassword: verifier !== null,
+        decoy,
+        ownerId: owner.id,
+      });
 
     const call = {
       realmId: t.realmId,

@@ -11,6 +11,7 @@ import { type Step, stepActor, stepRecorder } from './step.ts';
 
 export const rememberDeviceStep: Step<{ remember: boolean }> = {
   path: 'remember-device',
+  spendsBudgets: false,
   action: 'remember_device',
   decode: object({ remember: boolean() }),
   async run(q, t, body, ctx) {

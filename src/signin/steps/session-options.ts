@@ -7,6 +7,7 @@ const empty = object({});
 
 export const cancelStep: Step<Record<string, never>> = {
   path: 'cancel',
+  spendsBudgets: false,
   action: null,
   decode: empty,
   async run(q, t, _body, ctx) {
@@ -21,6 +22,7 @@ export const cancelStep: Step<Record<string, never>> = {
 /** Re-evaluates the transaction after the user came back to it; changes nothing itself. */
 export const resumeStep: Step<Record<string, never>> = {
   path: 'resume',
+  spendsBudgets: false,
   action: null,
   decode: empty,
   run: async (_q, t) => ({ tx: t }),
@@ -29,6 +31,7 @@ export const resumeStep: Step<Record<string, never>> = {
 /** Honoured only when the client allows it, and never for a transient sign-in. */
 export const rememberMeStep: Step<{ remember: boolean }> = {
   path: 'remember-me',
+  spendsBudgets: false,
   action: null,
   decode: object({ remember: boolean() }),
   run: async (_q, t, body, ctx) => ({
@@ -39,6 +42,7 @@ export const rememberMeStep: Step<{ remember: boolean }> = {
 /** A browser-session cookie, at most an hour, and no refresh token (offline_access is dropped). */
 export const transientStep: Step<{ transient: true }> = {
   path: 'transient',
+  spendsBudgets: false,
   action: null,
   decode: object({ transient: literal(true) }),
   run: async (_q, t) => ({ tx: { ...t, transient: true, rememberMe: false } }),

@@ -44,6 +44,11 @@ export interface StepOutcome {
 export interface Step<B, P = undefined> {
   /** Path segment(s) after /auth/transactions/{id}/ */
   readonly path: string;
+  /**
+   * Checks a secret (a password, a code, a link, a passkey, a challenge answer) or sends one: the
+   * step spends the abuse budgets before anything else (signin-budgets.ts). Every step says so.
+   */
+  readonly spendsBudgets: boolean;
   /** The next action this step answers; null for steps allowed at any time while pending. */
   readonly action: ActionType | null;
   readonly decode: Decoder<B>;

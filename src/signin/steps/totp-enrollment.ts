@@ -25,6 +25,7 @@ function keyringOf(ctx: StepContext) {
 
 export const totpEnrollStep: Step<Record<string, never>> = {
   path: 'totp/enroll',
+  spendsBudgets: false,
   action: 'enroll_totp',
   decode: object({}),
   async run(_q, t, _body, ctx) {
@@ -48,6 +49,7 @@ export const totpEnrollStep: Step<Record<string, never>> = {
 
 export const totpActivateStep: Step<{ code: string }> = {
   path: 'totp/activate',
+  spendsBudgets: false,
   action: 'enroll_totp',
   decode: codeBody,
   async run(q, t, body, ctx) {

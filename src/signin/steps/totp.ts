@@ -12,6 +12,7 @@ export const codeBody = object({ code: string({ minLength: 1, maxLength: 64 }) }
 
 export const totpStep: Step<{ code: string }> = {
   path: 'totp',
+  spendsBudgets: true,
   action: 'totp',
   decode: codeBody,
   async run(q, t, body, ctx) {

@@ -1,8 +1,7 @@
 // password/update {new_password}: the administrator-set required action update_password.
 import { object, string } from '../../platform/http/decode.ts';
-import { policyValue } from '../../realms/index.ts';
-import { endAccountSessions, revokeUserSessions } from '../../sessions/index.ts';
-import { removeRequiredAction, setPassword } from '../../users/index.ts';
+import { endAccountSessions } from '../../sessions/index.ts';
+import { endSessionsAfterPasswordChange, removeRequiredAction, setPassword } from '../../users/index.ts';
 import type { PasswordVerifier } from '../../users/password-hasher.ts';
 import { MIN_PASSWORD_LENGTH } from '../../users/password-rules.ts';
 import { forgetReset } from '../challenges.repo.ts';
@@ -12,6 +11,7 @@ const decode = object({ new_password: string({ minLength: MIN_PASSWORD_LENGTH, m
 
 export const updatePasswordStep: Step<{ newPassword: string }, PasswordVerifier> = {
   path: 'password/update',
+  spendsBudgets: false,
   action: 'update_password',
   decode,
   prepare: (app, _t, body) => app.hasher.hash(body.newPassword),
@@ -21,8 +21,6 @@ export const updatePasswordStep: Step<{ newPassword: string }, PasswordVerifier>
     await removeRequiredAction(q, t.realmId, userId, 'update_password', ctx.now);
     // The proved reset code is spent: update_password is not offered again in this transaction.
     if (ctx.facts.resetProved) await forgetReset(q, t.realmId, t.id);
-    // Other sessions ended with the old password unless the realm keeps them (spec doc 1,
-    // policy password.revoke_sessions_on_change, default true).
     const record = stepRecorder(q, t.realmId, ctx, stepActor(userId));
     if (ctx.facts.resetProved) {
       // A self-service reset ends every session and grant of the account (spec doc 2, Catalog:
@@ -43,15 +41,13 @@ export const updatePasswordStep: Step<{ newPassword: string }, PasswordVerifier>
       await record.event('user.password_reset', { user_id: userId });
       return { tx: t };
     }
-    if (policyValue(ctx.policy, 'password', 'revoke_sessions_on_change') !== false) {
-      for (const sessionId of await revokeUserSessions(q, t.realmId, userId, 'password_changed', ctx.now)) {
-        await record.event('session.revoked', {
-          user_id: userId,
-          session_id: sessionId,
-          reason: 'password_changed',
-        });
-      }
-    }
+    // This sign-in's session does not exist yet: every earlier one ends.
+    await endSessionsAfterPasswordChange(q, record, ctx.policy, {
+      realmId: t.realmId,
+      userId,
+      keepSessionId: null,
+      now: ctx.now,
+    });
     await record.audit('user.password_changed', {
       category: 'security',
       subject: { type: 'user', id: userId },

@@ -32,6 +32,7 @@ export const passkeyName = string({ minLength: 1, maxLength: 64, pattern: /^[^\p
 
 export const webauthnRegistrationOptionsStep: Step<Record<string, never>> = {
   path: 'webauthn/registration-options',
+  spendsBudgets: false,
   action: 'enroll_webauthn',
   decode: object({}),
   async run(q, t, _body, ctx) {
@@ -68,6 +69,7 @@ type Registered = { ceremonyId: string; passkey: RegisteredPasskey };
 
 export const webauthnRegisterStep: Step<{ credential: unknown; name?: string }, Registered> = {
   path: 'webauthn/register',
+  spendsBudgets: false,
   action: 'enroll_webauthn',
   decode: object({ ...credentialBody, name: optional(passkeyName) }),
   async prepare(app, t, body, correlationId) {

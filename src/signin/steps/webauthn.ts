@@ -35,6 +35,7 @@ export const credentialBody = { credential: unknownJson({ maxBytes: 64 * 1024 })
 
 export const webauthnOptionsStep: Step<Record<string, never>> = {
   path: 'webauthn/options',
+  spendsBudgets: false,
   action: 'webauthn',
   decode: object({}),
   async run(q, t, _body, ctx) {
@@ -68,6 +69,7 @@ type Checked =
 
 export const webauthnVerifyStep: Step<{ credential: unknown }, Checked> = {
   path: 'webauthn/verify',
+  spendsBudgets: true,
   action: 'webauthn',
   decode: object(credentialBody),
   async prepare(app, t, body) {
@@ -90,10 +92,12 @@ export const webauthnVerifyStep: Step<{ credential: unknown }, Checked> = {
     const id = assertedCredentialId(body.credential);
     const stored = id ? await findPasskeyByCredentialId(app.db, t.realmId, id) : null;
     // An identified account (known or not) must be the passkey's own account.
-    if (!stored || ((t.userId ?? t.identifier) !== null && stored.user_id !== t.userId))
-      return failed('unknown_credential');
+    const identified = (t.userId ?? t.identifier) !== null;
+    if (!stored || (identified && stored.user_id !== t.userId)) return failed('unknown_credential');
     const policy = webauthnPolicy(await currentPolicy(app.db, t.realmId), app.config.server.publicOrigin);
-    const r = await checkAssertion(body.credential, ceremony.challenge, ceremony.expected, stored, policy);
+    const r = await checkAssertion(body.credential, ceremony.challenge, ceremony.expected, stored, policy, {
+      identified,
+    });
     if (!r.ok) return failed(r.refusal, stored);
     return {
       ok: true,

@@ -8,7 +8,8 @@ import { describe, type TestContext, test } from 'node:test';
 import { decodeBase32 } from '../../../src/mfa/base32.ts';
 import { hotp } from '../../../src/mfa/otp.ts';
 import { newId } from '../../../src/platform/ids.ts';
-import { json } from '../../harness/signin-driver.ts';
+import { meCaller } from '../../harness/api-kit.ts';
+import { startHeadless } from '../../harness/signin-driver.ts';
 import {
   actionTypes,
   codeOf,
@@ -43,16 +44,24 @@ async function setup(t: TestContext) {
   await grantResources(s.h, s.realm, s.client, ['builtin:account']);
   const creds = { clientId: 'web-app', secret: await clientSecret(s.h, s.realm, s.client) };
   const audience = `${s.h.ctx.config.server.publicOrigin}/api/v1/realms/${s.realm.name}/me`;
-  /** Signs in (answering a second factor with `second` when asked) and returns an account token. */
-  const token = async (second?: (types: string[]) => [string, string]): Promise<string> => {
-    const { tx, state } = await passwordSignIn(s.h, s.realm.name, 'web-app', 'alice@example.com', PASSWORD, {
-      resource: [audience],
-    });
-    let done = state;
-    if (done.body.status === 'pending') {
+  let lastDevice = '';
+  /**
+   * Signs in (answering a second factor with `second` when asked, and remembering the device when
+   * that is offered) and returns an account token. With `device` the sign-in presents it.
+   */
+  const token = async (second?: (types: string[]) => [string, string], device?: string): Promise<string> => {
+    const headers: Record<string, string> = device ? { 'x-remembered-device': device } : {};
+    const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT, { resource: [audience] });
+    await tx.step('identify', { identifier: 'alice@example.com' }, headers);
+    let done = await tx.step('password', { password: PASSWORD }, headers);
+    if (done.body.status === 'pending' && !actionTypes(done.body).includes('remember_device')) {
       assert.ok(second, `a second factor was asked: ${JSON.stringify(done.body)}`);
       const [path, code] = second(actionTypes(done.body));
       done = await tx.step(path, { code });
+    }
+    if (actionTypes(done.body).includes('remember_device')) {
+      done = await tx.step('remember-device', { remember: true });
+      lastDevice = done.body.one_time?.remembered_device_token ?? '';
     }
     assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
     const res = await oauthPost(
@@ -86,18 +95,8 @@ async function setup(t: TestContext) {
     lastRefresh = res.body.refresh_token;
     return res.body.access_token;
   };
-  const me = async (tok: string, method: string, path: string, body?: unknown) =>
-    json(
-      await s.h.get(`/api/v1/realms/${s.realm.name}/me${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${tok}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      }),
-    );
-  return { ...s, clock: clock as MovableClock, token, refreshed, me };
+  const me = meCaller(s.h, s.realm);
+  return { ...s, clock: clock as MovableClock, token, refreshed, me, device: () => lastDevice };
 }
 
 const expect = (res: { status: number; body: { code?: string } }, status: number, code?: string) =>
@@ -273,6 +272,36 @@ describe('self-service › factors', () => {
     assert.equal((await me(viaTotp, 'DELETE', '/hotp')).status, 204);
     assert.equal(await count(h, 'select 1 from hotp_credentials where realm_id = $1', [realm.id]), 0);
     expect(await me(viaTotp, 'DELETE', '/hotp'), 404, 'not_found');
+  });
+
+  test('case=removing HOTP needs a session that completed MFA; a remembered device is none/mode=headless', async (t) => {
+    const { h, realm, user, token, me, device } = await setup(t);
+    await h.setPolicy(realm, {
+      mfa: { allowed_factors: ['totp', 'hotp', 'recovery_code'] },
+      login: { remember_devices: true },
+    });
+    // The first second factor may come from a password session (nothing to protect yet).
+    const plain = await token();
+    const enrolled = await me(plain, 'POST', '/hotp/enroll', {});
+    const secret: string = enrolled.body.secret;
+    assert.equal((await me(plain, 'POST', '/hotp/activate', { code: hotpCode(secret, 0) })).status, 200);
+    const viaHotp = await token(() => ['hotp', hotpCode(secret, 1)]);
+    assert.ok(device(), 'the HOTP sign-in remembered the device');
+    // A password and the remembered device: signed in without the second factor.
+    const remembered = await token(undefined, device());
+    for (const [who, tok] of [
+      ['a password and a remembered device', remembered],
+      ['the password session that enrolled it', plain],
+    ] as const) {
+      const refused = await me(tok, 'DELETE', '/hotp');
+      expect(refused, 403, 'step_up_required');
+      assert.equal(refused.body.obligation?.required_profile, 'mfa', who);
+    }
+    const hotpRows = () =>
+      count(h, 'select 1 from hotp_credentials where realm_id = $1 and user_id = $2', [realm.id, user.id]);
+    assert.equal(await hotpRows(), 1, 'the only second factor is still there');
+    assert.equal((await me(viaHotp, 'DELETE', '/hotp')).status, 204);
+    assert.equal(await hotpRows(), 0);
   });
 
   test('case=a recovery-code session replaces the HOTP token and the account is active again/mode=headless', async (t) => {

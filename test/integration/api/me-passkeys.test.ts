@@ -3,8 +3,8 @@
 // sign-ins and the software authenticator.
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
+import { meCaller } from '../../harness/api-kit.ts';
 import { answerWithPasskey } from '../../harness/passkey-kit.ts';
-import { json } from '../../harness/signin-driver.ts';
 import {
   audits,
   codeOf,
@@ -38,17 +38,7 @@ async function setup(t: TestContext) {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     return res.body.access_token;
   };
-  const me = async (tok: string, method: string, path: string, body?: unknown) =>
-    json(
-      await s.h.get(`/api/v1/realms/${s.realm.name}/me${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${tok}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      }),
-    );
+  const me = meCaller(s.h, s.realm);
   const register = async (tok: string, name?: string) => {
     const options = await me(tok, 'POST', '/webauthn/registration-options', {});
     if (options.status !== 200) return options;
@@ -113,13 +103,33 @@ describe('self-service › passkeys', () => {
   test('case=removing the only way a passwordless account signs in is 409 last_sign_in_method/mode=headless', async (t) => {
     const { h, realm, user, token, me, register } = await setup(t);
     const created = await register(await token());
-    const tok = await token();
+    const tok = await token({ acr_values: 'mfa' });
     await h.ctx.db.query('delete from password_credentials where realm_id = $1 and user_id = $2', [
       realm.id,
       user.id,
     ]);
     const refused = await me(tok, 'DELETE', `/webauthn/credentials/${created.body.id}`);
     assert.deepEqual([refused.status, refused.body.code], [409, 'last_sign_in_method']);
+  });
+
+  test('case=removing a passkey or changing the password needs a session that completed MFA/mode=headless', async (t) => {
+    const { h, realm, token, me, register } = await setup(t);
+    // A passkey does not make MFA required at sign-in: a password alone gives a session without it.
+    const plain = await token();
+    const created = await register(plain);
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const removal = await me(plain, 'DELETE', `/webauthn/credentials/${created.body.id}`);
+    assert.deepEqual([removal.status, removal.body.code], [403, 'step_up_required']);
+    assert.equal(removal.body.obligation?.required_profile, 'mfa');
+    const change = { current_password: PASSWORD, new_password: 'a-new-secret-1' };
+    const password = await me(plain, 'POST', '/password', change);
+    assert.deepEqual([password.status, password.body.code], [403, 'mfa_required']);
+    assert.equal((await me(plain, 'GET', '/webauthn/credentials')).body.items.length, 1);
+
+    const strong = await token({ acr_values: 'mfa' });
+    assert.equal((await me(strong, 'POST', '/password', change)).status, 200);
+    assert.equal((await me(strong, 'DELETE', `/webauthn/credentials/${created.body.id}`)).status, 204);
+    assert.equal((await audits(h, realm, 'mfa.webauthn.removed')).length, 1);
   });
 
   test('case=a refused registration is 422 and audited/mode=headless', async (t) => {

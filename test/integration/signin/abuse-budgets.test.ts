@@ -1,11 +1,14 @@
 // Abuse budgets (spec doc 1, Errors 429 rate_limited; docs/security.md, "Abuse budgets"): failed
-// proofs per account across transactions and processes, attempts per network, the token
-// endpoint's per-client budget (slow_down), the metric, and that a budget slows and never locks.
+// proofs per account across transactions and processes, attempts per network (passwords, emailed
+// codes, magic links, challenge answers and every send), the token endpoint's per-client budget
+// (slow_down), the metric, and that a budget slows and never locks.
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { startHarness } from '../../harness/harness.ts';
-import { startHeadless } from '../../harness/signin-driver.ts';
-import { movableClock, PASSWORD, REDIRECT, signinSetup } from '../../harness/signin-kit.ts';
+import { codeIn, deliverQueued, linkIn, startMailSink } from '../../harness/mail-kit.ts';
+import { type JsonResponse, startHeadless } from '../../harness/signin-driver.ts';
+import { count, movableClock, PASSWORD, REDIRECT, signinSetup } from '../../harness/signin-kit.ts';
+import { RACE_NEEDS_POSTGRES } from '../../harness/test-db.ts';
 import { oauthPost, seedGrant, seedResource, seedServiceClient } from '../../harness/token-kit.ts';
 
 const wrongPasswordTx = async (h: Parameters<typeof startHeadless>[0], realm: string) => {
@@ -21,6 +24,28 @@ async function metricValue(
   const text = await h.ctx.metrics.registry.metrics();
   const line = text.split('\n').find((l) => l.startsWith(`service_rate_limited_total{surface="${surface}"}`));
   return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
+const wrongCode = (code: string) => (code === '000000' ? '111111' : '000000');
+
+/**
+ * A realm that mails, on a stopped clock (no window ends by accident), with a network budget of
+ * three attempts that starts afresh and no account budget.
+ */
+async function mailingRealm(t: TestContext, extra: { loginUi?: string } = {}) {
+  const mail = await startMailSink(t);
+  const s = await signinSetup(t, {
+    clock: movableClock(),
+    overrides: {
+      ...mail.overrides,
+      'security.budgets.network_attempts': 3,
+      'security.budgets.account_failures': 0,
+    },
+    ...extra,
+  });
+  // The network bucket spans realms (and earlier runs on this database).
+  await s.h.ctx.db.query("delete from abuse_counters where bucket like 'signin:net:%'");
+  return { ...s, mailTo: (n: number) => mail.waitFor('alice@example.com', n, s.realm.display_name) };
 }
 
 describe('abuse budgets', () => {
@@ -60,7 +85,9 @@ describe('abuse budgets', () => {
     }
   });
 
-  test('case=two processes on one database share the account budget under concurrency/mode=headless', async (t: TestContext) => {
+  test('case=two processes on one database share the account budget under concurrency/mode=headless', {
+    skip: RACE_NEEDS_POSTGRES,
+  }, async (t: TestContext) => {
     const { h, realm } = await signinSetup(t);
     const other = await startHarness(t, { db: h.ctx.db });
     // 8 transactions, 4 wrong passwords each, all at once, half through each process.
@@ -93,6 +120,65 @@ describe('abuse budgets', () => {
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await tx.step('password', { password: `wrong-${i}` })).status);
     assert.deepEqual(statuses, [200, 200, 200, 429]);
+  });
+
+  test('case=emailed codes and magic links spend the network budget; a spent one refuses checks and sends/mode=headless', async (t: TestContext) => {
+    const s = await mailingRealm(t, { loginUi: 'https://login.example.com/signin' });
+    await s.h.setPolicy(s.realm, { login: { password: true, email_otp: true, magic_link: true } });
+    const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
+    await tx.step('identify', { identifier: 'alice@example.com' });
+    // Three attempts: two sends and a wrong code.
+    assert.equal((await tx.step('otp/send', { purpose: 'login' })).status, 200);
+    assert.equal((await tx.step('otp/send', { purpose: 'magic_link' })).status, 200);
+    assert.deepEqual(await deliverQueued(s.h), { sent: 2 });
+    const mails = await Promise.all([s.mailTo(1), s.mailTo(2)]);
+    const code = codeIn(mails.find((m) => /sign-in code/.test(m.subject)) ?? mails[0]);
+    const link = linkIn(mails.find((m) => /^Sign in to/.test(m.subject)) ?? mails[0]);
+    const token = new URL(link).searchParams.get('magic_link') ?? '';
+    assert.equal((await tx.step('otp/verify', { code: wrongCode(code) })).status, 200);
+    const queued = await count(s.h, 'select 1 from notifications where realm_id = $1', [s.realm.id]);
+    // The budget is spent: the right code and the right link are not even checked, nothing is sent.
+    const refused: [string, JsonResponse][] = [
+      ['otp/verify', await tx.step('otp/verify', { code })],
+      ['magic-link', await tx.step('magic-link', { token })],
+      ['otp/send', await tx.step('otp/send', { purpose: 'login' })],
+      ['password/reset', await tx.step('password/reset', {})],
+    ];
+    for (const [path, r] of refused) {
+      assert.equal(r.status, 429, `${path}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.code, 'rate_limited');
+      assert.ok(Number(r.headers.get('retry-after')) > 0, `${path} carries Retry-After`);
+    }
+    assert.equal(await count(s.h, 'select 1 from notifications where realm_id = $1', [s.realm.id]), queued);
+    assert.equal((await tx.get()).body.status, 'pending');
+    // Slowed, not spent: after the window the same code still signs in.
+    s.h.clock.advance(60_000);
+    assert.equal((await tx.step('otp/verify', { code })).body.status, 'completed');
+  });
+
+  test('case=challenge sends and answers spend the network budget/mode=headless', async (t: TestContext) => {
+    const s = await mailingRealm(t);
+    await s.h.setPolicy(s.realm, {
+      authentication_flow: { rules: [{ outcome: 'challenge' }], email_code_alternative: true },
+    });
+    // The password and the send are two attempts, the wrong code the third.
+    const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
+    const state = await tx.step('password', { identifier: 'alice@example.com', password: PASSWORD });
+    assert.equal(state.body.next_actions[0]?.type, 'challenge', JSON.stringify(state.body));
+    assert.equal((await tx.step('challenge/send', {})).status, 200);
+    await deliverQueued(s.h);
+    const code = codeIn(await s.mailTo(1));
+    assert.equal((await tx.step('challenge', { code: wrongCode(code) })).status, 200);
+    for (const [path, body] of [
+      ['challenge', { code }],
+      ['challenge/send', {}],
+    ] as const) {
+      const r = await tx.step(path, body);
+      assert.equal(r.status, 429, `${path}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.code, 'rate_limited');
+    }
+    s.h.clock.advance(60_000);
+    assert.equal((await tx.step('challenge', { code })).body.status, 'completed');
   });
 
   test('case=the token endpoint answers slow_down past the client budget/mode=headless', async (t: TestContext) => {

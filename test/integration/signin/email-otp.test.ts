@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { codeIn, deliverQueued, startMailSink } from '../../harness/mail-kit.ts';
+import { codeIn, deliverQueued, sendAndReceive, startMailSink } from '../../harness/mail-kit.ts';
 import { startHeadless } from '../../harness/signin-driver.ts';
 import {
   actionTypes,
   audits,
   count,
+  provedThenRewound,
   REDIRECT,
   rows,
   signinSetup,
@@ -20,6 +21,12 @@ async function setup(t: Parameters<typeof signinSetup>[0], login: Record<string,
   await s.h.setPolicy(s.realm, { login });
   return { ...s, mail };
 }
+
+/** Where alice's mail of this test's realm arrives. */
+const alice = (s: { realm: { display_name: string } }) => ({
+  to: 'alice@example.com',
+  realm: s.realm.display_name,
+});
 
 const queued = (s: { h: Parameters<typeof count>[0]; realm: { id: string } }) =>
   count(s.h, 'select 1 from notifications where realm_id = $1', [s.realm.id]);
@@ -49,7 +56,7 @@ describe('sign-in › email code', () => {
     assert.deepEqual(done.body.completed_factors, ['otp']);
   });
 
-  test('case=a code is single use and lives tokens.challenge_ttl', async (t) => {
+  test('case=a code lives tokens.challenge_ttl and belongs to its transaction', async (t) => {
     const s = await setup(t);
     const first = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
     await first.step('identify', { identifier: 'alice@example.com' });
@@ -70,8 +77,22 @@ describe('sign-in › email code', () => {
     assert.notEqual(wrongTx.body.status, 'completed', 'a code belongs to its transaction');
     const ok = await second.step('otp/verify', { code: fresh });
     assert.equal(ok.body.status, 'completed');
-    const again = await second.step('otp/verify', { code: fresh });
-    assert.equal(again.status, 409, 'the transaction is over');
+  });
+
+  test('case=a code is single use: once it verified, it never verifies again', async (t) => {
+    const s = await setup(t);
+    // MFA keeps the transaction pending after the code, so the question is the code's, not the transaction's.
+    await s.h.setPolicy(s.realm, { mfa: { requirement: 'required', allowed_factors: ['totp'] } });
+    const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
+    await tx.step('identify', { identifier: 'alice@example.com' });
+    const code = codeIn(await sendAndReceive(s.h, s.mail, tx, 'login', alice(s)));
+    const proof = { path: 'otp/verify', body: { code }, factor: 'otp' };
+    const state = await provedThenRewound(s.h, s.realm, tx, proof);
+    assert.deepEqual(actionTypes(state.body), ['password', 'email_otp'], 'the code step is offered again');
+    assert.equal(state.body.next_actions[1].options.code_sent, false, 'no live code is out');
+    const again = await tx.step('otp/verify', { code });
+    assert.equal(again.status, 409, JSON.stringify(again.body));
+    assert.deepEqual((await tx.get()).body.completed_factors, []);
   });
 
   test('case=wrong codes spend the failure budget; the fifth fails the transaction', async (t) => {
@@ -192,9 +213,7 @@ describe('sign-in › email code', () => {
     await s.h.setPolicy(s.realm, { mfa: { requirement: 'required', allowed_factors: ['totp'] } });
     const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
     await tx.step('identify', { identifier: 'alice@example.com' });
-    await tx.step('otp/send', { purpose: 'login' });
-    await deliverQueued(s.h);
-    const m = await s.mail.waitFor('alice@example.com', 1, s.realm.display_name);
+    const m = await sendAndReceive(s.h, s.mail, tx, 'login', alice(s));
     const after = await tx.step('otp/verify', { code: codeIn(m) });
     assert.equal(after.body.status, 'pending', JSON.stringify(after.body));
     assert.deepEqual(after.body.completed_factors, ['otp'], JSON.stringify(after.body));

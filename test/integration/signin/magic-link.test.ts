@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { deliverQueued, linkIn, startMailSink } from '../../harness/mail-kit.ts';
+import { deliverQueued, linkIn, sendAndReceive, startMailSink } from '../../harness/mail-kit.ts';
 import { startHeadless } from '../../harness/signin-driver.ts';
-import { actionTypes, REDIRECT, signinSetup } from '../../harness/signin-kit.ts';
+import { actionTypes, provedThenRewound, REDIRECT, signinSetup, txRow } from '../../harness/signin-kit.ts';
 
 const UI = 'https://login.example.com/signin';
 
@@ -34,6 +34,25 @@ describe('sign-in › magic link', () => {
     const done = await tx.step('magic-link', { token });
     assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
     assert.deepEqual(done.body.completed_factors, ['magic_link']);
+  });
+
+  test('case=a link is single use: once it signed in, it never signs in again', async (t) => {
+    const s = await setup(t);
+    // MFA keeps the transaction pending after the link, so the question is the link's, not the transaction's.
+    await s.h.setPolicy(s.realm, { mfa: { requirement: 'required', allowed_factors: ['totp'] } });
+    const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
+    await tx.step('identify', { identifier: 'alice@example.com' });
+    const to = { to: 'alice@example.com', realm: s.realm.display_name };
+    const link = new URL(linkIn(await sendAndReceive(s.h, s.mail, tx, 'magic_link', to)));
+    const token = link.searchParams.get('magic_link') ?? '';
+    const proof = { path: 'magic-link', body: { token }, factor: 'magic_link' };
+    const state = await provedThenRewound(s.h, s.realm, tx, proof);
+    assert.deepEqual(actionTypes(state.body), ['password', 'magic_link'], 'the link step is offered again');
+    assert.equal(state.body.next_actions[1].options.link_sent, false, 'no live link is out');
+    const again = await tx.step('magic-link', { token });
+    assert.equal(again.body.status, 'pending', JSON.stringify(again.body));
+    assert.deepEqual(again.body.completed_factors, [], 'the used link proved nothing');
+    assert.equal((await txRow(s.h, s.realm, tx.id)).failures, 1, 'a used link is a failed proof');
   });
 
   test('case=magic links are not offered for a username or without a usable login UI', async (t) => {

@@ -76,6 +76,37 @@ describe('sign-in › passkeys', () => {
     assert.deepEqual(done.body.completed_factors, ['hwk']);
   });
 
+  test('case=a user handle naming another account fails the proof, identified or discoverable/mode=headless', async (t) => {
+    const { h, realm, authenticator } = await passkeySetup(t, {}, { login: { passkeys: true } });
+    await enrollInTransaction(h, realm, authenticator);
+    const bob = await h.createUser(realm, { email: 'bob@example.com', password: 'bobs-own-password' });
+    const bobsHandle = Buffer.from(bob.id, 'utf8').toString('base64url');
+    const answers = [
+      // WebAuthn L3 section 7.2 step 6: a handle that is not the credential owner's...
+      { flow: 'discoverable', second: false, userHandle: bobsHandle },
+      { flow: 'after the password', second: true, userHandle: bobsHandle },
+      // ...and no handle at all where the assertion is what names the account.
+      { flow: 'discoverable without a handle', second: false, userHandle: null },
+    ];
+    for (const [i, a] of answers.entries()) {
+      const tx = a.second
+        ? (await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com')).tx
+        : await startSignIn(h, realm);
+      const { verified } = await answerWithPasskey(tx, authenticator, { userHandle: a.userHandle });
+      assert.equal(verified.status, 200, JSON.stringify(verified.body));
+      assert.equal(verified.body.status, 'pending', `${a.flow}: ${JSON.stringify(verified.body)}`);
+      assert.ok(!verified.body.completed_factors.includes('hwk'), a.flow);
+      assert.equal((await txRow(h, realm, tx.id)).failures, 1, a.flow);
+      const failed = await audits(h, realm, 'mfa.webauthn.failed');
+      assert.equal(failed.length, i + 1, a.flow);
+      assert.equal(failed.at(-1)?.data?.reason, 'user_handle_mismatch', a.flow);
+    }
+    // Without a handle after the account was identified, the passkey still works.
+    const { tx } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
+    const { verified } = await answerWithPasskey(tx, authenticator, { userHandle: null });
+    assert.equal(verified.body.status, 'completed', JSON.stringify(verified.body));
+  });
+
   test('case=a passkey without user verification is possession only (swk)/mode=headless', async (t) => {
     const { h, realm, authenticator } = await passkeySetup(t, {}, { login: { passkeys: true } });
     await enrollInTransaction(h, realm, authenticator);

@@ -3,7 +3,17 @@ import { describe, test } from 'node:test';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { codeIn, deliverQueued, startMailSink } from '../../harness/mail-kit.ts';
 import { json, startHeadless } from '../../harness/signin-driver.ts';
-import { actionTypes, events, REDIRECT, rows, signinSetup, userRow } from '../../harness/signin-kit.ts';
+import {
+  actionTypes,
+  audits,
+  events,
+  PASSWORD,
+  REDIRECT,
+  rows,
+  signinSetup,
+  txRow,
+  userRow,
+} from '../../harness/signin-kit.ts';
 
 type Ctx = Parameters<typeof signinSetup>[0];
 
@@ -77,7 +87,7 @@ describe('registration', () => {
     assert.notEqual(noToken.status, 200, 'the transaction id alone authorizes nothing');
   });
 
-  test('case=validation: short password, unknown member, taken address', async (t) => {
+  test('case=validation: short password, unknown member, taken username', async (t) => {
     const s = await setup(t, { mode: 'open' });
     const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT, { intent: 'register' });
     const short = await tx.step('registration', { ...NEW, password: 'short' });
@@ -86,7 +96,13 @@ describe('registration', () => {
     assert.deepEqual(short.body.errors, [{ field: 'password', code: 'too_short' }]);
     const unknown = await tx.step('registration', { ...NEW, admin: true });
     assert.equal(unknown.status, 400);
-    const taken = await tx.step('registration', { ...NEW, email: 'ALICE@example.com' });
+    await tx.step('registration', { ...NEW, username: 'newbie' });
+    const other = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT, { intent: 'register' });
+    const taken = await other.step('registration', {
+      ...NEW,
+      email: 'other@example.com',
+      username: 'NEWBIE',
+    });
     assert.equal(taken.status, 409);
     assert.equal(taken.body.code, 'conflict');
   });
@@ -138,6 +154,102 @@ describe('registration', () => {
     assert.equal((await userRow(s.h, s.realm, second)).state, 'suspended');
     const suspended = await events(s.h, s.realm, 'user.suspended');
     assert.equal(suspended.at(-1)?.data.user_id, second);
+  });
+});
+
+/** A state with what differs between two transactions (ids, times, the masked address) set aside. */
+const shape = (body: Record<string, unknown>) => {
+  const user = body.user as { email_hint?: string } | undefined;
+  return {
+    ...body,
+    id: 'x',
+    expires_at: 'x',
+    ...(user ? { user: { ...user, email_hint: user.email_hint?.replace(/^.\*\*\*/, '?***') } } : {}),
+  };
+};
+
+/** Registers `email` in a fresh transaction and returns it with the answer. */
+async function registerAs(
+  s: Awaited<ReturnType<typeof setup>>,
+  email: string,
+  extra: Record<string, unknown> = {},
+) {
+  const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT, { intent: 'register', ...extra });
+  return { tx, answer: await tx.step('registration', { ...NEW, email }) };
+}
+
+describe('registration › an address that has an account (ASVS 5.0 V6.3.8)', () => {
+  test('case=the same answers as a new address, no account, and the owner is told by mail', async (t) => {
+    const s = await setup(t, { mode: 'open' });
+    const fresh = await registerAs(s, 'new@example.com');
+    const taken = await registerAs(s, 'alice@example.com');
+    assert.equal(taken.answer.status, fresh.answer.status, JSON.stringify(taken.answer.body));
+    assert.deepEqual(shape(taken.answer.body), shape(fresh.answer.body));
+    assert.deepEqual(actionTypes(taken.answer.body), ['verify_email']);
+    assert.deepEqual(shape((await taken.tx.get()).body), shape((await fresh.tx.get()).body));
+    const sentFresh = await fresh.tx.step('otp/send', { purpose: 'verify_email' });
+    const sentTaken = await taken.tx.step('otp/send', { purpose: 'verify_email' });
+    assert.equal(sentTaken.status, sentFresh.status);
+    assert.deepEqual(shape(sentTaken.body), shape(sentFresh.body));
+
+    await deliverQueued(s.h);
+    const notice = await s.mail.waitFor('alice@example.com', 1, s.realm.display_name);
+    assert.match(notice.subject, /Someone tried to register with your address/);
+    assert.doesNotMatch(notice.text, /\b\d{6}\b/, 'the notice carries no code');
+    await s.mail.waitFor('new@example.com', 1, s.realm.display_name);
+    assert.equal(
+      s.mail.received.filter((m) => m.to === 'alice@example.com').length,
+      1,
+      'no code to the owner',
+    );
+    // No code works in the stand-in transaction: a wrong code there is a failed proof like anywhere.
+    const tried = await taken.tx.step('otp/verify', { code: '123456' });
+    assert.equal(tried.status, 200);
+    assert.equal(tried.body.status, 'pending');
+    assert.deepEqual(actionTypes(tried.body), ['verify_email']);
+    assert.equal((await txRow(s.h, s.realm, taken.tx.id)).failures, 1);
+
+    const created = await events(s.h, s.realm, 'user.created');
+    assert.deepEqual(
+      created.map((e) => e.data.user_id === s.user.id),
+      [true, false],
+      'alice and the new address only',
+    );
+    const [audit] = await audits(s.h, s.realm, 'signin.registration_address_taken');
+    assert.equal(audit?.subject_id, s.user.id);
+    assert.equal(audit?.data.owner_notified, true);
+    // The owner's account is untouched: the password typed in the registration is not hers.
+    const own = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
+    const signedIn = await own.step('password', { identifier: 'alice@example.com', password: PASSWORD });
+    assert.equal(signedIn.body.status, 'completed');
+  });
+
+  test('case=the notice follows ui_locales, and an address gets at most three an hour', async (t) => {
+    const s = await setup(t, { mode: 'open' });
+    for (let i = 0; i < 4; i++) {
+      const again = await registerAs(s, 'alice@example.com', { ui_locales: 'de' });
+      assert.deepEqual(actionTypes(again.answer.body), ['verify_email']);
+    }
+    await deliverQueued(s.h);
+    const notice = await s.mail.waitFor('alice@example.com', 1, s.realm.display_name);
+    assert.match(notice.subject, /Registrierungsversuch/);
+    const notified = await audits(s.h, s.realm, 'signin.registration_address_taken');
+    assert.deepEqual(notified.map((a) => a.data.owner_notified).sort(), [false, true, true, true]);
+  });
+
+  test('case=held for approval: the same blocked answer for both', async (t) => {
+    const s = await setup(t, { mode: 'open', require_approval: true, require_email_verification: false });
+    const fresh = await registerAs(s, 'new@example.com');
+    const taken = await registerAs(s, 'alice@example.com');
+    assert.equal(taken.answer.body.error, 'registration_pending_approval');
+    assert.deepEqual(shape(taken.answer.body), shape(fresh.answer.body));
+  });
+
+  test('case=a realm that neither verifies nor holds signs new accounts in at once: a taken address is 409', async (t) => {
+    const s = await setup(t, { mode: 'open', require_email_verification: false });
+    const taken = await registerAs(s, 'ALICE@example.com');
+    assert.equal(taken.answer.status, 409);
+    assert.equal(taken.answer.body.code, 'conflict');
   });
 });
 
