@@ -35,8 +35,11 @@ async function discover(c: ConnectionRow, exchange: Exchange): Promise<oauth.Aut
     return { ...doc, issuer: c.issuer } as oauth.AuthorizationServer;
   }
   const issuer = new URL(c.issuer);
-  const response = config.discovery_url
-    ? await exchange.options[oauth.customFetch](config.discovery_url, {
+  // A template's discovery URL is for its {tenant} issuer (Microsoft's organizations endpoint); one
+  // tenant's issuer is discovered at its own well-known address unless the connection names one.
+  const discoveryUrl = c.config.discovery_url;
+  const response = discoveryUrl
+    ? await exchange.options[oauth.customFetch](discoveryUrl, {
         method: 'GET',
         headers: { accept: 'application/json' },
       })

@@ -181,7 +181,8 @@ export async function startStandin(t: Pick<TestContext, 'after'>, o: StandinOpti
       if (path.endsWith('/.well-known/openid-configuration')) {
         if (failed(res, 'discovery')) return;
         return send(res, 200, {
-          issuer: o.tenant ? `${base}/{tenantid}/v2.0` : base,
+          // Microsoft's organizations document names the placeholder; one tenant's names the tenant.
+          issuer: o.tenant && !path.startsWith(`/${o.tenant}/`) ? `${base}/{tenantid}/v2.0` : issuerOf(),
           authorization_endpoint: `${base}/authorize`,
           token_endpoint: `${base}/token`,
           jwks_uri: `${base}/jwks`,

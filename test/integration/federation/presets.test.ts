@@ -117,6 +117,23 @@ describe('federation › presets against local stand-ins', () => {
     assert.equal(row?.failures, 1, 'a tenant the connection does not accept is a failed proof');
   });
 
+  test('case=microsoft, one tenant: its issuer is discovered at its own address, not the template one/mode=headless', async (t) => {
+    const s = await federationSetup(t);
+    const tenant = '11111111-2222-3333-4444-555555555555';
+    const up = await startStandin(t, { tenant });
+    await createConnection(s, {
+      alias: 'contoso',
+      display_name: 'Contoso',
+      adapter: 'microsoft',
+      issuer: `${up.url}/${tenant}/v2.0`,
+      config: { client_id: up.clientId, trust_email: true },
+      client_secret: up.clientSecret,
+    });
+    const { state } = await signIn(s, up, 'contoso');
+    assert.equal(state.status, 'completed', JSON.stringify(state));
+    assert.equal((await linkOf(s)).upstream_issuer, `${up.url}/${tenant}/v2.0`);
+  });
+
   test('case=github: plain OAuth 2.0, the numeric id as subject, the primary verified address from the emails endpoint/mode=headless', async (t) => {
     const s = await federationSetup(t);
     const up = await startStandin(t, { github: true });
