@@ -176,7 +176,11 @@ export class UpstreamClient {
     }
     // state, and iss when the upstream sends it or promises to (RFC 9207): the mix-up defence.
     const checked = oauth.validateAuthResponse(as, client, params, pending.state);
-    const auth = await clientAuthOf(c, this.#o.secrets, Math.floor(this.#o.now() / 1000));
+    // A secret that cannot be opened (a key reference gone, a root key version missing) is the
+    // connection's configuration failing, not the person's proof.
+    const auth = await clientAuthOf(c, this.#o.secrets, Math.floor(this.#o.now() / 1000)).catch(() => {
+      throw new UpstreamUnavailable('the client secret cannot be read');
+    });
     const response = await oauth.authorizationCodeGrantRequest(
       as,
       client,

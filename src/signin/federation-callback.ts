@@ -12,8 +12,7 @@
 // signs in, links, creates an account or waits for a link (federation-signin.ts), and the
 // transaction is evaluated and completed as after any step.
 import { recorder } from '../audit/index.ts';
-import type { CallbackOutcome, UpstreamTokens } from '../federation/upstream-client.ts';
-import type { UpstreamIdentity } from '../federation/upstream-identity.ts';
+import type { CallbackOutcome } from '../federation/upstream-client.ts';
 import {
   type ConnectionRow,
   claimFederationRequest,
@@ -72,8 +71,9 @@ const callOf = (realm: RealmRow, t: SigninTx, correlationId: string, now: Date):
   now,
 });
 
-async function refused(q: Tx, call: Call, t: SigninTx, reason: string): Promise<SigninTx> {
+async function refused(app: SigninDeps, q: Tx, call: Call, t: SigninTx, reason: string): Promise<SigninTx> {
   const next = withFailure(t);
+  app.metrics.authentications.inc({ outcome: 'failure' });
   await recorder(q, call).audit(
     next.status === 'failed' ? 'signin.transaction.failed' : 'signin.proof_failed',
     {
@@ -97,9 +97,12 @@ async function apply(
 ): Promise<{ tx: SigninTx; result: FederatedResult | CallbackOutcome['kind'] | 'mix_up' }> {
   switch (outcome.kind) {
     case 'mix_up':
-      return { tx: await refused(q, call, t, 'the answer arrived at another connection'), result: 'mix_up' };
+      return {
+        tx: await refused(app, q, call, t, 'the answer arrived at another connection'),
+        result: 'mix_up',
+      };
     case 'refused':
-      return { tx: await refused(q, call, t, outcome.reason), result: 'refused' };
+      return { tx: await refused(app, q, call, t, outcome.reason), result: 'refused' };
     case 'unavailable':
       await noteOutage(q, call, t.id, c.id, 'callback', outcome.reason);
       return { tx: t, result: 'unavailable' };
@@ -110,12 +113,12 @@ async function apply(
         call,
         keyring: app.keyring,
         connection: c,
-        identity: outcome.identity as UpstreamIdentity,
-        tokens: outcome.tokens as UpstreamTokens,
+        identity: outcome.identity,
+        tokens: outcome.tokens,
       });
       if (applied.result === 'refused')
         return {
-          tx: await refused(q, call, t, 'the upstream identity belongs to another account'),
+          tx: await refused(app, q, call, t, 'the upstream identity belongs to another account'),
           result: 'refused',
         };
       return applied;

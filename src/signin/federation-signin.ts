@@ -6,20 +6,16 @@
 //   - not linked, nobody proved anything: a new account (just-in-time) when the connection
 //     allows it and no account holds the upstream's email address; otherwise the link waits for
 //     an existing account to prove itself (link_account), never matched by email alone;
-//   - after a local proof while a link waits: the link is made (linkAfterProof).
+//   - after a local proof while a link waits: the link is made (federation-links.ts).
 import { recorder } from '../audit/index.ts';
 import type { UpstreamTokens } from '../federation/upstream-client.ts';
 import type { UpstreamIdentity } from '../federation/upstream-identity.ts';
 import {
   type ConnectionRow,
-  deleteSigninFederation,
   effectiveConfig,
   findLinkBySubject,
-  findSigninFederation,
-  insertLink,
   type LinkedIdentityRow,
   type PendingIdentity,
-  type Provenance,
   saveSigninFederation,
   storeUpstreamTokens,
   touchLink,
@@ -28,68 +24,15 @@ import type { Call } from '../kernel/call.ts';
 import { joinThroughFederation } from '../organizations/index.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Tx } from '../platform/db/db.ts';
-import { newId } from '../platform/ids.ts';
 import { authorizationChanged } from '../roles/authz-revision.ts';
 import { assignRealmRole } from '../roles/index.ts';
 import { createUserInTx, findUserByIdentifier } from '../users/index.ts';
+import { link, upstreamFactors, withFactors } from './federation-links.ts';
 import { hasPrimary } from './next-actions.ts';
-import type { Factor, SigninTx } from './transaction.ts';
-import { withFactor } from './transitions.ts';
+import type { SigninTx } from './transaction.ts';
 
 /** How an upstream identity changed the transaction, for the caller's log and the tests. */
 export type FederatedResult = 'signed_in' | 'linked' | 'created' | 'link_pending' | 'refused';
-
-/** Local proofs that may link a waiting identity: never an SMS code (spec doc 1, link_account). */
-const LINK_PROOFS: readonly Factor[] = ['pwd', 'otp', 'magic_link', 'hwk', 'swk'];
-
-const upstreamFactors = (c: ConnectionRow, mfa: boolean): Factor[] =>
-  c.trust_upstream_mfa && mfa ? ['fed', 'fed_mfa'] : ['fed'];
-
-const withFactors = (t: SigninTx, factors: readonly Factor[]): SigninTx =>
-  factors.reduce((acc, f) => withFactor(acc, f), t);
-
-async function audited(
-  q: Tx,
-  call: Call,
-  link: LinkedIdentityRow,
-  c: ConnectionRow,
-  transactionId: string,
-): Promise<void> {
-  await recorder(q, call).audit('federation.identity.linked', {
-    category: 'identity',
-    subject: { type: 'user', id: link.user_id },
-    target: { type: 'identity_provider', id: c.id },
-    ...(c.organization_id ? { orgId: c.organization_id } : {}),
-    data: { linked_identity_id: link.id, provenance: link.provenance, transaction_id: transactionId },
-  });
-}
-
-async function link(
-  q: Tx,
-  call: Call,
-  c: ConnectionRow,
-  userId: string,
-  id: { issuer: string; subject: string; email: string | null },
-  provenance: Provenance,
-  transactionId: string,
-): Promise<LinkedIdentityRow> {
-  const row = await insertLink(
-    q,
-    call.realmId,
-    {
-      id: newId('lid', call.now.getTime()),
-      userId,
-      providerId: c.id,
-      issuer: id.issuer,
-      subject: id.subject,
-      provenance,
-      email: id.email,
-    },
-    call.now,
-  );
-  await audited(q, call, row, c, transactionId);
-  return row;
-}
 
 /** The connection's store_tokens: the upstream's tokens kept sealed beside the link. */
 async function keepTokens(
@@ -235,53 +178,6 @@ export async function applyUpstreamIdentity(
   );
   // Nobody is signed in yet: an identifier typed before does not stand for the upstream identity.
   return { tx: { ...t, userId: null, identifier: null }, result: 'link_pending' };
-}
-
-/**
- * After a step: when an upstream identity waits for a link and this step proved an existing
- * account with a local method that may link, the link is made and the upstream factor counts.
- */
-export async function linkAfterProof(
-  q: Tx,
-  call: Call,
-  before: SigninTx,
-  after: SigninTx,
-  connectionOf: (id: string) => Promise<ConnectionRow | null>,
-): Promise<SigninTx> {
-  if (hasPrimary(before) || !after.userId || after.status !== 'pending') return after;
-  if (!after.completedFactors.some((f) => LINK_PROOFS.includes(f))) return after;
-  const pending = await findSigninFederation(q, call.realmId, after.id);
-  // Signed in locally after an outage: the notice has served its purpose.
-  if (pending?.status === 'upstream_unavailable') await deleteSigninFederation(q, call.realmId, after.id);
-  if (pending?.status !== 'link_pending' || !pending.upstream_issuer || !pending.upstream_subject)
-    return after;
-  const c = await connectionOf(pending.provider_id);
-  if (c?.state !== 'active' || c.linking_policy !== 'prove_existing') return after;
-  const identity = {
-    issuer: pending.upstream_issuer,
-    subject: pending.upstream_subject,
-    email: 'email' in pending.claims ? pending.claims.email : null,
-  };
-  // Linked to someone else meanwhile: this proof signs in its own account, without the link.
-  if (await findLinkBySubject(q, call.realmId, c.id, identity.issuer, identity.subject)) return after;
-  const row = await link(q, call, c, after.userId, identity, 'link', after.id);
-  await saveSigninFederation(
-    q,
-    call.realmId,
-    after.id,
-    {
-      providerId: c.id,
-      status: 'authenticated',
-      issuer: identity.issuer,
-      subject: identity.subject,
-      claims: {},
-      upstreamMfa: pending.upstream_mfa,
-      conflict: false,
-      linkedIdentityId: row.id,
-    },
-    call.now,
-  );
-  return withFactors(after, upstreamFactors(c, pending.upstream_mfa));
 }
 
 /** The upstream could not be reached: the upstream_unavailable notice, and its evidence. */

@@ -188,6 +188,23 @@ describe('federation › refusals', () => {
     await nothingLinkedNothingIssued(s, users);
   });
 
+  test('case=a client secret that cannot be read gives the notice, not a failed proof/mode=headless', async (t) => {
+    const s = await federationSetup(t);
+    const up = await startStandin(t);
+    await connectStandin(s, up, 'corp', {
+      client_secret: undefined,
+      client_secret_ref: 'env:NOT_SET_ANYWHERE',
+    });
+    const users = await usersOf(s);
+    const { tx, callback } = await throughUpstream(s, up);
+    assert.equal((await openCallback(callback)).status, 200);
+    const state = (await tx.get()).body;
+    assert.equal(state.notice, 'upstream_unavailable');
+    assert.equal((await txRow(s.h, s.realm, tx.id)).failures, 0);
+    assert.equal(up.hits.token, 0, 'nothing was sent without the secret');
+    await nothingLinkedNothingIssued(s, users);
+  });
+
   test('case=a dead upstream opens its circuit: no more calls until the cool-down/mode=headless', async (t) => {
     const { s, up } = await connected(t);
     up.misbehave.fail = { discovery: 0 };
