@@ -18,6 +18,7 @@ import { object, string } from '../../platform/http/decode.ts';
 import { Problem } from '../../platform/http/problem.ts';
 import { newId, randomToken } from '../../platform/ids.ts';
 import { findRealmById } from '../../realms/index.ts';
+import { identifierTypeOf } from '../../users/index.ts';
 import { startable } from '../federation-rules.ts';
 import { noteOutage } from '../federation-signin.ts';
 import { federationCallbackUrl } from '../federation-urls.ts';
@@ -46,7 +47,10 @@ export const federationStartStep: Step<{ provider: string }, Prepared> = {
     if (connection?.state !== 'active' || !realm) return { kind: 'none' };
     const redirectUri = federationCallbackUrl(app.config.server.publicOrigin, realm.name, connection.alias);
     try {
-      const request = await app.upstream.start(connection, redirectUri, t.identifier);
+      // An email address typed at identify helps the upstream pick the account; a local username
+      // means nothing there and is not sent.
+      const hint = t.identifier && identifierTypeOf(t.identifier) === 'email' ? t.identifier : null;
+      const request = await app.upstream.start(connection, redirectUri, hint);
       return { kind: 'ready', connection, request, redirectUri };
     } catch (e) {
       if (e instanceof UpstreamUnavailable) return { kind: 'unavailable', connection, reason: e.message };

@@ -135,6 +135,9 @@ describe('federation › enterprise SSO', () => {
     const identified = await tx.step('identify', { identifier: 'carol@acme.example' });
     assert.deepEqual(actionTypes(identified.body), ['external_redirect'], 'only the SSO provider');
     assert.deepEqual(providersOf(identified.body), ['acme-idp']);
+    const hinted = await startFederation(tx, 'acme-idp');
+    assert.equal(new URL(hinted.body.external_redirect).searchParams.get('login_hint'), 'carol@acme.example');
+    await up.authorize(hinted.body.external_redirect);
     const unverified = await headless(s);
     const other = await unverified.step('identify', { identifier: 'dan@unverified.example' });
     assert.ok(actionTypes(other.body).includes('password'), 'an unverified domain discovers nothing');
