@@ -30,6 +30,7 @@ const TIERS = [
       'service-principals': ['audit', 'events', 'realms', 'roles', 'clients', 'organizations'],
       relationships: ['audit', 'events', 'realms', 'roles'],
       webhooks: ['audit', 'events', 'realms', 'roles'],
+      'identity-providers': ['audit', 'events', 'realms', 'mfa', 'users', 'sessions', 'roles', 'organizations'],
       access: [
         'realms',
         'keys',
@@ -49,7 +50,8 @@ const TIERS = [
       ops: [],
       setup: [],
       emergency: [],
-      signin: ['emergency'],
+      federation: [],
+      signin: ['emergency', 'federation'],
       oauth: ['signin', 'emergency'],
       support: ['oauth'],
       decisions: [],

@@ -148,7 +148,14 @@ export type AuditType =
   | 'audit.legal_hold.placed'
   | 'audit.legal_hold.released'
   | 'audit.event.corrected'
-  | 'activity.reported';
+  | 'activity.reported'
+  | 'identity_provider.created'
+  | 'identity_provider.updated'
+  | 'identity_provider.deleted'
+  | 'federation.identity.linked'
+  | 'federation.identity.unlinked'
+  | 'federation.upstream_failed'
+  | 'user.merged';
 
 export type AuditCategory =
   | 'configuration'

@@ -4,6 +4,7 @@
 // emergency carrying the emergency_action signal, all in one transaction.
 import { inChange, type Recorder } from '../audit/index.ts';
 import { GRANT, setClientStateInTx } from '../clients/index.ts';
+import { setConnectionStateInTx } from '../identity-providers/index.ts';
 import type { Call } from '../kernel/call.ts';
 import { changeOrganizationStateInTx, findOrganization } from '../organizations/index.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
@@ -30,10 +31,13 @@ type Apply = (tx: Tx, record: Recorder, call: Call, c: EmergencyControl) => Prom
 const KNOWN_GRANT_TYPES: ReadonlySet<string> = new Set(Object.values(GRANT));
 
 const APPLY: Record<EmergencyTargetType, Apply> = {
-  // Neither exists in this release (federation and hooks are later work): no id can name one.
-  identity_provider: async () => {
-    throw problem.notFound('no such identity provider');
+  // A disabled connection is offered to no sign-in and its callbacks are refused.
+  identity_provider: async (tx, record, call, c) => {
+    const state = c.action === 'disable' ? 'disabled' : 'active';
+    const before = await setConnectionStateInTx(tx, record, call, c.targetId, state);
+    return { state, changed: before !== state };
   },
+  // Hooks do not exist in this release: no id can name one.
   hook: async () => {
     throw problem.notFound('no such hook');
   },

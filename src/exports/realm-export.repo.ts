@@ -152,3 +152,23 @@ export const exportWebhooks = (q: Queryable, realmId: string) =>
        from webhook_subscriptions where realm_id = $1 and deleted_at is null order by id`,
     realmId,
   );
+
+/** Identity-provider connections without their client secrets (sealed or referenced). */
+export const exportIdentityProviders = (q: Queryable, realmId: string) =>
+  rows(
+    q,
+    `select id, organization_id, alias, display_name, kind, adapter, state, issuer, config, linking_policy,
+            jit_provisioning, jit_default_role_id, trust_upstream_mfa, claim_mapping, owner_user_id, created_at
+       from identity_providers where realm_id = $1 order by id`,
+    realmId,
+  );
+
+/** The upstream identities linked to accounts that are not deleted. */
+export const exportFederatedIdentities = (q: Queryable, realmId: string) =>
+  rows(
+    q,
+    `select l.user_id, l.provider_id, l.upstream_issuer, l.upstream_subject
+       from linked_identities l join users u on u.realm_id = l.realm_id and u.id = l.user_id
+      where l.realm_id = $1 and u.state <> 'deleted' order by l.user_id, l.id`,
+    realmId,
+  );

@@ -1,7 +1,7 @@
 // The realm data export file (spec doc 2, Realm data export; docs/jobs.md): NDJSON lines
 // {kind, data}, the header first, then the configuration document, then each section in the
 // spec's order, sorted by id, with exactly the fields the spec lists for it. Sections the service
-// has no data model for yet (authorization policies, identity providers, hooks) have no lines.
+// has no data model for yet (authorization policies, hooks) have no lines.
 import type { Queryable } from '../platform/db/db.ts';
 import * as read from './realm-export.repo.ts';
 
@@ -67,6 +67,7 @@ function userLine(
   u: Row,
   identifiers: Row[],
   externalIds: Row[],
+  federated: Row[],
   credentials: ReadonlyMap<string, number>,
 ): Data {
   const attributes = (json(u.attributes) ?? {}) as Record<string, unknown>;
@@ -99,8 +100,11 @@ function userLine(
       primary: i.is_primary,
     })),
     external_ids: externalIds.map((x) => ({ source_system: x.source_system, source_id: x.source_id })),
-    // Federated identities are not stored yet (no upstream providers).
-    federated_identities: [],
+    federated_identities: federated.map((f) => ({
+      provider_id: f.provider_id,
+      upstream_issuer: f.upstream_issuer,
+      upstream_subject: f.upstream_subject,
+    })),
     credentials: {
       password: credentials.has('password'),
       totp: credentials.has('totp'),
@@ -113,6 +117,7 @@ function userLine(
 async function users(q: Queryable, realmId: string): Promise<Data[]> {
   const identifiers = read.groupBy(await read.exportIdentifiers(q, realmId), 'user_id');
   const externalIds = read.groupBy(await read.exportExternalIds(q, realmId), 'user_id');
+  const federated = read.groupBy(await read.exportFederatedIdentities(q, realmId), 'user_id');
   const creds = new Map<string, Map<string, number>>();
   for (const c of await read.exportCredentialPresence(q, realmId)) {
     const counts = creds.get(c.user_id) ?? new Map<string, number>();
@@ -124,6 +129,7 @@ async function users(q: Queryable, realmId: string): Promise<Data[]> {
       u,
       identifiers.get(String(u.id)) ?? [],
       externalIds.get(String(u.id)) ?? [],
+      federated.get(String(u.id)) ?? [],
       creds.get(String(u.id)) ?? new Map(),
     ),
   );
@@ -226,6 +232,14 @@ const webhooks = async (q: Queryable, realmId: string): Promise<Data[]> =>
     created_at: iso(w.created_at),
   }));
 
+const identityProviders = async (q: Queryable, realmId: string): Promise<Data[]> =>
+  (await read.exportIdentityProviders(q, realmId)).map((p) => ({
+    ...p,
+    config: json(p.config),
+    claim_mapping: json(p.claim_mapping),
+    created_at: iso(p.created_at),
+  }));
+
 const none = async (): Promise<Data[]> => [];
 
 /** The reader of each section; each is read on its own, not from one snapshot (spec doc 2). */
@@ -240,7 +254,7 @@ export const SECTION_READERS: Record<RealmExportSection, (q: Queryable, realmId:
     authorization_policy: none,
     project: projects,
     service_principal: servicePrincipals,
-    identity_provider: none,
+    identity_provider: identityProviders,
     webhook: webhooks,
     hook: none,
   };

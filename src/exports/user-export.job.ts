@@ -63,8 +63,9 @@ export async function buildUserExport(db: Db, realmId: string, userId: string, n
     terms_acceptances: (await read.exportTermsAcceptances(db, realmId, userId)).map((t) =>
       dated(t, 'accepted_at'),
     ),
-    // Linked (federated) identities come with federation, which the service does not offer yet.
-    linked_identities: [],
+    linked_identities: (await read.exportLinkedIdentities(db, realmId, userId)).map((l) =>
+      dated(l, 'created_at', 'last_used_at'),
+    ),
     security_events: (await read.exportSecurityEvents(db, realmId, userId, USER_EXPORT_HISTORY_LIMIT)).map(
       (e) => dated(e, 'occurred_at'),
     ),

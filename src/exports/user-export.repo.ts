@@ -105,3 +105,14 @@ export const exportImportedAuditRecords = (q: Queryable, realmId: string, userId
       where realm_id = $1 and user_id = $2 order by occurred_at desc, id desc limit ${limit}`,
     [realmId, userId],
   );
+
+/** The upstream identities linked to the account, with the connection each came through. */
+export const exportLinkedIdentities = (q: Queryable, realmId: string, userId: string) =>
+  rows(
+    q,
+    `select l.id, l.provider_id, p.alias as provider_alias, p.display_name as provider_name, l.upstream_issuer,
+            l.upstream_subject, l.upstream_email, l.provenance, l.created_at, l.last_used_at
+       from linked_identities l join identity_providers p on p.realm_id = l.realm_id and p.id = l.provider_id
+      where l.realm_id = $1 and l.user_id = $2 order by l.created_at, l.id`,
+    [realmId, userId],
+  );

@@ -4,6 +4,7 @@ import { AccessTokenVerifier } from '../access/verify-access-token.ts';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { onSecuritySignal } from '../audit/index.ts';
 import { GrantTypeControls } from '../emergency/grant-type-controls.ts';
+import { UpstreamClient } from '../federation/upstream-client.ts';
 import { KeyStore } from '../keys/key-store.ts';
 import { FidoMetadata } from '../mfa/index.ts';
 import type { Mailer, SmsSender } from '../notifications/index.ts';
@@ -13,7 +14,7 @@ import { type Clock, systemClock } from '../platform/clock.ts';
 import { parseNamedUrls } from '../platform/config/named-urls.ts';
 import type { Config } from '../platform/config/settings.ts';
 import { loadKeyrings, type PepperRing, type RootKeyring } from '../platform/crypto/keyring.ts';
-import { resolveToken } from '../platform/crypto/secret-ref.ts';
+import { resolveSecretRef, resolveToken } from '../platform/crypto/secret-ref.ts';
 import type { Db } from '../platform/db/db.ts';
 import { loadMigrations, type Migration } from '../platform/db/migrate.ts';
 import { openPostgres } from '../platform/db/pg.ts';
@@ -146,6 +147,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const mailer = await buildMailer(config, env, opts.announceMail ?? (() => {}));
   const sms = await buildSmsSender(config, env, opts.announceMail ?? (() => {}));
   const resolver = opts.resolver ?? systemResolver;
+  const outbound = new OutboundHttp({ resolver });
   return {
     config,
     db,
@@ -171,7 +173,30 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     draining: false,
     mailer,
     sms,
-    outbound: new OutboundHttp({ resolver }),
+    outbound,
+    upstream: new UpstreamClient({
+      outbound,
+      egress: {
+        environment: config.environment,
+        egressAllowlist: config.delivery.egressAllowlist,
+        allowPrivate: config.delivery.allowPrivateWebhooks,
+      },
+      secrets: {
+        keyring: root,
+        resolveRef: async (ref) =>
+          (
+            await resolveSecretRef(ref, {
+              env,
+              environment: config.environment,
+              kms: config.keys.kms,
+              what: 'identity provider client_secret_ref',
+            })
+          )
+            .toString('utf8')
+            .trim(),
+      },
+      now: () => clock.now().getTime(),
+    }),
     challengeProviders: await resolveChallengeProviders(config, env, log),
     fidoMetadata: new FidoMetadata(
       {

@@ -9,6 +9,8 @@ import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerEmergencyRoutes } from '../emergency/emergency.routes.ts';
 import { registerExportRoutes } from '../exports/exports.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
+import { registerConnectionRoutes } from '../identity-providers/connections.routes.ts';
+import { registerLinkedIdentityRoutes } from '../identity-providers/linked-identities.routes.ts';
 import { registerUserImportRoutes } from '../imports/user-imports.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
@@ -40,6 +42,7 @@ import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
 import { registerRoleRoutes } from '../roles/roles.routes.ts';
 import { registerServicePrincipalRoutes } from '../service-principals/principals.routes.ts';
 import { registerMeSessionRoutes } from '../sessions/sessions.routes.ts';
+import { registerFederationRoutes } from '../signin/federation.routes.ts';
 import { registerRegistrationRoutes } from '../signin/registrations.routes.ts';
 import { registerSigninRoutes } from '../signin/signin.routes.ts';
 import { registerSupportRoutes } from '../support/support-grants.routes.ts';
@@ -99,6 +102,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerSigninCors(app, ctx);
   registerJwks(app, ctx.keyStore);
   registerSigninRoutes(app, ctx);
+  registerFederationRoutes(app, ctx);
   registerAuthorize(app, ctx);
   registerClientRoutes(app, ctx);
   registerResourceRoutes(app, ctx);
@@ -135,6 +139,8 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerSupportRoutes(app, ctx);
   registerSigningKeyRoutes(app, ctx);
   registerEmergencyRoutes(app, ctx);
+  registerConnectionRoutes(app, ctx);
+  registerLinkedIdentityRoutes(app, ctx);
   if (ctx.config.ui.enabled) registerBuiltinUi(app, ctx.log);
   return app;
 }

@@ -9,6 +9,7 @@ import type { Tx } from '../platform/db/db.ts';
 import {
   deleteOrganizationAssignments,
   deleteOrganizationGroupMembers,
+  eraseOrganizationProviderSecrets,
   releaseOrganizationDomains,
   removeAllMemberships,
   revokeOwnedClientSecrets,
@@ -32,6 +33,7 @@ async function completeDeletion(
     group_memberships_deleted: await deleteOrganizationGroupMembers(tx, realmId, orgId),
     domains_released: await releaseOrganizationDomains(tx, realmId, orgId),
     client_secrets_revoked: await revokeOwnedClientSecrets(tx, realmId, orgId, now),
+    provider_secrets_erased: await eraseOrganizationProviderSecrets(tx, realmId, orgId, now),
     memberships_removed: await removeAllMemberships(tx, realmId, orgId, now),
   };
   await tombstoneOrganization(tx, realmId, orgId, now);

@@ -84,3 +84,38 @@ export async function tombstoneOrganization(
     [realmId, orgId, now],
   );
 }
+
+// Identity providers sit above organizations (identity-providers/ uses this context), so the two
+// statements deletion needs of their table are here (doc 2, Organization deletion).
+
+/** The organization's identity-provider connections stop serving sign-ins at once. */
+export async function disableOrganizationProviders(
+  tx: Tx,
+  realmId: string,
+  orgId: string,
+  now: Date,
+): Promise<number> {
+  const r = await tx.query(
+    `update identity_providers set state = 'disabled', version = version + 1, updated_at = $3
+      where realm_id = $1 and organization_id = $2 and state <> 'disabled'`,
+    [realmId, orgId, now],
+  );
+  return r.rowCount;
+}
+
+/** Their client secrets are erased (sealed values and key references alike). */
+export async function eraseOrganizationProviderSecrets(
+  tx: Tx,
+  realmId: string,
+  orgId: string,
+  now: Date,
+): Promise<number> {
+  const r = await tx.query(
+    `update identity_providers set client_secret_sealed = null, client_secret_ref = null, version = version + 1,
+            updated_at = $3
+      where realm_id = $1 and organization_id = $2
+        and (client_secret_sealed is not null or client_secret_ref is not null)`,
+    [realmId, orgId, now],
+  );
+  return r.rowCount;
+}

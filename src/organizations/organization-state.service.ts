@@ -30,6 +30,7 @@ import { requireOrganization } from './membership-rules.ts';
 import { activeMemberIds, setMembershipState } from './memberships.repo.ts';
 import { auditOrg } from './org-records.ts';
 import { organizationDeleteJob } from './organization-delete.job.ts';
+import { disableOrganizationProviders } from './organization-deletion.repo.ts';
 import { revokeOrganizationGrants } from './organization-revocation.ts';
 import type { OrganizationView } from './organizations.present.ts';
 import {
@@ -176,6 +177,7 @@ export async function deleteOrganization(
     const projects = await suspendOwnedProjects(tx, call.realmId, org.id, call.now);
     // doc 2, Payload forms and fan-out 2: its subscriptions stop here and never hear of the deletion.
     const webhooks = await disableOrganizationSubscriptions(tx, call.realmId, org.id, call.now);
+    const providers = await disableOrganizationProviders(tx, call.realmId, org.id, call.now);
     await eraseJobResultsOfOrganization(tx, call.realmId, org.id, call.now);
     await membersChanged(tx, call, org.id);
     await authorizationChanged(
@@ -192,6 +194,7 @@ export async function deleteOrganization(
         service_principals_disabled: principals.length,
         projects_suspended: projects,
         webhooks_disabled: webhooks,
+        identity_providers_disabled: providers,
       },
     });
     await record.event('organization.deleted', { organization_id: org.id }, org.id);

@@ -40,7 +40,11 @@ export type IdPrefix =
   | 'run'
   | 'pkc'
   | 'wac'
-  | 'wta';
+  | 'wta'
+  | 'idp'
+  | 'lid'
+  | 'fdr'
+  | 'mrg';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

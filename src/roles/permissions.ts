@@ -63,6 +63,8 @@ export const ORGANIZATION_PERMISSIONS = [
   'org.groups.write',
   'org.projects.read',
   'org.projects.write',
+  'org.identity_providers.read',
+  'org.identity_providers.write',
   'org.ownership.transfer',
 ] as const;
 

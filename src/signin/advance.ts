@@ -5,6 +5,7 @@
 import { recorder } from '../audit/index.ts';
 import type { ClientRow } from '../clients/index.ts';
 import { findClient } from '../clients/index.ts';
+import { findConnection } from '../identity-providers/index.ts';
 import { adminAudience } from '../kernel/audiences.ts';
 import { hasNul } from '../kernel/text.ts';
 import { waitUntil } from '../platform/clock.ts';
@@ -18,6 +19,8 @@ import { isSigninOrigin } from './allowed-origin.ts';
 import { authenticateCall, type CallCredentials, csrfTokenFor } from './binding.ts';
 import { completeTransaction, errorRedirect } from './complete.ts';
 import { loadFacts } from './facts.ts';
+import { linkAfterProof } from './federation-links.ts';
+import { noticeOf } from './federation-rules.ts';
 import { noteCallerNetwork } from './flow-facts.ts';
 import { markReviewed } from './flow-state.repo.ts';
 import { evaluate } from './next-actions.ts';
@@ -41,6 +44,8 @@ export interface StepResponse {
   clearTxCookie: boolean;
   /** Browser: a device just remembered gets the pa_rd cookie. */
   deviceCookie?: { value: string; maxAgeSeconds: number };
+  /** Browser: federation/start binds the upstream's callback to this browser (pa_fed). */
+  federationCookie?: string;
 }
 
 type Ran = StepResponse & { result: StepResult };
@@ -209,6 +214,8 @@ async function runStepUnpadded(
         ...denied,
         oneTime: undefined,
         webauthn: undefined,
+        externalRedirect: undefined,
+        federationCookie: undefined,
         policy: before.policy,
         proofFailed: false,
       };
@@ -224,11 +231,20 @@ async function runStepUnpadded(
       prepared,
     );
     await notePresentedToken(q, outcome.tx, creds.rememberedDevice ?? null, before.policy, now);
+    const proved = await linkAfterProof(
+      q,
+      { realmId: realm.id, actor: stepActor(outcome.tx.userId), correlationId, now },
+      stored.tx,
+      outcome.tx,
+      (id) => findConnection(q, realm.id, id),
+    );
     return {
       expired: false as const,
-      ...(await settle(app, q, realm, outcome.tx, now, correlationId, before)),
+      ...(await settle(app, q, realm, proved, now, correlationId, before)),
       oneTime: outcome.oneTime,
       webauthn: outcome.webauthn,
+      externalRedirect: outcome.externalRedirect,
+      federationCookie: outcome.federationCookie,
       policy: before.policy,
       proofFailed: outcome.tx.failures > stored.tx.failures,
     };
@@ -248,13 +264,18 @@ async function runStepUnpadded(
   }
   return {
     ...(deviceCookie ? { deviceCookie } : {}),
+    ...(result.federationCookie && result.tx.status === 'pending'
+      ? { federationCookie: result.federationCookie }
+      : {}),
     body: presentState({
       tx: result.tx,
       clientName: result.clientName,
       evaluation: result.evaluation,
       user: result.user,
+      notice: result.notice,
       ...(oneTime ? { oneTime } : {}),
       ...(result.webauthn ? { webauthn: result.webauthn } : {}),
+      ...(result.externalRedirect ? { externalRedirect: result.externalRedirect } : {}),
     }),
     ...(result.sessionCookie ? { sessionCookie: result.sessionCookie } : {}),
     clearTxCookie: result.tx.status !== 'pending' && result.tx.mode === 'browser',
@@ -269,7 +290,7 @@ async function runStepUnpadded(
 }
 
 /** After a step: complete, record a blocking reason, or give a terminal redirect; then persist. */
-async function settle(
+export async function settle(
   app: SigninDeps,
   q: Tx,
   realm: RealmRow,
@@ -326,6 +347,7 @@ async function settle(
     tokensLiveFrom,
     clientName: after.client.name,
     user: shownUser(tx, after.facts.user),
+    notice: noticeOf(after.facts),
   };
 }
 
@@ -358,6 +380,7 @@ export async function readState(
       clientName: loaded.client.name,
       evaluation: tx.status === 'pending' ? loaded.evaluation : null,
       user: shownUser(tx, loaded.facts.user),
+      notice: noticeOf(loaded.facts),
       ...(cookie ? { csrfToken: csrfTokenFor(cookie) } : {}),
     });
   });

@@ -11,13 +11,18 @@
 //   relying party on any site starts (single sign-on), which Strict would cut.
 // - pa_rd (Lax): read by the transaction API only, like pa_tx, but kept Lax as the house rule
 //   for the long-lived cookies.
+// - pa_fed (Lax): set by federation/start in browser mode and read only by the upstream's
+//   callback, which arrives as a top-level GET navigation from the upstream's site (Strict would
+//   cut it). It binds the callback to the browser that left (docs/federation.md).
 // No Domain attribute: each cookie stays on the server's host. Secure whenever the public origin
 // is https; not over plain http, where browsers differ on Secure cookies (even on localhost).
 import type { CookieSerializeOptions } from '@fastify/cookie';
+import { federationPath } from './federation-urls.ts';
 
 export const TX_COOKIE = 'pa_tx';
 export const SESSION_COOKIE = 'pa_sid';
 export const REMEMBERED_DEVICE_COOKIE = 'pa_rd';
+export const FEDERATION_COOKIE = 'pa_fed';
 
 const isSecure = (publicOrigin: string) => publicOrigin.startsWith('https:');
 
@@ -40,6 +45,13 @@ export const sessionCookie = (publicOrigin: string, realm: string): CookieSerial
 
 export const rememberedDeviceCookie = (publicOrigin: string, realm: string): CookieSerializeOptions => ({
   path: `/api/v1/realms/${realm}/auth/`,
+  httpOnly: true,
+  secure: isSecure(publicOrigin),
+  sameSite: 'lax',
+});
+
+export const federationCookie = (publicOrigin: string, realm: string): CookieSerializeOptions => ({
+  path: federationPath(realm),
   httpOnly: true,
   secure: isSecure(publicOrigin),
   sameSite: 'lax',

@@ -12,6 +12,7 @@ import { policyValue } from '../realms/index.ts';
 import { BUILTIN_ROLES } from '../roles/permissions.ts';
 import { liveChallengePurposes, provedChallenge } from './challenges.repo.ts';
 import { findDeviceChoice } from './device-choices.repo.ts';
+import { loadFederationFacts } from './federation-facts.ts';
 import { loadFlowFacts } from './flow-facts.ts';
 import { configuredLoginUi } from './login-ui.ts';
 import type { Facts, LoginMethods, UserFacts } from './next-actions.types.ts';
@@ -112,6 +113,7 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
   const flow = user
     ? await loadFlowFacts(q, t, input.policy, choice?.deviceId != null, input.now)
     : undefined;
+  const organization = await loadOrganizationFacts(q, t, input.now);
   return {
     user,
     ...(flow ? { flow } : {}),
@@ -129,7 +131,8 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     adminAudienceRequested:
       t.resources.includes(input.adminAudience) || t.resources.includes('builtin:admin'),
     consentCovers,
-    organization: await loadOrganizationFacts(q, t, input.now),
+    organization,
+    federation: await loadFederationFacts(q, t, organization),
     methods: loginMethods(input),
     sent: await liveChallengePurposes(q, t.realmId, t.id, input.now),
     resetProved: user ? await provedChallenge(q, t.realmId, t.id, 'password_reset') : false,

@@ -6,13 +6,15 @@
 import { maySignIn } from '../users/account.states.ts';
 import { identifierTypeOf } from '../users/index.ts';
 import type { ChallengePurpose } from './challenges.repo.ts';
-import type { ActionType, Evaluation, Facts, NextAction } from './next-actions.types.ts';
 import {
-  enterpriseSsoStage,
-  organizationRequiresMfa,
-  organizationStage,
+  externalRedirect,
+  linkAccount,
+  offeredProviders,
+  pendingLink,
   ssoOnlyPrimary,
-} from './organization-rules.ts';
+} from './federation-rules.ts';
+import type { ActionType, Evaluation, Facts, NextAction } from './next-actions.types.ts';
+import { enterpriseSsoStage, organizationRequiresMfa, organizationStage } from './organization-rules.ts';
 import { type Factor, PRIMARY_FACTORS, SECOND_FACTORS, type SigninTx } from './transaction.ts';
 
 type Stage = (t: SigninTx, f: Facts) => Evaluation | 'satisfied';
@@ -61,23 +63,24 @@ const selectAccount: Stage = (t) =>
 const codeAction = (type: ActionType, purpose: ChallengePurpose, f: Facts): NextAction =>
   action(type, ['code'], { purpose, code_sent: f.sent.includes(purpose) });
 
-const primary: Stage = (t, f) => {
-  if (hasPrimary(t)) return 'satisfied';
-  const ssoOnly = ssoOnlyPrimary(t, f);
-  if (ssoOnly !== 'satisfied') return ssoOnly;
+/**
+ * The local methods of step 2. While an upstream identity waits to be linked (`linking`), they
+ * are the ways the existing account may prove itself: never an SMS code (spec doc 1, link_account).
+ */
+function localPrimary(t: SigninTx, f: Facts, linking: boolean): NextAction[] {
   const m = f.methods;
   if (t.userId === null && t.identifier === null) {
     // What the realm offers after identify (never anything about an account): lets a login page
     // show "sign in with a code" and "forgot your password" before anyone is identified.
     const hints = {
-      ...(m.emailOtp || m.magicLink || m.smsOtp ? { other_methods: true } : {}),
+      ...(m.emailOtp || m.magicLink || (m.smsOtp && !linking) ? { other_methods: true } : {}),
       ...(m.password && m.mail ? { password_reset: true } : {}),
     };
     const actions = [action('identify', ['identifier'], Object.keys(hints).length > 0 ? hints : undefined)];
     if (m.password) actions.push(action('password', ['password', 'identifier']));
     // A discoverable passkey names its account itself (conditional UI offers it while typing).
     if (m.passkeys) actions.push(action('webauthn', ['credential']));
-    return { kind: 'actions', actions };
+    return actions;
   }
   // Methods follow the identifier's type, never whether an account exists behind it.
   const type = t.identifier ? identifierTypeOf(t.identifier) : f.user?.email ? 'email' : null;
@@ -97,8 +100,26 @@ const primary: Stage = (t, f) => {
     actions.push(
       action('magic_link', ['token'], { purpose: 'magic_link', link_sent: f.sent.includes('magic_link') }),
     );
-  if (m.smsOtp && type === 'phone') actions.push(codeAction('sms_otp', 'login', f));
+  if (m.smsOtp && type === 'phone' && !linking) actions.push(codeAction('sms_otp', 'login', f));
   if (m.passkeys) actions.push(action('webauthn', ['credential']));
+  return actions;
+}
+
+const primary: Stage = (t, f) => {
+  if (hasPrimary(t)) return 'satisfied';
+  const ssoOnly = ssoOnlyPrimary(t, f);
+  if (ssoOnly !== 'satisfied') return ssoOnly;
+  if (pendingLink(f)) {
+    const proofs = localPrimary(t, f, true);
+    return proofs.length > 0
+      ? { kind: 'actions', actions: [linkAccount(f, proofs), ...proofs] }
+      : { kind: 'blocked', reason: 'login_method_not_allowed' };
+  }
+  const providers = offeredProviders(f);
+  const actions = [
+    ...localPrimary(t, f, false),
+    ...(providers.length > 0 ? [externalRedirect(providers)] : []),
+  ];
   return actions.length > 0
     ? { kind: 'actions', actions }
     : { kind: 'blocked', reason: 'login_method_not_allowed' };
@@ -240,7 +261,8 @@ const requiredActions: Stage = (t, f) => {
   // An administrator's configure_totp asks for an authenticator app in particular.
   if (f.user?.requiredActions.includes('configure_totp') && !otp)
     return { kind: 'actions', actions: [action('enroll_totp', [])] };
-  if (mfaRequired(t, f) && !otp && f.hasWebauthn !== true) {
+  // Multi-factor authentication the connection trusts the upstream with needs no local factor.
+  if (mfaRequired(t, f) && !otp && f.hasWebauthn !== true && !t.completedFactors.includes('fed_mfa')) {
     const actions = [action('enroll_totp', [])];
     if (f.webauthnAllowed !== false) actions.push(action('enroll_webauthn', ['credential', 'name']));
     return { kind: 'actions', actions };

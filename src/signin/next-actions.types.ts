@@ -1,6 +1,7 @@
 // The vocabulary of next-action evaluation (document 1, evaluation order of actions): what an
 // action offers, the facts loaded for a transaction, and what evaluating them gives.
 import type { ChallengePurpose } from './challenges.repo.ts';
+import type { FederationFacts } from './federation-facts.ts';
 import type { FlowFacts } from './flow-facts.ts';
 import type { OrganizationFacts } from './organization-facts.ts';
 import type { RegistrationMode } from './registration-policy.ts';
@@ -29,7 +30,9 @@ export type ActionType =
   | 'complete_profile'
   | 'cancel_deletion'
   | 'remember_device'
-  | 'challenge';
+  | 'challenge'
+  | 'external_redirect'
+  | 'link_account';
 
 export interface NextAction {
   type: ActionType;
@@ -108,6 +111,8 @@ export interface Facts {
   terms: { version: string | null; accepted: boolean };
   /** Required profile fields (policy) and those the account has no value for. */
   profile: { required: string[]; missing: string[] };
+  /** Upstream providers in play and what one said (undefined: none loaded, as in unit tables). */
+  federation?: FederationFacts;
 }
 
 export type Evaluation =

@@ -2,6 +2,7 @@
 // what the evaluation answers.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { FederationFacts, FederationOutcome, ProviderOption } from './federation-facts.ts';
 import { evaluate } from './next-actions.ts';
 import type { Facts } from './next-actions.types.ts';
 import type { OrganizationFacts, OrgFacts } from './organization-facts.ts';
@@ -89,6 +90,31 @@ const facts = (organization: Partial<OrganizationFacts>, o: Partial<Facts> = {})
   ...o,
 });
 
+const provider = (orgId: string | null): ProviderOption => ({
+  id: `idp_${orgId ?? 'realm'}`,
+  alias: orgId ?? 'realm',
+  displayName: orgId ?? 'realm',
+  adapter: 'generic',
+  organizationId: orgId,
+});
+
+const withProvider = (orgId: string): FederationFacts => ({
+  realmProviders: [],
+  orgProviders: { [orgId]: [provider(orgId)] },
+  hrd: null,
+  outcome: null,
+});
+
+const outcome = (orgId: string): FederationOutcome => ({
+  providerId: `idp_${orgId}`,
+  provider: provider(orgId),
+  providerOrgId: orgId,
+  status: 'authenticated',
+  conflict: false,
+  linkingPolicy: 'prove_existing',
+  email: null,
+});
+
 const answer = (t: SigninTx, f: Facts): string => {
   const e = evaluate(t, f);
   return e.kind === 'blocked'
@@ -163,17 +189,54 @@ test('organization stages', () => {
       null,
     ],
     [
-      'require_sso named at the start: before any local factor',
+      'require_sso named at the start, no provider for this client: before any local factor',
       tx({ organization: 'org_s', completedFactors: [], userId: null, identifier: null }),
       facts({ named: org('org_s', { requireSso: true }) }),
-      'login_method_not_allowed',
+      'connection_not_allowed',
       'org_s',
     ],
     [
-      'require_sso selected',
+      'require_sso named at the start: only its provider',
+      tx({ organization: 'org_s', completedFactors: [], userId: null, identifier: null }),
+      facts({ named: org('org_s', { requireSso: true }) }, { federation: withProvider('org_s') }),
+      'external_redirect',
+      'org_s',
+    ],
+    [
+      'require_sso selected, no provider for this client',
       tx({ organizationId: 'org_s' }),
       facts({ required: true, named: org('org_s', { requireSso: true }) }),
-      'login_method_not_allowed',
+      'connection_not_allowed',
+      'org_s',
+    ],
+    [
+      'require_sso selected after a local sign-in: its provider (step 8)',
+      tx({ organizationId: 'org_s' }),
+      facts(
+        { required: true, named: org('org_s', { requireSso: true }) },
+        { federation: withProvider('org_s') },
+      ),
+      'external_redirect',
+      'org_s',
+    ],
+    [
+      'require_sso entered through its own provider',
+      tx({ organizationId: 'org_s', completedFactors: ['fed'] }),
+      facts(
+        { required: true, named: org('org_s', { requireSso: true }) },
+        { federation: { ...withProvider('org_s'), outcome: outcome('org_s') } },
+      ),
+      'complete',
+      'org_s',
+    ],
+    [
+      'require_sso, signed in through another organization provider',
+      tx({ organizationId: 'org_s', completedFactors: ['fed'] }),
+      facts(
+        { required: true, named: org('org_s', { requireSso: true }) },
+        { federation: { ...withProvider('org_s'), outcome: outcome('org_x') } },
+      ),
+      'external_redirect',
       'org_s',
     ],
   ];

@@ -1,7 +1,8 @@
-// The organization rules of the evaluation order (spec doc 1: step 2's SSO-only rule, step 7
-// organization selection, step 8 enterprise SSO, and the organization policy among the MFA
+// The organization rules of the evaluation order (spec doc 1: step 7 organization selection, step
+// 8 enterprise SSO (federation-rules.ts says how), and the organization policy among the MFA
 // conditions; doc 2, Organization membership: only active memberships sign in to an
 // organization). Pure functions of the transaction and its facts.
+import { enterpriseSso } from './federation-rules.ts';
 import type { Evaluation, Facts, NextAction } from './next-actions.types.ts';
 import type { OrgFacts } from './organization-facts.ts';
 import type { SigninTx } from './transaction.ts';
@@ -31,17 +32,6 @@ export function organizationInEffect(t: SigninTx, f: Facts): OrgFacts | null {
 export const organizationRequiresMfa = (t: SigninTx, f: Facts): boolean =>
   organizationInEffect(t, f)?.mfaRequired ?? false;
 
-/**
- * Step 2: an organization named at the start that requires SSO allows only its upstream provider.
- * None can be offered in this release, so such a sign-in cannot authenticate locally.
- */
-export function ssoOnlyPrimary(t: SigninTx, f: Facts): StageResult {
-  const named = f.organization.named;
-  return t.organization !== null && named?.active && named.requireSso
-    ? { kind: 'blocked', reason: 'login_method_not_allowed' }
-    : 'satisfied';
-}
-
 /** Step 7: the organization the tokens will be for. */
 export function organizationStage(t: SigninTx, f: Facts): StageResult {
   if (!wantsOrganization(t, f)) return 'satisfied';
@@ -63,15 +53,9 @@ export function organizationStage(t: SigninTx, f: Facts): StageResult {
   return { kind: 'actions', actions: [select] };
 }
 
-/**
- * Step 8: an organization that requires SSO is entered through its upstream provider only. No
- * provider sign-in exists in this release, so a local sign-in stops here.
- */
-export function enterpriseSsoStage(t: SigninTx, f: Facts): StageResult {
-  const org = organizationInEffect(t, f);
-  if (!org?.requireSso || t.completedFactors.includes('fed')) return 'satisfied';
-  return { kind: 'blocked', reason: 'login_method_not_allowed' };
-}
+/** Step 8: an organization that requires SSO is entered through its own upstream providers only. */
+export const enterpriseSsoStage = (t: SigninTx, f: Facts): StageResult =>
+  enterpriseSso(t, f, organizationInEffect(t, f));
 
 /** The transaction as completion sees it: the organization in effect recorded as chosen. */
 export const withOrganization = (t: SigninTx, f: Facts): SigninTx => ({

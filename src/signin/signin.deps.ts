@@ -1,5 +1,6 @@
 // What the sign-in flow needs from the running process; main/ builds it (ARCHITECTURE, tier 5).
 import type { GrantTypeControls } from '../emergency/grant-type-controls.ts';
+import type { UpstreamClient } from '../federation/upstream-client.ts';
 import type { KeyStore } from '../keys/key-store.ts';
 import type { FidoMetadata } from '../mfa/index.ts';
 import type { Clock } from '../platform/clock.ts';
@@ -31,6 +32,8 @@ export interface SigninDeps {
   fidoMetadata: FidoMetadata;
   /** Grant types an emergency control turned off, per realm (docs/emergency.md). */
   grantTypeControls: GrantTypeControls;
+  /** The relying party of federation: upstream requests, callbacks, circuits and caches. */
+  upstream: UpstreamClient;
 }
 
 export interface ChallengeProvider {

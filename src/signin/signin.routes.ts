@@ -11,6 +11,8 @@ import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { readState, runStep, type StepResponse } from './advance.ts';
 import type { CallCredentials } from './binding.ts';
 import {
+  FEDERATION_COOKIE,
+  federationCookie,
   REMEMBERED_DEVICE_COOKIE,
   rememberedDeviceCookie,
   SESSION_COOKIE,
@@ -150,6 +152,9 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
         ...sessionCookie(publicOrigin, realm),
         ...(r.sessionCookie.maxAgeSeconds !== null ? { maxAge: r.sessionCookie.maxAgeSeconds } : {}),
       });
+    }
+    if (r.federationCookie) {
+      reply.setCookie(FEDERATION_COOKIE, r.federationCookie, federationCookie(publicOrigin, realm));
     }
     if (r.deviceCookie) {
       reply.setCookie(REMEMBERED_DEVICE_COOKIE, r.deviceCookie.value, {

@@ -11,6 +11,10 @@ export interface PresentInput {
   oneTime?: OneTime;
   webauthn?: Record<string, unknown>;
   csrfToken?: string;
+  /** A non-terminal condition: upstream_unavailable, account_conflict. */
+  notice?: string | null;
+  /** The upstream URL federation/start sends the browser to. */
+  externalRedirect?: string;
 }
 
 /**
@@ -56,6 +60,8 @@ export function presentState(p: PresentInput): Record<string, unknown> {
   if (error) body.error = error;
   if (p.oneTime && Object.keys(p.oneTime).length > 0) body.one_time = p.oneTime;
   if (p.webauthn && pending) body.webauthn = p.webauthn;
+  if (p.notice && pending) body.notice = p.notice;
+  if (p.externalRedirect && pending) body.external_redirect = p.externalRedirect;
   if (p.csrfToken) body.csrf_token = p.csrfToken;
   if (tx.uiLocales) body.locale = tx.uiLocales;
   return body;

@@ -62,6 +62,8 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
   erased('signin_transactions', 'sign-ins in progress with their identifier, hints and user agent'),
   erased('authorization_codes', 'codes of the account, unusable once it is deleted'),
   erased('membership_requests', 'invitations and join requests of the account, with their messages'),
+  erased('upstream_tokens', 'tokens an upstream provider issued to the account (sealed)'),
+  erased('linked_identities', 'upstream identities that sign in to the account, with their addresses'),
   {
     table: 'role_assignments',
     columns: ['subject_id'],
@@ -106,6 +108,7 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
   ownerCleared('projects', 'project'),
   ownerCleared('service_principals', 'principal'),
   ownerCleared('webhook_subscriptions', 'subscription'),
+  ownerCleared('identity_providers', 'identity provider connection'),
   {
     table: 'users',
     columns: ['id'],
@@ -176,6 +179,12 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     columns: ['created_by_id'],
     disposition: 'kept',
     why: 'who placed an emergency control: evidence, as the audit record of it is',
+  },
+  {
+    table: 'account_merges',
+    columns: ['target_user_id', 'source_user_id', 'actor_id'],
+    disposition: 'kept',
+    why: 'merge records are kept without cleanup (doc 2, Data lifecycle 4); ids only',
   },
   {
     table: 'jobs',

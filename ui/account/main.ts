@@ -18,6 +18,13 @@ interface Session {
   client_id: string | null;
 }
 
+interface LinkedIdentity {
+  id: string;
+  provider_display_name: string;
+  upstream_email: string | null;
+  created_at: string;
+}
+
 class ApiFailure extends Error {
   constructor(readonly code: string) {
     super(code);
@@ -74,9 +81,13 @@ function row(label: string, value: unknown): HTMLElement | null {
 async function render(realm: string, tokens: Tokens, message?: HTMLElement): Promise<void> {
   let profile: Record<string, unknown>;
   let sessions: Session[];
+  let linked: LinkedIdentity[];
   try {
     profile = await userinfo(realm, tokens);
     sessions = ((await api(realm, tokens.account, 'GET', '/me/sessions')) as { items: Session[] }).items;
+    linked = (
+      (await api(realm, tokens.account, 'GET', '/me/linked-identities')) as { items: LinkedIdentity[] }
+    ).items;
   } catch (e) {
     signInAgain(realm, 'acct.sign_in_again', failure(e));
     return;
@@ -126,7 +137,49 @@ async function render(realm: string, tokens: Tokens, message?: HTMLElement): Pro
       sessions.length > 0 ? list : h('p', {}, t('acct.no_sessions')),
       endAll,
     ),
+    h(
+      'section',
+      { 'aria-labelledby': 'linked' },
+      h('h2', { id: 'linked' }, t('acct.linked')),
+      linkedList(realm, tokens, linked),
+    ),
     h('section', { 'aria-labelledby': 'delete' }, h('h2', { id: 'delete' }, t('acct.delete_title')), remove),
+  );
+}
+
+/** The accounts of upstream providers that sign in to this one, each with Remove. */
+function linkedList(realm: string, tokens: Tokens, linked: LinkedIdentity[]): HTMLElement {
+  if (linked.length === 0) return h('p', {}, t('acct.no_linked'));
+  return h(
+    'ul',
+    { class: 'linked' },
+    ...linked.map((l) => {
+      const unlink = h('button', { type: 'button', class: 'secondary' }, t('acct.unlink'));
+      unlink.addEventListener('click', () => {
+        void (async () => {
+          try {
+            await api(realm, tokens.account, 'DELETE', `/me/linked-identities/${encodeURIComponent(l.id)}`);
+          } catch (e) {
+            await render(realm, tokens, failure(e));
+            return;
+          }
+          await render(realm, tokens);
+        })();
+      });
+      return h(
+        'li',
+        {},
+        h(
+          'div',
+          {},
+          h('strong', {}, l.provider_display_name),
+          l.upstream_email ? ` · ${l.upstream_email}` : null,
+          h('br'),
+          h('span', { class: 'small' }, t('acct.linked_since', { time: when(l.created_at) })),
+        ),
+        unlink,
+      );
+    }),
   );
 }
 

@@ -119,6 +119,19 @@ export const de: Partial<Record<MessageKey, string>> = {
   'code.guest_not_permitted': 'Gastkonten können sich hier nicht anmelden.',
   'code.authentication_policy_denied': 'Die Anmeldung wurde durch eine Richtlinie abgelehnt.',
   'code.connection_not_allowed': 'Diese Anmeldemethode ist hier nicht erlaubt.',
+  'code.last_sign_in_method': 'Dies ist der letzte Weg, sich bei Ihrem Konto anzumelden; er bleibt bestehen.',
+  'federation.title': 'Mit Ihrer Organisation anmelden',
+  'federation.help': 'Ihre Organisation meldet Sie an. Weiter zu ihrer Anmeldeseite.',
+  'federation.continue_with': 'Weiter mit {provider}',
+  'federation.or': 'oder',
+  'federation.leaving': 'Sie werden zu Ihrem Anmeldeanbieter weitergeleitet…',
+  'notice.upstream_unavailable':
+    'Der Anmeldeanbieter ist gerade nicht erreichbar. Versuchen Sie es gleich noch einmal oder melden Sie sich anders an.',
+  'link.title': 'Konto verknüpfen',
+  'link.help':
+    'Sie haben sich mit {provider} angemeldet. Melden Sie sich hier einmal bei Ihrem Konto an, um beide zu verknüpfen; danach genügt {provider}.',
+  'link.conflict':
+    'Sie haben sich mit {provider} angemeldet, und es gibt schon ein Konto mit der Adresse {email}. Wenn es Ihres ist, melden Sie sich einmal dort an, um es mit {provider} zu verknüpfen.',
   'code.cancelled': 'Die Anmeldung wurde abgebrochen.',
   'code.unauthorized': 'Ihre Sitzung ist beendet. Melden Sie sich erneut an.',
   'code.recovery_restricted':
@@ -144,6 +157,10 @@ export const de: Partial<Record<MessageKey, string>> = {
   'acct.sign_in_again': 'Erneut anmelden',
   'acct.no_sessions': 'Keine aktiven Sitzungen.',
   'acct.failed': 'Anmeldung fehlgeschlagen: {reason}',
+  'acct.linked': 'Verknüpfte Konten',
+  'acct.no_linked': 'Es sind keine Konten anderer Anbieter verknüpft.',
+  'acct.linked_since': 'verknüpft {time}',
+  'acct.unlink': 'Entfernen',
   'otp.code': 'Code',
   'otp.submit': 'Bestätigen',
   'otp.resend': 'Neuen Code senden',

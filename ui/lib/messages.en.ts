@@ -151,6 +151,20 @@ export const en = {
   'code.recovery_restricted':
     'This change is locked after a recovery-code sign-in until you set up a new authenticator.',
   'code.unknown': 'Something went wrong ({code}).',
+  'code.last_sign_in_method': 'This is the last way you can sign in to your account, so it stays.',
+
+  'federation.title': 'Sign in with your organization',
+  'federation.help': 'Your organization signs you in. Continue to its sign-in page.',
+  'federation.continue_with': 'Continue with {provider}',
+  'federation.or': 'or',
+  'federation.leaving': 'Taking you to your sign-in provider…',
+  'notice.upstream_unavailable':
+    'The sign-in provider cannot be reached right now. Try again in a moment or use another way to sign in.',
+  'link.title': 'Link your account',
+  'link.help':
+    'You signed in with {provider}. Sign in to your account here once to link the two; next time {provider} is enough.',
+  'link.conflict':
+    'You signed in with {provider}, and an account with the address {email} already exists. If it is yours, sign in to it once to link it to {provider}.',
 
   'acct.title': 'Your account',
   'acct.loading': 'Signing you in…',
@@ -178,6 +192,10 @@ export const en = {
   'acct.delete': 'Delete account',
   'acct.deleted': 'Your account will be deleted. Sign in before the waiting period ends to keep it.',
   'acct.failed': 'Sign-in failed: {reason}',
+  'acct.linked': 'Linked accounts',
+  'acct.no_linked': 'No accounts of other providers are linked.',
+  'acct.linked_since': 'linked {time}',
+  'acct.unlink': 'Remove',
 
   'hotp.title': 'Two-step verification',
   'hotp.help': 'Press the button on your security token and enter the 6-digit code it shows.',

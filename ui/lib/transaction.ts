@@ -24,6 +24,10 @@ export interface TxState {
   locale?: string;
   /** Passkey ceremony options for the browser WebAuthn API. */
   webauthn?: Record<string, unknown>;
+  /** A condition worth telling: upstream_unavailable, account_conflict. */
+  notice?: string;
+  /** Where federation/start sends the browser: the upstream provider's sign-in. */
+  external_redirect?: string;
 }
 
 /** An RFC 9457 problem answer; `code` is the service's problem code. */

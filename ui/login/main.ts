@@ -6,6 +6,7 @@ import { describeCode, type MessageKey, pickLocale, setLocale, t } from '../lib/
 import { conditionalAvailable, getPasskey, wasCancelled } from '../lib/passkey.js';
 import { ApiProblem, type NextAction, Transaction, type TxState } from '../lib/transaction.js';
 import { recoveryCodesView } from './recovery-codes.js';
+import { otherProviders } from './screens/federation.js';
 import { SCREENS } from './screens/index.js';
 import type { Screen, ScreenContext, StepOptions } from './screens/screen.js';
 
@@ -142,6 +143,12 @@ function render(state: TxState, message: HTMLElement | null): void {
     location.assign(state.redirect_to);
     return;
   }
+  // federation/start answered: on to the upstream provider.
+  if (state.external_redirect && state.status === 'pending') {
+    show(t('app.title'), notice(t('federation.leaving')));
+    location.assign(state.external_redirect);
+    return;
+  }
   if (state.status !== 'pending') {
     const code = state.status === 'expired' ? 'expired' : (state.error ?? state.status);
     const back = state.redirect_to
@@ -169,11 +176,14 @@ function render(state: TxState, message: HTMLElement | null): void {
     send: (path, body) => tx.step(path, body ?? {}),
   };
   const subtitle = h('p', { class: 'subtitle' }, t('app.signing_in_to', { client: state.client.name }));
+  const upstream = state.next_actions.find((a) => a.type === 'external_redirect');
   show(
     t(picked.screen.title),
     subtitle,
+    state.notice === 'upstream_unavailable' ? alert(t('notice.upstream_unavailable')) : null,
     message,
     picked.screen.render(ctx),
+    upstream && picked.action.type !== 'external_redirect' ? otherProviders(ctx, upstream) : null,
     alternatives(state.next_actions, picked.screen),
     cancelButton(),
   );

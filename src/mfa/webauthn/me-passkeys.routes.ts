@@ -9,6 +9,7 @@ import type { ApiDeps } from '../../api/api.deps.ts';
 import type { ApiCaller } from '../../api/api-auth.ts';
 import { apiRoute } from '../../api/api-route.ts';
 import { recorder } from '../../audit/index.ts';
+import { hasActiveLink } from '../../identity-providers/index.ts';
 import type { Tx } from '../../platform/db/db.ts';
 import { decodeBody, object, optional, string, unknownJson } from '../../platform/http/decode.ts';
 import { Problem, problem } from '../../platform/http/problem.ts';
@@ -67,7 +68,8 @@ async function lastMethod(q: Tx, realm: RealmRow, userId: string, remaining: num
     (await findPasswordVerifier(q, realm.id, userId)) !== null;
   const emailed =
     (login('email_otp') || login('magic_link')) && (await primaryEmail(q, realm.id, userId)) !== null;
-  return password || emailed ? null : 'the last way this account can sign in';
+  if (password || emailed) return null;
+  return (await hasActiveLink(q, realm.id, userId)) ? null : 'the last way this account can sign in';
 }
 
 export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): void {

@@ -20,6 +20,7 @@ export type KeyPurpose =
   | 'webhook-secret'
   | 'hook-secret'
   | 'provider-secret'
+  | 'upstream-token'
   | 'job-result'
   | 'mail-secret'
   | 'password-parameters'

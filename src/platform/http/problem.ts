@@ -22,6 +22,7 @@ export type ProblemCode =
   | 'validation_failed'
   | 'rate_limited'
   | 'feature_disabled'
+  | 'connection_not_allowed'
   | 'temporarily_unavailable'
   | 'request_timeout'
   | 'internal_error';

@@ -184,3 +184,47 @@ describe('outbound http', () => {
     await http.close();
   });
 });
+
+describe('outbound http › fetch (protocol libraries)', () => {
+  const fetchOf = (http: OutboundHttp, url: string, guard: EgressGuard, maxResponseBytes = 65536) =>
+    http.fetch({
+      url,
+      method: 'GET',
+      headers: { accept: 'application/json' },
+      guard,
+      timeoutMs: 5000,
+      maxResponseBytes,
+    });
+
+  test('answers a Fetch Response with status, headers and body', async () => {
+    handler = (_req, res) => {
+      res.writeHead(201, { 'content-type': 'application/json', 'x-one': 'a' });
+      res.end('{"ok":true}');
+    };
+    const http = new OutboundHttp({ resolver });
+    const res = await fetchOf(http, `http://hooks.test:${port}/x`, loopbackOnly);
+    assert.equal(res.status, 201);
+    assert.equal(res.headers.get('x-one'), 'a');
+    assert.deepEqual(await res.json(), { ok: true });
+    await http.close();
+  });
+
+  test('a redirect is an answer, never followed; a refused address and an oversized answer throw', async () => {
+    handler = (_req, res) => {
+      res.writeHead(302, { location: 'http://hooks.test/elsewhere' });
+      res.end();
+    };
+    const http = new OutboundHttp({ resolver });
+    assert.equal((await fetchOf(http, `http://hooks.test:${port}/x`, loopbackOnly)).status, 302);
+    await assert.rejects(fetchOf(http, `http://hooks.test:${port}/x`, new EgressGuard(STRICT_EGRESS)), {
+      name: 'OutboundFailure',
+      kind: 'egress_denied',
+    });
+    handler = (_req, res) => res.end('x'.repeat(2048));
+    await assert.rejects(fetchOf(http, `http://hooks.test:${port}/x`, loopbackOnly, 1024), {
+      name: 'OutboundFailure',
+      kind: 'too_large',
+    });
+    await http.close();
+  });
+});

@@ -48,6 +48,28 @@ export interface OutboundPost {
   keepBody?: boolean;
 }
 
+/** A request of a protocol library (a Fetch-shaped call): any method, headers and a small body. */
+export interface OutboundFetch {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string | null;
+  guard: EgressGuard;
+  timeoutMs: number;
+  maxResponseBytes: number;
+  signal?: AbortSignal;
+}
+
+/** Why a fetch got no answer: the caller tells an unreachable upstream from a bad answer by it. */
+export class OutboundFailure extends Error {
+  readonly kind: 'egress_denied' | 'timeout' | 'network_error' | 'too_large';
+  constructor(kind: OutboundFailure['kind'], detail: string) {
+    super(`outbound request failed: ${kind} (${detail})`);
+    this.name = 'OutboundFailure';
+    this.kind = kind;
+  }
+}
+
 export type OutboundResult =
   | { kind: 'response'; status: number; bytesRead: number; body?: Buffer }
   | { kind: 'egress_denied'; reason: string }
@@ -183,6 +205,60 @@ export class OutboundHttp {
       return classifyFailure(err, controller.signal.aborted);
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /**
+   * The answer as a Fetch `Response`, for protocol libraries that take a custom fetch (the
+   * OpenID Connect client of federation). Redirects are answers, never followed; an answer larger
+   * than `maxResponseBytes` fails rather than being cut, since a cut JSON document is no document.
+   */
+  async fetch(req: OutboundFetch): Promise<Response> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), req.timeoutMs);
+    const abort = () => controller.abort();
+    req.signal?.addEventListener('abort', abort, { once: true });
+    try {
+      const res = await request(req.url, {
+        dispatcher: this.#agentFor(req.guard),
+        method: req.method as 'GET',
+        headers: req.headers,
+        body: req.body ?? null,
+        signal: controller.signal,
+        headersTimeout: req.timeoutMs,
+        bodyTimeout: req.timeoutMs,
+      });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > req.maxResponseBytes) {
+          res.body.destroy();
+          throw new OutboundFailure('too_large', `more than ${req.maxResponseBytes} bytes`);
+        }
+        chunks.push(chunk as Buffer);
+      }
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(res.headers)) {
+        if (value === undefined) continue;
+        for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+      }
+      const nullBody = res.statusCode === 204 || res.statusCode === 304;
+      return new Response(nullBody ? null : Buffer.concat(chunks), { status: res.statusCode, headers });
+    } catch (err) {
+      if (err instanceof OutboundFailure) throw err;
+      const failure = classifyFailure(err, controller.signal.aborted);
+      throw new OutboundFailure(
+        failure.kind === 'response' ? 'network_error' : failure.kind,
+        failure.kind === 'egress_denied'
+          ? failure.reason
+          : failure.kind === 'network_error'
+            ? failure.code
+            : '',
+      );
+    } finally {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', abort);
     }
   }
 

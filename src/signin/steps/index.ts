@@ -3,6 +3,7 @@ import { accountStep } from './account.ts';
 import { cancelDeletionStep, profileStep, termsStep } from './account-duties.ts';
 import { challengeSendStep, challengeStep } from './challenge.ts';
 import { consentStep } from './consent.ts';
+import { federationStartStep } from './federation-start.ts';
 import { guestStep } from './guest.ts';
 import { hotpStep } from './hotp.ts';
 import { identifyStep } from './identify.ts';
@@ -52,4 +53,5 @@ export const STEPS: readonly AnyStep[] = [
   challengeStep,
   challengeSendStep,
   transientStep,
+  federationStartStep,
 ];

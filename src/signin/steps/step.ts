@@ -35,6 +35,10 @@ export interface StepOutcome {
   oneTime?: OneTime;
   /** Passkey ceremony options for the browser (state.webauthn). */
   webauthn?: Record<string, unknown>;
+  /** federation/start: where the browser goes next (state.external_redirect). */
+  externalRedirect?: string;
+  /** federation/start in browser mode: the pa_fed value binding the callback to this browser. */
+  federationCookie?: string;
 }
 
 export interface Step<B, P = undefined> {

@@ -47,6 +47,8 @@ const ID_PREFIXES = [
   'wta',
   'wac',
   'aud',
+  'idp',
+  'lid',
 ];
 
 /**

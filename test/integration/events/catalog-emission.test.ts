@@ -116,6 +116,20 @@ describe('events › catalog emission', () => {
     const hold: Body = await call('POST', '/audit-legal-holds', { reason: 'litigation' }, 201);
     await call('POST', `/audit-legal-holds/${hold.id}/release`, undefined, 200, ['security.alert']);
     await call('DELETE', `/users/${user.id}`, undefined, 204, ['user.deleted']);
+    const absorbed: Body = await call(
+      'POST',
+      '/users',
+      { email: 'old@example.com', email_verified: true },
+      201,
+      ['user.created'],
+    );
+    await call(
+      'POST',
+      `/users/${invitee.id}/merges`,
+      { source_user_id: absorbed.id, reason: 'duplicate' },
+      201,
+      ['user.deleted', 'user.merged'],
+    );
 
     // Background work: the scheduler's run id is the correlation id of what a task writes.
     const worker = startWorker(h.ctx, { autostart: false });

@@ -136,6 +136,24 @@ const FIELDS: Record<string, string[]> = {
     'owner_user_id',
     'state',
   ],
+  identity_provider: [
+    'adapter',
+    'alias',
+    'claim_mapping',
+    'config',
+    'created_at',
+    'display_name',
+    'id',
+    'issuer',
+    'jit_default_role_id',
+    'jit_provisioning',
+    'kind',
+    'linking_policy',
+    'organization_id',
+    'owner_user_id',
+    'state',
+    'trust_upstream_mfa',
+  ],
   webhook: [
     'allow_private_network',
     'created_at',
@@ -152,6 +170,8 @@ const FIELDS: Record<string, string[]> = {
 
 const MARK = {
   webhook: 'WEBHOOK-SECRET-MARKER',
+  provider: 'PROVIDER-SECRET-MARKER',
+  providerRef: 'env:PROVIDER_REF_MARKER',
   totp: 'TOTP-SEED-MARKER',
 };
 
@@ -203,7 +223,26 @@ async function seedRealm(s: OrgSetup) {
      values ($1, $2, 'Hook', 'https://hooks.example.com/in', '["user.created"]', $3, $4, $4)`,
     [s.realm.id, newId('whk', now.getTime()), MARK.webhook, now],
   );
-  return { member, gone, org, removedMembership };
+  const providerId = newId('idp', now.getTime());
+  await db.query(
+    `insert into identity_providers (realm_id, id, alias, display_name, kind, adapter, state, issuer, config,
+       linking_policy, jit_provisioning, trust_upstream_mfa, claim_mapping, client_secret_sealed, created_at, updated_at)
+     values ($1, $2, 'corp', 'Corp', 'oidc', 'generic', 'active', 'https://idp.example.com', '{"client_id":"pa"}',
+       'prove_existing', true, false, '{}', $3, $4, $4),
+            ($1, $5, 'corp2', 'Corp 2', 'oidc', 'generic', 'active', 'https://idp2.example.com', '{"client_id":"pa"}',
+       'prove_existing', true, false, '{}', null, $4, $4)`,
+    [s.realm.id, providerId, MARK.provider, now, newId('idp', now.getTime())],
+  );
+  await db.query(
+    `update identity_providers set client_secret_ref = $2 where realm_id = $1 and alias = 'corp2'`,
+    [s.realm.id, MARK.providerRef],
+  );
+  await db.query(
+    `insert into linked_identities (realm_id, id, user_id, provider_id, upstream_issuer, upstream_subject, provenance,
+       created_at, updated_at) values ($1, $2, $3, $4, 'https://idp.example.com', 'upstream-42', 'jit', $5, $5)`,
+    [s.realm.id, newId('lid', now.getTime()), member, providerId, now],
+  );
+  return { member, gone, org, removedMembership, providerId };
 }
 
 describe('exports › realm data', () => {
@@ -273,6 +312,13 @@ describe('exports › realm data', () => {
     assert.equal(member.locale, 'en');
     assert.deepEqual(member.profile, { nickname: 'ada' });
     assert.deepEqual(member.credentials, { password: true, totp: true, hotp: false, passkeys: 2 });
+    assert.deepEqual(member.federated_identities, [
+      {
+        provider_id: seeded.providerId,
+        upstream_issuer: 'https://idp.example.com',
+        upstream_subject: 'upstream-42',
+      },
+    ]);
     for (const i of member.identifiers as object[])
       assert.deepEqual(keysOf(i), ['primary', 'type', 'value', 'verified', 'verified_at']);
 
@@ -298,11 +344,19 @@ describe('exports › realm data', () => {
     assert.equal(of('service_principal').length, 1, 'deleted principals are left out');
     assert.equal(of('project').length, 1);
     assert.equal(of('webhook').length, 1);
+    assert.deepEqual(
+      of('identity_provider')
+        .map((p) => p.alias)
+        .sort(),
+      ['corp', 'corp2'],
+    );
 
     // Nothing secret: no secret-bearing member anywhere, no stored secret or verifier in the text.
     const names = memberNames(lines.slice(2).map((l) => l.data));
     for (const n of names) assert.doesNotMatch(n, SECRET_MEMBER, `member ${n}`);
     assert.ok(!file.text.includes(MARK.webhook), 'no webhook signing secret');
+    assert.ok(!file.text.includes(MARK.provider), 'no provider client secret');
+    assert.ok(!file.text.includes('PROVIDER_REF_MARKER'), 'no provider secret reference');
     assert.ok(!file.text.includes(MARK.totp), 'no TOTP seed');
     assert.ok(!file.text.includes(PASSKEY_MARKER), 'no passkey credential');
     const hashes = await s.h.ctx.db.query<{ hash: string }>(

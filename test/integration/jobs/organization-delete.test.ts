@@ -55,6 +55,14 @@ async function populatedOrg(s: OrgSetup) {
     'update service_principals set owner_organization_id = $3 where realm_id = $1 and id = $2',
     [s.realm.id, owned.principalId, org.id],
   );
+  const provider = await s.admin.call('POST', `/organizations/${org.id}/identity-providers`, {
+    alias: `idp-${org.id.slice(-6)}`,
+    display_name: 'Their IdP',
+    issuer: 'https://idp.gone.example',
+    config: { client_id: 'x' },
+    client_secret: 'their-provider-secret',
+  });
+  assert.equal(provider.status, 201, await provider.clone().text());
   return { org, member, groupId, clientRowId: owned.client.id };
 }
 
@@ -70,6 +78,13 @@ describe('organization deletion › the worker half', () => {
     assert.equal(replay.status, 202, 'a retry with the same key answers the same job');
     assert.deepEqual(await body(replay), started);
     assert.equal((await s.admin.call('DELETE', `/organizations/${org.id}`)).status, 409, 'queued: 409');
+    const [provider] = await rows(
+      s.h,
+      'select * from identity_providers where realm_id = $1 and organization_id = $2',
+      [s.realm.id, org.id],
+    );
+    assert.equal(provider?.state, 'disabled', 'the request disables its identity providers at once');
+    assert.ok(provider?.client_secret_sealed, 'their secrets go with the worker');
 
     // The real worker wiring: its jobs.run task over the registered job types.
     const worker = startWorker(s.h.ctx, { autostart: false });
@@ -136,6 +151,13 @@ describe('organization deletion › the worker half', () => {
       0,
       "the owned client's credentials are revoked",
     );
+    const [erased] = await rows(
+      s.h,
+      'select * from identity_providers where realm_id = $1 and organization_id = $2',
+      [s.realm.id, org.id],
+    );
+    assert.equal(erased?.client_secret_sealed, null, 'provider secrets are erased');
+    assert.equal(job.result.counts.provider_secrets_erased, 1);
     const other = await createOrg(s);
     assert.equal(
       (await s.admin.call('POST', `/organizations/${other.id}/domains`, { domain: 'gone.example' })).status,

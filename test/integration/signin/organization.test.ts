@@ -267,23 +267,23 @@ describe('sign-in › organization policy', () => {
     assertBlocked(outsider.state.body, 'organization_access_denied');
   });
 
-  test('case=require_sso blocks a local sign-in with login_method_not_allowed/mode=headless', async (t) => {
+  test('case=require_sso without a provider for the client blocks a local sign-in with connection_not_allowed/mode=headless', async (t) => {
     const s = await setup(t);
     await s.org('sso', 'active', { policy: { require_sso: true } });
-    // Preselected: only the provider would be offered, before any local factor.
+    // Preselected: only its providers are offered, before any local factor; it has none.
     const preselected = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT, {
       ...ORDERS_START,
       organization: 'sso',
     });
-    assertBlocked(preselected.start.body.state, 'login_method_not_allowed');
+    assertBlocked(preselected.start.body.state, 'connection_not_allowed');
     assert.equal((await preselected.step('identify', { identifier: 'alice@example.com' })).status, 409);
-    // Selected (here the only membership): the enterprise SSO step stops the local sign-in.
+    // Selected (here the only membership): the enterprise SSO step (8) stops the local sign-in.
     const selected = await s.signIn();
-    assertBlocked(selected.state.body, 'login_method_not_allowed');
+    assertBlocked(selected.state.body, 'connection_not_allowed');
     await s.org('local', 'active');
     const chosen = await s.signIn();
     const blocked = await chosen.tx.step('organization', { organization_id: 'sso' });
-    assertBlocked(blocked.body, 'login_method_not_allowed');
+    assertBlocked(blocked.body, 'connection_not_allowed');
     await assertNothingIssued(s.h, s.realm);
   });
 });

@@ -6,8 +6,10 @@ import { challengeScreen } from './challenge.js';
 import { consentScreen } from './consent.js';
 import { enrollPasskeyScreen } from './enroll-passkey.js';
 import { enrollTotpScreen } from './enroll-totp.js';
+import { externalRedirectScreen } from './federation.js';
 import { hotpScreen } from './hotp.js';
 import { identifyScreen } from './identify.js';
+import { linkAccountScreen } from './link-account.js';
 import { magicLinkScreen } from './magic-link.js';
 import { emailOtpScreen, smsOtpScreen, verifyContactScreen, verifyEmailScreen } from './one-time-code.js';
 import { organizationScreen } from './organization.js';
@@ -45,5 +47,7 @@ export const SCREENS: ReadonlyMap<string, Screen> = new Map(
     challengeScreen,
     passkeyScreen,
     enrollPasskeyScreen,
+    externalRedirectScreen,
+    linkAccountScreen,
   ].map((s) => [s.type, s]),
 );
