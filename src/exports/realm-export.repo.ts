@@ -157,8 +157,9 @@ export const exportWebhooks = (q: Queryable, realmId: string) =>
 export const exportIdentityProviders = (q: Queryable, realmId: string) =>
   rows(
     q,
-    `select id, organization_id, alias, display_name, kind, adapter, state, issuer, config, linking_policy,
-            jit_provisioning, jit_default_role_id, trust_upstream_mfa, claim_mapping, owner_user_id, created_at
+    `select id, alias, organization_id, display_name, kind, adapter, state, issuer, config,
+            jit_provisioning, jit_default_role_id, linking_policy, trust_upstream_mfa, claim_mapping,
+            owner_user_id, created_at
        from identity_providers where realm_id = $1 order by id`,
     realmId,
   );
