@@ -10,6 +10,7 @@ export {
   buildDocuments,
   conversionReport,
   type DocumentOptions,
+  defaultMapping as defaultMappingOf,
   type Expected,
   IMPORT_FORMAT,
   MAPPING_FORMAT,

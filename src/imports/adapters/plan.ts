@@ -146,6 +146,12 @@ export function buildDocuments(c: Conversion, mapping: Mapping, o: DocumentOptio
 
 /** The conversion part of the report (service.migration-report.v1). */
 export function conversionReport(adapter: Adapter, c: Conversion, sourceSystem: string, built: Built): Json {
+  // Memberships all come along (their organization is reused or created); a membership's source
+  // role comes along only when the mapping (or the member default) translates it.
+  c.tally.memberships.converted = built.expected.expected_memberships;
+  for (const [key, n] of c.sourceRoles)
+    if (built.unmappedRoles.includes(key)) c.tally.roles.not_carried += n;
+    else c.tally.roles.converted += n;
   return {
     format: REPORT_FORMAT,
     adapter: adapter.name,

@@ -1,0 +1,142 @@
+// The plan and apply stages of identity-cli migrate-from against a running server (spec doc 2,
+// "Migration adapters" rules 2 to 4; docs/migration.md): organizations reused by external id or
+// by the mapping's slug, conflicts and missing roles found before anything is written, dry-run
+// imports for a plan, batches imported one job at a time for an apply, and a reconciliation.
+import { createHash } from 'node:crypto';
+import type { Built, Conversion, Mapping } from '../../../imports/adapters/index.ts';
+import type { MigrationApi } from '../migration-api.ts';
+
+type Body = Record<string, unknown>;
+
+export interface OrganizationPlan {
+  external_id: string;
+  slug: string;
+  action: 'reuse' | 'create' | 'conflict';
+  organization_id?: string;
+  detail?: string;
+}
+
+/** Rule 2: reuse by external id or the mapping's slug; an org that only shares a slug conflicts. */
+export async function planOrganizations(api: MigrationApi, c: Conversion, mapping: Mapping) {
+  const existing = await api.all('/organizations');
+  const byExternal = new Map(existing.filter((o) => o.external_id).map((o) => [String(o.external_id), o]));
+  const bySlug = new Map(existing.map((o) => [String(o.slug).toLowerCase(), o]));
+  return c.organizations.map((o): OrganizationPlan => {
+    const mapped = mapping.organizations[o.externalId]?.slug;
+    const found = byExternal.get(o.externalId);
+    if (found)
+      return {
+        external_id: o.externalId,
+        slug: String(found.slug),
+        action: 'reuse',
+        organization_id: String(found.id),
+      };
+    const slug = mapped ?? o.proposedSlug;
+    const taken = bySlug.get(slug.toLowerCase());
+    if (taken && mapped)
+      return { external_id: o.externalId, slug, action: 'reuse', organization_id: String(taken.id) };
+    if (taken)
+      return {
+        external_id: o.externalId,
+        slug,
+        action: 'conflict',
+        organization_id: String(taken.id),
+        detail: `organization ${String(taken.id)} already has slug ${slug}: name it in the mapping to reuse it, or choose another slug`,
+      };
+    return { external_id: o.externalId, slug, action: 'create' };
+  });
+}
+
+/** Rule 2: mapped roles must exist as realm-wide roles (names compared ignoring case). */
+export async function missingRoles(api: MigrationApi, built: Built): Promise<string[]> {
+  const names = new Set((await api.all('/roles')).map((r) => String(r.name).toLowerCase()));
+  return built.mappedRoles.filter((r) => !names.has(r));
+}
+
+/** Each batch's Idempotency-Key: stable for the same batch, so a re-run replays, never duplicates. */
+export const batchKey = (sourceSystem: string, doc: Body): string =>
+  `migrate-${sourceSystem}-${createHash('sha256').update(JSON.stringify(doc)).digest('hex').slice(0, 40)}`;
+
+const add = (into: Record<string, number>, counts: unknown) => {
+  for (const [k, v] of Object.entries((counts ?? {}) as Record<string, number>))
+    if (typeof v === 'number') into[k] = (into[k] ?? 0) + v;
+};
+
+/** A plan: every batch as a dry run, memberships of organizations still to be created left out. */
+export async function dryRun(api: MigrationApi, built: Built, toCreate: ReadonlySet<string>) {
+  const counts: Record<string, number> = {};
+  const failures: Body[] = [];
+  for (const doc of built.documents) {
+    const users = (doc.users as Body[]).map((u) => {
+      const memberships = (u.memberships as Body[] | undefined)?.filter(
+        (m) => !toCreate.has(String(m.organization_external_id ?? '')),
+      );
+      return memberships === undefined ? u : { ...u, memberships };
+    });
+    const r = await api.ok('POST', '/user-imports?dry_run=true', { ...doc, users });
+    add(counts, r.counts);
+    for (const rec of (r.records as Body[] | undefined) ?? [])
+      if (rec.status === 'failed' && failures.length < 100) failures.push(rec);
+  }
+  return { counts, failures };
+}
+
+export interface BatchOutcome {
+  index: number;
+  users: number;
+  idempotency_key: string;
+  job_id: string;
+  state: string;
+  counts?: unknown;
+  last_error?: unknown;
+}
+
+/** An apply: creates the planned organizations, then imports batch after batch (rule 3). */
+export async function applyBatches(
+  api: MigrationApi,
+  c: Conversion,
+  built: Built,
+  orgs: OrganizationPlan[],
+  sourceSystem: string,
+  batches: BatchOutcome[],
+) {
+  const names = new Map(c.organizations.map((o) => [o.externalId, o.displayName]));
+  for (const o of orgs.filter((x) => x.action === 'create')) {
+    const created = await api.ok('POST', '/organizations', {
+      slug: o.slug,
+      display_name: names.get(o.external_id) ?? o.slug,
+      external_id: o.external_id,
+    });
+    o.organization_id = String(created.id);
+  }
+  const counts: Record<string, number> = {};
+  for (const [index, doc] of built.documents.entries()) {
+    const key = batchKey(sourceSystem, doc);
+    const queued = await api.ok('POST', '/user-imports', doc, { 'idempotency-key': key });
+    const jobId = String(queued.job_id);
+    const job = await api.waitForJob(jobId);
+    const outcome: BatchOutcome = {
+      index,
+      users: (doc.users as unknown[]).length,
+      idempotency_key: key,
+      job_id: jobId,
+      state: String(job.state),
+    };
+    batches.push(outcome);
+    if (job.state !== 'succeeded') {
+      outcome.last_error = job.last_error ?? null;
+      return { counts, stopped: `batch ${index} ended ${String(job.state)}` };
+    }
+    const report = await api.ok('GET', `/user-imports/${jobId}`);
+    outcome.counts = report.counts;
+    add(counts, report.counts);
+  }
+  return { counts, stopped: null };
+}
+
+/** Rule 4: the converted export's counts against what the realm holds. */
+export async function reconcile(api: MigrationApi, sourceSystem: string, built: Built): Promise<Body> {
+  const q = new URLSearchParams({ source_system: sourceSystem, sample: '20' });
+  for (const [k, v] of Object.entries(built.expected)) q.set(k, String(v));
+  return api.ok('GET', `/user-imports/reconciliation?${q.toString()}`);
+}
