@@ -205,7 +205,7 @@ async function run(o: ReturnType<typeof options>, report: Record<string, unknown
   }
   const batches: BatchOutcome[] = [];
   report.batches = batches;
-  const applied = await applyBatches(api, conversion, built, orgs, o.sourceSystem, batches);
+  const applied = await applyBatches(api, conversion, built, orgs, batches);
   (report.import as Record<string, unknown>).counts = applied.counts;
   if (applied.stopped) throw new CliError(`the run stopped: ${applied.stopped}; see the report`);
   const reconciliation = await reconcile(api, o.sourceSystem, built);

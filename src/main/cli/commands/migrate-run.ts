@@ -2,7 +2,7 @@
 // "Migration adapters" rules 2 to 4; docs/migration.md): organizations reused by external id or
 // by the mapping's slug, conflicts and missing roles found before anything is written, dry-run
 // imports for a plan, batches imported one job at a time for an apply, and a reconciliation.
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Built, Conversion, Mapping } from '../../../imports/adapters/index.ts';
 import type { MigrationApi } from '../migration-api.ts';
 
@@ -53,9 +53,13 @@ export async function missingRoles(api: MigrationApi, built: Built): Promise<str
   return built.mappedRoles.filter((r) => !names.has(r));
 }
 
-/** Each batch's Idempotency-Key: stable for the same batch, so a re-run replays, never duplicates. */
-export const batchKey = (sourceSystem: string, doc: Body): string =>
-  `migrate-${sourceSystem}-${createHash('sha256').update(JSON.stringify(doc)).digest('hex').slice(0, 40)}`;
+/**
+ * Each batch's Idempotency-Key: the run's random id, the batch number and the batch's digest.
+ * Retries of a batch send it again; a new run posts new jobs, whose records then report
+ * already_imported (rule 3).
+ */
+export const batchKey = (runId: string, index: number, doc: Body): string =>
+  `migrate-${runId}-${index}-${createHash('sha256').update(JSON.stringify(doc)).digest('hex').slice(0, 16)}`;
 
 const add = (into: Record<string, number>, counts: unknown) => {
   for (const [k, v] of Object.entries((counts ?? {}) as Record<string, number>))
@@ -97,7 +101,6 @@ export async function applyBatches(
   c: Conversion,
   built: Built,
   orgs: OrganizationPlan[],
-  sourceSystem: string,
   batches: BatchOutcome[],
 ) {
   const names = new Map(c.organizations.map((o) => [o.externalId, o.displayName]));
@@ -110,8 +113,9 @@ export async function applyBatches(
     o.organization_id = String(created.id);
   }
   const counts: Record<string, number> = {};
+  const runId = randomUUID();
   for (const [index, doc] of built.documents.entries()) {
-    const key = batchKey(sourceSystem, doc);
+    const key = batchKey(runId, index, doc);
     const queued = await api.ok('POST', '/user-imports', doc, { 'idempotency-key': key });
     const jobId = String(queued.job_id);
     const job = await api.waitForJob(jobId);
