@@ -13,9 +13,12 @@ export {
   defaultMapping as defaultMappingOf,
   type Expected,
   IMPORT_FORMAT,
+  type KnownOrganization,
   MAPPING_FORMAT,
   type Mapping,
   mappingTemplate,
+  type OrganizationPlan,
+  planOrganizations,
   REPORT_FORMAT,
   readMapping,
 } from './plan.ts';

@@ -164,3 +164,46 @@ export function conversionReport(adapter: Adapter, c: Conversion, sourceSystem: 
     import: { expected: built.expected },
   };
 }
+
+export interface OrganizationPlan {
+  external_id: string;
+  slug: string;
+  action: 'reuse' | 'create' | 'conflict';
+  organization_id?: string;
+  detail?: string;
+}
+
+export interface KnownOrganization {
+  id: string;
+  slug: string;
+}
+
+/**
+ * Rule 2: an organization is reused when its external id matches or when the mapping names its
+ * slug; one that only shares the proposed slug is a conflict; otherwise it is created.
+ */
+export function planOrganizations(
+  c: Conversion,
+  mapping: Mapping,
+  byExternalId: (externalId: string) => KnownOrganization | undefined,
+  bySlug: (slug: string) => KnownOrganization | undefined,
+): OrganizationPlan[] {
+  return c.organizations.map((o): OrganizationPlan => {
+    const base = { external_id: o.externalId };
+    const found = byExternalId(o.externalId);
+    if (found) return { ...base, slug: found.slug, action: 'reuse', organization_id: found.id };
+    const mapped = mapping.organizations[o.externalId]?.slug;
+    const slug = mapped ?? o.proposedSlug;
+    const taken = bySlug(slug.toLowerCase());
+    if (taken && mapped) return { ...base, slug, action: 'reuse', organization_id: taken.id };
+    if (taken)
+      return {
+        ...base,
+        slug,
+        action: 'conflict',
+        organization_id: taken.id,
+        detail: `organization ${taken.id} already has slug ${slug}: name it in the mapping to reuse it, or choose another slug`,
+      };
+    return { ...base, slug, action: 'create' };
+  });
+}

@@ -24,7 +24,7 @@ import {
   type BatchOutcome,
   dryRun,
   missingRoles,
-  planOrganizations,
+  planOrganizationsOf,
   reconcile,
 } from './migrate-run.ts';
 
@@ -185,7 +185,7 @@ async function run(o: ReturnType<typeof options>, report: Record<string, unknown
       credentials: o.flags.credentials as string | undefined,
     }),
   );
-  const orgs = await planOrganizations(api, conversion, mapping);
+  const orgs = await planOrganizationsOf(api, conversion, mapping);
   const missing = await missingRoles(api, built);
   report.organizations = orgs;
   report.missing_roles = missing;

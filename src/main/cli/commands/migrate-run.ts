@@ -3,48 +3,32 @@
 // by the mapping's slug, conflicts and missing roles found before anything is written, dry-run
 // imports for a plan, batches imported one job at a time for an apply, and a reconciliation.
 import { createHash, randomUUID } from 'node:crypto';
-import type { Built, Conversion, Mapping } from '../../../imports/adapters/index.ts';
+import {
+  type Built,
+  type Conversion,
+  type Mapping,
+  type OrganizationPlan,
+  planOrganizations,
+} from '../../../imports/adapters/index.ts';
 import type { MigrationApi } from '../migration-api.ts';
 
 type Body = Record<string, unknown>;
 
-export interface OrganizationPlan {
-  external_id: string;
-  slug: string;
-  action: 'reuse' | 'create' | 'conflict';
-  organization_id?: string;
-  detail?: string;
-}
-
-/** Rule 2: reuse by external id or the mapping's slug; an org that only shares a slug conflicts. */
-export async function planOrganizations(api: MigrationApi, c: Conversion, mapping: Mapping) {
-  const existing = await api.all('/organizations');
-  const byExternal = new Map(existing.filter((o) => o.external_id).map((o) => [String(o.external_id), o]));
-  const bySlug = new Map(existing.map((o) => [String(o.slug).toLowerCase(), o]));
-  return c.organizations.map((o): OrganizationPlan => {
-    const mapped = mapping.organizations[o.externalId]?.slug;
-    const found = byExternal.get(o.externalId);
-    if (found)
-      return {
-        external_id: o.externalId,
-        slug: String(found.slug),
-        action: 'reuse',
-        organization_id: String(found.id),
-      };
-    const slug = mapped ?? o.proposedSlug;
-    const taken = bySlug.get(slug.toLowerCase());
-    if (taken && mapped)
-      return { external_id: o.externalId, slug, action: 'reuse', organization_id: String(taken.id) };
-    if (taken)
-      return {
-        external_id: o.externalId,
-        slug,
-        action: 'conflict',
-        organization_id: String(taken.id),
-        detail: `organization ${String(taken.id)} already has slug ${slug}: name it in the mapping to reuse it, or choose another slug`,
-      };
-    return { external_id: o.externalId, slug, action: 'create' };
-  });
+/** Rule 2 against the realm's organizations, read through the API. */
+export async function planOrganizationsOf(api: MigrationApi, c: Conversion, mapping: Mapping) {
+  const existing = (await api.all('/organizations')).map((o) => ({
+    id: String(o.id),
+    slug: String(o.slug),
+    externalId: o.external_id ? String(o.external_id) : null,
+  }));
+  const byExternal = new Map(existing.filter((o) => o.externalId).map((o) => [o.externalId, o]));
+  const bySlug = new Map(existing.map((o) => [o.slug.toLowerCase(), o]));
+  return planOrganizations(
+    c,
+    mapping,
+    (ext) => byExternal.get(ext),
+    (slug) => bySlug.get(slug),
+  );
 }
 
 /** Rule 2: mapped roles must exist as realm-wide roles (names compared ignoring case). */
