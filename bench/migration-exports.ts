@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { adapterNamed, buildDocuments, defaultMappingOf } from '../src/imports/adapters/index.ts';
 
 const N = Number(process.argv[2] ?? 10_000);
-const DIR = process.argv[3] ?? 'bench-out/migration';
+const DIR = process.argv[3] ?? 'bench/.work/migration';
 const vectors = JSON.parse(readFileSync('test/fixtures/password-vectors/vectors.json', 'utf8'));
 const KC = vectors['keycloak_pbkdf2-sha256_short'];
 const BCRYPT = vectors.bcrypt_2b.hash as string;
