@@ -205,3 +205,8 @@ export function carryAttributes(
   else ledger.dropped('attributes', sourceId, 'source attributes exceed 16 KiB');
   return metadata;
 }
+
+/** Tallies the source role keys of a converted user's memberships (for the mapping template). */
+export function countRoles(into: Map<string, number>, user: ConvertedUser): void {
+  for (const m of user.memberships) for (const r of m.sourceRoles) into.set(r, (into.get(r) ?? 0) + 1);
+}

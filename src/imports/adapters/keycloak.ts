@@ -12,6 +12,7 @@ import {
   carryAttributes,
   checkVersion,
   compact,
+  countRoles,
   isObject,
   type Json,
   Ledger,
@@ -204,8 +205,7 @@ export const keycloakAdapter: Adapter = {
         const converted = convertUser(u, { ...options, membersOf }, ledger);
         if (!converted) continue;
         users.push(converted);
-        for (const m of converted.memberships)
-          for (const r of m.sourceRoles) sourceRoles.set(r, (sourceRoles.get(r) ?? 0) + 1);
+        countRoles(sourceRoles, converted);
       }
     });
     return {

@@ -14,6 +14,7 @@ import {
   carryAttributes,
   checkVersion,
   compact,
+  countRoles,
   isObject,
   type Json,
   Ledger,
@@ -184,8 +185,7 @@ export const supertokensAdapter: Adapter = {
         const converted = convertUser(raw, ctx, ledger, !apiList);
         if (!converted) continue;
         users.push(converted);
-        for (const m of converted.memberships)
-          for (const r of m.sourceRoles) sourceRoles.set(r, (sourceRoles.get(r) ?? 0) + 1);
+        countRoles(sourceRoles, converted);
       }
     });
     return {

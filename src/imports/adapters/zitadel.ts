@@ -12,6 +12,7 @@ import {
   carryAttributes,
   checkVersion,
   compact,
+  countRoles,
   isObject,
   type Json,
   Ledger,
@@ -170,8 +171,7 @@ export const zitadelAdapter: Adapter = {
         organizations.push(out.organization);
         for (const u of out.users) {
           users.push(u);
-          for (const m of u.memberships)
-            for (const r of m.sourceRoles) sourceRoles.set(r, (sourceRoles.get(r) ?? 0) + 1);
+          countRoles(sourceRoles, u);
         }
       });
     });
