@@ -100,6 +100,9 @@ export function testConfig(overrides: Record<string, unknown> = {}, env: NodeJS.
       'server.internal_listen': '127.0.0.1:0',
       'server.drain_delay': '0s',
       'security.password.argon_memory_kib': 8192,
+      // The response-time floor of password and code steps would add its wait to every sign-in of
+      // every test; the tests of the floor itself set it (signin/failures, signin/email-otp).
+      'security.min_auth_response': 0,
       // Every test signs in from 127.0.0.1 into one database: the per-network budgets (sign-in
       // attempts, failed client authentication) would couple unrelated tests, so they are off
       // unless a test sets them.
