@@ -9,6 +9,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { compileTree, outputOf } from './test-runner/compile.ts';
+import { ensureKeyPool } from './test-runner/key-pool.ts';
 import { type Counts, emptyCounts, type FileResult, runPool } from './test-runner/pool.ts';
 import { prepareTemplate } from './test-runner/template-db.ts';
 import { longestFirst, readTimings, writeTimings } from './test-runner/timings.ts';
@@ -59,6 +60,11 @@ process.stdout.write(
   `# compiled ${compiled.compiled} of ${compiled.total} files in ${seconds(compiled.ms)} (.test-tmp/build)\n`,
 );
 
+const keyPool = join(tmp, 'fixtures', 'rs256-keys.json');
+const pooled = await ensureKeyPool(keyPool);
+if (pooled.generated > 0)
+  process.stdout.write(`# generated ${pooled.generated} RS256 test keys (.test-tmp/fixtures)\n`);
+
 const runId = `pa_test_${process.pid}_${randomBytes(3).toString('hex')}`;
 const template = await prepareTemplate(process.env.PROUDAUTH_TEST_DATABASE_URL || null, runId, tmp);
 process.stdout.write(`# database: ${template.describe}\n`);
@@ -69,7 +75,12 @@ process.stdout.write(`# ${order.length} test files, ${concurrency} at a time\n`)
 const pool = runPool(order, {
   concurrency,
   cwd: root,
-  env: { ...process.env, ...template.env, PROUDAUTH_TEST_FILE_PROCESS: '1' },
+  env: {
+    ...process.env,
+    ...template.env,
+    PROUDAUTH_TEST_FILE_PROCESS: '1',
+    PROUDAUTH_TEST_KEY_POOL: keyPool,
+  },
   argsFor: (file) => ['--enable-source-maps', '--test-reporter=spec', outputOf(compiled.outDir, file)],
   onDone(r, output) {
     const failed = r.code !== 0 || r.counts.fail > 0;

@@ -19,6 +19,7 @@ import type { RealmRow } from '../../src/realms/realm.repo.ts';
 import { createRealm } from '../../src/setup/realm.service.ts';
 import type { UserRow } from '../../src/users/users.repo.ts';
 import { createUser, type NewUser } from '../../src/users/users.service.ts';
+import { testKeyMaterial } from './key-pool.ts';
 import { fileDatabase } from './test-db.ts';
 
 /** A fixed test root key: tests must never depend on a key in the environment. */
@@ -156,7 +157,12 @@ export async function startHarness(t: TestContext, opts: HarnessOptions = {}): P
     createRealm: (name = uniqueRealmName()) => {
       if (!ctx.keyring) throw new Error('harness has no keyring');
       return createRealm(
-        { db: ctx.db, keyring: ctx.keyring, signingAlgorithm: config.keys.signingAlgorithm },
+        {
+          db: ctx.db,
+          keyring: ctx.keyring,
+          signingAlgorithm: config.keys.signingAlgorithm,
+          newKeyMaterial: testKeyMaterial,
+        },
         { name },
         OPERATOR_ACTOR,
         ctx.clock.now(),
