@@ -80,6 +80,7 @@ const pool = runPool(order, {
     ...template.env,
     PROUDAUTH_TEST_FILE_PROCESS: '1',
     PROUDAUTH_TEST_KEY_POOL: keyPool,
+    PROUDAUTH_TEST_BUILD_DIR: compiled.outDir,
   },
   argsFor: (file) => ['--enable-source-maps', '--test-reporter=spec', outputOf(compiled.outDir, file)],
   onDone(r, output) {
