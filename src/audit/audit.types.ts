@@ -56,6 +56,8 @@ export type AuditType =
   | 'client.state_changed'
   | 'service_principal.created'
   | 'service_principal.state_changed'
+  | 'api_key.created'
+  | 'api_key.revoked'
   | 'client.resource_grant.set'
   | 'resource.created'
   | 'resource.updated'

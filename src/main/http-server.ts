@@ -41,6 +41,7 @@ import { registerRelationshipRoutes } from '../relationships/relationships.route
 import { registerResourceRoutes } from '../resources/resources.routes.ts';
 import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
 import { registerRoleRoutes } from '../roles/roles.routes.ts';
+import { registerApiKeyRoutes } from '../service-principals/api-keys.routes.ts';
 import { registerServicePrincipalRoutes } from '../service-principals/principals.routes.ts';
 import { registerMeSessionRoutes } from '../sessions/sessions.routes.ts';
 import { registerFederationRoutes } from '../signin/federation.routes.ts';
@@ -123,6 +124,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerGroupRoutes(app, ctx);
   registerProjectRoutes(app, ctx);
   registerServicePrincipalRoutes(app, ctx);
+  registerApiKeyRoutes(app, ctx);
   registerOrganizationRoutes(app, ctx);
   registerJobRoutes(app, ctx);
   registerExportRoutes(app, ctx);
