@@ -1,4 +1,4 @@
-// SQL for API keys (migration 0037): a service principal's long-lived automation credentials,
+// SQL for API keys (migration 0031): a service principal's long-lived automation credentials,
 // kept as digests of their secret half.
 import { many, maybeOne, one, type Queryable, type Tx } from '../platform/db/db.ts';
 
