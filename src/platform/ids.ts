@@ -44,7 +44,8 @@ export type IdPrefix =
   | 'idp'
   | 'lid'
   | 'fdr'
-  | 'mrg';
+  | 'mrg'
+  | 'fxt';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
