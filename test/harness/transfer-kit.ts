@@ -3,6 +3,7 @@
 // and a second realm administrator for the two-person rule.
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ApiCallerKit, apiCaller } from './api-kit.ts';
 import { createConnection, type FederationSetup, federationSetup } from './federation-kit.ts';
 import { type Row, rows } from './signin-kit.ts';
@@ -39,6 +40,13 @@ export async function transferSetup(
   return { ...s, reviewer, oldIdp, newIdp };
 }
 
+/**
+ * The embedded database runs in this process, so a large seed holds the event loop; the server's
+ * overdue keep-alive timers then close idle sockets just as the next request would reuse one
+ * (ECONNRESET). A few turns of the loop let those closes land first.
+ */
+const settle = () => sleep(200);
+
 /** `n` accounts made by copying one real account's row; answers their ids. */
 export async function bulkUsers(s: FederationSetup, n: number, tag: string): Promise<string[]> {
   const template = await s.h.createUser(s.realm, { email: `${tag}-template@example.com` });
@@ -58,6 +66,7 @@ export async function bulkUsers(s: FederationSetup, n: number, tag: string): Pro
     [s.realm.id, template.id, tag, n],
   );
   assert.equal(made.length, n);
+  await settle();
   return made.map((r) => String(r.id)).sort();
 }
 
@@ -77,6 +86,7 @@ export async function bulkLinks(
        from unnest($4::text[], $5::text[]) as e(u, s) returning id, upstream_subject`,
     [s.realm.id, providerId, issuer, users, subjects],
   );
+  await settle();
   return new Map(made.map((r) => [String(r.upstream_subject), String(r.id)]));
 }
 
