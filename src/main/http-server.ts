@@ -12,6 +12,7 @@ import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerConnectionRoutes } from '../identity-providers/connections.routes.ts';
 import { registerLinkedIdentityRoutes } from '../identity-providers/linked-identities.routes.ts';
 import { registerTransferRoutes } from '../identity-providers/transfers.routes.ts';
+import { registerMigrationPlanRoutes } from '../imports/migration-plans.routes.ts';
 import { registerUserImportRoutes } from '../imports/user-imports.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
@@ -127,6 +128,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerJobRoutes(app, ctx);
   registerExportRoutes(app, ctx);
   registerUserImportRoutes(app, ctx);
+  registerMigrationPlanRoutes(app, ctx);
   registerWebhookRoutes(app, ctx);
   registerAuditRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);
