@@ -45,7 +45,7 @@ export async function transferSetup(
  * overdue keep-alive timers then close idle sockets just as the next request would reuse one
  * (ECONNRESET). A few turns of the loop let those closes land first.
  */
-const settle = () => sleep(200);
+export const settle = () => sleep(200);
 
 /** `n` accounts made by copying one real account's row; answers their ids. */
 export async function bulkUsers(s: FederationSetup, n: number, tag: string): Promise<string[]> {

@@ -12,6 +12,7 @@ import {
   linksAt,
   NEW_ISSUER,
   OLD_ISSUER,
+  settle,
   transferSetup,
 } from '../../harness/transfer-kit.ts';
 
@@ -386,6 +387,26 @@ describe('federation › transfers', () => {
       );
       await refused({ ...base, target_provider_id: orgIdp.id }, 422, 'target_provider_id');
     }
+    // At most 50,000 entries per transfer (doc 1, Limits): a draft holding 49,999 takes one more.
+    const draft = await json(await s.admin.call('POST', '/federation-transfers', base));
+    await s.h.ctx.db.query(
+      `insert into federation_transfer_entries (realm_id, transfer_id, seq, source_subject, target_subject, outcome)
+       select $1, $2, g, 's' || g, 't' || g, 'missing_source' from generate_series(1, 49999) g`,
+      [s.realm.id, draft.id],
+    );
+    await settle();
+    const two = [
+      { source_subject: 'x1', target_subject: 'y1' },
+      { source_subject: 'x2', target_subject: 'y2' },
+    ];
+    const over = await s.admin.call('POST', `/federation-transfers/${draft.id}/entries`, { entries: two });
+    assert.equal(over.status, 422);
+    assert.equal((await json(over)).errors[0].field, 'entries');
+    const full = await s.admin.call('POST', `/federation-transfers/${draft.id}/entries`, {
+      entries: two.slice(0, 1),
+    });
+    assert.equal(full.status, 200);
+    assert.equal((await json(full)).summary.total, 50_000);
     const reader = await s.admin.call('GET', '/federation-transfers/fxt_00000000000000000000000000');
     assert.equal(reader.status, 404);
     const bad = await s.admin.call('GET', '/federation-transfers?cursor=nope');
