@@ -157,7 +157,12 @@ export type AuditType =
   | 'federation.identity.linked'
   | 'federation.identity.unlinked'
   | 'federation.upstream_failed'
-  | 'user.merged';
+  | 'user.merged'
+  | 'federation.transfer.created'
+  | 'federation.transfer.entries_added'
+  | 'federation.transfer.approved'
+  | 'federation.transfer.applied'
+  | 'federation.transfer.cancelled';
 
 export type AuditCategory =
   | 'configuration'

@@ -11,6 +11,7 @@ import { registerExportRoutes } from '../exports/exports.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerConnectionRoutes } from '../identity-providers/connections.routes.ts';
 import { registerLinkedIdentityRoutes } from '../identity-providers/linked-identities.routes.ts';
+import { registerTransferRoutes } from '../identity-providers/transfers.routes.ts';
 import { registerMigrationPlanRoutes } from '../imports/migration-plans.routes.ts';
 import { registerUserImportRoutes } from '../imports/user-imports.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
@@ -145,6 +146,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerEmergencyRoutes(app, ctx);
   registerConnectionRoutes(app, ctx);
   registerLinkedIdentityRoutes(app, ctx);
+  registerTransferRoutes(app, ctx);
   if (ctx.config.ui.enabled) registerBuiltinUi(app, ctx.log);
   return app;
 }

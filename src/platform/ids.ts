@@ -45,7 +45,8 @@ export type IdPrefix =
   | 'lid'
   | 'fdr'
   | 'mrg'
-  | 'apk';
+  | 'apk'
+  | 'fxt';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
