@@ -13,6 +13,7 @@ import { logout } from './cli/commands/logout.ts';
 import { maintenance } from './cli/commands/maintenance.ts';
 import { realmCreate } from './cli/commands/realm-create.ts';
 import { realmSetLoginUi, realmSetPolicy } from './cli/commands/realm-login-ui.ts';
+import { restoreBegin, restoreReconcile, revocationLog } from './cli/commands/restore.ts';
 
 const USAGE = `usage: identity-cli <command> [flags]
 
@@ -40,6 +41,12 @@ commands:
   maintenance status | off | set --mode read_only|closed|debug [--message TEXT] [--retry-after SECONDS]
       [--debug-for DURATION] [--debug-component NAME] [--by NAME]
                                                show or set the maintenance mode of every server
+  revocation-log [--since TIME] --out FILE     append the revocation log since TIME (default 24 hours
+                                               ago) to FILE as JSON lines (mode 0600; docs/restore.md)
+  restore-begin [--status]                     set (or show) the restore marker on a restored database
+  restore-reconcile --log FILE [--invalidate-all-sessions]
+                                               re-apply the revocation log, end one-time proofs and
+                                               clear the marker, in one transaction (JSON report)
   audit verify --archive DIR                   verify an audit archive's hashes and chain (no database;
                                                exit 1 on any problem)
 
@@ -59,6 +66,9 @@ const COMMANDS: Record<string, Command> = {
   login,
   logout,
   maintenance,
+  'revocation-log': revocationLog,
+  'restore-begin': restoreBegin,
+  'restore-reconcile': restoreReconcile,
   realm: async (argv) => {
     const [sub, ...rest] = argv;
     if (sub === 'create') return realmCreate(rest);
