@@ -5,6 +5,7 @@ import { boolean, object, optional, string } from '../platform/http/decode.ts';
 import { beginRestore, exportLog, reconcileRestore, restoreStatus } from '../restore/restore.service.ts';
 import { LogFileError, parseLogFile, readLogSince } from '../restore/revocation-log.ts';
 import { CliError } from './cli/cli-error.ts';
+import { requireKeyring } from './context.ts';
 import { define } from './operator-define.ts';
 
 export const revocationLogExport = define(
@@ -48,6 +49,7 @@ export const restoreReconcile = define(
       ctx.db,
       records,
       { invalidateAllSessions: input.invalidateAllSessions, logLines: records.length },
+      { keyring: requireKeyring(ctx), algorithm: ctx.config.keys.signingAlgorithm },
       ctx.clock.now(),
     );
   },

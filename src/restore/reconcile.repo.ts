@@ -135,7 +135,9 @@ const membershipState: Apply = async (tx, l) => {
 const passwordChanged: Apply = async (tx, l) => {
   const userId = str(l.record, 'user_id');
   // The restored verifier is older than the change: the password it holds was replaced (or found
-  // compromised) after the backup, so it must not sign in as if nothing happened.
+  // compromised) after the backup. Marked compromised, with update_password as the service does
+  // for a compromised password, so it signs in to nothing but choosing a new one. An account
+  // without a verifier at all gets update_password too.
   const marked = await count(
     tx.query(
       `update password_credentials set compromised = true
@@ -143,15 +145,16 @@ const passwordChanged: Apply = async (tx, l) => {
       [l.realm_id, userId, at(l), l.record.compromised === true],
     ),
   );
-  const absent = await count(
+  const required = await count(
     tx.query(
       `update users set required_actions = array_append(required_actions, 'update_password')
         where realm_id = $1 and id = $2 and state <> 'deleted' and not ('update_password' = any (required_actions))
-          and not exists (select 1 from password_credentials p where p.realm_id = $1 and p.user_id = $2)`,
+          and not exists (select 1 from password_credentials p
+                           where p.realm_id = $1 and p.user_id = $2 and not p.compromised)`,
       [l.realm_id, userId],
     ),
   );
-  return marked + absent;
+  return Math.max(marked, required);
 };
 
 const clientCredentialRevoked: Apply = (tx, l) =>

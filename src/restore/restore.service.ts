@@ -6,6 +6,7 @@ import { recordAudit } from '../audit/index.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { endOneTimeProofs } from './one-time-proofs.ts';
 import { APPLY, lastOnlyKey } from './reconcile.repo.ts';
+import { type KeyDeps, replaceCompromisedActiveKeys } from './replacement-keys.ts';
 import { type LogRecord, RECORD_KINDS, type RecordKind } from './revocation-log.ts';
 
 export interface MarkerStatus {
@@ -100,15 +101,18 @@ export function reconcileRestore(
   db: Db,
   log: readonly LogRecord[],
   opts: { invalidateAllSessions: boolean; logLines: number },
+  keys: KeyDeps,
   now: Date,
 ): Promise<ReconcileReport> {
   return db.tx(async (tx) => {
     const applied = Object.fromEntries(RECORD_KINDS.map((k) => [k, 0])) as Record<RecordKind, number>;
     let sessions = 0;
     let families = 0;
+    const keyRealms = new Set<string>();
     for (const l of effective(log)) {
       const n = await APPLY[l.kind](tx, l, now);
       applied[l.kind] += n;
+      if (l.kind === 'key_compromised' && n > 0 && l.record.kid !== undefined) keyRealms.add(l.realm_id);
       if (kindOf(l) === 'session') sessions += n;
       if (l.kind === 'refresh_family_revoked') families += n;
     }
@@ -119,6 +123,7 @@ export function reconcileRestore(
         `select setval('revocation_log_seq_seq', greatest($1::bigint, (select last_value from revocation_log_seq_seq)))`,
         [top],
       );
+    const keysReplaced = await replaceCompromisedActiveKeys(tx, keys, keyRealms, now);
     const proofs = await endOneTimeProofs(tx, now);
     if (opts.invalidateAllSessions) {
       const all = await invalidateAll(tx, now);
@@ -140,7 +145,12 @@ export function reconcileRestore(
         type: 'operations.restore.reconciled',
         category: 'emergency',
         actor: OPERATOR_ACTOR,
-        data: { ...report, log_records: opts.logLines, invalidate_all_sessions: opts.invalidateAllSessions },
+        data: {
+          ...report,
+          log_records: opts.logLines,
+          invalidate_all_sessions: opts.invalidateAllSessions,
+          signing_keys_replaced: keysReplaced,
+        },
       },
       now,
     );
