@@ -43,9 +43,10 @@ export async function backupRealm(h: Harness, realmId: string): Promise<Backup> 
         await tx.query(`set local session_replication_role = replica`);
         for (const [t, rows] of copies) {
           await tx.query(`delete from ${t} where realm_id = $1`, [realmId]);
-          await tx.query(`insert into ${t} overriding system value select * from jsonb_populate_recordset(null::${t}, $1::jsonb)`, [
-            rows,
-          ]);
+          await tx.query(
+            `insert into ${t} overriding system value select * from jsonb_populate_recordset(null::${t}, $1::jsonb)`,
+            [rows],
+          );
         }
       }),
   };
