@@ -1,17 +1,22 @@
-// The test command. Node 20's test runner neither globs nor finds .ts files, so
-// this lists them; it also migrates one template database per run, which every test file clones.
+// The test command (docs/testing.md). It lists the test files (Node 20's test runner neither globs
+// nor finds .ts files), compiles src/ and test/ to plain JavaScript once, migrates one template
+// database every file clones, then runs the files in processes of their own, longest first, as
+// many at a time as the machine has cores (plus one: files wait on the database and sockets).
 // PROUDAUTH_TEST_DATABASE_URL=postgres://... runs against PostgreSQL; otherwise embedded PGlite.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
-import pg from 'pg';
-import { migrate } from '../src/platform/db/migrate.ts';
-import { openPostgres } from '../src/platform/db/pg.ts';
-import { openPglite } from '../src/platform/db/pglite.ts';
-import { databaseUrlFor } from '../test/harness/test-db.ts';
+import { compileTree, outputOf } from './test-runner/compile.ts';
+import { ensureKeyPool } from './test-runner/key-pool.ts';
+import { type Counts, emptyCounts, type FileResult, runPool } from './test-runner/pool.ts';
+import { prepareTemplate } from './test-runner/template-db.ts';
+import { longestFirst, readTimings, writeTimings } from './test-runner/timings.ts';
 
 const root = join(import.meta.dirname, '..');
+const tmp = join(root, '.test-tmp');
+const TIMINGS = join(tmp, 'timings.json');
 
 function findTests(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -22,13 +27,23 @@ function findTests(dir: string): string[] {
 }
 
 const filters = process.argv.slice(2);
-const files = [...findTests(join(root, 'src')), ...findTests(join(root, 'test'))]
-  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
-  .sort();
+const files = [...findTests(join(root, 'src')), ...findTests(join(root, 'test'))].filter(
+  (f) => filters.length === 0 || filters.some((x) => f.includes(x)),
+);
 if (files.length === 0) {
   process.stderr.write('no test files matched\n');
   process.exit(1);
 }
+
+const concurrencySetting = process.env.PROUDAUTH_TEST_CONCURRENCY;
+const concurrency = concurrencySetting ? Number(concurrencySetting) : availableParallelism() + 1;
+if (!Number.isInteger(concurrency) || concurrency < 1) {
+  process.stderr.write(`PROUDAUTH_TEST_CONCURRENCY must be a positive integer, not ${concurrencySetting}\n`);
+  process.exit(1);
+}
+
+const runStarted = performance.now();
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 // Tests of the built-in login UI load its built files (dist/ui): build them first, as `npm run
 // build` and `npm start` do.
@@ -40,51 +55,74 @@ if (files.some((f) => f.includes('browser') || f.includes('builtin-ui'))) {
   if (built.status !== 0) process.exit(built.status ?? 1);
 }
 
+const compiled = await compileTree(root, ['src', 'test'], join(tmp, 'build'));
+process.stdout.write(
+  `# compiled ${compiled.compiled} of ${compiled.total} files in ${seconds(compiled.ms)} (.test-tmp/build)\n`,
+);
+
+const keyPool = join(tmp, 'fixtures', 'rs256-keys.json');
+const pooled = await ensureKeyPool(keyPool);
+if (pooled.generated > 0)
+  process.stdout.write(`# generated ${pooled.generated} RS256 test keys (.test-tmp/fixtures)\n`);
+
 const runId = `pa_test_${process.pid}_${randomBytes(3).toString('hex')}`;
-const env: NodeJS.ProcessEnv = { ...process.env };
-const baseUrl = process.env.PROUDAUTH_TEST_DATABASE_URL || null;
-const tmp = join(root, '.test-tmp');
-let cleanup = async () => {};
+const template = await prepareTemplate(process.env.PROUDAUTH_TEST_DATABASE_URL || null, runId, tmp);
+process.stdout.write(`# database: ${template.describe}\n`);
 
-if (baseUrl) {
-  const template = `${runId}_tmpl`;
-  const admin = new pg.Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`create database "${template}"`);
-  const db = openPostgres({
-    url: databaseUrlFor(baseUrl, template),
-    maxConns: 2,
-    statementTimeoutMs: 60_000,
-  });
-  await migrate(db);
-  await db.close();
-  env.PROUDAUTH_TEST_PG_TEMPLATE = template;
-  cleanup = async () => {
-    const dbs = await admin.query<{ datname: string }>(
-      `select datname from pg_database where datname like $1`,
-      [`${runId}%`],
-    );
-    for (const { datname } of dbs.rows)
-      await admin.query(`drop database if exists "${datname}" with (force)`);
-    await admin.end();
-  };
-  process.stdout.write(`# database: PostgreSQL (template ${template})\n`);
-} else {
-  mkdirSync(tmp, { recursive: true });
-  const db = await openPglite({});
-  await migrate(db);
-  const file = join(tmp, `${runId}.tar`);
-  writeFileSync(file, Buffer.from(await (await db.dump()).arrayBuffer()));
-  await db.close();
-  env.PROUDAUTH_TEST_PGLITE_TEMPLATE = file;
-  cleanup = async () => rmSync(file, { force: true });
-  process.stdout.write('# database: embedded PGlite\n');
-}
+const order = longestFirst(root, files, readTimings(TIMINGS, template.kind));
+process.stdout.write(`# ${order.length} test files, ${concurrency} at a time\n`);
 
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
+const pool = runPool(order, {
+  concurrency,
   cwd: root,
-  env,
-  stdio: 'inherit',
+  env: {
+    ...process.env,
+    ...template.env,
+    PROUDAUTH_TEST_FILE_PROCESS: '1',
+    PROUDAUTH_TEST_KEY_POOL: keyPool,
+    PROUDAUTH_TEST_BUILD_DIR: compiled.outDir,
+  },
+  argsFor: (file) => ['--enable-source-maps', '--test-reporter=spec', outputOf(compiled.outDir, file)],
+  onDone(r, output) {
+    const failed = r.code !== 0 || r.counts.fail > 0;
+    process.stdout.write(
+      `\n# ${failed ? 'FAILED' : 'ok'} ${r.file} (${seconds(r.ms)})\n${output.trimEnd()}\n`,
+    );
+  },
 });
-await cleanup();
-process.exit(result.status ?? 1);
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    interrupted = true;
+    pool.stop();
+  });
+const results = await pool.done;
+await template.cleanup();
+
+if (!interrupted)
+  writeTimings(TIMINGS, template.kind, Object.fromEntries(results.map((r) => [r.file, Math.round(r.ms)])));
+process.stdout.write(summary(results));
+const failedFiles = results.filter((r) => r.code !== 0 || r.counts.fail > 0);
+process.exit(interrupted || failedFiles.length > 0 || results.length < order.length ? 1 : 0);
+
+function summary(rs: FileResult[]): string {
+  const total: Counts = emptyCounts();
+  for (const r of rs) for (const k of Object.keys(total) as (keyof Counts)[]) total[k] += r.counts[k];
+  const lines = [
+    '',
+    `# files ${rs.length} of ${order.length}, ${concurrency} at a time, in ${seconds(performance.now() - runStarted)}`,
+    ...Object.entries(total).map(([k, v]) => `# ${k} ${v}`),
+    '# slowest files:',
+    ...[...rs]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 10)
+      .map((r) => `#   ${seconds(r.ms).padStart(8)}  ${r.file}`),
+  ];
+  const failed = rs.filter((r) => r.code !== 0 || r.counts.fail > 0);
+  if (failed.length > 0)
+    lines.push(
+      '# failed files:',
+      ...failed.map((r) => `#   ${r.file} (exit ${r.signal ?? r.code}, ${r.counts.fail} failing)`),
+    );
+  return `${lines.join('\n')}\n`;
+}

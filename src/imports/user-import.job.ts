@@ -5,7 +5,7 @@
 // each mapped role) before anything is written, then plans and writes the records in the one
 // transaction that also marks the job succeeded, storing the per-record report and erasing the
 // sealed document.
-import { type JobType, lostPermissionError, permanentFailure } from '../jobs/index.ts';
+import { authorityLost, type JobType, lostPermissionError, permanentFailure } from '../jobs/index.ts';
 import { type Actor, SYSTEM_ACTOR } from '../kernel/call.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db, Queryable } from '../platform/db/db.ts';
@@ -76,18 +76,22 @@ export const userImportJob: JobType<UserImportDeps> = {
     if (prepared.errors.length > 0) return permanentFailure('the stored import document does not validate');
     const options = { allowOwnerRoles: doc.allowOwnerRoles === true };
     const pre = await planImport(deps.db, job.realmId, doc.sourceSystem, prepared.records, options);
-    const held = (orgId: string | null) =>
-      standingHolding(deps.db, job.realmId, job.requester, orgId, job.now);
-    const gap = await authorityGap(await held(null), documentPermissions(doc), pre.ceiling, held);
-    if (gap)
-      return permanentFailure(
-        gap.kind === 'permission'
-          ? lostPermissionError(gap.permission)
-          : `permanent failure: ${describeGap(gap)}`,
-      );
+    // A requester who lost any of this authority dead-letters the job (spec doc 2, Job states):
+    // checked now, and again inside the writing transaction, so a loss mid-run writes nothing.
+    const refusal = async (q: Queryable, now: Date): Promise<string | null> => {
+      const held = (orgId: string | null) => standingHolding(q, job.realmId, job.requester, orgId, now);
+      const gap = await authorityGap(await held(null), documentPermissions(doc), pre.ceiling, held);
+      if (!gap) return null;
+      return gap.kind === 'permission'
+        ? lostPermissionError(gap.permission)
+        : `permanent failure: ${describeGap(gap)}`;
+    };
+    const lost = await refusal(deps.db, job.now);
+    if (lost) return authorityLost(lost);
     await job.progress('users', doc.users.length);
     return {
       kind: 'apply',
+      authority: (tx, now) => refusal(tx, now),
       async apply(tx, _systemRecorder, now) {
         // Planned again inside the transaction, so what it checked is what it writes against.
         const plan = await planImport(tx, job.realmId, doc.sourceSystem, prepared.records, options);

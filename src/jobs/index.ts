@@ -11,6 +11,7 @@ export {
 export { idempotencyKeyOf, type JobRequest, type QueuedJob, queueJob, replayedJob } from './job-requests.ts';
 export { JobRunner, type JobRunnerDeps, type RunEnd } from './job-runner.ts';
 export {
+  authorityLost,
   type Counts,
   type JobFailure,
   type JobOutcome,

@@ -206,6 +206,11 @@ export class JobRunner<D extends JobRunnerDeps> {
           break;
         }
         case 'apply': {
+          const refusal = await outcome.authority?.(tx, now);
+          if (refusal) {
+            end = { state: 'dead_letter', lastError: refusal };
+            break;
+          }
           const call = {
             realmId: job.realm_id,
             actor: { type: 'system' as const, id: null },
@@ -220,8 +225,9 @@ export class JobRunner<D extends JobRunnerDeps> {
           end = { state: 'cancelled', lastError: outcome.reason };
           break;
         case 'failure': {
-          if (failureState) {
-            end = { state: failureState, lastError: outcome.message };
+          const deadEnd = failureState ?? (outcome.deadLetter ? 'dead_letter' : undefined);
+          if (deadEnd) {
+            end = { state: deadEnd, lastError: outcome.message };
             break;
           }
           const next = afterFailure(JOB_RETRY, current.attempts, outcome.permanent, now);

@@ -43,22 +43,42 @@ export type JobOutcome =
    * still holds the lease), with the evidence recorder of that transaction and its clock reading;
    * answers the counts.
    */
-  | { kind: 'apply'; apply(tx: Tx, record: Recorder, now: Date): Promise<Counts> }
+  | {
+      kind: 'apply';
+      /**
+       * Asked inside that transaction before apply: a requester who lost authority since the run
+       * began answers the failure text, and the job dead-letters with nothing written.
+       */
+      authority?(tx: Tx, now: Date): Promise<string | null>;
+      apply(tx: Tx, record: Recorder, now: Date): Promise<Counts>;
+    }
   /** Nothing left to do for a reason outside the job (its organization was deleted). */
   | { kind: 'cancelled'; reason: string }
   | JobFailure;
 
-/** Permanent: the job fails. Transient: it is tried again later, up to the attempt limit. */
+/**
+ * Permanent: the job fails. Transient: it is tried again later, up to the attempt limit.
+ * deadLetter: the requester lost authority the job needs (spec doc 2, Job states).
+ */
 export interface JobFailure {
   kind: 'failure';
   permanent: boolean;
   message: string;
+  deadLetter?: boolean;
 }
 
 export const permanentFailure = (message: string): JobFailure => ({
   kind: 'failure',
   permanent: true,
   message,
+});
+
+/** The requester no longer holds what the job needs: the job dead-letters without running. */
+export const authorityLost = (message: string): JobFailure => ({
+  kind: 'failure',
+  permanent: true,
+  message,
+  deadLetter: true,
 });
 
 export interface JobType<D> {

@@ -11,6 +11,7 @@ import { registerExportRoutes } from '../exports/exports.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerConnectionRoutes } from '../identity-providers/connections.routes.ts';
 import { registerLinkedIdentityRoutes } from '../identity-providers/linked-identities.routes.ts';
+import { registerMigrationPlanRoutes } from '../imports/migration-plans.routes.ts';
 import { registerUserImportRoutes } from '../imports/user-imports.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
@@ -126,6 +127,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerJobRoutes(app, ctx);
   registerExportRoutes(app, ctx);
   registerUserImportRoutes(app, ctx);
+  registerMigrationPlanRoutes(app, ctx);
   registerWebhookRoutes(app, ctx);
   registerAuditRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);

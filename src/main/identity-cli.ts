@@ -11,6 +11,7 @@ import { doctor, generateRootKeyCommand } from './cli/commands/keys.ts';
 import { login } from './cli/commands/login.ts';
 import { logout } from './cli/commands/logout.ts';
 import { maintenance } from './cli/commands/maintenance.ts';
+import { migrateFrom } from './cli/commands/migrate-from.ts';
 import { realmCreate } from './cli/commands/realm-create.ts';
 import { realmSetLoginUi, realmSetPolicy } from './cli/commands/realm-login-ui.ts';
 import { restoreBegin, restoreReconcile, revocationLog } from './cli/commands/restore.ts';
@@ -47,6 +48,11 @@ commands:
   restore-reconcile --log FILE [--invalidate-all-sessions]
                                                re-apply the revocation log, end one-time proofs and
                                                clear the marker, in one transaction (JSON report)
+  migrate-from keycloak|zitadel|supertokens --input FILE --source-system NAME [--plan|--apply|--offline]
+      [--source-version V] [--mapping FILE] [--write-mapping-template FILE] [--report FILE]
+      [--write-documents DIR] [--import-totp] [--keep-attributes] [--batch-size N] ...
+                                               convert another identity system's export and import it
+                                               through the API (docs/migration.md)
   audit verify --archive DIR                   verify an audit archive's hashes and chain (no database;
                                                exit 1 on any problem)
 
@@ -69,6 +75,7 @@ const COMMANDS: Record<string, Command> = {
   'revocation-log': revocationLog,
   'restore-begin': restoreBegin,
   'restore-reconcile': restoreReconcile,
+  'migrate-from': migrateFrom,
   realm: async (argv) => {
     const [sub, ...rest] = argv;
     if (sub === 'create') return realmCreate(rest);

@@ -5,6 +5,7 @@
 import { OPERATOR_ACTOR } from '../audit/audit.types.ts';
 import { recorder } from '../audit/index.ts';
 import { systemCall } from '../kernel/call.ts';
+import type { KeyMaterial } from '../keys/signing-key-material.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
@@ -29,6 +30,8 @@ export interface BootstrapDeps {
   hasher: PasswordHasher;
   signingAlgorithm: SigningAlgorithm;
   clock: Clock;
+  /** As RealmDeps.newKeyMaterial. */
+  newKeyMaterial?: (algorithm: SigningAlgorithm) => Promise<KeyMaterial>;
 }
 
 export interface BootstrapResult {
@@ -55,7 +58,7 @@ export async function bootstrapAdministrator(
     throw new BootstrapError(`an account with email ${input.email} already exists in realm ${input.realm}`);
   }
   // CPU work before the transaction: a new realm's signing key and the password hash.
-  const key = existing ? null : await prepareRealm(deps.signingAlgorithm, input.realm);
+  const key = existing ? null : await prepareRealm(deps.signingAlgorithm, input.realm, deps.newKeyMaterial);
 
   const verifier = await deps.hasher.hash(input.password);
   const now = deps.clock.now();

@@ -32,6 +32,8 @@ export interface RealmDeps {
   db: Db;
   keyring: RootKeyring;
   signingAlgorithm: SigningAlgorithm;
+  /** Where the new realm's key pair comes from (default: generated now; the tests use pregenerated ones). */
+  newKeyMaterial?: (algorithm: SigningAlgorithm) => Promise<KeyMaterial>;
 }
 
 export interface NewRealm {
@@ -40,9 +42,13 @@ export interface NewRealm {
 }
 
 /** Checks the name and generates the signing key: the work a realm needs before its transaction. */
-export async function prepareRealm(algorithm: SigningAlgorithm, name: string): Promise<KeyMaterial> {
+export async function prepareRealm(
+  algorithm: SigningAlgorithm,
+  name: string,
+  newKeyMaterial: (algorithm: SigningAlgorithm) => Promise<KeyMaterial> = generateKeyMaterial,
+): Promise<KeyMaterial> {
   checkRealmName(name);
-  return generateKeyMaterial(algorithm);
+  return newKeyMaterial(algorithm);
 }
 
 export async function createRealm(
@@ -51,7 +57,7 @@ export async function createRealm(
   actor: Actor,
   now: Date,
 ): Promise<RealmRow> {
-  const key = await prepareRealm(deps.signingAlgorithm, input.name);
+  const key = await prepareRealm(deps.signingAlgorithm, input.name, deps.newKeyMaterial);
   return deps.db.tx((tx) => createRealmInTx(tx, deps.keyring, input, key, actor, now));
 }
 

@@ -28,7 +28,7 @@ import type { Evaluation, Facts } from './next-actions.types.ts';
 import { withOrganization } from './organization-rules.ts';
 import { notePresentedToken, rememberDeviceDays } from './remembered-device.ts';
 import type { SigninDeps } from './signin.deps.ts';
-import { findTransaction, lockTransaction, saveTransaction } from './signin.repo.ts';
+import { findTransaction, lockTransaction, type StoredTx, saveTransaction } from './signin.repo.ts';
 import { enforceSigninBudgets, networkOf } from './signin-budgets.ts';
 import { logStepRefused, logStepResult, type StepLogContext, type StepResult } from './signin-log.ts';
 import { presentState, shownUser } from './state.ts';
@@ -158,11 +158,16 @@ async function runStepUnpadded(
   const realm = await requireRealm(app, realmName);
   requireTxId(txId);
   const body = decodeBody(step.decode, rawBody ?? {});
-  if (step.spendsBudgets) {
-    // Budgets are spent before any proof or send, by a caller bound to the transaction.
-    const snapshot = await findTransaction(app.db, realm.id, txId);
+  // Budgets and proofs run before the locked transaction, by a caller bound to the transaction:
+  // one unlocked read serves both, and the lock below checks the binding again.
+  let snapshot: StoredTx | null = null;
+  if (step.spendsBudgets || step.prepare) {
+    snapshot = await findTransaction(app.db, realm.id, txId);
     if (!snapshot) throw problem.notFound('no such transaction');
     await authenticateCall(snapshot, creds, originCheck(app, app.db, realm));
+  }
+  if (snapshot && step.spendsBudgets) {
+    // Budgets are spent before any proof or send.
     const typed = (body as { identifier?: unknown }).identifier;
     onBudgetSpent(
       await enforceSigninBudgets(
@@ -174,11 +179,8 @@ async function runStepUnpadded(
     );
   }
   let prepared: unknown;
-  if (step.prepare) {
-    // Authenticate before spending CPU on a proof, then again under the lock below.
-    const snapshot = await findTransaction(app.db, realm.id, txId);
-    if (!snapshot) throw problem.notFound('no such transaction');
-    await authenticateCall(snapshot, creds, originCheck(app, app.db, realm));
+  if (snapshot && step.prepare) {
+    // Authenticated above before spending CPU on a proof.
     ensurePending(snapshot.tx);
     prepared = await step.prepare(app, snapshot.tx, body, correlationId);
   }

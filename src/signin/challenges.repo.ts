@@ -77,36 +77,6 @@ export async function consumeChallenge(
   );
 }
 
-/** Purposes with a live (unconsumed, unexpired) code or link for the transaction. */
-export async function liveChallengePurposes(
-  q: Queryable,
-  realmId: string,
-  txId: string,
-  now: Date,
-): Promise<ChallengePurpose[]> {
-  const r = await q.query<{ purpose: ChallengePurpose }>(
-    `select purpose from signin_challenges where realm_id = $1 and transaction_id = $2 and consumed_at is null
-        and expires_at > $3`,
-    [realmId, txId, now],
-  );
-  return r.rows.map((x) => x.purpose);
-}
-
-/** Whether the transaction proved a code of the purpose (it is consumed). */
-export async function provedChallenge(
-  q: Queryable,
-  realmId: string,
-  txId: string,
-  purpose: ChallengePurpose,
-) {
-  const r = await q.query(
-    `select 1 from signin_challenges where realm_id = $1 and transaction_id = $2 and purpose = $3
-        and consumed_at is not null`,
-    [realmId, txId, purpose],
-  );
-  return (r.rowCount ?? 0) > 0;
-}
-
 export async function forgetReset(tx: Tx, realmId: string, txId: string): Promise<void> {
   await tx.query(
     `delete from signin_challenges where realm_id = $1 and transaction_id = $2 and purpose = 'password_reset'`,

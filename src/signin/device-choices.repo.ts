@@ -1,19 +1,7 @@
 // The remembered-device facts of one sign-in transaction (table signin_device_choices).
-import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
+import type { Tx } from '../platform/db/db.ts';
 
-export interface DeviceChoice {
-  remember: boolean | null;
-  deviceId: string | null;
-}
-
-export async function findDeviceChoice(q: Queryable, realmId: string, txId: string): Promise<DeviceChoice> {
-  const row = await maybeOne<{ remember: boolean | null; device_id: string | null }>(
-    q,
-    'select remember, device_id from signin_device_choices where realm_id = $1 and transaction_id = $2',
-    [realmId, txId],
-  );
-  return { remember: row?.remember ?? null, deviceId: row?.device_id ?? null };
-}
+// signin/facts.ts reads the choice together with the rest of the account facts.
 
 /** The transaction presented a live remembered device of its account. */
 export async function notePresentedDevice(

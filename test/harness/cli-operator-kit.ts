@@ -11,6 +11,7 @@ import { decodeBase32 } from '../../src/mfa/base32.ts';
 import { totpAt, totpStep } from '../../src/mfa/otp.ts';
 import { bootstrapAdministrator } from '../../src/setup/bootstrap.service.ts';
 import { childEnv, type RunResult, run } from '../integration/cli/cli-process.ts';
+import { nodeArgs } from './entry-point.ts';
 import { type Harness, startHarness, uniqueRealmName } from './harness.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -42,7 +43,7 @@ export function tempDir(t: TestContext): string {
 /** identity-cli login as a child, typing the password and a TOTP code for the enrollment. */
 export function login(env: NodeJS.ProcessEnv, args: string[]): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/identity-cli.ts', 'login', ...args], {
+    const child = spawn(process.execPath, [...nodeArgs('src/main/identity-cli.ts'), 'login', ...args], {
       cwd: ROOT,
       env,
       stdio: ['pipe', 'pipe', 'pipe'],

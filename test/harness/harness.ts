@@ -19,6 +19,7 @@ import type { RealmRow } from '../../src/realms/realm.repo.ts';
 import { createRealm } from '../../src/setup/realm.service.ts';
 import type { UserRow } from '../../src/users/users.repo.ts';
 import { createUser, type NewUser } from '../../src/users/users.service.ts';
+import { testKeyMaterial } from './key-pool.ts';
 import { fileDatabase } from './test-db.ts';
 
 /** A fixed test root key: tests must never depend on a key in the environment. */
@@ -100,6 +101,9 @@ export function testConfig(overrides: Record<string, unknown> = {}, env: NodeJS.
       'server.internal_listen': '127.0.0.1:0',
       'server.drain_delay': '0s',
       'security.password.argon_memory_kib': 8192,
+      // The response-time floor of password and code steps would add its wait to every sign-in of
+      // every test; the tests of the floor itself set it (signin/failures, signin/email-otp).
+      'security.min_auth_response': 0,
       // Every test signs in from 127.0.0.1 into one database: the per-network budgets (sign-in
       // attempts, failed client authentication) would couple unrelated tests, so they are off
       // unless a test sets them.
@@ -153,7 +157,12 @@ export async function startHarness(t: TestContext, opts: HarnessOptions = {}): P
     createRealm: (name = uniqueRealmName()) => {
       if (!ctx.keyring) throw new Error('harness has no keyring');
       return createRealm(
-        { db: ctx.db, keyring: ctx.keyring, signingAlgorithm: config.keys.signingAlgorithm },
+        {
+          db: ctx.db,
+          keyring: ctx.keyring,
+          signingAlgorithm: config.keys.signingAlgorithm,
+          newKeyMaterial: testKeyMaterial,
+        },
         { name },
         OPERATOR_ACTOR,
         ctx.clock.now(),

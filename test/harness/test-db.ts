@@ -33,9 +33,10 @@ async function clonePostgres(base: string, template: string): Promise<Db> {
 let shared: Promise<Db> | null = null;
 
 // A test file is one process; its database closes after the file's last test, so the process can
-// exit by itself (a PGlite loaded from a dump otherwise keeps the event loop alive). Only inside
-// node:test's child processes: the test runner script imports this module too.
-if (process.env.NODE_TEST_CONTEXT) {
+// exit by itself (a PGlite loaded from a dump otherwise keeps the event loop alive). Only in a test
+// file's process (scripts/run-tests.ts marks them; node --test sets NODE_TEST_CONTEXT): the test
+// runner script imports this module too.
+if (process.env.PROUDAUTH_TEST_FILE_PROCESS || process.env.NODE_TEST_CONTEXT) {
   after(async () => {
     if (shared) await (await shared).close();
   });

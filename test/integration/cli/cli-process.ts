@@ -10,6 +10,7 @@ import pg from 'pg';
 import type { Db } from '../../../src/platform/db/db.ts';
 import { openPostgres } from '../../../src/platform/db/pg.ts';
 import { openPglite } from '../../../src/platform/db/pglite.ts';
+import { nodeArgs } from '../../harness/entry-point.ts';
 import { databaseUrlFor, TEST_DATABASE_URL } from '../../harness/test-db.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -42,7 +43,7 @@ export interface RunOptions {
 }
 
 export function run(program: Program, args: string[], opts: RunOptions): Promise<RunResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY[program], ...args], {
+  const child = spawn(process.execPath, [...nodeArgs(ENTRY[program]), ...args], {
     cwd: ROOT,
     env: opts.env,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -83,9 +84,9 @@ export class Background {
   private readonly child: ChildProcess;
   private readonly waiters = new Set<() => void>();
 
-  /** `nodeArgs` go before the program (e.g. another `--import` preload). */
-  constructor(program: Program, args: string[], env: NodeJS.ProcessEnv, nodeArgs: string[] = []) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, ENTRY[program], ...args], {
+  /** `preloads` are .ts files imported before the program (e.g. test/harness/shifted-clock.ts). */
+  constructor(program: Program, args: string[], env: NodeJS.ProcessEnv, preloads: string[] = []) {
+    this.child = spawn(process.execPath, [...nodeArgs(ENTRY[program], preloads), ...args], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { bootstrapAdministrator } from '../../../src/setup/bootstrap.service.ts';
 import { type Harness, startHarness, uniqueRealmName } from '../../harness/harness.ts';
+import { testKeyMaterial } from '../../harness/key-pool.ts';
 import { childEnv, type RunResult } from '../cli/cli-process.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -31,7 +32,12 @@ export async function exampleServer(t: TestContext): Promise<ExampleServer> {
   const realm = uniqueRealmName();
   if (!h.ctx.keyring) throw new Error('the harness has no keyring');
   await bootstrapAdministrator(
-    { ...h.ctx, keyring: h.ctx.keyring, signingAlgorithm: h.ctx.config.keys.signingAlgorithm },
+    {
+      ...h.ctx,
+      keyring: h.ctx.keyring,
+      signingAlgorithm: h.ctx.config.keys.signingAlgorithm,
+      newKeyMaterial: testKeyMaterial,
+    },
     { realm, email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
   );
   const origin = h.ctx.config.server.publicOrigin;

@@ -10,6 +10,7 @@ import { decodeBase32 } from '../../../src/mfa/base32.ts';
 import { totpAt, totpStep } from '../../../src/mfa/otp.ts';
 import { renderTerminalQr } from '../../../src/mfa/terminal-qr.ts';
 import { bootstrapAdministrator } from '../../../src/setup/bootstrap.service.ts';
+import { nodeArgs } from '../../harness/entry-point.ts';
 import { startHarness, uniqueRealmName } from '../../harness/harness.ts';
 import { signinSetup } from '../../harness/signin-kit.ts';
 
@@ -35,7 +36,7 @@ function runLogin(
   credentials: string,
 ): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/identity-cli.ts', 'login', ...args], {
+    const child = spawn(process.execPath, [...nodeArgs('src/main/identity-cli.ts'), 'login', ...args], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', PROUDAUTH_CREDENTIALS: credentials },
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -67,7 +67,7 @@ test('work queue › a worker killed mid-item loses it to another worker once it
     res.statusCode = 204;
     res.end();
   };
-  const b = new Background('proudauth', ['worker'], env, ['--import', SHIFTED_CLOCK]);
+  const b = new Background('proudauth', ['worker'], env, [SHIFTED_CLOCK]);
   t.after(() => b.kill());
   await b.waitFor(/"command":"worker"/);
   // B is working (it dispatches a new event) yet leaves the leased delivery alone.

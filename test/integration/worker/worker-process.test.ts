@@ -61,7 +61,7 @@ describe('worker › the process', { skip: NEEDS_POSTGRES }, () => {
       'proudauth',
       ['worker'],
       dep.env({ PROUDAUTH_OBSERVABILITY_LOG_LEVEL: 'info' }),
-      ['--import', SHIFTED_CLOCK],
+      [SHIFTED_CLOCK],
     );
     t.after(() => worker.kill());
     await worker.waitFor(/"command":"worker"/);

@@ -1,0 +1,106 @@
+// Runs each test file in a process of its own, `concurrency` at a time, in the order given. A
+// file's output is held until it ends and then printed whole, so parallel files never interleave.
+import { type ChildProcess, spawn } from 'node:child_process';
+
+export interface FileResult {
+  file: string;
+  ms: number;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  counts: Counts;
+}
+
+export const COUNT_NAMES = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'] as const;
+export type Counts = Record<(typeof COUNT_NAMES)[number], number>;
+
+export const emptyCounts = (): Counts => ({
+  tests: 0,
+  suites: 0,
+  pass: 0,
+  fail: 0,
+  cancelled: 0,
+  skipped: 0,
+  todo: 0,
+});
+
+/** The totals node:test's spec and tap reporters print last ("ℹ pass 12", "# pass 12"). */
+export function countsOf(output: string): Counts | null {
+  const counts = emptyCounts();
+  let seen = false;
+  for (const m of output.matchAll(/^[ℹ#] (tests|suites|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) {
+    counts[m[1] as keyof Counts] = Number(m[2]);
+    seen = true;
+  }
+  return seen ? counts : null;
+}
+
+export interface PoolOptions {
+  concurrency: number;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** node arguments for one file (the file's compiled path last). */
+  argsFor(file: string): string[];
+  onDone(result: FileResult, output: string): void;
+}
+
+export interface Pool {
+  done: Promise<FileResult[]>;
+  /** Ends every running file (the run was interrupted). */
+  stop(): void;
+}
+
+export function runPool(files: string[], opts: PoolOptions): Pool {
+  const queue = [...files];
+  const running = new Set<ChildProcess>();
+  const results: FileResult[] = [];
+  let stopped = false;
+
+  const runOne = (file: string): Promise<void> =>
+    new Promise((resolve) => {
+      const started = performance.now();
+      const child = spawn(process.execPath, opts.argsFor(file), {
+        cwd: opts.cwd,
+        env: opts.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      running.add(child);
+      const chunks: Buffer[] = [];
+      child.stdout?.on('data', (b: Buffer) => chunks.push(b));
+      child.stderr?.on('data', (b: Buffer) => chunks.push(b));
+      let ended = false;
+      const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+        // 'error' (could not start) may be followed by 'close'; the file ends once.
+        if (ended) return;
+        ended = true;
+        running.delete(child);
+        const output = Buffer.concat(chunks).toString('utf8');
+        const result: FileResult = {
+          file,
+          ms: performance.now() - started,
+          code,
+          signal,
+          counts: countsOf(output) ?? emptyCounts(),
+        };
+        results.push(result);
+        opts.onDone(result, output);
+        resolve();
+      };
+      child.on('error', (e) => {
+        chunks.push(Buffer.from(`could not start: ${e.message}\n`));
+        finish(null, null);
+      });
+      child.on('close', finish);
+    });
+
+  const worker = async () => {
+    for (let file = queue.shift(); file !== undefined && !stopped; file = queue.shift()) await runOne(file);
+  };
+  const done = Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, worker)).then(() => results);
+  return {
+    done,
+    stop() {
+      stopped = true;
+      for (const child of running) child.kill('SIGTERM');
+    },
+  };
+}

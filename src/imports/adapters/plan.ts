@@ -1,0 +1,209 @@
+// From a conversion to what is posted (spec doc 2, "Migration adapters" rules 2 and 4): the
+// reviewed mapping of organizations to slugs and source roles to organization roles, the
+// user-import documents in batches, the counts the reconciliation expects, and the report.
+import { type Adapter, AdapterError, type Conversion, isObject, type Json, TALLY_KINDS } from './adapter.ts';
+
+export const MAPPING_FORMAT = 'service.migration-mapping.v1';
+export const REPORT_FORMAT = 'service.migration-report.v1';
+export const IMPORT_FORMAT = 'service.user-import.v1';
+
+/** organizations: external id -> {slug}; roles: source role key -> organization role names. */
+export interface Mapping {
+  organizations: Record<string, { slug?: string }>;
+  roles: Record<string, string[]>;
+}
+
+/** Source role keys that mean "a plain member" in each adapter map to the built-in member role. */
+const MEMBER_KEYS = new Set(['organization:member', 'tenant:member']);
+
+export function defaultMapping(): Mapping {
+  return { organizations: {}, roles: {} };
+}
+
+/** The template --write-mapping-template writes: every organization and source role, to review. */
+export function mappingTemplate(c: Conversion): Json {
+  return {
+    format: MAPPING_FORMAT,
+    organizations: Object.fromEntries(
+      c.organizations.map((o) => [o.externalId, { slug: o.proposedSlug, display_name: o.displayName }]),
+    ),
+    roles: Object.fromEntries(
+      [...c.sourceRoles.keys()].sort().map((k) => [k, MEMBER_KEYS.has(k) ? ['member'] : []]),
+    ),
+  };
+}
+
+/** A mapping file as read; refuses what it cannot use rather than guessing. */
+export function readMapping(doc: unknown): Mapping {
+  if (!isObject(doc) || doc.format !== MAPPING_FORMAT)
+    throw new AdapterError('mapping', 'invalid', `a mapping file has format ${MAPPING_FORMAT}`);
+  const out = defaultMapping();
+  for (const [ext, v] of Object.entries(isObject(doc.organizations) ? doc.organizations : {})) {
+    if (!isObject(v))
+      throw new AdapterError(`mapping.organizations.${ext}`, 'invalid', 'an object with slug');
+    if (v.slug !== undefined && (typeof v.slug !== 'string' || !/^[a-z0-9-]{1,64}$/.test(v.slug)))
+      throw new AdapterError(
+        `mapping.organizations.${ext}.slug`,
+        'invalid',
+        'lower-case letters, digits and hyphens',
+      );
+    out.organizations[ext] = typeof v.slug === 'string' ? { slug: v.slug } : {};
+  }
+  for (const [key, v] of Object.entries(isObject(doc.roles) ? doc.roles : {})) {
+    const list = v === null ? [] : Array.isArray(v) ? v : [v];
+    if (!list.every((r) => typeof r === 'string' && r.length > 0 && r.length <= 100))
+      throw new AdapterError(`mapping.roles.${key}`, 'invalid', 'a role name or a list of them');
+    out.roles[key] = list as string[];
+  }
+  return out;
+}
+
+export interface DocumentOptions {
+  sourceSystem: string;
+  importTotp: boolean;
+  trustEmailVerification: boolean;
+  verificationReason?: string | undefined;
+  allowOwnerRoles: boolean;
+  batchSize: number;
+}
+
+export interface Expected {
+  expected_users: number;
+  expected_memberships: number;
+  expected_password_verifiers: number;
+  expected_totp_factors: number;
+}
+
+export interface Built {
+  documents: Json[];
+  expected: Expected;
+  /** Organization role names the mapping hands out, lower case. */
+  mappedRoles: string[];
+  /** Source role keys with no mapping: their memberships arrive without those roles. */
+  unmappedRoles: string[];
+}
+
+/** Roles of a source membership through the mapping; the member keys default to member. */
+function mappedRoles(mapping: Mapping, keys: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const k of keys)
+    for (const r of mapping.roles[k] ?? (MEMBER_KEYS.has(k) ? ['member'] : [])) out.add(r);
+  return [...out];
+}
+
+export function buildDocuments(c: Conversion, mapping: Mapping, o: DocumentOptions): Built {
+  const expected: Expected = {
+    expected_users: 0,
+    expected_memberships: 0,
+    expected_password_verifiers: 0,
+    expected_totp_factors: 0,
+  };
+  const handed = new Set<string>();
+  const unmapped = new Set<string>();
+  const records = c.users.map((u) => {
+    const record: Json = { ...u.record };
+    if (u.hasTotp && !o.importTotp) {
+      // spec doc 2, Migration adapters, --import-totp: without it the user enrolls again.
+      delete record.totp;
+      const actions = new Set([
+        ...((record.required_actions as string[] | undefined) ?? []),
+        'configure_totp',
+      ]);
+      record.required_actions = [...actions];
+    }
+    if (u.memberships.length > 0)
+      record.memberships = u.memberships.map((m) => {
+        for (const k of m.sourceRoles) if (!(k in mapping.roles) && !MEMBER_KEYS.has(k)) unmapped.add(k);
+        const roles = mappedRoles(mapping, m.sourceRoles);
+        for (const r of roles) handed.add(r.toLowerCase());
+        const slug = mapping.organizations[m.organizationExternalId]?.slug;
+        return {
+          ...(slug ? { organization_slug: slug } : { organization_external_id: m.organizationExternalId }),
+          roles,
+          ...(m.externalId ? { external_id: m.externalId } : {}),
+        };
+      });
+    expected.expected_users += 1;
+    expected.expected_memberships += u.memberships.length;
+    if (record.password !== undefined) expected.expected_password_verifiers += 1;
+    if (record.totp !== undefined) expected.expected_totp_factors += 1;
+    return record;
+  });
+  const documents: Json[] = [];
+  for (let i = 0; i < records.length; i += o.batchSize)
+    documents.push({
+      format: IMPORT_FORMAT,
+      source_system: o.sourceSystem,
+      ...(o.trustEmailVerification
+        ? { trust_email_verification: true, verification_reason: o.verificationReason }
+        : {}),
+      ...(o.importTotp ? { import_totp: true } : {}),
+      ...(o.allowOwnerRoles ? { allow_owner_roles: true } : {}),
+      users: records.slice(i, i + o.batchSize),
+    });
+  return { documents, expected, mappedRoles: [...handed].sort(), unmappedRoles: [...unmapped].sort() };
+}
+
+/** The conversion part of the report (service.migration-report.v1). */
+export function conversionReport(adapter: Adapter, c: Conversion, sourceSystem: string, built: Built): Json {
+  // Memberships all come along (their organization is reused or created); a membership's source
+  // role comes along only when the mapping (or the member default) translates it.
+  c.tally.memberships.converted = built.expected.expected_memberships;
+  for (const [key, n] of c.sourceRoles)
+    if (built.unmappedRoles.includes(key)) c.tally.roles.not_carried += n;
+    else c.tally.roles.converted += n;
+  return {
+    format: REPORT_FORMAT,
+    adapter: adapter.name,
+    source_system: sourceSystem,
+    source_version: c.sourceVersion,
+    counts: Object.fromEntries(TALLY_KINDS.map((k) => [k, c.tally[k]])),
+    losses: c.losses,
+    unmapped_roles: built.unmappedRoles,
+    documents: built.documents.length,
+    import: { expected: built.expected },
+  };
+}
+
+export interface OrganizationPlan {
+  external_id: string;
+  slug: string;
+  action: 'reuse' | 'create' | 'conflict';
+  organization_id?: string;
+  detail?: string;
+}
+
+export interface KnownOrganization {
+  id: string;
+  slug: string;
+}
+
+/**
+ * Rule 2: an organization is reused when its external id matches or when the mapping names its
+ * slug; one that only shares the proposed slug is a conflict; otherwise it is created.
+ */
+export function planOrganizations(
+  c: Conversion,
+  mapping: Mapping,
+  byExternalId: (externalId: string) => KnownOrganization | undefined,
+  bySlug: (slug: string) => KnownOrganization | undefined,
+): OrganizationPlan[] {
+  return c.organizations.map((o): OrganizationPlan => {
+    const base = { external_id: o.externalId };
+    const found = byExternalId(o.externalId);
+    if (found) return { ...base, slug: found.slug, action: 'reuse', organization_id: found.id };
+    const mapped = mapping.organizations[o.externalId]?.slug;
+    const slug = mapped ?? o.proposedSlug;
+    const taken = bySlug(slug.toLowerCase());
+    if (taken && mapped) return { ...base, slug, action: 'reuse', organization_id: taken.id };
+    if (taken)
+      return {
+        ...base,
+        slug,
+        action: 'conflict',
+        organization_id: taken.id,
+        detail: `organization ${taken.id} already has slug ${slug}: name it in the mapping to reuse it, or choose another slug`,
+      };
+    return { ...base, slug, action: 'create' };
+  });
+}
