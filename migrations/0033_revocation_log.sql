@@ -8,11 +8,12 @@
 create table revocation_log (
   seq bigserial primary key,
   realm_id text not null,
-  kind text not null check (kind in ('revocation', 'tombstone', 'key_compromised', 'user_state',
-    'invitation_consumed', 'password_changed', 'client_credential_revoked',
-    'automation_credential_revoked', 'membership_state', 'refresh_rotated', 'refresh_family_revoked',
-    'grant_revoked', 'recovery_code_consumed', 'recovery_codes_replaced', 'hotp_counter',
-    'initial_access_token', 'registration_token_rotated')),
+  kind text not null check (kind in (
+    'automation_credential_revoked', 'client_credential_revoked', 'grant_revoked', 'hotp_counter',
+    'initial_access_token', 'invitation_consumed', 'key_compromised', 'membership_state',
+    'password_changed', 'recovery_code_consumed', 'recovery_codes_replaced',
+    'refresh_family_revoked', 'refresh_rotated', 'registration_token_rotated', 'revocation',
+    'tombstone', 'user_state')),
   record jsonb not null,
   created_at timestamptz not null default now()
 );

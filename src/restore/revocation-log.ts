@@ -3,24 +3,25 @@
 // reads them out as JSON lines and reads such lines back, strictly, for restore-reconcile.
 import type { Queryable } from '../platform/db/db.ts';
 
+// Sorted by name; document 2 "Revocation log record kinds" describes each.
 export const RECORD_KINDS = [
-  'revocation',
-  'tombstone',
-  'key_compromised',
-  'user_state',
-  'invitation_consumed',
-  'password_changed',
-  'client_credential_revoked',
   'automation_credential_revoked',
-  'membership_state',
-  'refresh_rotated',
-  'refresh_family_revoked',
+  'client_credential_revoked',
   'grant_revoked',
-  'recovery_code_consumed',
-  'recovery_codes_replaced',
   'hotp_counter',
   'initial_access_token',
+  'invitation_consumed',
+  'key_compromised',
+  'membership_state',
+  'password_changed',
+  'recovery_code_consumed',
+  'recovery_codes_replaced',
+  'refresh_family_revoked',
+  'refresh_rotated',
   'registration_token_rotated',
+  'revocation',
+  'tombstone',
+  'user_state',
 ] as const;
 export type RecordKind = (typeof RECORD_KINDS)[number];
 
