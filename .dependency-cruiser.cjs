@@ -58,6 +58,7 @@ const TIERS = [
       configuration: [],
       exports: ['configuration'],
       imports: [],
+      restore: [],
     },
   },
   { tier: 'edges', folders: { api: [] } },

@@ -37,7 +37,8 @@ export interface ApiCaller {
   permissions: ReadonlySet<string>;
   /** The holdings behind `permissions` (admin audience only). */
   roles: readonly RoleHolding[];
-  token: VerifiedAccessToken;
+  /** The access token; null when the caller presented an API key (api-key-auth.ts). */
+  token: VerifiedAccessToken | null;
   /** The audience the token was accepted for (see ApiAuthOptions.accountTokensToo). */
   audience: ApiAudience;
 }
@@ -140,7 +141,7 @@ export async function verifyOwnToken(
   return live.active ? { ok: true, token: t, live } : { ok: false, reason: 'inactive' };
 }
 
-function organizationOf(req: FastifyRequest, opts: ApiAuthOptions): string | null {
+export function organizationOf(req: FastifyRequest, opts: ApiAuthOptions): string | null {
   if (!opts.organizationParam) return null;
   const value = (req.params as Record<string, unknown>)[opts.organizationParam];
   return typeof value === 'string' && value.length > 0 ? value : null;
@@ -246,7 +247,7 @@ function enforceRecoveryRestriction(caller: ApiCaller, opts: ApiAuthOptions, wri
 const adminNeedsMfa = () =>
   new Problem(403, 'mfa_required', 'administration needs a session that completed MFA');
 
-function authorizeAdmin(app: ApiDeps, caller: ApiCaller, opts: ApiAuthOptions, now: Date): void {
+export function authorizeAdmin(app: ApiDeps, caller: ApiCaller, opts: ApiAuthOptions, now: Date): void {
   if (caller.kind === 'user') {
     // doc 1 Errors: administration needs an MFA session (a recovery-restricted one was refused above).
     if (!caller.sessionMfa || caller.sessionId === null) throw adminNeedsMfa();

@@ -10,6 +10,7 @@ import type { RealmRow } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import type { ApiDeps } from './api.deps.ts';
 import { type ApiAuthOptions, type ApiCaller, authorizeApiCaller, verifyApiCaller } from './api-auth.ts';
+import { apiKeyCaller, presentsApiKey } from './api-key-auth.ts';
 
 /** A `Call` a request started: its correlation id is the request id. */
 export interface RequestCall extends Call {
@@ -88,6 +89,18 @@ export function apiRouteSharingLiveCheck<P extends Record<string, string> = Reco
     url: `/api/v1/realms/:realm${path}`,
     handler: async (req, reply) => {
       const realm = await routeRealm(ctx, req);
+      if (presentsApiKey(ctx, req)) {
+        const now = ctx.clock.now();
+        const caller = await apiKeyCaller(ctx, req, realm, auth, now);
+        let done = false;
+        const keyChecks = async (others: readonly TokenFacts[]) => {
+          if (done) throw new Error('the caller was checked already');
+          done = true;
+          const lives = others.length > 0 ? await checkLivenessMany(ctx.db, others, now) : [];
+          return { caller, call: callOf(req, realm, caller, now), lives };
+        };
+        return handler({ req, reply, realm, liveChecks: keyChecks });
+      }
       const pending = await verifyApiCaller(ctx, req, realm, auth);
       let checked = false;
       const liveChecks = async (others: readonly TokenFacts[]) => {

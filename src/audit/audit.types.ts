@@ -16,6 +16,9 @@ export type AuditType =
   | 'signing_key.compromised'
   | 'emergency.control.applied'
   | 'operations.maintenance.changed'
+  | 'operations.revocation_log.exported'
+  | 'operations.restore.begun'
+  | 'operations.restore.reconciled'
   | 'user.created'
   | 'client.created'
   | 'client.secret.issued'
@@ -56,6 +59,8 @@ export type AuditType =
   | 'client.state_changed'
   | 'service_principal.created'
   | 'service_principal.state_changed'
+  | 'api_key.created'
+  | 'api_key.revoked'
   | 'client.resource_grant.set'
   | 'resource.created'
   | 'resource.updated'
@@ -155,7 +160,12 @@ export type AuditType =
   | 'federation.identity.linked'
   | 'federation.identity.unlinked'
   | 'federation.upstream_failed'
-  | 'user.merged';
+  | 'user.merged'
+  | 'federation.transfer.created'
+  | 'federation.transfer.entries_added'
+  | 'federation.transfer.approved'
+  | 'federation.transfer.applied'
+  | 'federation.transfer.cancelled';
 
 export type AuditCategory =
   | 'configuration'

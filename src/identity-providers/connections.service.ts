@@ -45,7 +45,7 @@ const etagOf = (version: number) => `"${version}"`;
 
 export { etagOf as connectionEtag };
 
-function ifMatchSatisfied(header: string | undefined, version: number): boolean {
+export function ifMatchSatisfied(header: string | undefined, version: number): boolean {
   if (header === undefined) return true;
   const value = header.trim();
   return value === '*' || value.split(',').some((t) => t.trim().replace(/^W\//, '') === etagOf(version));

@@ -11,6 +11,7 @@ import { registerExportRoutes } from '../exports/exports.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
 import { registerConnectionRoutes } from '../identity-providers/connections.routes.ts';
 import { registerLinkedIdentityRoutes } from '../identity-providers/linked-identities.routes.ts';
+import { registerTransferRoutes } from '../identity-providers/transfers.routes.ts';
 import { registerMigrationPlanRoutes } from '../imports/migration-plans.routes.ts';
 import { registerUserImportRoutes } from '../imports/user-imports.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
@@ -41,6 +42,7 @@ import { registerRelationshipRoutes } from '../relationships/relationships.route
 import { registerResourceRoutes } from '../resources/resources.routes.ts';
 import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
 import { registerRoleRoutes } from '../roles/roles.routes.ts';
+import { registerApiKeyRoutes } from '../service-principals/api-keys.routes.ts';
 import { registerServicePrincipalRoutes } from '../service-principals/principals.routes.ts';
 import { registerMeSessionRoutes } from '../sessions/sessions.routes.ts';
 import { registerFederationRoutes } from '../signin/federation.routes.ts';
@@ -123,6 +125,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerGroupRoutes(app, ctx);
   registerProjectRoutes(app, ctx);
   registerServicePrincipalRoutes(app, ctx);
+  registerApiKeyRoutes(app, ctx);
   registerOrganizationRoutes(app, ctx);
   registerJobRoutes(app, ctx);
   registerExportRoutes(app, ctx);
@@ -143,6 +146,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerEmergencyRoutes(app, ctx);
   registerConnectionRoutes(app, ctx);
   registerLinkedIdentityRoutes(app, ctx);
+  registerTransferRoutes(app, ctx);
   if (ctx.config.ui.enabled) registerBuiltinUi(app, ctx.log);
   return app;
 }

@@ -14,6 +14,7 @@ import { maintenance } from './cli/commands/maintenance.ts';
 import { migrateFrom } from './cli/commands/migrate-from.ts';
 import { realmCreate } from './cli/commands/realm-create.ts';
 import { realmSetLoginUi, realmSetPolicy } from './cli/commands/realm-login-ui.ts';
+import { restoreBegin, restoreReconcile, revocationLog } from './cli/commands/restore.ts';
 
 const USAGE = `usage: identity-cli <command> [flags]
 
@@ -41,6 +42,12 @@ commands:
   maintenance status | off | set --mode read_only|closed|debug [--message TEXT] [--retry-after SECONDS]
       [--debug-for DURATION] [--debug-component NAME] [--by NAME]
                                                show or set the maintenance mode of every server
+  revocation-log [--since TIME] --out FILE     append the revocation log since TIME (default 24 hours
+                                               ago) to FILE as JSON lines (mode 0600; docs/restore.md)
+  restore-begin [--status]                     set (or show) the restore marker on a restored database
+  restore-reconcile --log FILE [--invalidate-all-sessions]
+                                               re-apply the revocation log, end one-time proofs and
+                                               clear the marker, in one transaction (JSON report)
   migrate-from keycloak|zitadel|supertokens --input FILE --source-system NAME [--plan|--apply|--offline]
       [--source-version V] [--mapping FILE] [--write-mapping-template FILE] [--report FILE]
       [--write-documents DIR] [--import-totp] [--keep-attributes] [--batch-size N] ...
@@ -65,6 +72,9 @@ const COMMANDS: Record<string, Command> = {
   login,
   logout,
   maintenance,
+  'revocation-log': revocationLog,
+  'restore-begin': restoreBegin,
+  'restore-reconcile': restoreReconcile,
   'migrate-from': migrateFrom,
   realm: async (argv) => {
     const [sub, ...rest] = argv;

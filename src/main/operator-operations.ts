@@ -11,38 +11,21 @@ import {
   setMaintenance,
 } from '../ops/maintenance.ts';
 import { parseDuration } from '../platform/config/duration.ts';
-import {
-  type Decoder,
-  decodeBody,
-  enumOf,
-  integer,
-  object,
-  optional,
-  string,
-} from '../platform/http/decode.ts';
+import { decodeBody, enumOf, integer, object, optional, string } from '../platform/http/decode.ts';
 import { RealmExistsError } from '../realms/index.ts';
 import { BootstrapError, bootstrapAdministrator } from '../setup/bootstrap.service.ts';
 import { createRealm, InvalidRealmNameError } from '../setup/realm.service.ts';
 import { CliError } from './cli/cli-error.ts';
 import { type AppContext, requireKeyring } from './context.ts';
+import { define, type OperatorOperation } from './operator-define.ts';
+import {
+  restoreBegin,
+  restoreMarkerStatus,
+  restoreReconcile,
+  revocationLogExport,
+} from './restore-operations.ts';
 
-export interface OperatorOperation<I> {
-  method: 'GET' | 'PUT' | 'POST';
-  /** On the internal listener of the process that holds the database. */
-  path: string;
-  decode: Decoder<I>;
-  run(ctx: AppContext, input: I): Promise<unknown>;
-}
-
-// The decoder comes first so that TypeScript takes the input type from it, not from `run`.
-function define<I>(
-  method: OperatorOperation<I>['method'],
-  path: string,
-  decode: Decoder<I>,
-  run: (ctx: AppContext, input: I) => Promise<unknown>,
-): OperatorOperation<I> {
-  return { method, path, decode, run };
-}
+export type { OperatorOperation } from './operator-define.ts';
 
 /** Operator errors (an existing realm, a short password) become CliErrors, printed as they are. */
 async function asOperatorError<T>(run: () => Promise<T>): Promise<T> {
@@ -197,6 +180,10 @@ export const OPERATOR_OPERATIONS: readonly OperatorOperation<never>[] = [
   doctor,
   realmCreate,
   bootstrap,
+  revocationLogExport,
+  restoreMarkerStatus,
+  restoreBegin,
+  restoreReconcile,
 ] as OperatorOperation<never>[];
 
 /** Decodes the input as the operation reads it; a refusal names the members. */

@@ -279,7 +279,7 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
   apiRoute(app, ctx, 'POST', '/me/hotp/resync', account, async ({ req, realm, caller, call }) => {
     const userId = userOf(caller);
     const body = decodeBody(resyncBody, req.body ?? {});
-    const otherFactor = caller.token.amr.some((f) =>
+    const otherFactor = (caller.token?.amr ?? []).some((f) =>
       ['totp', 'recovery', 'hwk', 'x509', 'fed_mfa'].includes(f),
     );
     requireMfaSession(caller.sessionMfa && otherFactor, 'resynchronizing HOTP needs MFA with another factor');

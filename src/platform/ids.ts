@@ -44,7 +44,9 @@ export type IdPrefix =
   | 'idp'
   | 'lid'
   | 'fdr'
-  | 'mrg';
+  | 'mrg'
+  | 'apk'
+  | 'fxt';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -17,6 +17,7 @@ import {
   lockAuthorization,
 } from '../roles/index.ts';
 import { announceRemoved } from '../roles/roles.service.ts';
+import { revokeKeysOfDeletedPrincipal } from './api-keys.service.ts';
 import { nextPrincipalState, type PrincipalAction } from './principal.states.ts';
 import type { CreatePrincipalInput, UpdatePrincipalInput } from './principals.decode.ts';
 import {
@@ -143,6 +144,7 @@ export async function changePrincipalStateInTx(
     // A deleted principal holds nothing; its assignments and group places go with it.
     await announceRemoved(record, await deleteAssignmentsOfSubject(tx, c.realmId, 'service_principal', id));
     await leaveAllGroups(tx, c.realmId, id);
+    await revokeKeysOfDeletedPrincipal(tx, record, c, id);
   }
   await auditPrincipal(record, 'service_principal.state_changed', id, { from: p.state, state });
   await record.event('service_principal.state_changed', { service_principal_id: id, state });

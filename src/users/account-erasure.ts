@@ -187,6 +187,12 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     why: 'merge records are kept without cleanup (doc 2, Data lifecycle 4); ids only',
   },
   {
+    table: 'federation_transfers',
+    columns: ['created_by_id', 'approved_by_id'],
+    disposition: 'kept',
+    why: 'who asked for and who approved a federation transfer: evidence of the two-person review; ids only',
+  },
+  {
     table: 'jobs',
     columns: ['requested_by_id'],
     disposition: 'kept',

@@ -12,6 +12,7 @@ import { cleanupOutbox, dispatchOutboxTo, type OutboxDispatchDeps } from '../../
 import { auditExportJob } from '../../exports/audit-export.job.ts';
 import { realmExportJob } from '../../exports/realm-export.job.ts';
 import { userExportJob } from '../../exports/user-export.job.ts';
+import { cleanupTransferEntries } from '../../identity-providers/transfers-cleanup.task.ts';
 import { cleanupImports } from '../../imports/imports-cleanup.task.ts';
 import { userImportJob } from '../../imports/user-import.job.ts';
 import { type JobRunnerDeps, type JobType, purgeJobResults, runJobsTask } from '../../jobs/index.ts';
@@ -102,4 +103,5 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'audit.archive', intervalMs: 60_000, run: archiveAudit },
   { name: 'retention.cleanup', intervalMs: 300_000, run: cleanupAuditRetention },
   { name: 'imports.cleanup', intervalMs: 3_600_000, run: cleanupImports },
+  { name: 'federation_transfers.cleanup', intervalMs: 3_600_000, run: cleanupTransferEntries },
 ];

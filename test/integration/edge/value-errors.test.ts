@@ -49,6 +49,7 @@ const ID_PREFIXES = [
   'aud',
   'idp',
   'lid',
+  'fxt',
 ];
 
 /**
