@@ -167,6 +167,27 @@ describe('built-in login UI › mail steps in a browser', { skip: NO_BROWSER ?? 
     assert.deepEqual(allowed(errors), []);
   });
 
+  test('case=sign in without a password, the email typed: one identify, no conflict shown', async (t) => {
+    const s = await setup(t, {
+      login: { password: true, magic_link: true, identifiers: ['email', 'username'] },
+    });
+    await s.h.createUser(s.realm, { email: 'alice@example.com', password: 'the first password' });
+    const browser = await launchBrowser(t);
+    const page = await (await browser.newContext()).newPage();
+    const errors = collectErrors(page);
+    const identifies: number[] = [];
+    page.on('response', (r) => {
+      if (r.request().method() === 'POST' && r.url().endsWith('/identify')) identifies.push(r.status());
+    });
+    await page.goto(s.authorizeUrl());
+    await page.getByLabel('Email or username').fill('alice@example.com');
+    await page.getByRole('button', { name: 'Sign in without a password' }).click();
+    await page.getByRole('button', { name: 'Email me a sign-in link instead' }).click();
+    assert.deepEqual(identifies, [200], 'the typed email is sent once');
+    assert.equal(await page.getByText('This sign-in has already ended or moved on').count(), 0);
+    assert.deepEqual(errors, [], 'no failed request');
+  });
+
   test('case=forgot password: the emailed code, a new password, signed in', async (t) => {
     const s = await setup(t, {});
     await s.h.createUser(s.realm, { email: 'alice@example.com', password: 'the first password' });

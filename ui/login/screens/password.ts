@@ -60,10 +60,10 @@ export const passwordScreen: Screen = {
     }
     if (needsIdentifier && identify?.options?.other_methods === true) {
       const other = h('button', { type: 'button', class: 'link' }, t('password.other_methods'));
+      // identify itself is the other way: one request, not identified() and then identify again
+      // (a second identify on the moved-on transaction is a conflict).
       other.addEventListener('click', () => {
-        void identified().then((ok) =>
-          ok ? ctx.step('identify', { identifier: id.input.value.trim() }) : undefined,
-        );
+        if (id.input.reportValidity()) void ctx.step('identify', { identifier: id.input.value.trim() });
       });
       extra.push(other);
     }
