@@ -6,7 +6,7 @@ import { hotpAllowed } from '../mfa/factor-rules.ts';
 import { passkeyLoginOn, webauthnFactorAllowed } from '../mfa/index.ts';
 import { emailConfigured, smsConfigured } from '../notifications/index.ts';
 import type { Config } from '../platform/config/settings.ts';
-import { one, type Queryable } from '../platform/db/db.ts';
+import { jsonColumn, one, type Queryable } from '../platform/db/db.ts';
 import type { RealmPolicy } from '../realms/index.ts';
 import { policyValue } from '../realms/index.ts';
 import { BUILTIN_ROLES } from '../roles/permissions.ts';
@@ -97,9 +97,6 @@ interface AccountRow {
   accepted: boolean;
 }
 
-/** json columns arrive parsed from node-postgres and as text from some drivers. */
-const parsedJson = <T>(v: T | string | null): T | null => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
-
 function userFacts(u: AccountJson): UserFacts {
   return {
     id: u.id,
@@ -124,9 +121,11 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     input.now,
     version ?? '',
   ]);
-  const account = parsedJson(row.account);
+  const account = jsonColumn<AccountJson | null>(row.account);
   const user = account ? userFacts(account) : null;
-  const choice = user ? parsedJson(row.choice) : null;
+  const choice = user
+    ? jsonColumn<{ remember: boolean | null; device_id: string | null } | null>(row.choice)
+    : null;
   const rememberedDevice = choice?.device_id != null;
   const consent = user ? row.consent : null;
   const flow = user ? await loadFlowFacts(q, t, input.policy, rememberedDevice, input.now) : undefined;

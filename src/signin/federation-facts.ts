@@ -4,7 +4,7 @@
 // verified domain points to (home-realm discovery); and what an upstream said about this
 // transaction (an outcome, a link waiting for proof, or an outage).
 import type { ConnectionConfig } from '../identity-providers/index.ts';
-import { one, type Queryable } from '../platform/db/db.ts';
+import { jsonColumn, one, type Queryable } from '../platform/db/db.ts';
 import type { OrganizationFacts } from './organization-facts.ts';
 import type { SigninTx } from './transaction.ts';
 
@@ -76,7 +76,7 @@ select
      from signin_federation f join identity_providers p on p.realm_id = f.realm_id and p.id = f.provider_id
     where f.realm_id = $1 and f.transaction_id = $4) as outcome`;
 
-const parsed = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
+const parsed = jsonColumn;
 
 /** The domain of an email identifier, for home-realm discovery. */
 const domainOf = (identifier: string | null): string | null => {

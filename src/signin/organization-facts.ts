@@ -2,7 +2,7 @@
 // and 8; doc 2, Organization membership), read in one statement: whether a requested resource
 // requires an organization, the organization the transaction names, and the account's choices.
 
-import { one, type Queryable } from '../platform/db/db.ts';
+import { jsonColumn, one, type Queryable } from '../platform/db/db.ts';
 import { liveMembershipSql } from '../roles/live-membership.ts';
 import type { SigninTx } from './transaction.ts';
 
@@ -66,7 +66,7 @@ select
     where $5::text is not null and m.realm_id = $1 and m.user_id = $5 and ${liveMembershipSql('m', '$6')}
       and o.state = 'active') as choices`;
 
-const parsed = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
+const parsed = jsonColumn;
 
 const fromJson = (o: OrgJson): OrgFacts => ({
   id: o.id,

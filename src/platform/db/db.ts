@@ -60,3 +60,6 @@ export async function deleteBatch(
   );
   return r.rowCount;
 }
+
+/** A json/jsonb column's value: node-postgres parses it, PGlite may hand it over as text. */
+export const jsonColumn = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
