@@ -19,7 +19,11 @@ async function makeVerifier() {
   if (VERIFY_MODE === 'introspection')
     return introspectionVerifier({ ...base, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
   if (VERIFY_MODE === 'bounded-state') {
-    const v = new BoundedStateVerifier({ ...base, streamClientId: CLIENT_ID, streamClientSecret: CLIENT_SECRET });
+    const v = new BoundedStateVerifier({
+      ...base,
+      streamClientId: CLIENT_ID,
+      streamClientSecret: CLIENT_SECRET,
+    });
     await v.start(); // resolves once the session-event stream has been read to its end
     return v;
   }

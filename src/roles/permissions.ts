@@ -107,7 +107,8 @@ export const BUILTIN_ROLES = {
   },
   resourceServer: {
     name: 'resource-server',
-    description: 'Asks for authorization decisions about tokens it receives and reads the session-event stream',
+    description:
+      'Asks for authorization decisions about tokens it receives and reads the session-event stream',
     scope: 'realm',
     permissions: ['realm.authorization.check', 'realm.session_events.read'],
     privileged: false,

@@ -3,9 +3,10 @@
 // first one to commit. Waiting costs no statement: the process's one LISTEN (NotificationHub) wakes
 // the request when a revocation of its realm commits. A fault of that connection ends the wait
 // with the fault (503), so a waiting verifier never believes an outage is a quiet stream.
-import { Problem } from '../platform/http/problem.ts';
+
 import type { Db } from '../platform/db/db.ts';
 import type { NotificationHub } from '../platform/db/notification-hub.ts';
+import { Problem } from '../platform/http/problem.ts';
 import { readSessionEvents, type SessionEventRow, streamBounds } from './session-events.repo.ts';
 
 /** Document 1, realm API table: a page holds up to 500 events; a shorter one means caught up. */

@@ -7,8 +7,8 @@ import { apiRoute } from '../api/api-route.ts';
 import { NotificationHub } from '../platform/db/notification-hub.ts';
 import { makeCursor } from '../platform/http/keyset.ts';
 import { readStream, SESSION_EVENTS_CHANNEL } from './session-event-stream.ts';
-import type { SessionEventRow } from './session-events.repo.ts';
 import { decodeStreamQuery, streamBinding } from './session-events.decode.ts';
+import type { SessionEventRow } from './session-events.repo.ts';
 
 /** Members holding times are written as the rest of the API writes them (ISO 8601, UTC). */
 const TIME_MEMBERS = new Set(['revoked_before', 'expires_at']);

@@ -34,7 +34,13 @@ describe('verifier › revocation state', () => {
 
   test('case=an account revocation ends tokens issued at or before it, not after', () => {
     const s = new RevocationState();
-    s.apply({ id: '1', type: 'account_revoked', occurred_at: at(T), user_id: 'usr_a', revoked_before: at(T) });
+    s.apply({
+      id: '1',
+      type: 'account_revoked',
+      occurred_at: at(T),
+      user_id: 'usr_a',
+      revoked_before: at(T),
+    });
     assert.ok(s.revokedBecause(claims({ sid: 'x' }), undefined));
     assert.equal(s.revokedBecause(claims({ sid: 'x', iat: sec(T) + 1 }), undefined), null);
     assert.equal(s.revokedBecause(claims({ sid: 'x', sub: 'usr_b' }), undefined), null);
@@ -59,6 +65,9 @@ describe('verifier › revocation state', () => {
   test('case=only an Authorization bearer header carries a token', () => {
     assert.equal(bearerToken('Bearer abc.def-_~+/='), 'abc.def-_~+/=');
     for (const bad of [undefined, '', 'Basic abc', 'DPoP abc', 'Bearer', 'Bearer a b'])
-      assert.throws(() => bearerToken(bad), (e: Error & { code?: string }) => e.code === 'invalid_token');
+      assert.throws(
+        () => bearerToken(bad),
+        (e: Error & { code?: string }) => e.code === 'invalid_token',
+      );
   });
 });

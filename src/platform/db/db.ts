@@ -27,7 +27,11 @@ export interface Db extends Queryable {
    * (delivered at commit), `onLoss` the fault that ended the listening (notifications may have
    * been missed since, so the caller re-reads what it watches). Absent on test doubles.
    */
-  listen?(channel: string, onNotify: (payload: string) => void, onLoss: (e: Error) => void): Promise<() => Promise<void>>;
+  listen?(
+    channel: string,
+    onNotify: (payload: string) => void,
+    onLoss: (e: Error) => void,
+  ): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

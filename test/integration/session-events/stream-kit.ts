@@ -30,7 +30,13 @@ export async function streamReader(
       if (!role) throw new Error(`no role ${name}`);
       await assignRealmRole(
         tx,
-        { realmId: realm.id, roleId: role.id, subjectType: 'service_principal', subjectId: svc.principalId, source: 'test' },
+        {
+          realmId: realm.id,
+          roleId: role.id,
+          subjectType: 'service_principal',
+          subjectId: svc.principalId,
+          source: 'test',
+        },
         h.ctx.clock.now(),
       );
     }

@@ -45,7 +45,10 @@ describe('session events › the stream', () => {
     const other = await k.h.createRealm();
     const stranger = await streamReader(k.h, other);
     const theirs = await readEvents(k.h, other, await stranger.token());
-    assert.equal(theirs.body.events?.some((e) => e.session_id === member.sessionId), false);
+    assert.equal(
+      theirs.body.events?.some((e) => e.session_id === member.sessionId),
+      false,
+    );
   });
 
   test('case=a long poll answers with the revocation that commits while it waits', async (t) => {

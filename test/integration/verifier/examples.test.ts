@@ -30,7 +30,9 @@ function startExample(t: TestContext, file: string, env: Record<string, string>)
     child.stderr.setEncoding('utf8').on('data', (s: string) => {
       output += s;
     });
-    child.on('close', (code) => reject(new Error(`${file} exited with ${code} before listening:\n${output}`)));
+    child.on('close', (code) =>
+      reject(new Error(`${file} exited with ${code} before listening:\n${output}`)),
+    );
   });
 }
 

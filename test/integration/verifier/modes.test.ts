@@ -64,7 +64,10 @@ describe('verifier › modes against a running server', () => {
       clientSecret: k.introspector.secret,
       introspectionUri: 'http://127.0.0.1:9/introspect',
     });
-    await assert.rejects(unreachable.verify(token), (e) => code('unavailable')(e) && (e as VerificationError).status === 503);
+    await assert.rejects(
+      unreachable.verify(token),
+      (e) => code('unavailable')(e) && (e as VerificationError).status === 503,
+    );
   });
 
   test('case=bounded-state mode sees a revocation after its next sync', async (t) => {
@@ -117,7 +120,10 @@ describe('verifier › modes against a running server', () => {
     // Within the bound the last sync still counts; past it, every verification is refused.
     assert.ok(await v.verify(token));
     clock += 31_000;
-    await assert.rejects(v.verify(token), (e) => code('stale_state')(e) && (e as VerificationError).status === 503);
+    await assert.rejects(
+      v.verify(token),
+      (e) => code('stale_state')(e) && (e as VerificationError).status === 503,
+    );
     // The stream back, the first read to its end makes the state fresh again.
     const back = new BoundedStateVerifier({
       issuer: k.issuer,
