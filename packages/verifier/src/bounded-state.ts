@@ -121,6 +121,10 @@ export class BoundedStateVerifier {
         }
         for (const e of answer.events) this.state.apply(e);
         applied += answer.events.length;
+        // An emergency rotation compromises a key and activates a new one: take the new set now,
+        // so its tokens are not refused until the key-set cooldown has passed.
+        if (answer.events.some((e) => e.type === 'key_compromised'))
+          await this.offline.reloadKeys().catch(() => {});
         this.cursor = answer.nextCursor;
         atEnd = answer.events.length < PAGE_SIZE;
         if (atEnd) {

@@ -45,6 +45,8 @@ export interface Verified {
 
 export interface OfflineVerifier {
   verify(token: string): Promise<Verified>;
+  /** Fetches the key set now, cooldown or not (an emergency rotation brought a new key). */
+  reloadKeys(): Promise<void>;
 }
 
 export function offlineVerifier(opts: OfflineOptions): OfflineVerifier {
@@ -57,6 +59,7 @@ export function offlineVerifier(opts: OfflineOptions): OfflineVerifier {
   });
   const now = opts.now ?? Date.now;
   return {
+    reloadKeys: () => keys.reload(),
     async verify(token) {
       let verified: Awaited<ReturnType<typeof jwtVerify>>;
       try {

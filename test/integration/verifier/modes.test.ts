@@ -92,6 +92,35 @@ describe('verifier › modes against a running server', () => {
     assert.equal((await v.verify(other.token)).claims.sub, other.userId, 'other users are untouched');
   });
 
+  test('case=a compromised key: bounded-state refuses its tokens, offline fetches the new key', async (t) => {
+    const k = await verifierKit(t);
+    const old = await k.subject();
+    const offline = offlineVerifier({ issuer: k.issuer, audience: AUDIENCE, jwksCooldownMs: 0 });
+    assert.ok(await offline.verify(old.token));
+    const applied = signal((n: number) => n > 0);
+    const bounded = new BoundedStateVerifier({
+      issuer: k.issuer,
+      audience: AUDIENCE,
+      streamClientId: k.reader.clientId,
+      streamClientSecret: k.reader.secret,
+      onSync: applied.hook,
+    });
+    t.after(() => bounded.stop());
+    await bounded.start();
+    assert.ok(await bounded.verify(old.token));
+    const rotated = await k.admin.call('POST', '/signing-key-rotations', {
+      mode: 'emergency',
+      reason: 'leaked',
+    });
+    assert.equal(rotated.status, 201);
+    await applied.reached;
+    await assert.rejects(bounded.verify(old.token), code('invalid_token'));
+    // A token of the new key names a kid the offline verifier has not seen: it fetches the set again.
+    const fresh = await k.subject();
+    assert.equal((await offline.verify(fresh.token)).claims.sub, fresh.userId);
+    assert.equal((await bounded.verify(fresh.token)).claims.sub, fresh.userId);
+  });
+
   test('case=bounded-state mode fails closed once the stream has been out past the bound', async (t) => {
     const k = await verifierKit(t);
     const { token } = await k.subject();
