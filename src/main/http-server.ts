@@ -44,6 +44,7 @@ import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
 import { registerRoleRoutes } from '../roles/roles.routes.ts';
 import { registerApiKeyRoutes } from '../service-principals/api-keys.routes.ts';
 import { registerServicePrincipalRoutes } from '../service-principals/principals.routes.ts';
+import { registerSessionEventRoutes } from '../sessions/session-events.routes.ts';
 import { registerMeSessionRoutes } from '../sessions/sessions.routes.ts';
 import { registerFederationRoutes } from '../signin/federation.routes.ts';
 import { registerRegistrationRoutes } from '../signin/registrations.routes.ts';
@@ -134,6 +135,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerWebhookRoutes(app, ctx);
   registerAuditRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);
+  registerSessionEventRoutes(app, ctx);
   registerMeFactorRoutes(app, ctx);
   registerMePasskeyRoutes(app, ctx);
   registerTrustedAuthenticatorRoutes(app, ctx);
