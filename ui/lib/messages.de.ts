@@ -14,6 +14,8 @@ export const de: Partial<Record<MessageKey, string>> = {
   'app.no_screen':
     'Diese Anmeldung braucht einen Schritt, den diese Seite noch nicht anzeigen kann ({type}).',
   'app.try_again': 'Beginnen Sie erneut in der Anwendung.',
+  'app.finished_elsewhere':
+    'Sie sind angemeldet: Der Link aus Ihrer E-Mail hat diese Anmeldung in einem anderen Tab abgeschlossen. Sie können diesen Tab schließen.',
 
   'identify.title': 'Anmelden',
   'identify.identifier': 'E-Mail oder Benutzername',
@@ -181,6 +183,8 @@ export const de: Partial<Record<MessageKey, string>> = {
   'magic.send': 'Anmeldelink per E-Mail senden',
   'magic.sent': 'Öffnen Sie den Link aus der E-Mail in diesem Browser.',
   'magic.resend': 'Neuen Link senden',
+  'magic.other_browser':
+    'Dieser Anmeldelink funktioniert nur in dem Browser, in dem Sie ihn angefordert haben. Öffnen Sie ihn dort oder beginnen Sie in diesem Browser erneut in der Anwendung.',
   'reset.forgot': 'Passwort vergessen?',
   'reset.sent':
     'Falls ein Konto diese Adresse verwendet, haben wir ihm einen Code zum Zurücksetzen des Passworts gesendet. Geben Sie ihn hier ein.',

@@ -11,6 +11,8 @@ export const en = {
   'app.missing_transaction': 'This page must be opened from an application’s sign-in link.',
   'app.no_screen': 'This sign-in needs a step this page cannot show yet ({type}).',
   'app.try_again': 'Start again from the application.',
+  'app.finished_elsewhere':
+    'You are signed in: the link from your email finished this sign-in in another tab. You can close this tab.',
 
   'identify.title': 'Sign in',
   'identify.identifier': 'Email or username',
@@ -93,6 +95,8 @@ export const en = {
   'magic.send': 'Email me a sign-in link',
   'magic.sent': 'Check your email and open the link in this browser.',
   'magic.resend': 'Send a new link',
+  'magic.other_browser':
+    'This sign-in link works only in the browser where you asked for it. Open it there, or start again from the application in this browser.',
   'reset.forgot': 'Forgot your password?',
   'reset.sent': 'If an account uses this address, we sent it a code to reset the password. Enter it here.',
   'register.title': 'Create your account',

@@ -5,6 +5,7 @@ import { h } from '../lib/dom.js';
 import { describeCode, type MessageKey, pickLocale, setLocale, t } from '../lib/i18n.js';
 import { conditionalAvailable, getPasskey, wasCancelled } from '../lib/passkey.js';
 import { ApiProblem, type NextAction, Transaction, type TxState } from '../lib/transaction.js';
+import { finishedElsewhere, markFinished, watchOtherTabs } from './other-tabs.js';
 import { recoveryCodesView } from './recovery-codes.js';
 import { otherProviders } from './screens/federation.js';
 import { SCREENS } from './screens/index.js';
@@ -43,6 +44,19 @@ function errorText(e: unknown): string {
 
 function showFatal(text: string): void {
   show(t('app.title'), alert(text), h('p', {}, t('app.try_again')));
+}
+
+/** Another tab of this browser (a magic link opened from the mail) finished this sign-in. */
+function showFinishedElsewhere(): void {
+  conditional?.abort();
+  conditional = null;
+  show(t('app.title'), notice(t('app.finished_elsewhere')));
+}
+
+/** The error of a call, unless another tab finished the sign-in meanwhile (the likelier story). */
+function showFailure(e: unknown): void {
+  if (tx && finishedElsewhere(tx.id)) showFinishedElsewhere();
+  else showFatal(errorText(e));
 }
 
 function cancelButton(): HTMLElement {
@@ -139,6 +153,7 @@ function render(state: TxState, message: HTMLElement | null): void {
   // Back to the application: after success, a cancel or a denial (it hears the error). Too many
   // failures is explained first, with the way back as a link.
   if (state.redirect_to && state.error !== 'too_many_failures') {
+    if (state.status === 'completed') markFinished(tx.id);
     show(t('app.title'), notice(t(state.status === 'completed' ? 'app.redirecting' : 'app.returning')));
     location.assign(state.redirect_to);
     return;
@@ -209,7 +224,7 @@ async function run(call: () => Promise<TxState>, opts: StepOptions = {}, actionT
       // the transaction cannot be read any more: the error alone is shown
     }
     if (fresh) render(fresh, alert(errorText(e)));
-    else showFatal(errorText(e));
+    else showFailure(e);
   }
 }
 
@@ -222,11 +237,14 @@ async function start(): Promise<void> {
     return;
   }
   tx = new Transaction(apiBase(), realm, id);
+  watchOtherTabs(id, () => {
+    if (current?.status === 'pending') showFinishedElsewhere();
+  });
+  const magic = params.get('magic_link');
   try {
     const state = await tx.read();
     setLocale(pickLocale(state.locale, params.get('ui_locales'), ...navigator.languages));
     // Opened from a mailed magic link: answer it once, then drop the token from the address bar.
-    const magic = params.get('magic_link');
     if (magic && state.next_actions.some((a) => a.type === 'magic_link')) {
       params.delete('magic_link');
       history.replaceState(null, '', `${location.pathname}?${params.toString()}`);
@@ -236,7 +254,11 @@ async function start(): Promise<void> {
     }
     render(state, null);
   } catch (e) {
-    showFatal(errorText(e));
+    // A link opened in a browser (or profile) other than the one that asked for it carries no
+    // transaction cookie: say that, in words about the link.
+    if (magic && e instanceof ApiProblem && e.code === 'forbidden' && !finishedElsewhere(id))
+      showFatal(t('magic.other_browser'));
+    else showFailure(e);
   }
 }
 
