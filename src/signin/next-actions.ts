@@ -269,7 +269,9 @@ const requiredActions: Stage = (t, f) => {
   }
   const required = f.user?.requiredActions ?? [];
   if (required.includes('update_password') || f.resetProved) {
-    return { kind: 'actions', actions: [action('update_password', ['new_password'])] };
+    // options.reset: the person asked for this through a forgotten-password code, no administrator.
+    const why = f.resetProved ? { reset: true } : undefined;
+    return { kind: 'actions', actions: [action('update_password', ['new_password'], why)] };
   }
   if (required.includes('verify_email') && f.user?.email && f.methods.mail)
     return { kind: 'actions', actions: [codeAction('verify_email', 'verify_email', f)] };

@@ -100,6 +100,8 @@ export const de: Partial<Record<MessageKey, string>> = {
   'code.conflict':
     'Diese Anmeldung ist bereits beendet oder weiter. Laden Sie die Seite neu oder beginnen Sie erneut.',
   'code.invalid_request': 'Die Angaben wurden nicht angenommen. Prüfen Sie sie und versuchen Sie es erneut.',
+  'code.password_reused':
+    'Dieses Passwort wurde schon verwendet. Wählen Sie eines, das Sie für dieses Konto noch nicht verwendet haben.',
   'code.validation_failed':
     'Die Angaben wurden nicht angenommen. Prüfen Sie sie und versuchen Sie es erneut.',
   'code.rate_limited': 'Zu viele Versuche. Warten Sie einen Moment und versuchen Sie es erneut.',
@@ -186,6 +188,10 @@ export const de: Partial<Record<MessageKey, string>> = {
   'magic.other_browser':
     'Dieser Anmeldelink funktioniert nur in dem Browser, in dem Sie ihn angefordert haben. Öffnen Sie ihn dort oder beginnen Sie in diesem Browser erneut in der Anwendung.',
   'reset.forgot': 'Passwort vergessen?',
+  'reset.title': 'Passwort zurücksetzen',
+  'reset.new_title': 'Neues Passwort wählen',
+  'reset.new_help':
+    'Geben Sie ein neues Passwort für Ihr Konto ein. Es darf nicht Ihr aktuelles Passwort sein.',
   'reset.sent':
     'Falls ein Konto diese Adresse verwendet, haben wir ihm einen Code zum Zurücksetzen des Passworts gesendet. Geben Sie ihn hier ein.',
   'register.title': 'Konto erstellen',

@@ -98,6 +98,9 @@ export const en = {
   'magic.other_browser':
     'This sign-in link works only in the browser where you asked for it. Open it there, or start again from the application in this browser.',
   'reset.forgot': 'Forgot your password?',
+  'reset.title': 'Reset your password',
+  'reset.new_title': 'Choose a new password',
+  'reset.new_help': 'Enter a new password for your account. It cannot be your current password.',
   'reset.sent': 'If an account uses this address, we sent it a code to reset the password. Enter it here.',
   'register.title': 'Create your account',
   'register.email': 'Email',
@@ -133,6 +136,7 @@ export const en = {
   'code.not_found': 'This sign-in does not exist or has ended. Start again from the application.',
   'code.conflict': 'This sign-in has already ended or moved on. Reload the page or start again.',
   'code.invalid_request': 'The information sent was not accepted. Check it and try again.',
+  'code.password_reused': 'This password was used before. Choose one you have not used for this account.',
   'code.validation_failed': 'The information sent was not accepted. Check it and try again.',
   'code.rate_limited': 'Too many attempts. Wait a moment and try again.',
   'code.temporarily_unavailable': 'The service is busy or unavailable. Try again shortly.',

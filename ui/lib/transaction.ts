@@ -56,9 +56,11 @@ async function problemOf(res: Response): Promise<ApiProblem> {
   } catch {
     // not a problem body: the status alone speaks
   }
-  // A refused passkey names its reason on the credential field (authenticator_not_allowed, ...).
+  // A refused passkey names its reason on the credential field (authenticator_not_allowed, ...);
+  // a refused new password names its own (password_reused).
   const first = Array.isArray(body.errors) ? body.errors[0] : undefined;
-  const fieldCode = first?.field === 'credential' && typeof first.code === 'string' ? first.code : null;
+  const named = first?.field === 'credential' || first?.field === 'new_password';
+  const fieldCode = named && typeof first?.code === 'string' ? first.code : null;
   const code =
     fieldCode ??
     (typeof body.code === 'string' ? body.code : typeof body.error === 'string' ? body.error : 'http');

@@ -193,7 +193,7 @@ function render(state: TxState, message: HTMLElement | null): void {
   const subtitle = h('p', { class: 'subtitle' }, t('app.signing_in_to', { client: state.client.name }));
   const upstream = state.next_actions.find((a) => a.type === 'external_redirect');
   show(
-    t(picked.screen.title),
+    t(picked.screen.titleOf?.(picked.action) ?? picked.screen.title),
     subtitle,
     state.notice === 'upstream_unavailable' ? alert(t('notice.upstream_unavailable')) : null,
     message,

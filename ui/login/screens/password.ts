@@ -19,6 +19,7 @@ export const passwordScreen: Screen = {
   type: 'password',
   supersedes: ['identify'],
   title: 'password.title',
+  titleOf: (action) => (action.options?.reset_code_sent === true ? 'reset.title' : 'password.title'),
   alternative: 'alt.password',
   render(ctx) {
     const needsIdentifier = ctx.action.fields.includes('identifier');
