@@ -105,6 +105,7 @@ export const de: Partial<Record<MessageKey, string>> = {
   'code.validation_failed':
     'Die Angaben wurden nicht angenommen. Prüfen Sie sie und versuchen Sie es erneut.',
   'code.rate_limited': 'Zu viele Versuche. Warten Sie einen Moment und versuchen Sie es erneut.',
+  'code.rate_limited_wait': 'Zu viele Versuche. Versuchen Sie es {when} erneut.',
   'code.temporarily_unavailable':
     'Der Dienst ist ausgelastet oder nicht verfügbar. Versuchen Sie es gleich erneut.',
   'code.request_timeout': 'Die Anfrage hat zu lange gedauert. Versuchen Sie es erneut.',

@@ -139,6 +139,7 @@ export const en = {
   'code.password_reused': 'This password was used before. Choose one you have not used for this account.',
   'code.validation_failed': 'The information sent was not accepted. Check it and try again.',
   'code.rate_limited': 'Too many attempts. Wait a moment and try again.',
+  'code.rate_limited_wait': 'Too many attempts. Try again {when}.',
   'code.temporarily_unavailable': 'The service is busy or unavailable. Try again shortly.',
   'code.request_timeout': 'The request took too long. Try again.',
   'code.internal_error': 'Something went wrong on our side. Try again.',

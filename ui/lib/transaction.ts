@@ -38,9 +38,20 @@ export class ApiProblem extends Error {
     detail: string,
     /** A step on a transaction that is no longer pending names its status (e.g. `expired`). */
     readonly transactionStatus: string | null = null,
+    /** A 429's Retry-After in seconds: how long the sign-in budget stays spent. */
+    readonly retryAfterSeconds: number | null = null,
   ) {
     super(detail);
   }
+}
+
+/** Retry-After as seconds (RFC 9110 10.2.3: a number of seconds or an HTTP date); null if absent. */
+function retryAfterOf(value: string | null): number | null {
+  if (!value) return null;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
 async function problemOf(res: Response): Promise<ApiProblem> {
@@ -70,6 +81,7 @@ async function problemOf(res: Response): Promise<ApiProblem> {
     code,
     typeof body.detail === 'string' ? body.detail : res.statusText,
     status,
+    retryAfterOf(res.headers.get('retry-after')),
   );
 }
 

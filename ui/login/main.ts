@@ -2,7 +2,7 @@
 // reads the transaction state, shows the screen of the first offered next action (the others as
 // alternatives), runs steps, shows errors and notices in plain words, and follows redirect_to.
 import { h } from '../lib/dom.js';
-import { describeCode, type MessageKey, pickLocale, setLocale, t } from '../lib/i18n.js';
+import { describeCode, inTime, type MessageKey, pickLocale, setLocale, t } from '../lib/i18n.js';
 import { conditionalAvailable, getPasskey, wasCancelled } from '../lib/passkey.js';
 import { ApiProblem, type NextAction, Transaction, type TxState } from '../lib/transaction.js';
 import { finishedElsewhere, markFinished, watchOtherTabs } from './other-tabs.js';
@@ -38,6 +38,9 @@ const alert = (text: string) => h('p', { class: 'alert', role: 'alert' }, text);
 const notice = (text: string) => h('p', { class: 'notice', role: 'status' }, text);
 
 function errorText(e: unknown): string {
+  // A spent sign-in budget says how long it stays spent (the answer's Retry-After).
+  if (e instanceof ApiProblem && e.code === 'rate_limited' && e.retryAfterSeconds !== null)
+    return t('code.rate_limited_wait', { when: inTime(e.retryAfterSeconds) });
   if (e instanceof ApiProblem) return describeCode(e.transactionStatus === 'expired' ? 'expired' : e.code);
   return describeCode('network');
 }
