@@ -12,6 +12,8 @@ import { SCREENS } from './screens/index.js';
 import type { Screen, ScreenContext, StepOptions } from './screens/screen.js';
 
 const app = document.getElementById('app') as HTMLElement;
+/** The client id of the built-in account page (ui/account/oauth.ts). */
+const ACCOUNT_CLIENT = 'account';
 const params = new URLSearchParams(location.search);
 
 /** The server's origin: this page's own unless the deployment names another (docs/login-ui.md). */
@@ -30,7 +32,9 @@ function show(title: string, ...content: (HTMLElement | null)[]): void {
   const heading = h('h1', { tabindex: '-1' }, title);
   app.replaceChildren(heading, ...content.filter((c): c is HTMLElement => c !== null));
   document.title = title === t('app.title') ? title : `${title} · ${t('app.title')}`;
-  const first = app.querySelector<HTMLElement>('input:not([type=hidden]):not([disabled]), select, textarea');
+  const first = app.querySelector<HTMLElement>(
+    'input:not([type=hidden]):not([disabled]):not([readonly]), select, textarea',
+  );
   (first ?? heading).focus();
 }
 
@@ -98,6 +102,17 @@ function alternatives(actions: NextAction[], shown: Screen): HTMLElement | null 
       return b;
     }),
   );
+}
+
+/**
+ * The line under the title: what this sign-in (or registration) leads to. The built-in account
+ * page is named in the page's own language, not by its client name.
+ */
+function subtitleOf(state: TxState, shown: string): string {
+  const registering = shown === 'register';
+  if (state.client.client_id === ACCOUNT_CLIENT)
+    return t(registering ? 'app.registering_account' : 'app.signing_in_account');
+  return t(registering ? 'app.registering_for' : 'app.signing_in_to', { client: state.client.name });
 }
 
 let current: TxState;
@@ -193,7 +208,7 @@ function render(state: TxState, message: HTMLElement | null): void {
     step: (path, body, opts) => run(() => tx.step(path, body ?? {}), opts, picked.action.type),
     send: (path, body) => tx.step(path, body ?? {}),
   };
-  const subtitle = h('p', { class: 'subtitle' }, t('app.signing_in_to', { client: state.client.name }));
+  const subtitle = h('p', { class: 'subtitle' }, subtitleOf(state, picked.action.type));
   const upstream = state.next_actions.find((a) => a.type === 'external_redirect');
   show(
     t(picked.screen.titleOf?.(picked.action) ?? picked.screen.title),
