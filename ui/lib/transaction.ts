@@ -4,9 +4,10 @@
 
 export interface NextAction {
   type: string;
+  /** false for each of a set of alternatives, which share options.group. */
   required: boolean;
   fields: string[];
-  options?: Record<string, unknown>;
+  options?: Record<string, unknown> & { group?: string };
 }
 
 export interface TxState {

@@ -84,9 +84,18 @@ function pick(actions: NextAction[]): { action: NextAction; screen: Screen } | n
   return { action, screen: SCREENS.get(action.type) as Screen };
 }
 
-function alternatives(actions: NextAction[], shown: Screen): HTMLElement | null {
+/**
+ * Links to the other ways of the shown action's group (options.group, docs/signin.md
+ * "Alternatives"); an action outside any group lists every other offered way that has a screen.
+ */
+function alternatives(actions: NextAction[], shown: Screen, action: NextAction): HTMLElement | null {
+  const group = action.options?.group;
   const others = actions.filter(
-    (a) => a.type !== shown.type && SCREENS.get(a.type)?.alternative && !shown.supersedes?.includes(a.type),
+    (a) =>
+      a.type !== shown.type &&
+      SCREENS.get(a.type)?.alternative &&
+      !shown.supersedes?.includes(a.type) &&
+      (group === undefined || a.options?.group === group),
   );
   if (others.length === 0) return null;
   return h(
@@ -217,7 +226,7 @@ function render(state: TxState, message: HTMLElement | null): void {
     message,
     picked.screen.render(ctx),
     upstream && picked.action.type !== 'external_redirect' ? otherProviders(ctx, upstream) : null,
-    alternatives(state.next_actions, picked.screen),
+    alternatives(state.next_actions, picked.screen, picked.action),
     cancelButton(),
   );
   if (picked.action.type !== 'webauthn') offerPasskeyAutofill(state, ctx);
