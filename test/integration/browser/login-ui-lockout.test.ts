@@ -56,12 +56,29 @@ async function lockedOut(t: TestContext, locale: 'en' | 'de') {
     `${h.publicUrl}/realms/${realm.name}/oauth/authorize?${authorizeQuery('shop', callback, { ui_locales: locale }).params}`,
   );
   await page.getByLabel(seen.identifier).fill('alice@example.com');
+  // Each answer is awaited (and the screen drawn again) before the next guess is typed.
+  const statuses: number[] = [];
   for (const guess of ['wrong guess one', 'wrong guess two', 'the first password']) {
     await page.getByLabel(seen.password, { exact: true }).fill(guess);
+    const answered = page.waitForResponse(
+      (r) => r.request().method() === 'POST' && r.url().endsWith('/password'),
+    );
     await page.getByRole('button', { name: seen.submit, exact: true }).click();
-    await page.getByRole('alert').waitFor();
+    statuses.push((await answered).status());
+    // The screen drawn again after the answer has an empty password field.
+    await page.waitForFunction(() => {
+      const field = (
+        globalThis as unknown as { document: { querySelector(s: string): { value: string } | null } }
+      ).document.querySelector('input[type=password]');
+      return field !== null && field.value === '';
+    });
   }
-  await page.getByRole('alert').filter({ hasText: seen.wait }).waitFor();
+  assert.deepEqual(statuses, [200, 200, 429], 'two failures spend the budget, the third is refused');
+  await page
+    .getByRole('alert')
+    .filter({ hasText: seen.wait })
+    .waitFor({ timeout: 10_000 })
+    .catch(async () => assert.fail(`shown: ${await page.getByRole('alert').allTextContents()}`));
   assert.equal(await page.getByText(/Wait a moment|Warten Sie einen Moment/).count(), 0);
   assert.deepEqual(
     errors.filter((e) => !/status of 429/.test(e)),
