@@ -4,9 +4,10 @@
 
 export interface NextAction {
   type: string;
+  /** false for each of a set of alternatives, which share options.group. */
   required: boolean;
   fields: string[];
-  options?: Record<string, unknown>;
+  options?: Record<string, unknown> & { group?: string };
 }
 
 export interface TxState {
@@ -38,9 +39,20 @@ export class ApiProblem extends Error {
     detail: string,
     /** A step on a transaction that is no longer pending names its status (e.g. `expired`). */
     readonly transactionStatus: string | null = null,
+    /** A 429's Retry-After in seconds: how long the sign-in budget stays spent. */
+    readonly retryAfterSeconds: number | null = null,
   ) {
     super(detail);
   }
+}
+
+/** Retry-After as seconds (RFC 9110 10.2.3: a number of seconds or an HTTP date); null if absent. */
+function retryAfterOf(value: string | null): number | null {
+  if (!value) return null;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
 async function problemOf(res: Response): Promise<ApiProblem> {
@@ -56,9 +68,11 @@ async function problemOf(res: Response): Promise<ApiProblem> {
   } catch {
     // not a problem body: the status alone speaks
   }
-  // A refused passkey names its reason on the credential field (authenticator_not_allowed, ...).
+  // A refused passkey names its reason on the credential field (authenticator_not_allowed, ...);
+  // a refused new password names its own (password_reused).
   const first = Array.isArray(body.errors) ? body.errors[0] : undefined;
-  const fieldCode = first?.field === 'credential' && typeof first.code === 'string' ? first.code : null;
+  const named = first?.field === 'credential' || first?.field === 'new_password';
+  const fieldCode = named && typeof first?.code === 'string' ? first.code : null;
   const code =
     fieldCode ??
     (typeof body.code === 'string' ? body.code : typeof body.error === 'string' ? body.error : 'http');
@@ -68,6 +82,7 @@ async function problemOf(res: Response): Promise<ApiProblem> {
     code,
     typeof body.detail === 'string' ? body.detail : res.statusText,
     status,
+    retryAfterOf(res.headers.get('retry-after')),
   );
 }
 
