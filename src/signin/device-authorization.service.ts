@@ -8,9 +8,9 @@ import { oauthError } from '../kernel/oauth-error.ts';
 import { parseScopeParam } from '../kernel/scope.ts';
 import { newId, randomToken } from '../platform/ids.ts';
 import type { RealmRow } from '../realms/index.ts';
-import { currentPolicy, policyValue } from '../realms/index.ts';
+import { currentPolicy } from '../realms/index.ts';
 import { insertDeviceAuthorization } from './device-authorizations.repo.ts';
-import { loginUiOf } from './login-ui.ts';
+import { configuredLoginUi } from './login-ui.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import { grantedAudiences, MAX_RESOURCES } from './start.ts';
 import { newUserCode, normalizeUserCode } from './user-code.ts';
@@ -57,10 +57,11 @@ export async function requestDeviceAuthorization(
     const audiences = await grantedAudiences(q, realm, app.config.server.publicOrigin, client, resources);
     if (!audiences.ok) throw oauthError.invalidTarget(audiences.refused);
     const policy = await currentPolicy(q, realm.id);
-    const page = verificationUri(
-      loginUiOf(app, policyValue(policy, 'interaction', 'login_ui_url')),
-      realm.name,
-    );
+    // Without a login UI nobody could enter the user code: refused before anything is stored.
+    const loginUi = configuredLoginUi(app, policy);
+    if (!loginUi)
+      throw oauthError.temporarilyUnavailable('the realm has no login UI where a user code can be entered');
+    const page = verificationUri(loginUi, realm.name);
     const deviceCode = randomToken(32);
     const expiresAt = new Date(now.getTime() + app.config.tokens.deviceCodeTtlMs);
     const id = newId('dva', now.getTime());
