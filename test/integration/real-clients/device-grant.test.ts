@@ -272,3 +272,60 @@ test('refusals: unknown codes, another client, a client without the grant, misus
   assert.deepEqual(await issued(s), NOTHING);
   assert.equal(await count(s, 'select count(*) as n from sessions where realm_id = $1'), 0);
 });
+
+test('bad values at the device authorization endpoint are OAuth errors, and nothing is stored', async (t) => {
+  const s = await deviceSetup(t);
+  const post = async (body: string, type = 'application/x-www-form-urlencoded') =>
+    json(
+      await s.h.get(`/realms/${s.realm.name}/oauth/device_authorization`, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body,
+      }),
+    );
+  const cases: [string, number, string][] = [
+    ['client_id=tv-app&scope=openid%20', 400, 'invalid_scope'],
+    ['client_id=tv-app&scope=openid&scope=profile', 400, 'invalid_request'],
+    ['client_id=tv-app&resource=orders', 400, 'invalid_target'],
+    ['client_id=tv-app&resource=https%3A%2F%2Fnowhere.example', 400, 'invalid_target'],
+    ['client_id=nobody', 401, 'invalid_client'],
+    ['scope=openid', 401, 'invalid_client'],
+  ];
+  for (const [body, status, error] of cases) {
+    const res = await post(body);
+    assert.equal(res.status, status, `${body}: ${JSON.stringify(res.body)}`);
+    assert.equal(res.body.error, error, body);
+  }
+  assert.equal((await post('{"client_id":"tv-app"}', 'application/json')).status, 415);
+  const unknownRealm = await json(
+    await s.h.get('/realms/no-such-realm/oauth/device_authorization', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'client_id=tv-app',
+    }),
+  );
+  assert.equal(unknownRealm.status, 404);
+  assert.equal(await count(s, 'select count(*) as n from device_authorizations where realm_id = $1'), 0);
+});
+
+test('without a login UI the device authorization endpoint answers temporarily_unavailable', async (t) => {
+  const s = await rpSetup(t);
+  await s.h.createClient(s.realm, {
+    clientId: 'tv-app',
+    name: 'Living Room TV',
+    type: 'device',
+    redirectUris: [],
+    grantTypes: [DEVICE_GRANT],
+    tokenEndpointAuthMethod: 'none',
+  });
+  const res = await json(
+    await s.h.get(`/realms/${s.realm.name}/oauth/device_authorization`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'client_id=tv-app',
+    }),
+  );
+  assert.equal(res.status, 503);
+  assert.equal(res.body.error, 'temporarily_unavailable');
+  assert.equal(await count(s, 'select count(*) as n from device_authorizations where realm_id = $1'), 0);
+});
