@@ -12,6 +12,15 @@ export const en = {
   'app.no_screen': 'This sign-in needs a step this page cannot show yet ({type}).',
   'app.try_again': 'Start again from the application.',
 
+  'device.title': 'Connect a device',
+  'device.help': 'Enter the code your device shows.',
+  'device.code': 'Code',
+  'device.submit': 'Continue',
+  'device.bad_code': 'That code is not valid or has expired. Check the code on your device.',
+  'device.done_title': 'Device connected',
+  'device.done': 'You are signed in on your device. You can return to your device now.',
+  'device.denied': 'The device was not connected. You can close this page.',
+
   'identify.title': 'Sign in',
   'identify.identifier': 'Email or username',
   'identify.submit': 'Next',
