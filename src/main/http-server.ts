@@ -22,6 +22,7 @@ import { registerMePasskeyRoutes } from '../mfa/webauthn/me-passkeys.routes.ts';
 import { registerRelatedOriginsRoute } from '../mfa/webauthn/related-origins.routes.ts';
 import { registerTrustedAuthenticatorRoutes } from '../mfa/webauthn/trusted-authenticators.routes.ts';
 import { registerAuthorize } from '../oauth/authorize.routes.ts';
+import { registerDeviceAuthorization } from '../oauth/device-authorization.routes.ts';
 import { registerDiscovery } from '../oauth/discovery.routes.ts';
 import { registerIntrospect } from '../oauth/introspect.routes.ts';
 import { registerLogout } from '../oauth/logout.routes.ts';
@@ -113,6 +114,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerSettingsRoutes(app, ctx);
   registerConfigurationRoutes(app, ctx);
   registerTokenEndpoint(app, ctx);
+  registerDeviceAuthorization(app, ctx);
   registerIntrospect(app, ctx);
   registerRevoke(app, ctx);
   registerUserinfo(app, ctx);

@@ -50,6 +50,7 @@ export function providerMetadata(
     revocation_endpoint: `${oauth}/revoke`,
     introspection_endpoint: `${oauth}/introspect`,
     end_session_endpoint: `${oauth}/logout`,
+    device_authorization_endpoint: `${oauth}/device_authorization`,
     scopes_supported: [...OIDC_SCOPES],
     response_types_supported: ['code'],
     // Matches the response modes the authorization endpoint accepts (signin/start.ts).
@@ -59,6 +60,7 @@ export function providerMetadata(
       'refresh_token',
       'client_credentials',
       'urn:ietf:params:oauth:grant-type:token-exchange',
+      'urn:ietf:params:oauth:grant-type:device_code',
     ],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: AUTH_METHODS,

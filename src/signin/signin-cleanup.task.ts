@@ -7,6 +7,7 @@ import type { TaskReport } from '../kernel/task.ts';
 import { deleteExpiredCeremonies } from '../mfa/index.ts';
 import { pruneBudgets } from '../platform/abuse-budget.ts';
 import type { Db } from '../platform/db/db.ts';
+import { deleteExpiredDeviceAuthorizations } from './device-authorizations.repo.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
 const BATCH = 1000;
@@ -39,7 +40,10 @@ export async function cleanupSignin(
   const budgets = await pruneBudgets(deps.db, dayAgo);
   // Passkey ceremonies nobody answered in time.
   const ceremonies = await deleteExpiredCeremonies(deps.db, now);
+  // Device authorizations a day past their expiry, decided or not (their user codes are freed).
+  const devices = await deleteExpiredDeviceAuthorizations(deps.db, dayAgo, BATCH);
   return {
+    device_authorizations: devices,
     passkey_ceremonies: ceremonies,
     transactions: transactions.rowCount,
     codes: codes.rowCount,

@@ -110,7 +110,7 @@ function nulParameter(input: StartInput): string | null {
  * The audiences of the requested resources (a builtin:<name> id becomes its URI), or why one of
  * them cannot be granted to the client (RFC 8707).
  */
-async function grantedAudiences(
+export async function grantedAudiences(
   q: Queryable,
   realm: RealmRow,
   publicOrigin: string,
@@ -192,7 +192,8 @@ export async function validateStart(
     return fail('request_not_supported', 'request objects are not supported; send the parameters as such');
   if (input.requestUri !== undefined)
     return fail('request_uri_not_supported', 'request_uri is not supported');
-  if (input.deviceUserCode !== undefined) return fail('invalid_request', 'the device flow is not supported');
+  if (input.deviceUserCode !== undefined)
+    return fail('invalid_request', 'device_user_code needs intent device');
   if (input.codeChallengeMethod !== 'S256' || !isS256Challenge(input.codeChallenge)) {
     return fail(
       'invalid_request',

@@ -271,4 +271,12 @@ export const de: Partial<Record<MessageKey, string>> = {
     'Dieser Sicherheitsschlüssel konnte nicht als zugelassenes Modell bestätigt werden. Verwenden Sie einen anderen.',
   'code.feature_disabled': 'Das ist hier noch nicht verfügbar. Wenden Sie sich an Ihre Administration.',
   'code.invalid_credential': 'Der Passkey konnte nicht geprüft werden. Versuchen Sie es noch einmal.',
+  'device.title': 'Gerät verbinden',
+  'device.help': 'Geben Sie den Code ein, den Ihr Gerät anzeigt.',
+  'device.code': 'Code',
+  'device.submit': 'Weiter',
+  'device.bad_code': 'Dieser Code ist ungültig oder abgelaufen. Prüfen Sie den Code auf Ihrem Gerät.',
+  'device.done_title': 'Gerät verbunden',
+  'device.done': 'Sie sind auf Ihrem Gerät angemeldet. Sie können jetzt zu Ihrem Gerät zurückkehren.',
+  'device.denied': 'Das Gerät wurde nicht verbunden. Sie können diese Seite schließen.',
 };

@@ -17,6 +17,15 @@ export const en = {
   'app.finished_elsewhere':
     'You are signed in: the link from your email finished this sign-in in another tab. You can close this tab.',
 
+  'device.title': 'Connect a device',
+  'device.help': 'Enter the code your device shows.',
+  'device.code': 'Code',
+  'device.submit': 'Continue',
+  'device.bad_code': 'That code is not valid or has expired. Check the code on your device.',
+  'device.done_title': 'Device connected',
+  'device.done': 'You are signed in on your device. You can return to your device now.',
+  'device.denied': 'The device was not connected. You can close this page.',
+
   'identify.title': 'Sign in',
   'identify.identifier': 'Email or username',
   'identify.submit': 'Next',

@@ -93,14 +93,39 @@ export class Transaction {
     readonly apiBase: string,
     readonly realm: string,
     readonly id: string,
+    /** A headless transaction (the device page starts one): its continuation token, no cookie. */
+    private readonly continuation: string | null = null,
   ) {}
+
+  /** Starts a headless transaction for a device's user code (docs/oauth-device.md). */
+  static async startDevice(
+    apiBase: string,
+    realm: string,
+    userCode: string,
+  ): Promise<[Transaction, TxState]> {
+    const res = await fetch(`${apiBase}/api/v1/realms/${encodeURIComponent(realm)}/auth/transactions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ client_id: 'account', intent: 'device', device_user_code: userCode }),
+    });
+    if (!res.ok) throw await problemOf(res);
+    const body = (await res.json()) as { transaction_id: string; continuation_token: string; state: TxState };
+    return [new Transaction(apiBase, realm, body.transaction_id, body.continuation_token), body.state];
+  }
+
+  private headers(): Record<string, string> {
+    return this.continuation ? { 'x-transaction-token': this.continuation } : { 'x-csrf-token': this.csrf };
+  }
 
   private get url(): string {
     return `${this.apiBase}/api/v1/realms/${encodeURIComponent(this.realm)}/auth/transactions/${encodeURIComponent(this.id)}`;
   }
 
   async read(): Promise<TxState> {
-    const res = await fetch(this.url, { credentials: 'include', headers: { accept: 'application/json' } });
+    const res = await fetch(this.url, {
+      credentials: 'include',
+      headers: { accept: 'application/json', ...(this.continuation ? this.headers() : {}) },
+    });
     if (!res.ok) throw await problemOf(res);
     const state = (await res.json()) as TxState;
     if (state.csrf_token) this.csrf = state.csrf_token;
@@ -112,7 +137,7 @@ export class Transaction {
     const res = await fetch(`${this.url}/${path}`, {
       method: 'POST',
       credentials: 'include',
-      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-csrf-token': this.csrf },
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...this.headers() },
       body: JSON.stringify(body),
     });
     if (!res.ok) throw await problemOf(res);

@@ -1,13 +1,14 @@
 // The login UI's controller (docs/login-ui.md): reads transaction_id and realm from the URL,
 // reads the transaction state, shows the screen of the first offered next action (the others as
 // alternatives), runs steps, shows errors and notices in plain words, and follows redirect_to.
-import { h } from '../lib/dom.js';
+import { field, h } from '../lib/dom.js';
 import { describeCode, inTime, type MessageKey, pickLocale, setLocale, t } from '../lib/i18n.js';
 import { conditionalAvailable, getPasskey, wasCancelled } from '../lib/passkey.js';
 import { ApiProblem, type NextAction, Transaction, type TxState } from '../lib/transaction.js';
 import { finishedElsewhere, markFinished, watchOtherTabs } from './other-tabs.js';
 import { recoveryCodesView } from './recovery-codes.js';
 import { otherProviders } from './screens/federation.js';
+import { stepForm } from './screens/form.js';
 import { SCREENS } from './screens/index.js';
 import type { Screen, ScreenContext, StepOptions } from './screens/screen.js';
 
@@ -177,6 +178,12 @@ function render(state: TxState, message: HTMLElement | null): void {
     );
     return;
   }
+  // A device sign-in ends here: the device itself gets the tokens (docs/oauth-device.md).
+  if (state.intent === 'device' && (state.status === 'completed' || state.status === 'cancelled')) {
+    const done = state.status === 'completed';
+    show(t(done ? 'device.done_title' : 'device.title'), notice(t(done ? 'device.done' : 'device.denied')));
+    return;
+  }
   // Back to the application: after success, a cancel or a denial (it hears the error). Too many
   // failures is explained first, with the way back as a link.
   if (state.redirect_to && state.error !== 'too_many_failures') {
@@ -255,10 +262,44 @@ async function run(call: () => Promise<TxState>, opts: StepOptions = {}, actionT
   }
 }
 
+/**
+ * The verification page of the device grant (?realm=R&mode=device[&user_code=C]): the person types
+ * the code their device shows (or finds it filled in), then signs in as usual.
+ */
+function deviceEntry(realm: string, message: HTMLElement | null = null): void {
+  const code = field(t('device.code'), {
+    name: 'user_code',
+    type: 'text',
+    autocomplete: 'one-time-code',
+    autocapitalize: 'characters',
+    spellcheck: 'false',
+    required: true,
+    value: params.get('user_code') ?? '',
+  });
+  const form = stepForm(t('device.submit'), [code.wrap], async () => {
+    try {
+      const [started, state] = await Transaction.startDevice(apiBase(), realm, code.input.value.trim());
+      tx = started;
+      // The code is spent on this transaction: it leaves the address bar.
+      params.delete('user_code');
+      history.replaceState(null, '', `${location.pathname}?${params.toString()}`);
+      render(state, null);
+    } catch (e) {
+      const bad = e instanceof ApiProblem && e.status === 400;
+      deviceEntry(realm, alert(bad ? t('device.bad_code') : errorText(e)));
+    }
+  });
+  show(t('device.title'), h('p', { class: 'subtitle' }, t('device.help')), message, form);
+}
+
 async function start(): Promise<void> {
   setLocale(pickLocale(params.get('ui_locales'), navigator.language));
   const id = params.get('transaction_id');
   const realm = params.get('realm');
+  if (realm && !id && params.get('mode') === 'device') {
+    deviceEntry(realm);
+    return;
+  }
   if (!id || !realm) {
     showFatal(t('app.missing_transaction'));
     return;

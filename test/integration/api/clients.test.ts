@@ -345,9 +345,9 @@ describe('clients api › create', () => {
         [['redirect_uris[1]', 'duplicate']],
       ],
       [
-        'device grant',
+        'device grant for a web client',
         web('a', { grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] }),
-        [['grant_types[0]', 'unsupported']],
+        [['grant_types[0]', 'not_allowed']],
       ],
       [
         'password grant',
