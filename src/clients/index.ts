@@ -16,5 +16,6 @@ export { setClientStateInTx, updateClient } from './client-changes.service.ts';
 export { GRANT } from './client-rules.ts';
 export { type CreateClientInput, decodeCreateClient, type UpdateClientInput } from './clients.decode.ts';
 export type { ClientRecord, ClientRow } from './clients.repo.ts';
-export { findClient, findClientRecord, isClientOrigin, listClientRecords } from './clients.repo.ts';
+export { CLIENT_SIGNING_ALGORITHMS } from './client-assertion.ts';
+export { findClient, findClientJwks, findClientRecord, isClientOrigin, listClientRecords } from './clients.repo.ts';
 export { type Change, type ClientsDeps, createClient, newClientProblems } from './clients.service.ts';

@@ -26,6 +26,7 @@ import { registerDiscovery } from '../oauth/discovery.routes.ts';
 import { registerIntrospect } from '../oauth/introspect.routes.ts';
 import { registerLogout } from '../oauth/logout.routes.ts';
 import { registerRevoke } from '../oauth/revoke.routes.ts';
+import { registerPushedAuthorizationRequests } from '../oauth/par.routes.ts';
 import { registerTokenEndpoint } from '../oauth/token.routes.ts';
 import { registerUserinfo } from '../oauth/userinfo.routes.ts';
 import { registerOpsGauges } from '../ops/gauges.ts';
@@ -112,6 +113,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerSettingsRoutes(app, ctx);
   registerConfigurationRoutes(app, ctx);
   registerTokenEndpoint(app, ctx);
+  registerPushedAuthorizationRequests(app, ctx);
   registerIntrospect(app, ctx);
   registerRevoke(app, ctx);
   registerUserinfo(app, ctx);

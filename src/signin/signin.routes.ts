@@ -23,6 +23,7 @@ import {
 import { createTransaction } from './create.ts';
 import { loadFacts } from './facts.ts';
 import { evaluate } from './next-actions.ts';
+import { resolveOrRefuse } from './authorization-request.ts';
 import { validateStart } from './start.ts';
 import { useStartBodyReader } from './start-body.ts';
 import { presentState } from './state.ts';
@@ -37,13 +38,14 @@ const text = (maxBytes = 2048) => optional(string({ maxBytes }));
 const decodeStart = refusedAsBadRequest(
   object({
     client_id: string({ minLength: 1, maxLength: 128 }),
-    redirect_uri: string({ minLength: 1, maxBytes: 2048 }),
+    // Optional for a start from a pushed request (request_uri); validateStart requires them otherwise.
+    redirect_uri: optional(string({ minLength: 1, maxBytes: 2048 })),
     scope: text(),
     resource: optional(array(string({ minLength: 1, maxBytes: 2048 }), { maxItems: 50 })),
     state: text(),
     nonce: text(),
-    code_challenge: string({ minLength: 1, maxLength: 128 }),
-    code_challenge_method: string({ minLength: 1, maxLength: 16 }),
+    code_challenge: optional(string({ minLength: 1, maxLength: 128 })),
+    code_challenge_method: optional(string({ minLength: 1, maxLength: 16 })),
     organization: text(128),
     login_hint: text(8192),
     ui_locales: text(8192),
@@ -93,7 +95,7 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
           const started = await validateStart(
             q,
             realm,
-            { ...body, ...(typeof ua === 'string' ? { userAgent: ua } : {}) },
+            await resolveOrRefuse(ctx, q, realm, { ...body, ...(typeof ua === 'string' ? { userAgent: ua } : {}) }),
             'headless',
             ctx.config.server.publicOrigin,
             ctx.grantTypeControls,
