@@ -49,7 +49,11 @@ export const findClient = (q: Queryable, realmId: string, clientId: string) =>
   maybeOne<ClientRow>(q, 'select * from clients where realm_id = $1 and client_id = $2', [realmId, clientId]);
 
 /** The public key set registered on a client (private_key_jwt), which also signs its request objects. */
-export async function findClientJwks(q: Queryable, realmId: string, clientId: string): Promise<StoredJwks | null> {
+export async function findClientJwks(
+  q: Queryable,
+  realmId: string,
+  clientId: string,
+): Promise<StoredJwks | null> {
   const row = await maybeOne<{ jwks: unknown }>(
     q,
     'select jwks from clients where realm_id = $1 and client_id = $2',

@@ -28,7 +28,14 @@ async function sendMetadata(ctx: ApiDeps, realmName: string, reply: FastifyReply
     published.length > 0 ? published : [ctx.config.keys.signingAlgorithm];
   return reply
     .header('cache-control', CACHE_CONTROL)
-    .send(providerMetadata(ctx.config.server.publicOrigin, realm.name, algorithms, await pushRequired(ctx, realm.id)));
+    .send(
+      providerMetadata(
+        ctx.config.server.publicOrigin,
+        realm.name,
+        algorithms,
+        await pushRequired(ctx, realm.id),
+      ),
+    );
 }
 
 export function registerDiscovery(app: FastifyInstance, ctx: ApiDeps): void {

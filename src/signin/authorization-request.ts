@@ -47,7 +47,8 @@ export async function withRequestObject(
     });
     return withRequestObjectParams(input, payload);
   } catch (e) {
-    if (e instanceof RequestObjectError) throw new AuthorizationRequestError('invalid_request_object', e.message);
+    if (e instanceof RequestObjectError)
+      throw new AuthorizationRequestError('invalid_request_object', e.message);
     throw e;
   }
 }
@@ -64,7 +65,10 @@ async function fromPushedRequest(
   if (!input.clientId)
     throw new AuthorizationRequestError('invalid_request', 'client_id is required with request_uri');
   const refused = () =>
-    new AuthorizationRequestError('invalid_request_uri', 'request_uri is unknown, used, expired or not this client');
+    new AuthorizationRequestError(
+      'invalid_request_uri',
+      'request_uri is unknown, used, expired or not this client',
+    );
   if (!input.requestUri.startsWith(REQUEST_URI_PREFIX)) throw refused();
   const pushed = await takePushedRequest(q, realm.id, digestToken(input.requestUri));
   if (!pushed || pushed.clientId !== input.clientId || pushed.expiresAt <= app.clock.now()) throw refused();
@@ -77,7 +81,10 @@ async function fromPushedRequest(
 }
 
 async function pushRequired(q: Queryable, realm: RealmRow, clientId: string | undefined): Promise<boolean> {
-  if (policyValue(await currentPolicy(q, realm.id), 'interaction', 'require_pushed_authorization_requests') === true)
+  if (
+    policyValue(await currentPolicy(q, realm.id), 'interaction', 'require_pushed_authorization_requests') ===
+    true
+  )
     return true;
   const client = clientId ? await findClient(q, realm.id, clientId) : null;
   return client?.require_pushed_authorization_requests === true;
@@ -90,13 +97,15 @@ export async function resolveAuthorizationRequest(
   realm: RealmRow,
   input: StartInput,
 ): Promise<StartInput> {
-  if (input.requestUri !== undefined) return fromPushedRequest(app, q, realm, { ...input, requestUri: input.requestUri });
+  if (input.requestUri !== undefined)
+    return fromPushedRequest(app, q, realm, { ...input, requestUri: input.requestUri });
   if (await pushRequired(q, realm, input.clientId))
     throw new AuthorizationRequestError(
       'invalid_request',
       'authorization requests of this client must be pushed first (pushed authorization request endpoint)',
     );
-  if (input.request !== undefined) return withRequestObject(app, q, realm, { ...input, request: input.request });
+  if (input.request !== undefined)
+    return withRequestObject(app, q, realm, { ...input, request: input.request });
   return input;
 }
 

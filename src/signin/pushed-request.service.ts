@@ -33,7 +33,8 @@ export async function pushAuthorizationRequest(
     return { ok: false, error: 'invalid_request', detail: 'client_id is not the authenticated client' };
   let params: StartInput = { ...input, clientId };
   try {
-    if (params.request !== undefined) params = await withRequestObject(app, q, realm, { ...params, request: params.request });
+    if (params.request !== undefined)
+      params = await withRequestObject(app, q, realm, { ...params, request: params.request });
   } catch (e) {
     if (e instanceof AuthorizationRequestError) return { ok: false, error: e.error, detail: e.message };
     throw e;
@@ -58,9 +59,12 @@ export async function pushAuthorizationRequest(
     now,
   );
   const actor = { type: 'client', id: clientId } as const;
-  await recorder(q, { realmId: realm.id, actor, correlationId, now }).audit('oauth.authorization_request.pushed', {
-    category: 'security',
-    data: { client_id: clientId },
-  });
+  await recorder(q, { realmId: realm.id, actor, correlationId, now }).audit(
+    'oauth.authorization_request.pushed',
+    {
+      category: 'security',
+      data: { client_id: clientId },
+    },
+  );
   return { ok: true, requestUri, expiresIn: PUSHED_REQUEST_TTL_SECONDS };
 }

@@ -43,7 +43,11 @@ export async function takePushedRequest(q: Queryable, realmId: string, digest: s
 }
 
 /** Deletes pushed requests that expired before `before` (sign-in cleanup). */
-export async function deleteExpiredPushedRequests(q: Queryable, before: Date, batch: number): Promise<number> {
+export async function deleteExpiredPushedRequests(
+  q: Queryable,
+  before: Date,
+  batch: number,
+): Promise<number> {
   const r = await q.query(
     `delete from pushed_authorization_requests where (realm_id, request_digest) in (
        select realm_id, request_digest from pushed_authorization_requests where expires_at < $1 limit ${batch})`,

@@ -2,7 +2,13 @@
 // client signs with a key of its registered key set (the one private_key_jwt uses). Checked here:
 // a real signature (never alg none), iss the client, aud this realm's issuer, a required and short
 // exp. Its parameters then replace those sent beside it.
-import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, type JWTPayload, jwtVerify } from 'jose';
+import {
+  createLocalJWKSet,
+  decodeProtectedHeader,
+  type JSONWebKeySet,
+  type JWTPayload,
+  jwtVerify,
+} from 'jose';
 import { CLIENT_SIGNING_ALGORITHMS } from '../clients/index.ts';
 import { camelCase } from '../platform/http/decode.ts';
 import { SINGLE_PARAMS } from './authorization-params.ts';

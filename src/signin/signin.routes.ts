@@ -9,6 +9,7 @@ import { Problem, problem } from '../platform/http/problem.ts';
 import { currentPolicy } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { readState, runStep, type StepResponse } from './advance.ts';
+import { resolveOrRefuse } from './authorization-request.ts';
 import type { CallCredentials } from './binding.ts';
 import {
   FEDERATION_COOKIE,
@@ -23,7 +24,6 @@ import {
 import { createTransaction } from './create.ts';
 import { loadFacts } from './facts.ts';
 import { evaluate } from './next-actions.ts';
-import { resolveOrRefuse } from './authorization-request.ts';
 import { validateStart } from './start.ts';
 import { useStartBodyReader } from './start-body.ts';
 import { presentState } from './state.ts';
@@ -95,7 +95,10 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
           const started = await validateStart(
             q,
             realm,
-            await resolveOrRefuse(ctx, q, realm, { ...body, ...(typeof ua === 'string' ? { userAgent: ua } : {}) }),
+            await resolveOrRefuse(ctx, q, realm, {
+              ...body,
+              ...(typeof ua === 'string' ? { userAgent: ua } : {}),
+            }),
             'headless',
             ctx.config.server.publicOrigin,
             ctx.grantTypeControls,
