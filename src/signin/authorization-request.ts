@@ -80,14 +80,19 @@ async function fromPushedRequest(
   };
 }
 
+/**
+ * Whether this client must push its requests. The realm policy covers registered clients; the
+ * built-in ones (identity-cli, the account page) stay exempt so that it cannot lock
+ * administrators out (docs/decisions.md).
+ */
 async function pushRequired(q: Queryable, realm: RealmRow, clientId: string | undefined): Promise<boolean> {
-  if (
-    policyValue(await currentPolicy(q, realm.id), 'interaction', 'require_pushed_authorization_requests') ===
-    true
-  )
-    return true;
   const client = clientId ? await findClient(q, realm.id, clientId) : null;
-  return client?.require_pushed_authorization_requests === true;
+  if (!client) return false;
+  if (client.require_pushed_authorization_requests) return true;
+  const policy = await currentPolicy(q, realm.id);
+  return (
+    !client.builtin && policyValue(policy, 'interaction', 'require_pushed_authorization_requests') === true
+  );
 }
 
 /** The parameters to validate for a request at the authorization endpoint or the headless start. */

@@ -373,6 +373,9 @@ async function requirePushed(t: TestContext, how: 'client' | 'realm') {
     assert.equal(body.require_pushed_authorization_requests, true);
   } else {
     await s.h.setPolicy(s.realm, { interaction: { require_pushed_authorization_requests: true } });
+    // The built-in identity-cli still signs administrators in without PAR.
+    const admin = await apiCaller(s.h, s.realm);
+    assert.equal((await admin.call('GET', '/clients/web-app')).status, 200);
   }
   const config = await webApp(s);
   const f = await flowParams();
