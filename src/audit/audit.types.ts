@@ -26,6 +26,7 @@ export type AuditType =
   | 'bootstrap.administrator_created'
   | 'user.signed_in'
   | 'signin.transaction.started'
+  | 'oauth.authorization_request.pushed'
   | 'signin.transaction.cancelled'
   | 'signin.transaction.failed'
   | 'signin.proof_failed'

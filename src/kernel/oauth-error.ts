@@ -19,7 +19,11 @@ export type OAuthErrorCode =
   | 'access_denied'
   // RFC 6750 section 3.1, for bearer-protected protocol endpoints (UserInfo)
   | 'invalid_token'
-  | 'insufficient_scope';
+  | 'insufficient_scope'
+  // RFC 9126 section 2.3: the PAR endpoint answers the authorization endpoint's errors in JSON
+  | 'unsupported_response_type'
+  | 'access_denied'
+  | 'invalid_request_object';
 
 export class OAuthError extends Error {
   readonly status: number;

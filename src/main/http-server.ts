@@ -26,6 +26,7 @@ import { registerDeviceAuthorization } from '../oauth/device-authorization.route
 import { registerDiscovery } from '../oauth/discovery.routes.ts';
 import { registerIntrospect } from '../oauth/introspect.routes.ts';
 import { registerLogout } from '../oauth/logout.routes.ts';
+import { registerPushedAuthorizationRequests } from '../oauth/par.routes.ts';
 import { registerRevoke } from '../oauth/revoke.routes.ts';
 import { registerTokenEndpoint } from '../oauth/token.routes.ts';
 import { registerUserinfo } from '../oauth/userinfo.routes.ts';
@@ -115,6 +116,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerConfigurationRoutes(app, ctx);
   registerTokenEndpoint(app, ctx);
   registerDeviceAuthorization(app, ctx);
+  registerPushedAuthorizationRequests(app, ctx);
   registerIntrospect(app, ctx);
   registerRevoke(app, ctx);
   registerUserinfo(app, ctx);

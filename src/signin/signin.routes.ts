@@ -9,6 +9,7 @@ import { Problem, problem } from '../platform/http/problem.ts';
 import { currentPolicy } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { readState, runStep, type StepResponse } from './advance.ts';
+import { resolveOrRefuse } from './authorization-request.ts';
 import type { CallCredentials } from './binding.ts';
 import {
   FEDERATION_COOKIE,
@@ -102,7 +103,7 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
             : await validateStart(
                 q,
                 realm,
-                input,
+                await resolveOrRefuse(ctx, q, realm, input),
                 'headless',
                 ctx.config.server.publicOrigin,
                 ctx.grantTypeControls,
