@@ -46,7 +46,8 @@ export type IdPrefix =
   | 'fdr'
   | 'mrg'
   | 'apk'
-  | 'fxt';
+  | 'fxt'
+  | 'dva';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
