@@ -46,6 +46,7 @@ export type IdPrefix =
   | 'fdr'
   | 'mrg'
   | 'apk'
+  | 'scc'
   | 'fxt';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';

@@ -19,13 +19,21 @@ export type ScimType =
   | 'sensitive';
 
 export class ScimError extends Error {
+  readonly status: number;
+  readonly scimType: ScimType | null;
+  readonly detail: string;
+  readonly headers: Record<string, string>;
   constructor(
-    readonly status: number,
-    readonly scimType: ScimType | null,
-    readonly detail: string,
-    readonly headers: Record<string, string> = {},
+    status: number,
+    scimType: ScimType | null,
+    detail: string,
+    headers: Record<string, string> = {},
   ) {
     super(detail);
+    this.status = status;
+    this.scimType = scimType;
+    this.detail = detail;
+    this.headers = headers;
   }
 }
 

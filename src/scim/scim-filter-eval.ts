@@ -30,13 +30,15 @@ function valuesAt(resource: Json, path: AttrPath): Json[] {
 }
 
 function compare(op: CompareOp, actual: Json, expected: ScimValue, exact: boolean): boolean {
-  if (actual === null || actual === undefined) return op === 'ne' ? expected !== null : expected === null && op === 'eq';
+  if (actual === null || actual === undefined)
+    return op === 'ne' ? expected !== null : expected === null && op === 'eq';
   if (typeof actual === 'object') {
     // A complex value compares through its `value` sub-attribute.
     return compare(op, member(actual, 'value'), expected, exact);
   }
   if (typeof expected === 'boolean' || typeof actual === 'boolean') {
-    if (op !== 'eq' && op !== 'ne') throw new ScimError(400, 'invalidFilter', `${op} does not apply to booleans`);
+    if (op !== 'eq' && op !== 'ne')
+      throw new ScimError(400, 'invalidFilter', `${op} does not apply to booleans`);
     return (actual === expected) === (op === 'eq');
   }
   if (expected === null) return op === 'ne';

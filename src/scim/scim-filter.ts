@@ -95,7 +95,10 @@ export function parseAttrPath(text: string): AttrPath {
 class Parser {
   private pos = 0;
   private nodes = 0;
-  constructor(private readonly tokens: Token[]) {}
+  private readonly tokens: Token[];
+  constructor(tokens: Token[]) {
+    this.tokens = tokens;
+  }
 
   private peek(): Token {
     return this.tokens[this.pos] as Token;
@@ -198,7 +201,8 @@ export interface PatchPath {
 }
 
 export function parsePatchPath(text: string): PatchPath {
-  const invalidPath = () => new ScimError(400, 'invalidPath', `the path ${JSON.stringify(text)} is not valid`);
+  const invalidPath = () =>
+    new ScimError(400, 'invalidPath', `the path ${JSON.stringify(text)} is not valid`);
   if (Buffer.byteLength(text, 'utf8') > MAX_FILTER_BYTES) throw invalidPath();
   const open = text.indexOf('[');
   if (open < 0) {
@@ -215,7 +219,11 @@ export function parsePatchPath(text: string): PatchPath {
   try {
     const path = parseAttrPath(text.slice(0, open).trim());
     if (path.sub !== null) throw invalidPath();
-    return { path, filter: parseFilter(text.slice(open + 1, close)), sub: tail === '' ? null : tail.slice(1) };
+    return {
+      path,
+      filter: parseFilter(text.slice(open + 1, close)),
+      sub: tail === '' ? null : tail.slice(1),
+    };
   } catch (e) {
     if (e instanceof ScimError && e.scimType === 'invalidFilter') throw invalidPath();
     throw e;
