@@ -166,6 +166,9 @@ export function applyPatch(resource: JsonObject, ops: readonly PatchOperation[])
     if (op.path === null) {
       if (!isObject(op.value)) throw invalidValue('an operation without a path needs an object value');
       for (const [k, v] of Object.entries(op.value)) {
+        // Okta repeats the resource's id (and some clients its schemas) in a replace value.
+        const lower = k.toLowerCase();
+        if (lower === 'schemas' || (lower === 'id' && v === doc.id)) continue;
         if (/^urn:\S*:(User|Group)$/i.test(k) && isObject(v)) {
           // An extension object: each of its attributes is set in the extension.
           for (const [sk, sv] of Object.entries(v))

@@ -8,6 +8,7 @@ import { parseStrictJson } from '../platform/http/strict-json.ts';
 import { MAX_SCIM_BODY_BYTES, resourceTypes, schemas, serviceProviderConfig } from './scim-discovery.ts';
 import { listResponse, scimRoute, sendScim } from './scim-edge.routes.ts';
 import { ScimError, scimErrorOf, sendScimError } from './scim-error.ts';
+import { registerScimGroupRoutes } from './scim-groups.routes.ts';
 import { registerScimUserRoutes } from './scim-users.routes.ts';
 
 export const SCIM_PREFIX = '/api/v1/realms/:realm/scim/v2';
@@ -80,6 +81,7 @@ export function registerScimRoutes(app: FastifyInstance, ctx: ApiDeps): void {
         return sendScim(reply, 200, one);
       });
       registerScimUserRoutes(scope, ctx);
+      registerScimGroupRoutes(scope, ctx);
     },
     { prefix: SCIM_PREFIX },
   );
