@@ -43,6 +43,8 @@ export function scimErrorOf(e: unknown): ScimError | null {
   if (!(e instanceof Problem)) return null;
   const detail = e.detail ?? e.code;
   if (e.status === 409) return new ScimError(409, 'uniqueness', detail);
+  // A body that is not strict JSON is a syntax error; a value a shared rule refuses is invalidValue.
+  if (e.status === 400 && e.code === 'invalid_request') return new ScimError(400, 'invalidSyntax', detail);
   if (e.status === 422 || e.status === 400) return new ScimError(400, 'invalidValue', detail);
   return new ScimError(e.status, null, detail, e.headers ?? {});
 }
