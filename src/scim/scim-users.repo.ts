@@ -66,10 +66,23 @@ export const findScimUsersBy = async (
 export const countScimUsers = async (q: Queryable, realmId: string) =>
   (await one<{ n: number }>(q, 'select count(*)::int as n from scim_users where realm_id = $1', [realmId])).n;
 
-/** One page of every provisioned user, in id order: $2 rows after offset $3. */
+/**
+ * One page of every provisioned user, in id order: $2 rows after offset $3. The page is cut from
+ * scim_users alone (its primary key gives the order) before the accounts are joined: an erased
+ * account has no SCIM record left, and a join under the offset would make the planner walk both
+ * tables for every skipped row.
+ */
 export const pageScimUsers = async (q: Queryable, realmId: string, limit: number, offset: number) =>
   (
-    await many<ScimUserRow>(q, `${SELECT} order by s.user_id limit $2 offset $3`, [realmId, limit, offset])
+    await many<ScimUserRow>(
+      q,
+      `select s.user_id, s.connector_id, s.user_name, s.external_id, s.attributes, s.version,
+          s.created_at, s.updated_at, u.state, u.display_name
+         from (select * from scim_users where realm_id = $1 order by user_id limit $2 offset $3) s
+         join users u on u.realm_id = s.realm_id and u.id = s.user_id
+        order by s.user_id`,
+      [realmId, limit, offset],
+    )
   ).map((r) => parsed(r) as ScimUserRow);
 
 export const insertScimUser = (

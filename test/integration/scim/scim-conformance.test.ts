@@ -167,6 +167,10 @@ describe('SCIM conformance', () => {
     const indexed = await scim('GET', q('userName eq "BULK20001@example.com"'));
     assert.deepEqual([indexed.status, indexed.body.totalResults], [200, 1]);
     const page = await scim('GET', '/Users?count=500&startIndex=19001');
-    assert.deepEqual([page.body.totalResults, page.body.itemsPerPage], [20001, 200]);
+    assert.deepEqual(
+      [page.status, page.body.totalResults, page.body.itemsPerPage],
+      [200, 20001, 200],
+      JSON.stringify(page.body),
+    );
   });
 });
