@@ -16,9 +16,9 @@ import type { Config } from '../platform/config/settings.ts';
 import { loadKeyrings, type PepperRing, type RootKeyring } from '../platform/crypto/keyring.ts';
 import { resolveSecretRef, resolveToken } from '../platform/crypto/secret-ref.ts';
 import type { Db } from '../platform/db/db.ts';
+import { loadEmbeddedDriver } from '../platform/db/embedded-driver.ts';
 import { loadMigrations, type Migration } from '../platform/db/migrate.ts';
 import { openPostgres } from '../platform/db/pg.ts';
-import { openPglite } from '../platform/db/pglite.ts';
 import { createLogger, type Logger } from '../platform/log.ts';
 import { Metrics } from '../platform/metrics.ts';
 import { OutboundHttp, type Resolver, systemResolver } from '../platform/net/outbound-http.ts';
@@ -69,6 +69,7 @@ export async function openDatabase(config: Config, log?: Logger, applicationName
       ...(warn ? { onConnectionError: (e: Error) => warn({ err: String(e) }) } : {}),
     });
   }
+  const { openPglite } = await loadEmbeddedDriver();
   return openPglite({ dataDir: resolve(config.dataDir) });
 }
 
