@@ -30,3 +30,15 @@ create table scim_users (
 );
 create unique index scim_users_user_name on scim_users (realm_id, user_name_key);
 create index scim_users_external_id on scim_users (realm_id, external_id);
+
+-- Revoking a connector is an automation credential revocation in the revocation log (spec doc 2,
+-- Revocation exposure), so restore-reconcile keeps it revoked over an older backup.
+create function revocation_log_scim_connector() returns trigger language plpgsql as $$
+begin
+  perform revocation_log_append(new.realm_id, 'automation_credential_revoked',
+    jsonb_build_object('credential', 'scim_connector', 'credential_id', new.id, 'at', new.revoked_at));
+  return null;
+end $$;
+create trigger revocation_log_scim_connectors after update on scim_connectors
+  for each row when (old.revoked_at is null and new.revoked_at is not null)
+  execute function revocation_log_scim_connector();

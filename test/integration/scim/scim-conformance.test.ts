@@ -47,7 +47,7 @@ describe('SCIM conformance', () => {
   });
 
   test('case=authentication: missing, wrong and revoked credentials are 401', async (t) => {
-    const { scim, api, token, connector } = await scimSetup(t);
+    const { scim, api, token, connector, h } = await scimSetup(t);
     const none = await scim('GET', '/Users', undefined, {}, '');
     assertScimError(none, 401);
     assert.match(none.headers.get('www-authenticate') ?? '', /^Bearer/);
@@ -63,6 +63,15 @@ describe('SCIM conformance', () => {
     assertScimError(await scim('GET', '/Users'), 401);
     const after = await api('GET', '/scim-connectors');
     assert.equal(after.body.items[0].state, 'revoked');
+    // The revocation log keeps it revoked over a restored backup (docs/restore.md).
+    const logged = await rows(
+      h,
+      "select record from revocation_log where kind = 'automation_credential_revoked'",
+    );
+    assert.deepEqual(
+      logged.map((l) => [l.record.credential, l.record.credential_id]),
+      [['scim_connector', connector.id]],
+    );
   });
 
   test('case=users: required attributes, uniqueness, filters, PATCH add/replace/remove, delete', async (t) => {

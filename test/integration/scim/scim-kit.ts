@@ -29,7 +29,8 @@ export async function scimSetup(t: TestContext, clock?: Clock) {
     headers: Record<string, string> = {},
     bearer = token,
   ): Promise<ScimReply> => {
-    const res = await s.h.get(`/api/v1/realms/${s.realm.name}/scim/v2${path}`, {
+    const url = `/api/v1/realms/${s.realm.name}/scim/v2${path}`;
+    const init = {
       method,
       headers: {
         authorization: `Bearer ${bearer}`,
@@ -38,6 +39,12 @@ export async function scimSetup(t: TestContext, clock?: Clock) {
         ...headers,
       },
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    };
+    // After a long pause (a bulk insert) a kept-alive socket the server has just closed may be
+    // reused: a GET is sent again once on a fresh connection.
+    const res = await s.h.get(url, init).catch((e: Error & { cause?: { code?: string } }) => {
+      if (method !== 'GET' || e.cause?.code !== 'ECONNRESET') throw e;
+      return s.h.get(url, init);
     });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
