@@ -33,6 +33,12 @@ json_string() { sed 's/\\/\\\\/g; s/"/\\"/g' <<<"$1"; }
 field() { sed -n 's/.*"'"$1"'":"\([^"]*\)".*/\1/p' <<<"$ANSWER"; }
 # offers ACTION: whether the transaction's next actions include ACTION.
 offers() { grep -q '"type":"'"$1"'"' <<<"$ANSWER"; }
+# group NAME: the offered alternatives of group NAME, one type a line. Alternatives carry
+# "required":false and options.group (docs/signin.md, "Alternatives"); answering any one is enough.
+group() {
+  { grep -o '"type":"[a-z_]*","required":false,"fields":\[[^]]*\],"options":{"group":"'"$1"'"' <<<"$ANSWER" || true; } |
+    sed 's/^"type":"\([a-z_]*\)".*/\1/'
+}
 
 # step TITLE CURL-ARGS...: one request; prints the title and the JSON answer, keeps the answer
 # in $ANSWER, and stops the script when the server answers an error.
@@ -74,6 +80,11 @@ if offers enroll_totp; then
   # codes, shown this once.
   json_step totp/activate "$TX/$ID/totp/activate" '{"code":"'"$(oathtool --totp -b "$TOTP_SECRET")"'"}'
 elif offers totp; then
+  # The second factor comes as alternatives of group mfa (the authenticator app's code and, while
+  # unused ones are left, a recovery code): answering one is enough. This script answers totp; a
+  # recovery-code sign-in gets no administration token.
+  ways=$(group mfa | paste -sd ' ' -)
+  echo "second factor, any one of: ${ways:-totp}; answering totp" >&2
   : "${TOTP_SECRET:?an authenticator code is asked for: set TOTP_SECRET to the secret printed at enrollment}"
   json_step totp "$TX/$ID/totp" '{"code":"'"$(oathtool --totp -b "$TOTP_SECRET")"'"}'
 fi

@@ -16,9 +16,15 @@ const redirectUri = process.env.REDIRECT_URI ?? 'http://localhost:3000/callback'
 const resource = process.env.RESOURCE ?? 'https://orders.example.com';
 
 // The client was registered with client_secret_basic, the default of the clients API.
-const config = await client.discovery(issuer, env('CLIENT_ID'), undefined, client.ClientSecretBasic(env('CLIENT_SECRET')), {
-  execute: issuer.protocol === 'http:' ? [client.allowInsecureRequests] : [],
-});
+const config = await client.discovery(
+  issuer,
+  env('CLIENT_ID'),
+  undefined,
+  client.ClientSecretBasic(env('CLIENT_SECRET')),
+  {
+    execute: issuer.protocol === 'http:' ? [client.allowInsecureRequests] : [],
+  },
+);
 
 // 1. The authorization request, built by the library.
 const verifier = client.randomPKCECodeVerifier();
@@ -61,7 +67,8 @@ const started = await post(api, {
 const tx = `${api}/${started.transaction_id}`;
 await post(`${tx}/identify`, { identifier: env('EMAIL') }, started.continuation_token);
 const done = await post(`${tx}/password`, { password: env('PASSWORD') }, started.continuation_token);
-if (done.status !== 'completed') throw new Error(`the sign-in needs more: ${JSON.stringify(done.next_actions)}`);
+if (done.status !== 'completed')
+  throw new Error(`the sign-in needs more: ${JSON.stringify(done.next_actions)}`);
 
 // 3. The callback, validated (state, iss) and redeemed by the library; the ID token is checked.
 const tokens = await client.authorizationCodeGrant(config, new URL(done.redirect_to), {
@@ -88,4 +95,6 @@ console.log(
 const userinfoToken = await client.refreshTokenGrant(config, tokens.refresh_token, {
   resource: `${issuer.href}/oauth/userinfo`,
 });
-console.log(JSON.stringify(await client.fetchUserInfo(config, userinfoToken.access_token, claims.sub), null, 2));
+console.log(
+  JSON.stringify(await client.fetchUserInfo(config, userinfoToken.access_token, claims.sub), null, 2),
+);

@@ -26,8 +26,17 @@ function findTests(dir: string): string[] {
   });
 }
 
+/** The workspaces under packages/ (npm workspaces of package.json): their own tests sit in test/. */
+const packageTests = (): string[] =>
+  readdirSync(join(root, 'packages'), { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .flatMap((e) => {
+      const dir = join(root, 'packages', e.name, 'test');
+      return statSync(dir, { throwIfNoEntry: false })?.isDirectory() ? findTests(dir) : [];
+    });
+
 const filters = process.argv.slice(2);
-const files = [...findTests(join(root, 'src')), ...findTests(join(root, 'test'))].filter(
+const files = [...findTests(join(root, 'src')), ...findTests(join(root, 'test')), ...packageTests()].filter(
   (f) => filters.length === 0 || filters.some((x) => f.includes(x)),
 );
 if (files.length === 0) {
@@ -55,8 +64,17 @@ if (files.some((f) => f.includes('browser') || f.includes('builtin-ui'))) {
   if (built.status !== 0) process.exit(built.status ?? 1);
 }
 
-// ui/lib: the tests of the login UI's messages import them.
-const compiled = await compileTree(root, ['src', 'test', 'ui/lib'], join(tmp, 'build'));
+// The verifier examples (examples/verifier-*.mjs) import the built package, as its users do.
+if (files.some((f) => f.includes('verifier'))) {
+  const built = spawnSync('npm', ['run', '--silent', 'build', '-w', '@proudauth/verifier'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  if (built.status !== 0) process.exit(built.status ?? 1);
+}
+
+// ui/lib: the tests of the login UI's messages import them; packages/: the workspaces' sources and tests.
+const compiled = await compileTree(root, ['src', 'test', 'ui/lib', 'packages'], join(tmp, 'build'));
 process.stdout.write(
   `# compiled ${compiled.compiled} of ${compiled.total} files in ${seconds(compiled.ms)} (.test-tmp/build)\n`,
 );

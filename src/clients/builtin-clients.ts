@@ -36,7 +36,8 @@ export async function insertBuiltinClients(tx: Tx, realmId: string, now: Date): 
       id,
       CLI_CLIENT_ID,
       ['http://127.0.0.1/callback', 'http://[::1]/callback'],
-      ['authorization_code', 'refresh_token'],
+      // The device grant serves `identity-cli login --device` (docs/oauth-device.md).
+      ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
       now,
     ],
   );

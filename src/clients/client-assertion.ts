@@ -6,7 +6,7 @@ import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, jwtVerify } from 'jos
 import { oauthError } from '../kernel/oauth-error.ts';
 
 // The signature algorithms the service accepts anywhere (spec doc 1, Authentication 7); never HS* or none.
-const ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
+export const CLIENT_SIGNING_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
 /** Longest time before `exp` an assertion may be presented; bounds the replay record too. */
 export const MAX_ASSERTION_LIFETIME_SECONDS = 3600;
 const MAX_JTI_BYTES = 256;
@@ -48,7 +48,7 @@ export async function verifyClientAssertion(
   let payload: Awaited<ReturnType<typeof jwtVerify>>['payload'];
   try {
     ({ payload } = await jwtVerify(assertion, createLocalJWKSet(c.jwks), {
-      algorithms: ALGORITHMS,
+      algorithms: CLIENT_SIGNING_ALGORITHMS,
       issuer: c.clientId,
       subject: c.clientId,
       audience: [...c.audiences],

@@ -56,6 +56,7 @@ const CLIENT_ROW_MEMBERS: Record<keyof ClientRow, true> = {
   realm_id: true,
   redirect_uris: true,
   require_mfa: true,
+  require_pushed_authorization_requests: true,
   state: true,
   token_endpoint_auth_method: true,
   type: true,

@@ -98,6 +98,7 @@ function settingsOf(r: ClientRecord): ClientSettings {
     requireMfa: r.require_mfa,
     allowRememberMe: r.allow_remember_me,
     idTokenClaims: r.id_token_claims,
+    requirePushedRequests: r.require_pushed_authorization_requests,
     jwks: r.jwks,
   };
 }
@@ -115,6 +116,7 @@ function mergeSettings(r: ClientRecord, p: UpdateClientInput): ClientSettings {
     requireMfa: p.tokenPolicy?.requireMfa ?? s.requireMfa,
     allowRememberMe: p.allowRememberMe ?? s.allowRememberMe,
     idTokenClaims: p.idTokenClaims ?? s.idTokenClaims,
+    requirePushedRequests: p.requirePushedAuthorizationRequests ?? s.requirePushedRequests,
     jwks: p.jwks ?? s.jwks,
   };
 }
@@ -133,6 +135,7 @@ function changedMembers(r: ClientRecord, next: ClientSettings): string[] {
     requireMfa: 'token_policy',
     allowRememberMe: 'allow_remember_me',
     idTokenClaims: 'id_token_claims',
+    requirePushedRequests: 'require_pushed_authorization_requests',
     jwks: 'jwks',
   };
   return (Object.keys(wire) as (keyof ClientSettings)[])

@@ -17,12 +17,13 @@ export const GRANT = {
 } as const;
 
 // Token exchange needs an authenticated (confidential) client, so only web and service have it.
-// This release has no device flow, so no client type may register the device grant it names.
+// The device grant (RFC 8628) is for public clients without a browser of their own: device and
+// native clients (the built-in identity-cli is native).
 const GRANTS_BY_TYPE: Record<ClientType, readonly string[]> = {
   web: [GRANT.code, GRANT.refresh, GRANT.exchange],
   spa: [GRANT.code, GRANT.refresh],
-  native: [GRANT.code, GRANT.refresh],
-  device: [GRANT.code, GRANT.refresh],
+  native: [GRANT.code, GRANT.refresh, GRANT.device],
+  device: [GRANT.code, GRANT.refresh, GRANT.device],
   service: [GRANT.clientCredentials, GRANT.exchange],
 };
 const KNOWN_GRANTS: ReadonlySet<string> = new Set(Object.values(GRANT));
@@ -119,8 +120,6 @@ function checkGrantTypes(d: ClientDraft, errors: FieldError[]): boolean {
   d.grantTypes.forEach((g, i) => {
     const field = `grant_types[${i}]`;
     if (seen.has(g)) errors.push({ field, code: 'duplicate', detail: 'repeats an earlier item' });
-    else if (g === GRANT.device)
-      errors.push({ field, code: 'unsupported', detail: 'the device grant is not available yet' });
     else if (!KNOWN_GRANTS.has(g)) errors.push({ field, code: 'unsupported', detail: 'unknown grant type' });
     else if (!allowed.includes(g))
       errors.push({
@@ -130,8 +129,8 @@ function checkGrantTypes(d: ClientDraft, errors: FieldError[]): boolean {
       });
     seen.add(g);
   });
-  // Refresh tokens are only ever issued with an authorization code here.
-  if (seen.has(GRANT.refresh) && !seen.has(GRANT.code)) {
+  // Refresh tokens are only ever issued with an authorization code or a device code here.
+  if (seen.has(GRANT.refresh) && !seen.has(GRANT.code) && !seen.has(GRANT.device)) {
     errors.push({ field: 'grant_types', code: 'requires_authorization_code' });
   }
   return errors.length === before;

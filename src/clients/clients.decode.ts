@@ -48,6 +48,7 @@ export const decodeCreateClient = object({
   token_policy: optional(tokenPolicy),
   allow_remember_me: optional(boolean()),
   id_token_claims: optional(enumOf(ID_TOKEN_CLAIMS)),
+  require_pushed_authorization_requests: optional(boolean()),
   jwks: optional(jwks),
 });
 export type CreateClientInput = Decoded<typeof decodeCreateClient>;
@@ -71,6 +72,7 @@ export const decodeUpdateClient = object({
   token_policy: optional(tokenPolicy),
   allow_remember_me: optional(boolean()),
   id_token_claims: optional(enumOf(ID_TOKEN_CLAIMS)),
+  require_pushed_authorization_requests: optional(boolean()),
   jwks: optional(jwks),
 });
 export type UpdateClientInput = Decoded<typeof decodeUpdateClient>;

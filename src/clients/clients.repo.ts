@@ -1,6 +1,6 @@
 // SQL for OAuth clients (migrations 0001, 0002, 0004, 0006). Lookups by the public client_id;
 // every statement filters on realm_id.
-import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
+import { jsonColumn, many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 
 export type ClientType = 'web' | 'spa' | 'native' | 'device' | 'service';
@@ -25,6 +25,8 @@ export interface ClientRow {
   allow_remember_me: boolean;
   /** What its ID tokens carry besides the protocol claims (migration 0025). */
   id_token_claims: IdTokenClaims;
+  /** Authorization requests only through the PAR endpoint (RFC 9126 section 5; migration 0034). */
+  require_pushed_authorization_requests: boolean;
 }
 
 /** Inline public key set of a private_key_jwt client, as stored. */
@@ -45,6 +47,20 @@ export interface ClientRecord extends ClientRow {
 
 export const findClient = (q: Queryable, realmId: string, clientId: string) =>
   maybeOne<ClientRow>(q, 'select * from clients where realm_id = $1 and client_id = $2', [realmId, clientId]);
+
+/** The public key set registered on a client (private_key_jwt), which also signs its request objects. */
+export async function findClientJwks(
+  q: Queryable,
+  realmId: string,
+  clientId: string,
+): Promise<StoredJwks | null> {
+  const row = await maybeOne<{ jwks: unknown }>(
+    q,
+    'select jwks from clients where realm_id = $1 and client_id = $2',
+    [realmId, clientId],
+  );
+  return row?.jwks ? jsonColumn<StoredJwks>(row.jwks) : null;
+}
 
 /** Whether an Origin belongs to the realm's active clients (spec doc 1, Authentication 1). */
 export async function isClientOrigin(q: Queryable, realmId: string, origin: string): Promise<boolean> {
@@ -67,6 +83,7 @@ export interface NewClient {
   requireMfa?: boolean;
   allowRememberMe?: boolean;
   idTokenClaims?: IdTokenClaims;
+  requirePushedRequests?: boolean;
   description?: string | null;
   postLogoutRedirectUris?: string[];
   jwks?: StoredJwks | null;
@@ -74,8 +91,9 @@ export interface NewClient {
 
 const INSERT = `insert into clients (realm_id, id, client_id, name, type, builtin, state, redirect_uris,
     allowed_origins, grant_types, token_endpoint_auth_method, consent_mode, require_mfa, allow_remember_me,
-    description, post_logout_redirect_uris, jwks, id_token_claims, created_at, updated_at)
-  values ($1, $2, $3, $4, $5, false, 'active', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $17, $16, $16)`;
+    description, post_logout_redirect_uris, jwks, id_token_claims, require_pushed_authorization_requests,
+    created_at, updated_at)
+  values ($1, $2, $3, $4, $5, false, 'active', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $17, $18, $16, $16)`;
 
 function insertParams(realmId: string, c: NewClient, now: Date): unknown[] {
   return [
@@ -96,6 +114,7 @@ function insertParams(realmId: string, c: NewClient, now: Date): unknown[] {
     c.jwks ? JSON.stringify(c.jwks) : null,
     now,
     c.idTokenClaims ?? 'standard',
+    c.requirePushedRequests ?? false,
   ];
 }
 
@@ -159,6 +178,7 @@ export interface ClientSettings {
   requireMfa: boolean;
   allowRememberMe: boolean;
   idTokenClaims: IdTokenClaims;
+  requirePushedRequests: boolean;
   jwks: StoredJwks | null;
 }
 
@@ -172,7 +192,8 @@ export async function updateClientSettings(
   await tx.query(
     `update clients set name = $3, description = $4, redirect_uris = $5, post_logout_redirect_uris = $6,
        allowed_origins = $7, grant_types = $8, consent_mode = $9, require_mfa = $10, allow_remember_me = $11,
-       jwks = $12, id_token_claims = $14, version = version + 1, updated_at = $13
+       jwks = $12, id_token_claims = $14, require_pushed_authorization_requests = $15,
+       version = version + 1, updated_at = $13
      where realm_id = $1 and id = $2`,
     [
       realmId,
@@ -189,6 +210,7 @@ export async function updateClientSettings(
       s.jwks ? JSON.stringify(s.jwks) : null,
       now,
       s.idTokenClaims,
+      s.requirePushedRequests,
     ],
   );
 }

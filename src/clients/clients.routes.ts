@@ -52,6 +52,7 @@ export function presentClient({ record: r, secrets }: ClientView) {
     token_policy: { require_mfa: r.require_mfa },
     allow_remember_me: r.allow_remember_me,
     id_token_claims: r.id_token_claims,
+    require_pushed_authorization_requests: r.require_pushed_authorization_requests,
     jwks: r.jwks,
     service_principal_id: r.service_principal_id,
     secrets: secrets.map(presentSecret),

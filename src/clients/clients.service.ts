@@ -123,6 +123,7 @@ export async function createClient(
         requireMfa: input.tokenPolicy?.requireMfa ?? false,
         allowRememberMe: input.allowRememberMe ?? true,
         idTokenClaims: input.idTokenClaims ?? 'standard',
+        requirePushedRequests: input.requirePushedAuthorizationRequests ?? false,
         jwks: draft.jwks,
       },
       c.now,

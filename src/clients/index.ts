@@ -2,6 +2,7 @@
 // Other folders reach this context's tables through this file, never through its *.repo.ts files
 // (docs/architecture.md, import rules).
 
+export { CLIENT_SIGNING_ALGORITHMS } from './client-assertion.ts';
 export type { ClientAuthFacts, ClientAuthRow } from './client-auth.repo.ts';
 export {
   clientAuthFactsFrom,
@@ -16,5 +17,11 @@ export { setClientStateInTx, updateClient } from './client-changes.service.ts';
 export { GRANT } from './client-rules.ts';
 export { type CreateClientInput, decodeCreateClient, type UpdateClientInput } from './clients.decode.ts';
 export type { ClientRecord, ClientRow } from './clients.repo.ts';
-export { findClient, findClientRecord, isClientOrigin, listClientRecords } from './clients.repo.ts';
+export {
+  findClient,
+  findClientJwks,
+  findClientRecord,
+  isClientOrigin,
+  listClientRecords,
+} from './clients.repo.ts';
 export { type Change, type ClientsDeps, createClient, newClientProblems } from './clients.service.ts';

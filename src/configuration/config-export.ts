@@ -108,6 +108,8 @@ function clientOut(c: ClientRecord): Json {
     token_policy: { require_mfa: c.require_mfa },
     allow_remember_me: c.allow_remember_me,
     id_token_claims: c.id_token_claims,
+    // Written only when set, so documents of clients without it stay as they were.
+    ...(c.require_pushed_authorization_requests ? { require_pushed_authorization_requests: true } : {}),
     ...(c.jwks !== null ? { jwks: c.jwks } : {}),
   };
 }

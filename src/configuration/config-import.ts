@@ -119,6 +119,9 @@ const clientPatch = (
       ? { allowRememberMe: v.allowRememberMe }
       : {}),
     ...(g('id_token_claims') && v.idTokenClaims ? { idTokenClaims: v.idTokenClaims } : {}),
+    ...(g('require_pushed_authorization_requests') && v.requirePushedAuthorizationRequests !== undefined
+      ? { requirePushedAuthorizationRequests: v.requirePushedAuthorizationRequests }
+      : {}),
     ...(g('jwks') && v.jwks ? { jwks: v.jwks } : {}),
   };
 };

@@ -165,6 +165,12 @@ export function clientDifferences(current: ClientRecord, c: DocClient): string[]
     ['token_policy', v.tokenPolicy?.requireMfa ?? false, current.require_mfa, 'value'],
     ['allow_remember_me', v.allowRememberMe, current.allow_remember_me, 'value'],
     ['id_token_claims', v.idTokenClaims, current.id_token_claims, 'value'],
+    [
+      'require_pushed_authorization_requests',
+      v.requirePushedAuthorizationRequests ?? false,
+      current.require_pushed_authorization_requests,
+      'value',
+    ],
     ['jwks', v.jwks ?? null, current.jwks, 'value'],
     ['type', v.type, current.type, 'value'],
     ['token_endpoint_auth_method', v.tokenEndpointAuthMethod, current.token_endpoint_auth_method, 'value'],

@@ -13,9 +13,17 @@ export type OAuthErrorCode =
   // RFC 8628 section 3.5: an abuse budget of the token endpoint (or of client authentication) is
   // spent (spec doc 1, Errors, 429)
   | 'slow_down'
+  // RFC 8628 section 3.5: answers to a device polling the token endpoint
+  | 'authorization_pending'
+  | 'expired_token'
+  | 'access_denied'
   // RFC 6750 section 3.1, for bearer-protected protocol endpoints (UserInfo)
   | 'invalid_token'
-  | 'insufficient_scope';
+  | 'insufficient_scope'
+  // RFC 9126 section 2.3: the PAR endpoint answers the authorization endpoint's errors in JSON
+  | 'unsupported_response_type'
+  | 'access_denied'
+  | 'invalid_request_object';
 
 export class OAuthError extends Error {
   readonly status: number;
@@ -68,6 +76,11 @@ export const oauthError = {
   invalidTarget: (description?: string) => new OAuthError(400, 'invalid_target', description),
   slowDown: (retryAfterSeconds: number, description = 'the client is over its request budget') =>
     new OAuthError(429, 'slow_down', description, { 'retry-after': String(retryAfterSeconds) }),
+  /** RFC 8628 section 3.5: a device polled faster than its interval (400, unlike the budget's 429). */
+  pollingTooFast: (description: string) => new OAuthError(400, 'slow_down', description),
+  authorizationPending: (description?: string) => new OAuthError(400, 'authorization_pending', description),
+  expiredToken: (description?: string) => new OAuthError(400, 'expired_token', description),
+  accessDenied: (description?: string) => new OAuthError(400, 'access_denied', description),
   temporarilyUnavailable: (description?: string, retryAfterSeconds?: number) =>
     new OAuthError(
       503,

@@ -29,6 +29,8 @@ commands:
   login --realm NAME [--email EMAIL] [--server URL] [--credentials FILE] [--qr dark|light|ansi]
                                                sign in headlessly with the built-in identity-cli client
                                                and store an admin token (docs/cli.md)
+  login --realm NAME --device [--server URL] [--credentials FILE]
+                                               sign in on another device with a user code (RFC 8628)
   api METHOD PATH [--data JSON|@FILE|@-] [--header 'NAME: VALUE']... [--include]
       [--realm NAME] [--server URL] [--credentials FILE]
                                                call the administration API of the logged-in realm

@@ -6,56 +6,20 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { useBrowserErrorPages } from '../api/error-page.ts';
-import { camelCase } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
+import { startInputFrom } from '../signin/authorization-params.ts';
 import { authorize } from '../signin/authorize.service.ts';
 import { SESSION_COOKIE, TX_COOKIE, txCookie } from '../signin/cookies.ts';
-import type { StartInput } from '../signin/start.ts';
 
 type Query = Record<string, string | string[] | undefined>;
 
-const SINGLE = [
-  'client_id',
-  'redirect_uri',
-  'response_type',
-  'scope',
-  'state',
-  'nonce',
-  'code_challenge',
-  'code_challenge_method',
-  'organization',
-  'login_hint',
-  'ui_locales',
-  'prompt',
-  'max_age',
-  'acr_values',
-  'claims',
-  'request',
-  'request_uri',
-  'response_mode',
-  'intent',
-] as const;
-
-/** Query parameters as start input; a repeated parameter (other than resource) is refused (RFC 6749 3.1). */
-function startInputFrom(q: Query): StartInput {
-  const one = (name: (typeof SINGLE)[number]): string | undefined => {
+const valuesOf =
+  (q: Query) =>
+  (name: string): readonly string[] => {
     const v = q[name];
-    if (Array.isArray(v)) throw problem.invalidRequest(`parameter ${name} is repeated`);
-    return v === '' ? undefined : v;
+    return v === undefined ? [] : Array.isArray(v) ? v : [v];
   };
-  const resource = q.resource === undefined ? [] : Array.isArray(q.resource) ? q.resource : [q.resource];
-  const maxAge = one('max_age');
-  if (maxAge !== undefined && !/^\d{1,9}$/.test(maxAge))
-    throw problem.invalidRequest('max_age must be a non-negative integer');
-  const input: StartInput = { resource };
-  const fields = input as Record<string, unknown>;
-  for (const name of SINGLE) {
-    const value = one(name);
-    if (value !== undefined) fields[camelCase(name)] = name === 'max_age' ? Number(value) : value;
-  }
-  return input;
-}
 
 export function registerAuthorize(app: FastifyInstance, ctx: ApiDeps): void {
   app.register(async (scope) => {
@@ -67,7 +31,7 @@ export function registerAuthorize(app: FastifyInstance, ctx: ApiDeps): void {
       async (req, reply) => {
         const realm = await findRequestedRealm(ctx, req.params.realm);
         if (!realm) throw problem.notFound('no such realm');
-        const input = startInputFrom(req.query);
+        const input = startInputFrom(valuesOf(req.query));
         const ua = req.headers['user-agent'];
         if (typeof ua === 'string') input.userAgent = ua;
 

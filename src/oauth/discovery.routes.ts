@@ -6,11 +6,17 @@ import type { ApiDeps } from '../api/api.deps.ts';
 import { isSigningAlgorithm } from '../keys/jws.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import { problem } from '../platform/http/problem.ts';
+import { currentPolicy, policyValue } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { providerMetadata } from './discovery.ts';
 
 // As long as the key set's cache (keys/jwks.routes.ts): metadata changes only with the keys.
 const CACHE_CONTROL = 'public, max-age=300';
+
+async function pushRequired(ctx: ApiDeps, realmId: string): Promise<boolean> {
+  const policy = await currentPolicy(ctx.db, realmId);
+  return policyValue(policy, 'interaction', 'require_pushed_authorization_requests') === true;
+}
 
 async function sendMetadata(ctx: ApiDeps, realmName: string, reply: FastifyReply) {
   const realm = await findRequestedRealm(ctx, realmName);
@@ -22,7 +28,14 @@ async function sendMetadata(ctx: ApiDeps, realmName: string, reply: FastifyReply
     published.length > 0 ? published : [ctx.config.keys.signingAlgorithm];
   return reply
     .header('cache-control', CACHE_CONTROL)
-    .send(providerMetadata(ctx.config.server.publicOrigin, realm.name, algorithms));
+    .send(
+      providerMetadata(
+        ctx.config.server.publicOrigin,
+        realm.name,
+        algorithms,
+        await pushRequired(ctx, realm.id),
+      ),
+    );
 }
 
 export function registerDiscovery(app: FastifyInstance, ctx: ApiDeps): void {

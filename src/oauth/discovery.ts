@@ -2,6 +2,7 @@
 // (one document serves both). It advertises what this release implements and nothing more, so a
 // client that trusts it never meets a refusal for something listed here.
 
+import { CLIENT_SIGNING_ALGORITHMS } from '../clients/index.ts';
 import { issuerOf } from '../kernel/audiences.ts';
 import { UI_LOCALES } from '../kernel/ui-locales.ts';
 import { SIGNING_ALGORITHMS } from '../keys/jws.ts';
@@ -37,6 +38,7 @@ export function providerMetadata(
   publicOrigin: string,
   realmName: string,
   signingAlgorithms: readonly SigningAlgorithm[],
+  requirePushedRequests = false,
 ): Record<string, unknown> {
   const issuer = issuerOf(publicOrigin, realmName);
   const oauth = `${issuer}/oauth`;
@@ -50,6 +52,10 @@ export function providerMetadata(
     revocation_endpoint: `${oauth}/revoke`,
     introspection_endpoint: `${oauth}/introspect`,
     end_session_endpoint: `${oauth}/logout`,
+    device_authorization_endpoint: `${oauth}/device_authorization`,
+    pushed_authorization_request_endpoint: `${oauth}/par`,
+    // The realm's policy (interaction); a single client can be held to it on its own (RFC 9126 section 6).
+    require_pushed_authorization_requests: requirePushedRequests,
     scopes_supported: [...OIDC_SCOPES],
     response_types_supported: ['code'],
     // Matches the response modes the authorization endpoint accepts (signin/start.ts).
@@ -59,6 +65,7 @@ export function providerMetadata(
       'refresh_token',
       'client_credentials',
       'urn:ietf:params:oauth:grant-type:token-exchange',
+      'urn:ietf:params:oauth:grant-type:device_code',
     ],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: AUTH_METHODS,
@@ -77,7 +84,10 @@ export function providerMetadata(
     ui_locales_supported: [...UI_LOCALES],
     claims_supported: CLAIMS,
     claims_parameter_supported: false,
-    request_parameter_supported: false,
+    // Signed request objects (RFC 9101) at the authorization and PAR endpoints; request_uri takes
+    // only this service's own PAR URNs, never a URL to fetch (OpenID Connect Discovery 1.0).
+    request_parameter_supported: true,
+    request_object_signing_alg_values_supported: [...CLIENT_SIGNING_ALGORITHMS],
     request_uri_parameter_supported: false,
     authorization_response_iss_parameter_supported: true,
     frontchannel_logout_supported: false,

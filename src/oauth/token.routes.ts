@@ -10,6 +10,7 @@ import { oauthError } from '../kernel/oauth-error.ts';
 import { BlockLease } from '../platform/abuse-budget.ts';
 import { authorizationCodeGrant } from './grants/authorization-code.grant.ts';
 import { clientCredentialsGrant, prefetchServiceToken } from './grants/client-credentials.grant.ts';
+import { DEVICE_CODE, deviceCodeGrant } from './grants/device-code.grant.ts';
 import { type GrantContext, type TokenResponse, tokenSettings } from './grants/grant-context.ts';
 import { refreshTokenGrant } from './grants/refresh-token.grant.ts';
 import { TOKEN_EXCHANGE, tokenExchangeGrant } from './grants/token-exchange.grant.ts';
@@ -21,6 +22,7 @@ const GRANTS: Record<string, { label: string; run: (g: GrantContext) => Promise<
   refresh_token: { label: 'refresh_token', run: refreshTokenGrant },
   client_credentials: { label: 'client_credentials', run: clientCredentialsGrant },
   [TOKEN_EXCHANGE]: { label: 'token_exchange', run: tokenExchangeGrant },
+  [DEVICE_CODE]: { label: 'device_code', run: deviceCodeGrant },
 };
 
 export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void {

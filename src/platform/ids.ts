@@ -47,7 +47,8 @@ export type IdPrefix =
   | 'mrg'
   | 'apk'
   | 'scc'
-  | 'fxt';
+  | 'fxt'
+  | 'dva';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

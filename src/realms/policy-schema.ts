@@ -172,6 +172,8 @@ export const POLICY_SCHEMA: Record<string, PolicyNode> = {
   interaction: obj({
     login_ui_url: str(2048, urlProblem, 0),
     terms_version: str(64, plain),
+    // RFC 9126 section 5, for every client of the realm (docs/oauth-endpoints.md).
+    require_pushed_authorization_requests: bool,
   }),
   impersonation: obj({
     approval: oneOf('none', 'customer', 'administrator'),

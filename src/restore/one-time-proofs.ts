@@ -13,8 +13,14 @@ const PROOFS: readonly { name: string; sql: string | null }[] = [
     name: 'authorization_codes',
     sql: 'update authorization_codes set expires_at = $1 where consumed_at is null and expires_at > $1',
   },
-  { name: 'pushed_authorization_requests', sql: null },
-  { name: 'device_codes', sql: null },
+  {
+    name: 'pushed_authorization_requests',
+    sql: 'update pushed_authorization_requests set expires_at = $1 where expires_at > $1',
+  },
+  {
+    name: 'device_codes',
+    sql: `update device_authorizations set expires_at = $1 where status in ('pending', 'approved') and expires_at > $1`,
+  },
   {
     name: 'signin_transactions',
     sql: `update signin_transactions set status = 'expired', expires_at = least(expires_at, $1) where status = 'pending'`,

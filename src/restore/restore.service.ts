@@ -93,6 +93,9 @@ async function invalidateAll(tx: Tx, now: Date): Promise<{ sessions: number; fam
   return { sessions: sessions.rowCount, families: families.rowCount };
 }
 
+/** 2^40: more positions than a deployment hands out between a backup and its restore. */
+const SESSION_EVENT_SEQ_JUMP = 1_099_511_627_776;
+
 /**
  * One transaction: the log re-applied in order, the proofs ended, optionally every session ended,
  * the marker cleared and audited. Any failure leaves the restored database as it was.
@@ -109,6 +112,13 @@ export function reconcileRestore(
     let sessions = 0;
     let families = 0;
     const keyRealms = new Set<string>();
+    // The restored session-event sequence starts again from the backup's: jump far past it, so the
+    // events this reconciliation writes sort after every cursor a verifier held before the failure
+    // (docs/resource-servers.md) and are read by it, not skipped.
+    await tx.query(
+      `select setval('session_events_seq', (select last_value from session_events_seq) + $1::bigint)`,
+      [SESSION_EVENT_SEQ_JUMP],
+    );
     for (const l of effective(log)) {
       const n = await APPLY[l.kind](tx, l, now);
       applied[l.kind] += n;

@@ -107,9 +107,10 @@ export const BUILTIN_ROLES = {
   },
   resourceServer: {
     name: 'resource-server',
-    description: 'Asks for authorization decisions about tokens it receives',
+    description:
+      'Asks for authorization decisions about tokens it receives and reads the session-event stream',
     scope: 'realm',
-    permissions: ['realm.authorization.check'],
+    permissions: ['realm.authorization.check', 'realm.session_events.read'],
     privileged: false,
   },
   orgOwner: {

@@ -18,6 +18,7 @@ import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { isSigninOrigin } from './allowed-origin.ts';
 import { authenticateCall, type CallCredentials, csrfTokenFor } from './binding.ts';
 import { completeTransaction, errorRedirect } from './complete.ts';
+import { denyDevice } from './device-decision.ts';
 import { loadFacts } from './facts.ts';
 import { linkAfterProof } from './federation-links.ts';
 import { noticeOf } from './federation-rules.ts';
@@ -338,6 +339,9 @@ export async function settle(
         sessionCookie = { value: done.sessionCookie, maxAgeSeconds: maxAge };
       }
     }
+  } else if (tx.intent === 'device') {
+    // No redirect: a refusal by the person denies the device (device-decision.ts).
+    await denyDevice(q, realm, tx, now, correlationId);
   } else if (!tx.redirectTo) {
     tx = { ...tx, redirectTo: await errorRedirect(app, q, realm, tx, now) };
   }

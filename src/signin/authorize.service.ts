@@ -9,6 +9,7 @@ import type { RealmRow } from '../realms/index.ts';
 import { currentPolicy, policyValue } from '../realms/index.ts';
 import { findLiveSessionByCookie } from '../sessions/index.ts';
 import { loadAll } from './advance.ts';
+import { resolveOrRefuse } from './authorization-request.ts';
 import { authorizationRedirect } from './authorization-response.ts';
 import { completeTransaction, issuerOf } from './complete.ts';
 import { type Created, createTransaction, type SessionSeed } from './create.ts';
@@ -115,7 +116,7 @@ export async function authorize(
   const started = await validateStart(
     q,
     realm,
-    input,
+    await resolveOrRefuse(app, q, realm, input),
     'authorize',
     app.config.server.publicOrigin,
     app.grantTypeControls,

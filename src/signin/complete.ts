@@ -18,6 +18,7 @@ import {
 import { lifetimesFor } from '../sessions/session-lifetimes.ts';
 import { insertAuthorizationCode } from './authorization-codes.repo.ts';
 import { authorizationRedirect } from './authorization-response.ts';
+import { approveDevice } from './device-decision.ts';
 import { mfaDone } from './next-actions.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import type { SigninTx } from './transaction.ts';
@@ -110,29 +111,32 @@ export async function completeTransaction(
       now,
     ));
   const granted = (t.consentScopes ?? t.scopes).filter((s) => !(t.transient && s === 'offline_access'));
-  const code = randomToken(32);
-  await insertAuthorizationCode(
-    q,
-    {
-      realmId: realm.id,
-      codeDigest: digestToken(code),
-      clientId: t.clientId,
-      redirectUri: t.redirectUri,
-      codeChallenge: t.codeChallenge,
-      nonce: t.nonce,
-      scopes: granted,
-      resources: t.resources,
-      userId: t.userId,
-      sessionId: session.id,
-      authTime: new Date(session.auth_time),
-      amr: session.amr,
-      acr: session.acr,
-      transactionId: t.id,
-      orgId: t.organizationId,
-      expiresAt: new Date(now.getTime() + app.config.tokens.authorizationCodeTtlMs),
-    },
-    now,
-  );
+  // A device sign-in approves the device authorization; the device redeems it itself.
+  const code = t.intent === 'device' ? null : randomToken(32);
+  if (code === null) await approveDevice(q, realm, t, session.id, granted, now, correlationId);
+  else
+    await insertAuthorizationCode(
+      q,
+      {
+        realmId: realm.id,
+        codeDigest: digestToken(code),
+        clientId: t.clientId,
+        redirectUri: t.redirectUri,
+        codeChallenge: t.codeChallenge,
+        nonce: t.nonce,
+        scopes: granted,
+        resources: t.resources,
+        userId: t.userId,
+        sessionId: session.id,
+        authTime: new Date(session.auth_time),
+        amr: session.amr,
+        acr: session.acr,
+        transactionId: t.id,
+        orgId: t.organizationId,
+        expiresAt: new Date(now.getTime() + app.config.tokens.authorizationCodeTtlMs),
+      },
+      now,
+    );
   if (!reused) {
     // Shown in the account's session list.
     await q.query('update sessions set client_id = $3, user_agent = $4 where realm_id = $1 and id = $2', [
@@ -160,7 +164,7 @@ export async function completeTransaction(
     t.userId,
     now,
   ]);
-  const redirectTo = await redirectFor(app, q, realm, t, { code }, now);
+  const redirectTo = code === null ? null : await redirectFor(app, q, realm, t, { code }, now);
   const record = recorder(q, {
     realmId: realm.id,
     actor: { type: 'user', id: t.userId },

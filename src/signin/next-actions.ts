@@ -26,6 +26,20 @@ const action = (type: ActionType, fields: string[], options?: Record<string, unk
   ...(options ? { options } : {}),
 });
 
+/**
+ * The groups of alternatives: actions any one of which answers their stage (docs/signin.md,
+ * "Alternatives"). A group is named in each member's options.group, and each member is
+ * `required: false`, since none of them is needed once another is done.
+ */
+export const ALTERNATIVE_GROUPS = ['primary', 'mfa', 'mfa_enrollment'] as const;
+type AlternativeGroup = (typeof ALTERNATIVE_GROUPS)[number];
+
+/** Marks a stage's actions as alternatives of one group; a lone action stays required. */
+function oneOf(group: AlternativeGroup, actions: NextAction[]): NextAction[] {
+  if (actions.length < 2) return actions;
+  return actions.map((a) => ({ ...a, required: false, options: { group, ...a.options } }));
+}
+
 export const hasPrimary = (t: SigninTx): boolean =>
   t.completedFactors.some((f) => PRIMARY_FACTORS.includes(f));
 /**
@@ -111,15 +125,16 @@ const primary: Stage = (t, f) => {
   if (ssoOnly !== 'satisfied') return ssoOnly;
   if (pendingLink(f)) {
     const proofs = localPrimary(t, f, true);
+    // link_account says what happens; the proofs are the alternatives that answer it.
     return proofs.length > 0
-      ? { kind: 'actions', actions: [linkAccount(f, proofs), ...proofs] }
+      ? { kind: 'actions', actions: [linkAccount(f, proofs), ...oneOf('primary', proofs)] }
       : { kind: 'blocked', reason: 'login_method_not_allowed' };
   }
   const providers = offeredProviders(f);
-  const actions = [
+  const actions = oneOf('primary', [
     ...localPrimary(t, f, false),
     ...(providers.length > 0 ? [externalRedirect(providers)] : []),
-  ];
+  ]);
   return actions.length > 0
     ? { kind: 'actions', actions }
     : { kind: 'blocked', reason: 'login_method_not_allowed' };
@@ -218,7 +233,7 @@ const mfa: Stage = (t, f) => {
   if (f.hasTotp) actions.push(action('totp', ['code']));
   if (f.hasHotp === true) actions.push(action('hotp', ['code']));
   if (f.hasRecoveryCodes) actions.push(action('recovery_code', ['code']));
-  return { kind: 'actions', actions };
+  return { kind: 'actions', actions: oneOf('mfa', actions) };
 };
 
 /**
@@ -265,11 +280,13 @@ const requiredActions: Stage = (t, f) => {
   if (mfaRequired(t, f) && !otp && f.hasWebauthn !== true && !t.completedFactors.includes('fed_mfa')) {
     const actions = [action('enroll_totp', [])];
     if (f.webauthnAllowed !== false) actions.push(action('enroll_webauthn', ['credential', 'name']));
-    return { kind: 'actions', actions };
+    return { kind: 'actions', actions: oneOf('mfa_enrollment', actions) };
   }
   const required = f.user?.requiredActions ?? [];
   if (required.includes('update_password') || f.resetProved) {
-    return { kind: 'actions', actions: [action('update_password', ['new_password'])] };
+    // options.reset: the person asked for this through a forgotten-password code, no administrator.
+    const why = f.resetProved ? { reset: true } : undefined;
+    return { kind: 'actions', actions: [action('update_password', ['new_password'], why)] };
   }
   if (required.includes('verify_email') && f.user?.email && f.methods.mail)
     return { kind: 'actions', actions: [codeAction('verify_email', 'verify_email', f)] };

@@ -1,12 +1,15 @@
 // Worker task signin.cleanup (spec doc 2, "Data lifecycle and retention" 3): transactions are
 // deleted a day after they were created, once they are no longer pending or have expired, and
 // the codes and links sent in them after a day, expired passkey ceremonies, authorization codes once they expired or were used
-// and the session retention has passed, and abuse-budget counters of windows that ended.
+// and the session retention has passed, expired pushed authorization requests, and abuse-budget
+// counters of windows that ended.
 
 import type { TaskReport } from '../kernel/task.ts';
 import { deleteExpiredCeremonies } from '../mfa/index.ts';
 import { pruneBudgets } from '../platform/abuse-budget.ts';
 import type { Db } from '../platform/db/db.ts';
+import { deleteExpiredDeviceAuthorizations } from './device-authorizations.repo.ts';
+import { deleteExpiredPushedRequests } from './pushed-requests.repo.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
 const BATCH = 1000;
@@ -37,13 +40,19 @@ export async function cleanupSignin(
   // Abuse-budget windows are at most a day long (security.budgets.*_window): older rows count for
   // nothing.
   const budgets = await pruneBudgets(deps.db, dayAgo);
+  // Pushed authorization requests nobody used within their 60 seconds.
+  const pushed = await deleteExpiredPushedRequests(deps.db, now, BATCH);
   // Passkey ceremonies nobody answered in time.
   const ceremonies = await deleteExpiredCeremonies(deps.db, now);
+  // Device authorizations a day past their expiry, decided or not (their user codes are freed).
+  const devices = await deleteExpiredDeviceAuthorizations(deps.db, dayAgo, BATCH);
   return {
+    device_authorizations: devices,
     passkey_ceremonies: ceremonies,
     transactions: transactions.rowCount,
     codes: codes.rowCount,
     challenges: challenges.rowCount,
+    pushed_requests: pushed,
     budget_counters: budgets,
   };
 }

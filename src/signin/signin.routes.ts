@@ -9,6 +9,7 @@ import { Problem, problem } from '../platform/http/problem.ts';
 import { currentPolicy } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { readState, runStep, type StepResponse } from './advance.ts';
+import { resolveOrRefuse } from './authorization-request.ts';
 import type { CallCredentials } from './binding.ts';
 import {
   FEDERATION_COOKIE,
@@ -21,6 +22,7 @@ import {
   txCookie,
 } from './cookies.ts';
 import { createTransaction } from './create.ts';
+import { claimDeviceAuthorization, spendUserCodeAttempt, validateDeviceStart } from './device-start.ts';
 import { loadFacts } from './facts.ts';
 import { evaluate } from './next-actions.ts';
 import { validateStart } from './start.ts';
@@ -37,13 +39,14 @@ const text = (maxBytes = 2048) => optional(string({ maxBytes }));
 const decodeStart = refusedAsBadRequest(
   object({
     client_id: string({ minLength: 1, maxLength: 128 }),
-    redirect_uri: string({ minLength: 1, maxBytes: 2048 }),
+    // Optional for a start from a pushed request (request_uri); validateStart requires them otherwise.
+    redirect_uri: optional(string({ minLength: 1, maxBytes: 2048 })),
     scope: text(),
     resource: optional(array(string({ minLength: 1, maxBytes: 2048 }), { maxItems: 50 })),
     state: text(),
     nonce: text(),
-    code_challenge: string({ minLength: 1, maxLength: 128 }),
-    code_challenge_method: string({ minLength: 1, maxLength: 16 }),
+    code_challenge: optional(string({ minLength: 1, maxLength: 128 })),
+    code_challenge_method: optional(string({ minLength: 1, maxLength: 16 })),
     organization: text(128),
     login_hint: text(8192),
     ui_locales: text(8192),
@@ -89,20 +92,29 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
         const realm = await findRequestedRealm(ctx, req.params.realm);
         if (!realm) throw problem.notFound('no such realm');
         const ua = req.headers['user-agent'];
+        // intent device: the person typed a device's user code (device-start.ts).
+        const device = body.intent === 'device';
+        if (device) await spendUserCodeAttempt(ctx, req.clientAddress);
         const result = await ctx.db.tx(async (q) => {
-          const started = await validateStart(
-            q,
-            realm,
-            { ...body, ...(typeof ua === 'string' ? { userAgent: ua } : {}) },
-            'headless',
-            ctx.config.server.publicOrigin,
-            ctx.grantTypeControls,
-          );
+          const input = { ...body, ...(typeof ua === 'string' ? { userAgent: ua } : {}) };
+          const deviceStart = device ? await validateDeviceStart(ctx, q, realm, input) : null;
+          const started = deviceStart
+            ? ({ ok: true, params: deviceStart.params } as const)
+            : await validateStart(
+                q,
+                realm,
+                await resolveOrRefuse(ctx, q, realm, input),
+                'headless',
+                ctx.config.server.publicOrigin,
+                ctx.grantTypeControls,
+              );
           if (!started.ok)
             throw new Problem(400, 'invalid_request', started.failure.detail, {
               error: started.failure.error,
             });
           const created = await createTransaction(ctx, q, realm, started.params, 'headless', String(req.id));
+          if (deviceStart)
+            await claimDeviceAuthorization(q, realm.id, deviceStart.deviceAuthorizationId, created.tx.id);
           const policy = await currentPolicy(q, realm.id);
           const facts = await loadFacts(q, created.tx, {
             config: ctx.config,

@@ -48,8 +48,9 @@ export interface StartInput {
   maxAge?: number;
   acrValues?: string;
   claims?: string;
-  /** A request object (OIDC Core 6.1): refused, not ignored, until request objects are built. */
+  /** A request object (RFC 9101), replaced by its parameters before validation. */
   request?: string;
+  /** A pushed request (RFC 9126), replaced by its parameters before validation. */
   requestUri?: string;
   deviceUserCode?: string;
   responseMode?: string;
@@ -110,7 +111,7 @@ function nulParameter(input: StartInput): string | null {
  * The audiences of the requested resources (a builtin:<name> id becomes its URI), or why one of
  * them cannot be granted to the client (RFC 8707).
  */
-async function grantedAudiences(
+export async function grantedAudiences(
   q: Queryable,
   realm: RealmRow,
   publicOrigin: string,
@@ -188,11 +189,11 @@ export async function validateStart(
   if (await grantTypes.isDisabled(realm.id, 'authorization_code', q)) {
     return fail('unsupported_response_type', 'the authorization code flow is turned off in this realm');
   }
-  if (input.request !== undefined)
-    return fail('request_not_supported', 'request objects are not supported; send the parameters as such');
-  if (input.requestUri !== undefined)
-    return fail('request_uri_not_supported', 'request_uri is not supported');
-  if (input.deviceUserCode !== undefined) return fail('invalid_request', 'the device flow is not supported');
+  // request and request_uri are replaced by their parameters first (authorization-request.ts).
+  if (input.request !== undefined || input.requestUri !== undefined)
+    return direct('invalid_request', 'request and request_uri cannot be nested');
+  if (input.deviceUserCode !== undefined)
+    return fail('invalid_request', 'device_user_code needs intent device');
   if (input.codeChallengeMethod !== 'S256' || !isS256Challenge(input.codeChallenge)) {
     return fail(
       'invalid_request',

@@ -47,7 +47,8 @@ export function cancel(t: SigninTx): SigninTx {
   return { ...t, status: 'cancelled' };
 }
 
-export function complete(t: SigninTx, redirectTo: string, now: Date): SigninTx {
+/** A device sign-in completes without a redirect (docs/oauth-device.md). */
+export function complete(t: SigninTx, redirectTo: string | null, now: Date): SigninTx {
   ensurePending(t);
   return { ...t, status: 'completed', error: null, redirectTo, completedAt: now };
 }

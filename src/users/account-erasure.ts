@@ -61,6 +61,7 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
   erased('signin_challenges', 'codes and links in flight and the address they were sent to'),
   erased('signin_transactions', 'sign-ins in progress with their identifier, hints and user agent'),
   erased('authorization_codes', 'codes of the account, unusable once it is deleted'),
+  erased('device_authorizations', 'devices the account approved or refused, with their sessions'),
   erased('membership_requests', 'invitations and join requests of the account, with their messages'),
   erased('upstream_tokens', 'tokens an upstream provider issued to the account (sealed)'),
   erased('linked_identities', 'upstream identities that sign in to the account, with their addresses'),

@@ -25,6 +25,7 @@ export {
 export { verifyImported } from './imported-verifier-verify.ts';
 export { endSessionsAfterPasswordChange } from './password-change.ts';
 export { type PasswordHasher, type PasswordVerifier, sealFirebaseKey } from './password-hasher.ts';
+export { keepReplacedPassword, passwordsRefused, refuseReusedPassword } from './password-reuse.ts';
 export { findProfileClaims, type ProfileClaimsRecord } from './profile-claims.repo.ts';
 export {
   type ExternalIdRow,

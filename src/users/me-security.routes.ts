@@ -11,9 +11,9 @@ import { requireMfaForCredentialChange } from '../mfa/factor-rules.ts';
 import { enrolledFactors } from '../mfa/index.ts';
 import { decodeBody, object, string } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
-import { currentPolicy, policyValue } from '../realms/index.ts';
+import { currentPolicy } from '../realms/index.ts';
 import { endSessionsAfterPasswordChange } from './password-change.ts';
-import { pushPasswordHistory, recentPasswords } from './password-history.repo.ts';
+import { keepReplacedPassword, passwordsRefused, refuseReusedPassword } from './password-reuse.ts';
 import { MIN_PASSWORD_LENGTH } from './password-rules.ts';
 import { findPasswordVerifier, listIdentifiers, setPassword } from './users.repo.ts';
 
@@ -30,11 +30,6 @@ function userOf(caller: ApiCaller): string {
 const fieldProblem = (field: string, code: string, detail: string) =>
   new Problem(422, 'validation_failed', detail, { errors: [{ field, code }] });
 
-/** password.history_count: how many earlier passwords (the current one included) may not come back. */
-function historyCount(v: unknown): number {
-  return typeof v === 'number' && Number.isInteger(v) && v > 0 ? Math.min(v, 24) : 0;
-}
-
 export function registerMeSecurityRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const account = { audience: 'account' } as const;
 
@@ -48,25 +43,16 @@ export function registerMeSecurityRoutes(app: FastifyInstance, ctx: ApiDeps): vo
       'password',
     );
     const policy = await currentPolicy(ctx.db, realm.id);
-    const keep = historyCount(policyValue(policy, 'password', 'history_count'));
+    const refused = passwordsRefused(policy);
     // Hashing runs before the transaction (it is the slow part and needs no lock).
     const current = await findPasswordVerifier(ctx.db, realm.id, userId);
     if (!current || !(await ctx.hasher.verify(body.currentPassword, current)))
       throw fieldProblem('current_password', 'invalid', 'the current password is not right');
-    if (keep > 0) {
-      const earlier = [current, ...(await recentPasswords(ctx.db, realm.id, userId, keep - 1))];
-      for (const v of earlier) {
-        if (await ctx.hasher.verify(body.newPassword, v))
-          throw fieldProblem(
-            'new_password',
-            'password_reused',
-            `the last ${keep} passwords cannot be reused`,
-          );
-      }
-    }
+    const who = { realmId: realm.id, userId };
+    await refuseReusedPassword(ctx.db, ctx.hasher, who, body.newPassword, refused, current);
     const verifier = await ctx.hasher.hash(body.newPassword);
     const revoked = await ctx.db.tx(async (q) => {
-      if (keep > 1) await pushPasswordHistory(q, realm.id, userId, current, keep - 1, call.now);
+      await keepReplacedPassword(q, who, refused, call.now);
       await setPassword(q, realm.id, userId, verifier, call.now);
       const rec = recorder(q, call);
       const ended = await endSessionsAfterPasswordChange(q, rec, policy, {

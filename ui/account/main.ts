@@ -6,7 +6,8 @@ import { finishSignIn, OAuthFailure, signIn, type Tokens } from './oauth.js';
 
 const app = document.getElementById('app') as HTMLElement;
 const params = new URLSearchParams(location.search);
-const locale = pickLocale(params.get('ui_locales'), ...navigator.languages);
+/** The page's language; after a sign-in, the one the sign-in was asked in. */
+let locale = pickLocale(params.get('ui_locales'), ...navigator.languages);
 
 interface Session {
   id: string;
@@ -237,8 +238,11 @@ async function start(): Promise<void> {
   show(h('p', {}, t('acct.loading')));
   if (params.has('code') || params.has('error')) {
     try {
-      const { realm, tokens } = await finishSignIn(params);
-      history.replaceState(null, '', `${location.pathname}?realm=${encodeURIComponent(realm)}`);
+      const { realm, locale: asked, tokens } = await finishSignIn(params);
+      locale = pickLocale(asked, locale);
+      setLocale(locale);
+      const kept = new URLSearchParams({ realm, ui_locales: locale });
+      history.replaceState(null, '', `${location.pathname}?${kept.toString()}`);
       await render(realm, tokens);
     } catch (e) {
       const realm = params.get('realm') ?? 'main';

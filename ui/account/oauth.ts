@@ -1,9 +1,13 @@
 // The account page as a public OAuth client of its realm (client_id `account`): authorization
 // code flow with PKCE (RFC 7636, S256) in the browser. Tokens stay in memory; the pending
-// request's state, nonce and verifier stay in sessionStorage only across the redirect.
+// request's state, nonce and verifier wait in localStorage, keyed by its state, until the redirect
+// comes back: in any tab of this browser, since a magic link from a mail client opens a new tab
+// (docs/decisions.md). Each is removed when used and dropped after PENDING_MAX_AGE_MS.
 
 export const CLIENT_ID = 'account';
-const PENDING = 'proudauth.account.pending';
+const PENDING_PREFIX = 'proudauth.account.pending.';
+/** Longer than any sign-in transaction lives; a request older than this is never finished. */
+const PENDING_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
 export interface Tokens {
   /** For UserInfo (its built-in audience). */
@@ -18,6 +22,39 @@ interface Pending {
   state: string;
   nonce: string;
   verifier: string;
+  /** The language the sign-in was asked in, kept for the page that comes back. */
+  locale: string;
+  createdAt: number;
+}
+
+/** Drops the requests that were never finished and are too old to be. */
+function dropStalePending(now: number): void {
+  for (let i = localStorage.length - 1; i >= 0; i--) {
+    const key = localStorage.key(i);
+    if (!key?.startsWith(PENDING_PREFIX)) continue;
+    try {
+      const p = JSON.parse(localStorage.getItem(key) ?? '') as Partial<Pending>;
+      if (typeof p.createdAt === 'number' && now - p.createdAt < PENDING_MAX_AGE_MS) continue;
+    } catch {
+      // unreadable: dropped below
+    }
+    localStorage.removeItem(key);
+  }
+}
+
+/** Takes (reads and removes) the pending request a returning state names. */
+function takePending(state: string | null): Pending | null {
+  if (!state) return null;
+  const key = PENDING_PREFIX + state;
+  const raw = localStorage.getItem(key);
+  localStorage.removeItem(key);
+  if (!raw) return null;
+  try {
+    const p = JSON.parse(raw) as Pending;
+    return p.state === state && Date.now() - p.createdAt < PENDING_MAX_AGE_MS ? p : null;
+  } catch {
+    return null;
+  }
 }
 
 export class OAuthFailure extends Error {
@@ -38,11 +75,19 @@ const issuer = (realm: string) => `${location.origin}/realms/${encodeURIComponen
 const accountAudience = (realm: string) => `${location.origin}/api/v1/realms/${encodeURIComponent(realm)}/me`;
 const userinfoAudience = (realm: string) => `${issuer(realm)}/oauth/userinfo`;
 
-/** Sends the browser to the authorization endpoint (and from there to the login UI). */
 /** Sends the browser to the authorization endpoint; `prompt: create` asks for a registration. */
 export async function signIn(realm: string, uiLocales: string, prompt?: string): Promise<void> {
-  const pending: Pending = { realm, state: random(), nonce: random(), verifier: random() };
-  sessionStorage.setItem(PENDING, JSON.stringify(pending));
+  const now = Date.now();
+  dropStalePending(now);
+  const pending: Pending = {
+    realm,
+    state: random(),
+    nonce: random(),
+    verifier: random(),
+    locale: uiLocales,
+    createdAt: now,
+  };
+  localStorage.setItem(PENDING_PREFIX + pending.state, JSON.stringify(pending));
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(pending.verifier));
   const url = new URL(`${issuer(realm)}/oauth/authorize`);
   url.search = new URLSearchParams({
@@ -83,11 +128,11 @@ function claimsOf(idToken: string): Record<string, unknown> {
  * token, straight from the token endpoint over this origin's TLS, OIDC Core 3.1.3.7), then uses
  * the refresh token once for an account API token, since one access token has one audience.
  */
-export async function finishSignIn(params: URLSearchParams): Promise<{ realm: string; tokens: Tokens }> {
-  const raw = sessionStorage.getItem(PENDING);
-  sessionStorage.removeItem(PENDING);
-  const pending = raw ? (JSON.parse(raw) as Pending) : null;
-  if (!pending || params.get('state') !== pending.state) throw new OAuthFailure('invalid_state');
+export async function finishSignIn(
+  params: URLSearchParams,
+): Promise<{ realm: string; locale: string; tokens: Tokens }> {
+  const pending = takePending(params.get('state'));
+  if (!pending) throw new OAuthFailure('invalid_state');
   const error = params.get('error');
   if (error) throw new OAuthFailure(error);
   const code = params.get('code') ?? '';
@@ -109,6 +154,7 @@ export async function finishSignIn(params: URLSearchParams): Promise<{ realm: st
   });
   return {
     realm,
+    locale: pending.locale,
     tokens: { userinfo: String(first.access_token), account: String(second.access_token), idClaims },
   };
 }

@@ -33,6 +33,18 @@ export function t(key: MessageKey, vars: Record<string, string | number> = {}): 
   return text.replace(/\{(\w+)\}/g, (_, name: string) => String(vars[name] ?? `{${name}}`));
 }
 
+/**
+ * A wait as the page's language says it ("in 11 minutes", "in 11 Minuten"): whole seconds under a
+ * minute, else minutes rounded up, hours from two hours on.
+ */
+export function inTime(seconds: number): string {
+  const words = new Intl.RelativeTimeFormat(current, { numeric: 'always' });
+  if (seconds < 60) return words.format(Math.max(1, Math.ceil(seconds)), 'second');
+  const minutes = Math.ceil(seconds / 60);
+  if (minutes < 120) return words.format(minutes, 'minute');
+  return words.format(Math.ceil(minutes / 60), 'hour');
+}
+
 /** Plain words for a problem, blocking or failure code; the code itself when none is known. */
 export function describeCode(code: string): string {
   const key = `code.${code}` as MessageKey;

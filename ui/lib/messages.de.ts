@@ -5,6 +5,9 @@ export const de: Partial<Record<MessageKey, string>> = {
   'app.title': 'Anmelden',
   'app.loading': 'Wird geladen…',
   'app.signing_in_to': 'Melden Sie sich an, um mit {client} fortzufahren',
+  'app.registering_for': 'Erstellen Sie ein Konto, um mit {client} fortzufahren',
+  'app.signing_in_account': 'Melden Sie sich an, um Ihr Konto zu verwalten',
+  'app.registering_account': 'Erstellen Sie ein Konto und verwalten Sie es dann hier',
   'app.signed_in_as': 'Angemeldet als {name}',
   'app.cancel': 'Anmeldung abbrechen',
   'app.continue': 'Weiter',
@@ -14,6 +17,8 @@ export const de: Partial<Record<MessageKey, string>> = {
   'app.no_screen':
     'Diese Anmeldung braucht einen Schritt, den diese Seite noch nicht anzeigen kann ({type}).',
   'app.try_again': 'Beginnen Sie erneut in der Anwendung.',
+  'app.finished_elsewhere':
+    'Sie sind angemeldet: Der Link aus Ihrer E-Mail hat diese Anmeldung in einem anderen Tab abgeschlossen. Sie können diesen Tab schließen.',
 
   'identify.title': 'Anmelden',
   'identify.identifier': 'E-Mail oder Benutzername',
@@ -36,7 +41,8 @@ export const de: Partial<Record<MessageKey, string>> = {
     'Dieser Code ist nicht korrekt oder wurde bereits verwendet. Warten Sie auf den nächsten Code und versuchen Sie es erneut.',
 
   'recovery.title': 'Wiederherstellungscode verwenden',
-  'recovery.help': 'Geben Sie einen Ihrer gespeicherten Wiederherstellungscodes ein. Jeder Code gilt einmal.',
+  'recovery.help':
+    'Geben Sie einen Ihrer gespeicherten Wiederherstellungscodes ein. Jeder Code gilt nur einmal.',
   'recovery.code': 'Wiederherstellungscode',
   'recovery.submit': 'Bestätigen',
   'recovery.failed': 'Dieser Wiederherstellungscode ist nicht korrekt oder wurde bereits verwendet.',
@@ -96,11 +102,14 @@ export const de: Partial<Record<MessageKey, string>> = {
   'code.not_found':
     'Diese Anmeldung gibt es nicht oder sie ist beendet. Beginnen Sie erneut in der Anwendung.',
   'code.conflict':
-    'Diese Anmeldung ist bereits beendet oder weiter. Laden Sie die Seite neu oder beginnen Sie erneut.',
+    'Diese Anmeldung ist bereits beendet oder schon einen Schritt weiter. Laden Sie die Seite neu oder beginnen Sie erneut.',
   'code.invalid_request': 'Die Angaben wurden nicht angenommen. Prüfen Sie sie und versuchen Sie es erneut.',
+  'code.password_reused':
+    'Dieses Passwort wurde schon verwendet. Wählen Sie eines, das Sie für dieses Konto noch nicht verwendet haben.',
   'code.validation_failed':
     'Die Angaben wurden nicht angenommen. Prüfen Sie sie und versuchen Sie es erneut.',
   'code.rate_limited': 'Zu viele Versuche. Warten Sie einen Moment und versuchen Sie es erneut.',
+  'code.rate_limited_wait': 'Zu viele Versuche. Versuchen Sie es {when} erneut.',
   'code.temporarily_unavailable':
     'Der Dienst ist ausgelastet oder nicht verfügbar. Versuchen Sie es gleich erneut.',
   'code.request_timeout': 'Die Anfrage hat zu lange gedauert. Versuchen Sie es erneut.',
@@ -146,8 +155,8 @@ export const de: Partial<Record<MessageKey, string>> = {
   'acct.username': 'Benutzername',
   'acct.subject': 'Benutzer-ID',
   'acct.sessions': 'Ihre Sitzungen',
-  'acct.session_started': 'Begonnen {time}',
-  'acct.session_seen': 'zuletzt aktiv {time}',
+  'acct.session_started': 'Begonnen am {time}',
+  'acct.session_seen': 'zuletzt aktiv am {time}',
   'acct.session_current': 'Dieser Browser',
   'acct.session_methods': 'Angemeldet mit: {methods}',
   'acct.end': 'Diese Sitzung beenden',
@@ -159,7 +168,7 @@ export const de: Partial<Record<MessageKey, string>> = {
   'acct.failed': 'Anmeldung fehlgeschlagen: {reason}',
   'acct.linked': 'Verknüpfte Konten',
   'acct.no_linked': 'Es sind keine Konten anderer Anbieter verknüpft.',
-  'acct.linked_since': 'verknüpft {time}',
+  'acct.linked_since': 'verknüpft seit {time}',
   'acct.unlink': 'Entfernen',
   'otp.code': 'Code',
   'otp.submit': 'Bestätigen',
@@ -181,7 +190,13 @@ export const de: Partial<Record<MessageKey, string>> = {
   'magic.send': 'Anmeldelink per E-Mail senden',
   'magic.sent': 'Öffnen Sie den Link aus der E-Mail in diesem Browser.',
   'magic.resend': 'Neuen Link senden',
+  'magic.other_browser':
+    'Dieser Anmeldelink funktioniert nur in dem Browser, in dem Sie ihn angefordert haben. Öffnen Sie ihn dort oder beginnen Sie in diesem Browser erneut in der Anwendung.',
   'reset.forgot': 'Passwort vergessen?',
+  'reset.title': 'Passwort zurücksetzen',
+  'reset.new_title': 'Neues Passwort wählen',
+  'reset.new_help':
+    'Geben Sie ein neues Passwort für Ihr Konto ein. Es darf nicht Ihr aktuelles Passwort sein.',
   'reset.sent':
     'Falls ein Konto diese Adresse verwendet, haben wir ihm einen Code zum Zurücksetzen des Passworts gesendet. Geben Sie ihn hier ein.',
   'register.title': 'Konto erstellen',
@@ -256,4 +271,12 @@ export const de: Partial<Record<MessageKey, string>> = {
     'Dieser Sicherheitsschlüssel konnte nicht als zugelassenes Modell bestätigt werden. Verwenden Sie einen anderen.',
   'code.feature_disabled': 'Das ist hier noch nicht verfügbar. Wenden Sie sich an Ihre Administration.',
   'code.invalid_credential': 'Der Passkey konnte nicht geprüft werden. Versuchen Sie es noch einmal.',
+  'device.title': 'Gerät verbinden',
+  'device.help': 'Geben Sie den Code ein, den Ihr Gerät anzeigt.',
+  'device.code': 'Code',
+  'device.submit': 'Weiter',
+  'device.bad_code': 'Dieser Code ist ungültig oder abgelaufen. Prüfen Sie den Code auf Ihrem Gerät.',
+  'device.done_title': 'Gerät verbunden',
+  'device.done': 'Sie sind auf Ihrem Gerät angemeldet. Sie können jetzt zu Ihrem Gerät zurückkehren.',
+  'device.denied': 'Das Gerät wurde nicht verbunden. Sie können diese Seite schließen.',
 };

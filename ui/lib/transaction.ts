@@ -4,9 +4,10 @@
 
 export interface NextAction {
   type: string;
+  /** false for each of a set of alternatives, which share options.group. */
   required: boolean;
   fields: string[];
-  options?: Record<string, unknown>;
+  options?: Record<string, unknown> & { group?: string };
 }
 
 export interface TxState {
@@ -38,9 +39,20 @@ export class ApiProblem extends Error {
     detail: string,
     /** A step on a transaction that is no longer pending names its status (e.g. `expired`). */
     readonly transactionStatus: string | null = null,
+    /** A 429's Retry-After in seconds: how long the sign-in budget stays spent. */
+    readonly retryAfterSeconds: number | null = null,
   ) {
     super(detail);
   }
+}
+
+/** Retry-After as seconds (RFC 9110 10.2.3: a number of seconds or an HTTP date); null if absent. */
+function retryAfterOf(value: string | null): number | null {
+  if (!value) return null;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
 async function problemOf(res: Response): Promise<ApiProblem> {
@@ -56,9 +68,11 @@ async function problemOf(res: Response): Promise<ApiProblem> {
   } catch {
     // not a problem body: the status alone speaks
   }
-  // A refused passkey names its reason on the credential field (authenticator_not_allowed, ...).
+  // A refused passkey names its reason on the credential field (authenticator_not_allowed, ...);
+  // a refused new password names its own (password_reused).
   const first = Array.isArray(body.errors) ? body.errors[0] : undefined;
-  const fieldCode = first?.field === 'credential' && typeof first.code === 'string' ? first.code : null;
+  const named = first?.field === 'credential' || first?.field === 'new_password';
+  const fieldCode = named && typeof first?.code === 'string' ? first.code : null;
   const code =
     fieldCode ??
     (typeof body.code === 'string' ? body.code : typeof body.error === 'string' ? body.error : 'http');
@@ -68,6 +82,7 @@ async function problemOf(res: Response): Promise<ApiProblem> {
     code,
     typeof body.detail === 'string' ? body.detail : res.statusText,
     status,
+    retryAfterOf(res.headers.get('retry-after')),
   );
 }
 
@@ -78,14 +93,39 @@ export class Transaction {
     readonly apiBase: string,
     readonly realm: string,
     readonly id: string,
+    /** A headless transaction (the device page starts one): its continuation token, no cookie. */
+    private readonly continuation: string | null = null,
   ) {}
+
+  /** Starts a headless transaction for a device's user code (docs/oauth-device.md). */
+  static async startDevice(
+    apiBase: string,
+    realm: string,
+    userCode: string,
+  ): Promise<[Transaction, TxState]> {
+    const res = await fetch(`${apiBase}/api/v1/realms/${encodeURIComponent(realm)}/auth/transactions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ client_id: 'account', intent: 'device', device_user_code: userCode }),
+    });
+    if (!res.ok) throw await problemOf(res);
+    const body = (await res.json()) as { transaction_id: string; continuation_token: string; state: TxState };
+    return [new Transaction(apiBase, realm, body.transaction_id, body.continuation_token), body.state];
+  }
+
+  private headers(): Record<string, string> {
+    return this.continuation ? { 'x-transaction-token': this.continuation } : { 'x-csrf-token': this.csrf };
+  }
 
   private get url(): string {
     return `${this.apiBase}/api/v1/realms/${encodeURIComponent(this.realm)}/auth/transactions/${encodeURIComponent(this.id)}`;
   }
 
   async read(): Promise<TxState> {
-    const res = await fetch(this.url, { credentials: 'include', headers: { accept: 'application/json' } });
+    const res = await fetch(this.url, {
+      credentials: 'include',
+      headers: { accept: 'application/json', ...(this.continuation ? this.headers() : {}) },
+    });
     if (!res.ok) throw await problemOf(res);
     const state = (await res.json()) as TxState;
     if (state.csrf_token) this.csrf = state.csrf_token;
@@ -97,7 +137,7 @@ export class Transaction {
     const res = await fetch(`${this.url}/${path}`, {
       method: 'POST',
       credentials: 'include',
-      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-csrf-token': this.csrf },
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...this.headers() },
       body: JSON.stringify(body),
     });
     if (!res.ok) throw await problemOf(res);

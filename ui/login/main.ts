@@ -1,16 +1,20 @@
 // The login UI's controller (docs/login-ui.md): reads transaction_id and realm from the URL,
 // reads the transaction state, shows the screen of the first offered next action (the others as
 // alternatives), runs steps, shows errors and notices in plain words, and follows redirect_to.
-import { h } from '../lib/dom.js';
-import { describeCode, type MessageKey, pickLocale, setLocale, t } from '../lib/i18n.js';
+import { field, h } from '../lib/dom.js';
+import { describeCode, inTime, type MessageKey, pickLocale, setLocale, t } from '../lib/i18n.js';
 import { conditionalAvailable, getPasskey, wasCancelled } from '../lib/passkey.js';
 import { ApiProblem, type NextAction, Transaction, type TxState } from '../lib/transaction.js';
+import { finishedElsewhere, markFinished, watchOtherTabs } from './other-tabs.js';
 import { recoveryCodesView } from './recovery-codes.js';
 import { otherProviders } from './screens/federation.js';
+import { stepForm } from './screens/form.js';
 import { SCREENS } from './screens/index.js';
 import type { Screen, ScreenContext, StepOptions } from './screens/screen.js';
 
 const app = document.getElementById('app') as HTMLElement;
+/** The client id of the built-in account page (ui/account/oauth.ts). */
+const ACCOUNT_CLIENT = 'account';
 const params = new URLSearchParams(location.search);
 
 /** The server's origin: this page's own unless the deployment names another (docs/login-ui.md). */
@@ -29,7 +33,9 @@ function show(title: string, ...content: (HTMLElement | null)[]): void {
   const heading = h('h1', { tabindex: '-1' }, title);
   app.replaceChildren(heading, ...content.filter((c): c is HTMLElement => c !== null));
   document.title = title === t('app.title') ? title : `${title} · ${t('app.title')}`;
-  const first = app.querySelector<HTMLElement>('input:not([type=hidden]):not([disabled]), select, textarea');
+  const first = app.querySelector<HTMLElement>(
+    'input:not([type=hidden]):not([disabled]):not([readonly]), select, textarea',
+  );
   (first ?? heading).focus();
 }
 
@@ -37,12 +43,28 @@ const alert = (text: string) => h('p', { class: 'alert', role: 'alert' }, text);
 const notice = (text: string) => h('p', { class: 'notice', role: 'status' }, text);
 
 function errorText(e: unknown): string {
+  // A spent sign-in budget says how long it stays spent (the answer's Retry-After).
+  if (e instanceof ApiProblem && e.code === 'rate_limited' && e.retryAfterSeconds !== null)
+    return t('code.rate_limited_wait', { when: inTime(e.retryAfterSeconds) });
   if (e instanceof ApiProblem) return describeCode(e.transactionStatus === 'expired' ? 'expired' : e.code);
   return describeCode('network');
 }
 
 function showFatal(text: string): void {
   show(t('app.title'), alert(text), h('p', {}, t('app.try_again')));
+}
+
+/** Another tab of this browser (a magic link opened from the mail) finished this sign-in. */
+function showFinishedElsewhere(): void {
+  conditional?.abort();
+  conditional = null;
+  show(t('app.title'), notice(t('app.finished_elsewhere')));
+}
+
+/** The error of a call, unless another tab finished the sign-in meanwhile (the likelier story). */
+function showFailure(e: unknown): void {
+  if (tx && finishedElsewhere(tx.id)) showFinishedElsewhere();
+  else showFatal(errorText(e));
 }
 
 function cancelButton(): HTMLElement {
@@ -63,9 +85,18 @@ function pick(actions: NextAction[]): { action: NextAction; screen: Screen } | n
   return { action, screen: SCREENS.get(action.type) as Screen };
 }
 
-function alternatives(actions: NextAction[], shown: Screen): HTMLElement | null {
+/**
+ * Links to the other ways of the shown action's group (options.group, docs/signin.md
+ * "Alternatives"); an action outside any group lists every other offered way that has a screen.
+ */
+function alternatives(actions: NextAction[], shown: Screen, action: NextAction): HTMLElement | null {
+  const group = action.options?.group;
   const others = actions.filter(
-    (a) => a.type !== shown.type && SCREENS.get(a.type)?.alternative && !shown.supersedes?.includes(a.type),
+    (a) =>
+      a.type !== shown.type &&
+      SCREENS.get(a.type)?.alternative &&
+      !shown.supersedes?.includes(a.type) &&
+      (group === undefined || a.options?.group === group),
   );
   if (others.length === 0) return null;
   return h(
@@ -81,6 +112,17 @@ function alternatives(actions: NextAction[], shown: Screen): HTMLElement | null 
       return b;
     }),
   );
+}
+
+/**
+ * The line under the title: what this sign-in (or registration) leads to. The built-in account
+ * page is named in the page's own language, not by its client name.
+ */
+function subtitleOf(state: TxState, shown: string): string {
+  const registering = shown === 'register';
+  if (state.client.client_id === ACCOUNT_CLIENT)
+    return t(registering ? 'app.registering_account' : 'app.signing_in_account');
+  return t(registering ? 'app.registering_for' : 'app.signing_in_to', { client: state.client.name });
 }
 
 let current: TxState;
@@ -136,9 +178,16 @@ function render(state: TxState, message: HTMLElement | null): void {
     );
     return;
   }
+  // A device sign-in ends here: the device itself gets the tokens (docs/oauth-device.md).
+  if (state.intent === 'device' && (state.status === 'completed' || state.status === 'cancelled')) {
+    const done = state.status === 'completed';
+    show(t(done ? 'device.done_title' : 'device.title'), notice(t(done ? 'device.done' : 'device.denied')));
+    return;
+  }
   // Back to the application: after success, a cancel or a denial (it hears the error). Too many
   // failures is explained first, with the way back as a link.
   if (state.redirect_to && state.error !== 'too_many_failures') {
+    if (state.status === 'completed') markFinished(tx.id);
     show(t('app.title'), notice(t(state.status === 'completed' ? 'app.redirecting' : 'app.returning')));
     location.assign(state.redirect_to);
     return;
@@ -175,16 +224,16 @@ function render(state: TxState, message: HTMLElement | null): void {
     step: (path, body, opts) => run(() => tx.step(path, body ?? {}), opts, picked.action.type),
     send: (path, body) => tx.step(path, body ?? {}),
   };
-  const subtitle = h('p', { class: 'subtitle' }, t('app.signing_in_to', { client: state.client.name }));
+  const subtitle = h('p', { class: 'subtitle' }, subtitleOf(state, picked.action.type));
   const upstream = state.next_actions.find((a) => a.type === 'external_redirect');
   show(
-    t(picked.screen.title),
+    t(picked.screen.titleOf?.(picked.action) ?? picked.screen.title),
     subtitle,
     state.notice === 'upstream_unavailable' ? alert(t('notice.upstream_unavailable')) : null,
     message,
     picked.screen.render(ctx),
     upstream && picked.action.type !== 'external_redirect' ? otherProviders(ctx, upstream) : null,
-    alternatives(state.next_actions, picked.screen),
+    alternatives(state.next_actions, picked.screen, picked.action),
     cancelButton(),
   );
   if (picked.action.type !== 'webauthn') offerPasskeyAutofill(state, ctx);
@@ -209,24 +258,61 @@ async function run(call: () => Promise<TxState>, opts: StepOptions = {}, actionT
       // the transaction cannot be read any more: the error alone is shown
     }
     if (fresh) render(fresh, alert(errorText(e)));
-    else showFatal(errorText(e));
+    else showFailure(e);
   }
+}
+
+/**
+ * The verification page of the device grant (?realm=R&mode=device[&user_code=C]): the person types
+ * the code their device shows (or finds it filled in), then signs in as usual.
+ */
+function deviceEntry(realm: string, message: HTMLElement | null = null): void {
+  const code = field(t('device.code'), {
+    name: 'user_code',
+    type: 'text',
+    autocomplete: 'one-time-code',
+    autocapitalize: 'characters',
+    spellcheck: 'false',
+    required: true,
+    value: params.get('user_code') ?? '',
+  });
+  const form = stepForm(t('device.submit'), [code.wrap], async () => {
+    try {
+      const [started, state] = await Transaction.startDevice(apiBase(), realm, code.input.value.trim());
+      tx = started;
+      // The code is spent on this transaction: it leaves the address bar.
+      params.delete('user_code');
+      history.replaceState(null, '', `${location.pathname}?${params.toString()}`);
+      render(state, null);
+    } catch (e) {
+      const bad = e instanceof ApiProblem && e.status === 400;
+      deviceEntry(realm, alert(bad ? t('device.bad_code') : errorText(e)));
+    }
+  });
+  show(t('device.title'), h('p', { class: 'subtitle' }, t('device.help')), message, form);
 }
 
 async function start(): Promise<void> {
   setLocale(pickLocale(params.get('ui_locales'), navigator.language));
   const id = params.get('transaction_id');
   const realm = params.get('realm');
+  if (realm && !id && params.get('mode') === 'device') {
+    deviceEntry(realm);
+    return;
+  }
   if (!id || !realm) {
     showFatal(t('app.missing_transaction'));
     return;
   }
   tx = new Transaction(apiBase(), realm, id);
+  watchOtherTabs(id, () => {
+    if (current?.status === 'pending') showFinishedElsewhere();
+  });
+  const magic = params.get('magic_link');
   try {
     const state = await tx.read();
     setLocale(pickLocale(state.locale, params.get('ui_locales'), ...navigator.languages));
     // Opened from a mailed magic link: answer it once, then drop the token from the address bar.
-    const magic = params.get('magic_link');
     if (magic && state.next_actions.some((a) => a.type === 'magic_link')) {
       params.delete('magic_link');
       history.replaceState(null, '', `${location.pathname}?${params.toString()}`);
@@ -236,7 +322,11 @@ async function start(): Promise<void> {
     }
     render(state, null);
   } catch (e) {
-    showFatal(errorText(e));
+    // A link opened in a browser (or profile) other than the one that asked for it carries no
+    // transaction cookie: say that, in words about the link.
+    if (magic && e instanceof ApiProblem && e.code === 'forbidden' && !finishedElsewhere(id))
+      showFatal(t('magic.other_browser'));
+    else showFailure(e);
   }
 }
 

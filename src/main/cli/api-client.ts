@@ -225,3 +225,65 @@ export async function revokeToken(
   if (a.status === 404) return 'unsupported';
   throw new CliError(`revoking the ${hint.replace('_', ' ')} failed: ${oauthReason(a)}`);
 }
+
+/** RFC 8628 section 3.2, as identity-cli login --device shows it. */
+export interface DeviceCodes {
+  deviceCode: string;
+  userCode: string;
+  verificationUri: string;
+  verificationUriComplete: string | null;
+  expiresIn: number;
+  interval: number;
+}
+
+export async function requestDeviceCodes(
+  server: string,
+  realm: string,
+  audience: string,
+): Promise<DeviceCodes> {
+  const a = await postForm(`${realmUrl(server, realm)}/oauth/device_authorization`, {
+    client_id: CLI_CLIENT_ID,
+    scope: 'openid',
+    resource: audience,
+  });
+  const b = a.body;
+  if (
+    a.status !== 200 ||
+    typeof b.device_code !== 'string' ||
+    typeof b.user_code !== 'string' ||
+    typeof b.verification_uri !== 'string'
+  )
+    throw new CliError(`the device authorization failed: ${oauthReason(a)}`);
+  return {
+    deviceCode: b.device_code,
+    userCode: b.user_code,
+    verificationUri: b.verification_uri,
+    verificationUriComplete:
+      typeof b.verification_uri_complete === 'string' ? b.verification_uri_complete : null,
+    expiresIn: typeof b.expires_in === 'number' ? b.expires_in : 600,
+    interval: typeof b.interval === 'number' ? b.interval : 5,
+  };
+}
+
+/** One poll of the token endpoint: the tokens, or the RFC 8628 section 3.5 error to act on. */
+export async function pollDeviceToken(
+  server: string,
+  realm: string,
+  deviceCode: string,
+  audience: string,
+  now: Date,
+): Promise<{ tokens: TokenSet } | { waiting: 'authorization_pending' | 'slow_down' }> {
+  const a = await postForm(`${realmUrl(server, realm)}/oauth/token`, {
+    grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+    client_id: CLI_CLIENT_ID,
+    device_code: deviceCode,
+    resource: audience,
+  });
+  if (a.status === 200) return { tokens: tokenSet(a, now) };
+  if (a.body.error === 'authorization_pending' || a.body.error === 'slow_down')
+    return { waiting: a.body.error };
+  if (a.body.error === 'access_denied') throw new CliError('the sign-in was refused on the other device');
+  if (a.body.error === 'expired_token')
+    throw new CliError('the code expired before anyone signed in; run login again');
+  throw new CliError(`the device sign-in failed: ${oauthReason(a)}`);
+}

@@ -27,6 +27,7 @@ import {
 import { cleanupAuditRetention } from '../../ops/audit-retention.task.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
 import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
+import { pruneSessionEventsTask } from '../../sessions/session-events-prune.task.ts';
 import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
 import { cleanupSignin } from '../../signin/signin-cleanup.task.ts';
 import { expireAccounts } from '../../users/lifecycle-expiry.task.ts';
@@ -77,6 +78,7 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'outbox.cleanup', intervalMs: 3_600_000, run: cleanupOutbox },
   { name: 'signin.cleanup', intervalMs: 600_000, run: cleanupSignin },
   { name: 'tokens.cleanup', intervalMs: 600_000, run: cleanupTokens },
+  { name: 'session_events.prune', intervalMs: 600_000, run: pruneSessionEventsTask },
   { name: 'organizations.memberships', intervalMs: 60_000, run: sweepMemberships },
   // Every worker runs jobs; each job is claimed under its own lease (jobs/job-runner.ts).
   { name: 'jobs.run', intervalMs: 1_000, lease: false, run: runJobsTask(JOB_TYPES, WORKER_ID) },

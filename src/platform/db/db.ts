@@ -22,6 +22,16 @@ export interface Db extends Queryable {
   tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Multi-statement scripts without parameters (migrations). */
   exec(script: string): Promise<void>;
+  /**
+   * LISTEN on `channel` until the returned function is called: `onNotify` gets each payload
+   * (delivered at commit), `onLoss` the fault that ended the listening (notifications may have
+   * been missed since, so the caller re-reads what it watches). Absent on test doubles.
+   */
+  listen?(
+    channel: string,
+    onNotify: (payload: string) => void,
+    onLoss: (e: Error) => void,
+  ): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

@@ -1,7 +1,7 @@
 // node-postgres driver: a pool per process; transactions hold one pooled client.
 import pg from 'pg';
 import type { Db, QueryResult, Tx } from './db.ts';
-import { isDatabaseFault, toDatabaseError } from './pg-errors.ts';
+import { DatabaseUnavailable, isDatabaseFault, toDatabaseError } from './pg-errors.ts';
 import { withRetry } from './tx-retry.ts';
 
 export interface PgOptions {
@@ -131,6 +131,53 @@ export function openPostgres(opts: PgOptions): Db {
     async exec(script) {
       await run(pool, script);
     },
+    listen: (channel, onNotify, onLoss) => listenOn(opts, channel, onNotify, onLoss),
     close: () => pool.end(),
+  };
+}
+
+/**
+ * LISTEN needs a session of its own for as long as it listens, so it takes a connection outside the
+ * pool. A broken connection is reported once through onLoss; the caller listens again when it needs to.
+ */
+async function listenOn(
+  opts: PgOptions,
+  channel: string,
+  onNotify: (payload: string) => void,
+  onLoss: (e: Error) => void,
+): Promise<() => Promise<void>> {
+  if (!/^[a-z_]{1,63}$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+  const client = new pg.Client({
+    connectionString: opts.url,
+    application_name: `${opts.applicationName ?? 'proudauth'} listener`,
+    connectionTimeoutMillis: 5000,
+    // A peer that vanished without a word is found by TCP keep-alive rather than never.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
+  let ended = false;
+  const lost = (e: Error) => {
+    if (ended) return;
+    ended = true;
+    client.end().catch(() => {});
+    onLoss(e instanceof DatabaseUnavailable ? e : new DatabaseUnavailable('connection', e));
+  };
+  client.on('error', lost);
+  client.on('end', () => lost(new Error('the listening connection ended')));
+  client.on('notification', (m) => {
+    if (m.channel === channel) onNotify(m.payload ?? '');
+  });
+  try {
+    await client.connect();
+    await client.query(`listen ${channel}`);
+  } catch (e) {
+    ended = true;
+    await client.end().catch(() => {});
+    throw toDatabaseError(e);
+  }
+  return async () => {
+    if (ended) return;
+    ended = true;
+    await client.end().catch(() => {});
   };
 }

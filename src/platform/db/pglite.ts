@@ -76,6 +76,15 @@ export async function openPglite(opts: PgliteOptions): Promise<Db & { dump(): Pr
       guarded(async () => {
         await db.exec(script);
       }),
+    // The embedded database's notifications stay inside this process; only closing it ends them,
+    // and a closed database answers every later statement with the fault anyway.
+    listen: (channel, onNotify) =>
+      guarded(async () => {
+        const stop = await db.listen(channel, onNotify);
+        return async () => {
+          if (!db.closed) await stop();
+        };
+      }),
     async close() {
       try {
         await db.close();

@@ -71,6 +71,9 @@ export async function sendChallenge(q: Tx, t: SigninTx, ctx: StepContext, target
     ui.searchParams.set('transaction_id', t.id);
     ui.searchParams.set('realm', ctx.realm.name);
     ui.searchParams.set('magic_link', secret);
+    // The page speaks the sign-in's language even where it cannot read the transaction (a link
+    // opened in another browser is refused, in words the person reads).
+    if (t.uiLocales) ui.searchParams.set('ui_locales', t.uiLocales);
     link = ui.toString();
   }
   await upsertChallenge(

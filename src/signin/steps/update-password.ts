@@ -1,7 +1,17 @@
-// password/update {new_password}: the administrator-set required action update_password.
+// password/update {new_password}: the administrator-set required action update_password, and the
+// new password after a proved reset code. The current password (and the earlier ones the realm's
+// password policy keeps) is refused before anything is hashed (users/password-reuse.ts).
 import { object, string } from '../../platform/http/decode.ts';
+import { currentPolicy } from '../../realms/index.ts';
 import { endAccountSessions } from '../../sessions/index.ts';
-import { endSessionsAfterPasswordChange, removeRequiredAction, setPassword } from '../../users/index.ts';
+import {
+  endSessionsAfterPasswordChange,
+  keepReplacedPassword,
+  passwordsRefused,
+  refuseReusedPassword,
+  removeRequiredAction,
+  setPassword,
+} from '../../users/index.ts';
 import type { PasswordVerifier } from '../../users/password-hasher.ts';
 import { MIN_PASSWORD_LENGTH } from '../../users/password-rules.ts';
 import { forgetReset } from '../challenges.repo.ts';
@@ -14,9 +24,18 @@ export const updatePasswordStep: Step<{ newPassword: string }, PasswordVerifier>
   spendsBudgets: false,
   action: 'update_password',
   decode,
-  prepare: (app, _t, body) => app.hasher.hash(body.newPassword),
+  async prepare(app, t, body) {
+    // Before primary authentication the step is not offered: run answers that with a conflict.
+    if (t.userId) {
+      const refused = passwordsRefused(await currentPolicy(app.db, t.realmId));
+      const who = { realmId: t.realmId, userId: t.userId };
+      await refuseReusedPassword(app.db, app.hasher, who, body.newPassword, refused);
+    }
+    return app.hasher.hash(body.newPassword);
+  },
   async run(q, t, _body, ctx, verifier) {
     const userId = t.userId as string; // the step is offered only after primary authentication
+    await keepReplacedPassword(q, { realmId: t.realmId, userId }, passwordsRefused(ctx.policy), ctx.now);
     await setPassword(q, t.realmId, userId, verifier, ctx.now);
     await removeRequiredAction(q, t.realmId, userId, 'update_password', ctx.now);
     // The proved reset code is spent: update_password is not offered again in this transaction.

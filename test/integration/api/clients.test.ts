@@ -127,8 +127,14 @@ describe('clients api › create', () => {
     assert.deepEqual(b.grant_types, ['authorization_code', 'refresh_token']);
     assert.equal(b.token_endpoint_auth_method, 'client_secret_basic');
     assert.deepEqual(
-      [b.consent_mode, b.token_policy, b.allow_remember_me, b.id_token_claims],
-      ['implicit', { require_mfa: false }, true, 'standard'],
+      [
+        b.consent_mode,
+        b.token_policy,
+        b.allow_remember_me,
+        b.id_token_claims,
+        b.require_pushed_authorization_requests,
+      ],
+      ['implicit', { require_mfa: false }, true, 'standard', false],
     );
     assert.deepEqual([b.jwks, b.service_principal_id, b.post_logout_redirect_uris], [null, null, []]);
     assert.match(b.client_secret, /^pa_cs_[A-Za-z0-9_-]{43}$/);
@@ -175,10 +181,12 @@ describe('clients api › create', () => {
       token_policy: { require_mfa: true },
       allow_remember_me: false,
       id_token_claims: 'minimal',
+      require_pushed_authorization_requests: true,
     });
     assert.equal(res.status, 201);
     const b = res.body;
     assert.equal(b.id_token_claims, 'minimal');
+    assert.equal(b.require_pushed_authorization_requests, true);
     assert.equal(b.token_endpoint_auth_method, 'none');
     assert.equal(b.client_secret, undefined);
     assert.deepEqual(b.secrets, []);
@@ -345,9 +353,9 @@ describe('clients api › create', () => {
         [['redirect_uris[1]', 'duplicate']],
       ],
       [
-        'device grant',
+        'device grant for a web client',
         web('a', { grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] }),
-        [['grant_types[0]', 'unsupported']],
+        [['grant_types[0]', 'not_allowed']],
       ],
       [
         'password grant',

@@ -255,6 +255,7 @@ describe('configuration › import', () => {
           name: 'Shop 2',
           type: 'web',
           redirect_uris: ['https://shop.example.com/cb2'],
+          require_pushed_authorization_requests: true,
         },
       ],
       roles: [{ name: 'refunder', permissions: ['orders.refund', 'realm.users.read'] }],
@@ -283,6 +284,7 @@ describe('configuration › import', () => {
     const client = await json(await admin.call('GET', '/clients/shop-web'));
     assert.equal(client.name, 'Shop 2');
     assert.deepEqual(client.redirect_uris, ['https://shop.example.com/cb2']);
+    assert.equal(client.require_pushed_authorization_requests, true);
     const resource = await json(await admin.call('GET', `/resources/${encodeURIComponent(ORDERS)}`));
     assert.equal(resource.name, 'Orders v2');
     // Members the document omits keep their values.

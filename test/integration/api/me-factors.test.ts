@@ -383,6 +383,28 @@ describe('self-service › factors', () => {
     assert.equal(stale.body.obligation.required_profile, 'recent');
   });
 
+  test('case=password change without a kept history still refuses the current password/mode=headless', async (t) => {
+    const { token, me } = await setup(t);
+    const current = await token();
+    const same = await me(current, 'POST', '/password', {
+      current_password: PASSWORD,
+      new_password: PASSWORD,
+    });
+    expect(same, 422, 'validation_failed');
+    assert.deepEqual(same.body.errors, [{ field: 'new_password', code: 'password_reused' }]);
+    const changed = await me(current, 'POST', '/password', {
+      current_password: PASSWORD,
+      new_password: 'a-new-secret-1',
+    });
+    assert.equal(changed.status, 200, JSON.stringify(changed.body));
+    // Nothing kept: the password before the current one may come back.
+    const back = await me(current, 'POST', '/password', {
+      current_password: 'a-new-secret-1',
+      new_password: PASSWORD,
+    });
+    assert.equal(back.status, 200, JSON.stringify(back.body));
+  });
+
   test('case=identifier removal and forgetting remembered devices/mode=headless', async (t) => {
     const { h, realm, user, token, me } = await setup(t);
     await h.ctx.db.query(

@@ -111,6 +111,18 @@ const HAND_READ = new Set([
   'POST /registrations',
 ]);
 
+/**
+ * Routes without a JSON body whose query carries values with rules: a value breaking one rule and
+ * the status and problem code the spec gives it (document 1, Errors: an invalid cursor is 400).
+ */
+const QUERY_CHECKED: { route: string; query: string; status: number; code: string }[] = [
+  { route: 'GET /session-events', query: 'wait=26', status: 400, code: 'invalid_request' },
+  { route: 'GET /session-events', query: 'wait=-1', status: 400, code: 'invalid_request' },
+  { route: 'GET /session-events', query: 'wait=2.5', status: 400, code: 'invalid_request' },
+  { route: 'GET /session-events', query: 'cursor=not-a-cursor', status: 400, code: 'invalid_request' },
+  { route: 'GET /session-events', query: 'limit=10', status: 400, code: 'invalid_request' },
+];
+
 /** Objects the routes' path parameters name, created for real: some routes load before decoding. */
 async function seedObjects(h: Harness, realm: { id: string; name: string }, admin: ApiCallerKit) {
   const created = async (path: string, body: Json): Promise<string> => {
@@ -254,5 +266,29 @@ describe('edge › value errors of every JSON body', () => {
     assert.deepEqual(wrong, [], 'bodies answered other than the error split says');
     assert.deepEqual(unreached, [], 'routes whose body decoder the walk did not reach');
     assert.ok(checked > 100, `only ${checked} bodies checked`);
+  });
+
+  test('case=a query value out of range is a problem with the spec code, on every listed route', async (t) => {
+    const h = await startHarness(t);
+    const realm = await h.createRealm();
+    const admin = await apiCaller(h, realm);
+    const known = new Set(
+      routeTable(h.publicApp)
+        .filter((r) => r.url.startsWith(`${PREFIX}/`))
+        .map((r) => `${r.method} ${r.url.slice(PREFIX.length)}`),
+    );
+    const wrong: string[] = [];
+    for (const c of QUERY_CHECKED) {
+      const [method = '', path = ''] = c.route.split(' ');
+      if (!known.has(c.route)) {
+        wrong.push(`${c.route}: no such route`);
+        continue;
+      }
+      const res = await admin.call(method, `${path}?${c.query}`);
+      const body = (await res.json()) as Json;
+      if (res.status !== c.status || body.code !== c.code)
+        wrong.push(`${c.route}?${c.query}: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
+    }
+    assert.deepEqual(wrong, []);
   });
 });

@@ -94,6 +94,27 @@ test('the first administrator signs in with the script, enrolling TOTP, and the 
       ['token', 200],
     ],
   );
+  // The password's answer offers the authenticator and the recovery codes as alternatives of one
+  // group (docs/signin.md, "Alternatives"); the script names them and answers totp.
+  const secondSteps = stepsOf(again.stdout);
+  assert.deepEqual(
+    secondSteps[1]?.body.next_actions.map(
+      (a: { type: string; required: boolean; options?: { group?: string } }) => [
+        a.type,
+        a.required,
+        a.options?.group,
+      ],
+    ),
+    [
+      ['totp', false, 'mfa'],
+      ['recovery_code', false, 'mfa'],
+    ],
+  );
+  assert.match(again.stderr, /second factor, any one of: totp recovery_code; answering totp/);
+  // Without the secret it stops, saying what is missing.
+  const withoutSecret = await runExample('bash', ['examples/headless-signin.sh'], env);
+  assert.equal(withoutSecret.code, 1);
+  assert.match(withoutSecret.stderr, /set TOTP_SECRET/);
 });
 
 test('a wrong password stops the script with a message and a failing exit', { skip }, async (t) => {

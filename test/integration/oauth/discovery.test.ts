@@ -36,8 +36,12 @@ test('the three locations serve one document whose issuer is the realm issuer, c
   assert.deepEqual(doc.code_challenge_methods_supported, ['S256']);
   assert.deepEqual(doc.subject_types_supported, ['public']);
   assert.equal(doc.authorization_response_iss_parameter_supported, true);
+  // Only PAR URNs are taken as request_uri (RFC 9126); signed request objects are (RFC 9101).
   assert.equal(doc.request_uri_parameter_supported, false);
-  assert.equal(doc.request_parameter_supported, false);
+  assert.equal(doc.request_parameter_supported, true);
+  assert.equal(doc.pushed_authorization_request_endpoint, `${issuer}/oauth/par`);
+  assert.equal(doc.require_pushed_authorization_requests, false);
+  assert.ok(!(doc.request_object_signing_alg_values_supported as string[]).includes('none'));
   assert.deepEqual(doc.acr_values_supported, ['basic', 'mfa', 'phishing_resistant']);
   assert.deepEqual(doc.ui_locales_supported, ['en', 'de']);
   assert.ok(!(doc.introspection_endpoint_auth_methods_supported as string[]).includes('none'));
@@ -74,6 +78,7 @@ test('every advertised endpoint is served (none answers 404)', async (t) => {
     ['revocation_endpoint', { method: 'POST', headers: form, body: 'token=x' }],
     ['introspection_endpoint', { method: 'POST', headers: form, body: 'token=x' }],
     ['end_session_endpoint', { redirect: 'manual' }],
+    ['pushed_authorization_request_endpoint', { method: 'POST', headers: form, body: 'response_type=code' }],
   ];
   for (const [member, init] of probes) {
     const url = doc[member];

@@ -75,6 +75,7 @@ const SINGLE = [
   'login_hint',
   'acr_values',
   'response_mode',
+  'request_uri',
 ] as const;
 
 /**
@@ -84,7 +85,8 @@ const SINGLE = [
  */
 export function startBodyOf(authorizationUrl: URL): Record<string, unknown> {
   const p = authorizationUrl.searchParams;
-  assert.equal(p.get('response_type'), 'code');
+  // A pushed request (RFC 9126) is named by client_id and request_uri alone.
+  if (!p.has('request_uri')) assert.equal(p.get('response_type'), 'code');
   const known = new Set<string>([...SINGLE, 'response_type', 'resource', 'max_age']);
   for (const k of p.keys())
     assert.ok(known.has(k), `authorization parameter ${k} has no headless equivalent`);

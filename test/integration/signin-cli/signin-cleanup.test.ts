@@ -31,4 +31,28 @@ describe('worker › signin.cleanup', () => {
     assert.equal(await count(ended.id), 0);
     assert.equal(await count(pending.id), 0, 'a pending transaction past its expiry is gone too');
   });
+
+  test('deletes pushed authorization requests once their 60 seconds are over', async (t) => {
+    const h = await startHarness(t);
+    const realm = await h.createRealm();
+    const insert = (digest: string, expiresAt: Date) =>
+      h.ctx.db.query(
+        `insert into pushed_authorization_requests (realm_id, request_digest, client_id, params, expires_at, created_at)
+         values ($1, $2, 'app', '{}', $3, $4)`,
+        [realm.id, digest, expiresAt, new Date(expiresAt.getTime() - 60_000)],
+      );
+    const now = new Date();
+    await insert('expired', new Date(now.getTime() - 1000));
+    await insert('live', new Date(now.getTime() + 30_000));
+    const report = await cleanupSignin({ db: h.ctx.db, sessionRetentionMs: 0 }, now);
+    assert.equal(report.pushed_requests, 1);
+    const left = await h.ctx.db.query<{ request_digest: string }>(
+      'select request_digest from pushed_authorization_requests where realm_id = $1',
+      [realm.id],
+    );
+    assert.deepEqual(
+      left.rows.map((r) => r.request_digest),
+      ['live'],
+    );
+  });
 });

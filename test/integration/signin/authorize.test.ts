@@ -141,9 +141,17 @@ describe('sign-in › authorize endpoint', () => {
     const six = query();
     for (let i = 0; i < 6; i++) six.append('resource', `https://api${i}.example.com`);
     await redirected(s, '6 resources', six, 'invalid_target');
-    await redirected(s, 'request_uri', query({ request_uri: 'urn:x' }), 'request_uri_not_supported');
-    // OIDC Core 6.1: a request object is refused, not silently ignored.
-    await redirected(s, 'request', query({ request: 'eyJhbGciOiJub25lIn0.e30.' }), 'request_not_supported');
+    await assertNothingIssued(s.h, s.realm);
+  });
+
+  test('case=an unknown request_uri or an unsigned request object is answered directly/mode=browser', async (t) => {
+    const s = await setup(t);
+    // RFC 9126 and RFC 9101: the redirect URI they would name cannot be trusted, so no redirect.
+    const uri = await direct(s, 'request_uri', query({ request_uri: 'urn:x' }));
+    assert.equal(uri.error, 'invalid_request_uri');
+    // A request object is verified, never silently ignored; alg none is refused.
+    const unsigned = await direct(s, 'request', query({ request: 'eyJhbGciOiJub25lIn0.e30.' }));
+    assert.equal(unsigned.error, 'invalid_request_object');
     await assertNothingIssued(s.h, s.realm);
   });
 

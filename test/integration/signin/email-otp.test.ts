@@ -44,10 +44,21 @@ describe('sign-in › email code', () => {
     const offered = identified.body.next_actions[1];
     assert.deepEqual(offered, {
       type: 'email_otp',
-      required: true,
+      required: false,
       fields: ['code'],
-      options: { purpose: 'login', code_sent: false },
+      options: { group: 'primary', purpose: 'login', code_sent: false },
     });
+    assert.deepEqual(
+      identified.body.next_actions.map((a: { required: boolean; options?: { group?: string } }) => [
+        a.required,
+        a.options?.group,
+      ]),
+      [
+        [false, 'primary'],
+        [false, 'primary'],
+      ],
+      'the password and the emailed code are alternatives',
+    );
     const sent = await tx.step('otp/send', { purpose: 'login' });
     assert.equal(sent.status, 200, JSON.stringify(sent.body));
     assert.equal(sent.body.next_actions[1].options.code_sent, true);

@@ -16,10 +16,16 @@ async function setup(t: Parameters<typeof signinSetup>[0], loginUi: string | und
 describe('sign-in › magic link', () => {
   test('case=the mailed link points to the login UI and its token signs in with factor magic_link', async (t) => {
     const s = await setup(t);
-    const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT);
+    const tx = await startHeadless(s.h, s.realm.name, 'web-app', REDIRECT, { ui_locales: 'de' });
     const identified = await tx.step('identify', { identifier: 'alice@example.com' });
     assert.deepEqual(actionTypes(identified.body), ['password', 'magic_link']);
-    assert.deepEqual(identified.body.next_actions[1].options, { purpose: 'magic_link', link_sent: false });
+    // The password and the link are alternatives (docs/signin.md, "Alternatives").
+    assert.deepEqual(identified.body.next_actions[1].options, {
+      group: 'primary',
+      purpose: 'magic_link',
+      link_sent: false,
+    });
+    assert.equal(identified.body.next_actions[1].required, false);
     assert.equal((await tx.step('otp/send', { purpose: 'magic_link' })).status, 200);
     await deliverQueued(s.h);
     const mail = await s.mail.waitFor('alice@example.com', 1, s.realm.display_name);
@@ -27,6 +33,8 @@ describe('sign-in › magic link', () => {
     assert.equal(`${link.origin}${link.pathname}`, UI);
     assert.equal(link.searchParams.get('transaction_id'), tx.id);
     assert.equal(link.searchParams.get('realm'), s.realm.name);
+    // The page speaks the sign-in's language even in a browser that cannot read the transaction.
+    assert.equal(link.searchParams.get('ui_locales'), 'de');
     assert.match(mail.html, /<a href="https:\/\/login\.example\.com\/signin\?/);
     const token = link.searchParams.get('magic_link') ?? '';
     const wrong = await tx.step('magic-link', { token: `${token}x` });

@@ -81,9 +81,10 @@ describe('sign-in › TOTP', () => {
 
     const { tx, state } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
     assert.equal(state.body.status, 'pending');
+    // Either one answers MFA: alternatives of one group, neither required on its own.
     assert.deepEqual(state.body.next_actions, [
-      { type: 'totp', required: true, fields: ['code'] },
-      { type: 'recovery_code', required: true, fields: ['code'] },
+      { type: 'totp', required: false, fields: ['code'], options: { group: 'mfa' } },
+      { type: 'recovery_code', required: false, fields: ['code'], options: { group: 'mfa' } },
     ]);
     assert.deepEqual(state.body.completed_factors, ['pwd']);
     const codesBefore = await count(h, 'select 1 from authorization_codes where realm_id = $1', [realm.id]);

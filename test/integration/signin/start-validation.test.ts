@@ -84,13 +84,14 @@ describe('sign-in › headless start', () => {
     assert.ok(!JSON.stringify(row).includes(r.body.continuation_token));
   });
 
-  test('case=request objects and request_uri are refused, not ignored/mode=headless', async (t) => {
+  test('case=an unknown request_uri is refused and a request object is no member/mode=headless', async (t) => {
     const s = await setup(t);
+    // RFC 9126: only a request_uri the PAR endpoint handed out counts (real-clients/par.test.ts).
     await refused(
       s,
       'request_uri',
       body({ request_uri: 'urn:ietf:params:oauth:request_uri:x' }),
-      'request_uri_not_supported',
+      'invalid_request_uri',
     );
     // The headless start body has no request member: an unknown member.
     await refused(s, 'request', body({ request: 'eyJhbGciOiJub25lIn0.e30.' }));

@@ -8,8 +8,19 @@ import { codeField } from './code-input.js';
 import { stepForm } from './form.js';
 import type { Screen } from './screen.js';
 
-/** ABCD EFGH ...: easier to type into an app by hand. */
-const grouped = (secret: string) => secret.replace(/(.{4})(?=.)/g, '$1 ');
+/**
+ * ABCD EFGH ...: easier to type into an app by hand. Each group is a span the stylesheet keeps on
+ * one line, so a narrow screen wraps between groups and never inside one.
+ */
+function grouped(secret: string): HTMLElement {
+  const groups = secret.match(/.{1,4}/g) ?? [];
+  const code = h('code', {});
+  groups.forEach((g, i) => {
+    if (i > 0) code.append(' ');
+    code.append(h('span', {}, g));
+  });
+  return code;
+}
 
 export const enrollTotpScreen: Screen = {
   type: 'enroll_totp',
@@ -26,7 +37,7 @@ export const enrollTotpScreen: Screen = {
         h('p', {}, t('enroll.help')),
         h('div', { class: 'qr-box' }, qrSvg(totp.otpauth_uri, t('enroll.qr_label'))),
         h('p', { class: 'small' }, t('enroll.manual')),
-        h('p', { class: 'secret', 'data-secret': totp.secret }, h('code', {}, grouped(totp.secret))),
+        h('p', { class: 'secret', 'data-secret': totp.secret }, grouped(totp.secret)),
         code.wrap,
       ],
       () =>

@@ -2,6 +2,7 @@
 import { field } from '../../lib/dom.js';
 import { t } from '../../lib/i18n.js';
 import { stepForm } from './form.js';
+import { rememberIdentifier } from './password.js';
 import type { Screen } from './screen.js';
 
 export const identifyScreen: Screen = {
@@ -17,8 +18,9 @@ export const identifyScreen: Screen = {
       autocapitalize: 'none',
       spellcheck: 'false',
     });
-    return stepForm(t('identify.submit'), [id.wrap], () =>
-      ctx.step('identify', { identifier: id.input.value.trim() }),
-    );
+    return stepForm(t('identify.submit'), [id.wrap], () => {
+      rememberIdentifier(id.input.value.trim());
+      return ctx.step('identify', { identifier: id.input.value.trim() });
+    });
   },
 };

@@ -7,6 +7,16 @@ import { stepForm } from './form.js';
 import type { Screen, ScreenContext } from './screen.js';
 import { sessionOptions } from './session-options.js';
 
+/**
+ * The identifier typed on this page. Once the transaction knows who signs in, the password form
+ * still shows it (read-only) in a username field, so password managers pair the two fields after
+ * a wrong password too.
+ */
+let typedIdentifier = '';
+export const rememberIdentifier = (value: string): void => {
+  typedIdentifier = value;
+};
+
 /** The reset code mailed by password/reset; a new password follows (update_password). */
 function resetForm(ctx: ScreenContext): HTMLElement {
   const code = codeField(t('otp.code'), 'code', true);
@@ -19,6 +29,7 @@ export const passwordScreen: Screen = {
   type: 'password',
   supersedes: ['identify'],
   title: 'password.title',
+  titleOf: (action) => (action.options?.reset_code_sent === true ? 'reset.title' : 'password.title'),
   alternative: 'alt.password',
   render(ctx) {
     const needsIdentifier = ctx.action.fields.includes('identifier');
@@ -39,8 +50,13 @@ export const passwordScreen: Screen = {
     if (ctx.action.options?.reset_code_sent === true) return resetForm(ctx);
     const options = sessionOptions();
     const who = ctx.state.user?.email_hint ?? ctx.state.user?.display_name;
-    const fields = needsIdentifier ? [id.wrap, pw.wrap] : [pw.wrap];
-    if (!needsIdentifier && who) fields.unshift(h('p', { class: 'who' }, who));
+    const known = !needsIdentifier && typedIdentifier !== '';
+    if (known) {
+      id.input.value = typedIdentifier;
+      id.input.readOnly = true;
+    }
+    const fields = needsIdentifier || known ? [id.wrap, pw.wrap] : [pw.wrap];
+    if (!needsIdentifier && !known && who) fields.unshift(h('p', { class: 'who' }, who));
     // A forgotten password: the server offers a reset (an emailed code) for an email identifier.
     const extra: HTMLElement[] = [];
     const identify = ctx.state.next_actions.find((a) => a.type === 'identify');
@@ -48,6 +64,7 @@ export const passwordScreen: Screen = {
     const identified = async (): Promise<boolean> => {
       if (!needsIdentifier) return true;
       if (!id.input.reportValidity()) return false;
+      rememberIdentifier(id.input.value.trim());
       await ctx.send('identify', { identifier: id.input.value.trim() });
       return true;
     };
@@ -63,7 +80,9 @@ export const passwordScreen: Screen = {
       // identify itself is the other way: one request, not identified() and then identify again
       // (a second identify on the moved-on transaction is a conflict).
       other.addEventListener('click', () => {
-        if (id.input.reportValidity()) void ctx.step('identify', { identifier: id.input.value.trim() });
+        if (!id.input.reportValidity()) return;
+        rememberIdentifier(id.input.value.trim());
+        void ctx.step('identify', { identifier: id.input.value.trim() });
       });
       extra.push(other);
     }
@@ -73,7 +92,10 @@ export const passwordScreen: Screen = {
       async () => {
         await options.apply(ctx);
         const body: Record<string, unknown> = { password: pw.input.value };
-        if (needsIdentifier) body.identifier = id.input.value.trim();
+        if (needsIdentifier) {
+          body.identifier = id.input.value.trim();
+          rememberIdentifier(body.identifier as string);
+        }
         await ctx.step('password', body, { failed: 'password.failed' });
       },
       extra,

@@ -26,6 +26,8 @@ export interface Screen {
   /** Offered actions this screen also covers, so they are not listed as alternatives. */
   readonly supersedes?: readonly string[];
   readonly title: MessageKey;
+  /** A title that depends on the action's state (a reset code sent, a reset proved). */
+  titleOf?(action: NextAction): MessageKey;
   /** The link text that switches to this screen when another one is shown first. */
   readonly alternative?: MessageKey;
   render(ctx: ScreenContext): HTMLElement;

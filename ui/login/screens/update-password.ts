@@ -1,4 +1,5 @@
-// update_password {new_password}: the administrator asked for a new password.
+// update_password {new_password}: the administrator asked for a new password, or the person proved
+// a forgotten-password code (options.reset) and chooses the new one.
 import { field, h } from '../../lib/dom.js';
 import { t } from '../../lib/i18n.js';
 import { stepForm } from './form.js';
@@ -10,7 +11,9 @@ const MIN_LENGTH = 8;
 export const updatePasswordScreen: Screen = {
   type: 'update_password',
   title: 'update_password.title',
+  titleOf: (action) => (action.options?.reset === true ? 'reset.new_title' : 'update_password.title'),
   render(ctx) {
+    const reset = ctx.action.options?.reset === true;
     const pw = field(t('update_password.password'), {
       name: 'new_password',
       type: 'password',
@@ -18,8 +21,10 @@ export const updatePasswordScreen: Screen = {
       minlength: String(MIN_LENGTH),
       required: true,
     });
-    return stepForm(t('update_password.submit'), [h('p', {}, t('update_password.help')), pw.wrap], () =>
-      ctx.step('password/update', { new_password: pw.input.value }),
+    return stepForm(
+      t('update_password.submit'),
+      [h('p', {}, t(reset ? 'reset.new_help' : 'update_password.help')), pw.wrap],
+      () => ctx.step('password/update', { new_password: pw.input.value }),
     );
   },
 };

@@ -9,7 +9,7 @@ import { CLI_CLIENT_ID } from '../../../clients/builtin-clients.ts';
 import { s256Challenge } from '../../../kernel/pkce.ts';
 import { QR_STYLES, type QrStyle, renderTerminalQr } from '../../../mfa/terminal-qr.ts';
 import { parseFlags } from '../../../platform/cli/flags.ts';
-import { apiBaseOf, discoverRealm, exchangeCode } from '../api-client.ts';
+import { apiBaseOf, discoverRealm, exchangeCode, type TokenSet } from '../api-client.ts';
 import { CliError } from '../cli-error.ts';
 import { configuredServer } from '../configured-server.ts';
 import {
@@ -20,9 +20,10 @@ import {
   writeStore,
 } from '../credentials-store.ts';
 import { createPrompter, type Prompter } from '../prompt.ts';
+import { deviceSignIn } from './login-device.ts';
 
 const USAGE =
-  'usage: identity-cli login --realm NAME [--email EMAIL] [--server URL] [--credentials FILE] [--qr dark|light|ansi] [--config FILE]';
+  'usage: identity-cli login --realm NAME [--device] [--email EMAIL] [--server URL] [--credentials FILE] [--qr dark|light|ansi] [--config FILE]';
 const REDIRECT_URI = 'http://127.0.0.1/callback';
 
 interface Action {
@@ -217,6 +218,7 @@ export async function login(argv: string[]): Promise<unknown> {
     server: { type: 'string' },
     credentials: { type: 'string' },
     qr: { type: 'string' },
+    device: { type: 'bool' },
   });
   const realm = flags.realm as string | undefined;
   if (!realm || rest.length > 0) throw new CliError(USAGE);
@@ -228,6 +230,11 @@ export async function login(argv: string[]): Promise<unknown> {
   // The resource must be the audience the server derives from its public origin, which can
   // differ from the URL this command reaches it at; the realm's issuer says which it is.
   const { issuer, audience } = await discoverRealm(server, realm);
+  if (flags.device === true) {
+    // The person signs in on another device (login-device.ts); the store is written the same way.
+    const tokens = await deviceSignIn(server, realm, audience);
+    return store(file, { issuer, realm, server, audience }, tokens, { name: null, email: null });
+  }
   const verifier = randomBytes(32).toString('base64url');
   const clientState = randomBytes(12).toString('base64url');
   const startUrl = `${apiBaseOf(server, realm)}/auth/transactions`;
@@ -256,25 +263,36 @@ export async function login(argv: string[]): Promise<unknown> {
   const email = flags.email as string | undefined;
   const state = await runTransaction(tx, started.state, { email, qr });
 
-  const now = new Date();
   const code = codeFrom(String(state.redirect_to), clientState, issuer);
   const tokens = await exchangeCode(
     { server, realm, code, redirectUri: REDIRECT_URI, verifier, audience },
-    now,
+    new Date(),
   ).catch((e: unknown) => {
     throw (state.completed_factors as string[] | undefined)?.includes('recovery') ? recoveryRefusal(e) : e;
   });
+  const result = await store(file, { issuer, realm, server, audience }, tokens, {
+    name: state.user?.display_name ?? null,
+    email: email ?? state.user?.email_hint ?? null,
+  });
+  return { ...result, completed_factors: state.completed_factors };
+}
+
+/** Stores the tokens in the credentials file and says who is logged in; never prints a token. */
+async function store(
+  file: string,
+  at: { issuer: string; realm: string; server: string; audience: string },
+  tokens: TokenSet,
+  shown: { name: string | null; email: string | null },
+) {
+  const { issuer, realm, server, audience } = at;
+  const now = new Date();
   const credential: StoredCredential = {
     issuer,
     realm,
     server,
     audience,
     apiBase: apiBaseOf(server, realm),
-    user: {
-      id: tokens.subject,
-      name: state.user?.display_name ?? null,
-      email: email ?? state.user?.email_hint ?? null,
-    },
+    user: { id: tokens.subject, ...shown },
     accessToken: tokens.accessToken,
     expiresAt: tokens.expiresAt,
     refreshToken: tokens.refreshToken,
@@ -298,7 +316,6 @@ export async function login(argv: string[]): Promise<unknown> {
     realm,
     issuer,
     user: credential.user,
-    completed_factors: state.completed_factors,
     expires_at: tokens.expiresAt.toISOString(),
     refreshable: tokens.refreshToken !== null,
     credentials: file,

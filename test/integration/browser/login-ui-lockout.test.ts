@@ -1,0 +1,92 @@
+// A spent sign-in budget in a real Chromium (docs/security.md, "Abuse budgets"): the page states
+// the real wait from the answer's Retry-After, in English and German, not "wait a moment".
+import assert from 'node:assert/strict';
+import type { TestContext } from 'node:test';
+import { describe, test } from 'node:test';
+import { launchBrowser, NO_BROWSER } from '../../harness/browser.ts';
+import { startHarness } from '../../harness/harness.ts';
+import { collectErrors } from '../../harness/login-ui-kit.ts';
+import { authorizeQuery, movableClock } from '../../harness/signin-kit.ts';
+
+const WINDOW_MS = 15 * 60_000;
+
+const SEEN = {
+  en: {
+    identifier: 'Email or username',
+    password: 'Password',
+    submit: 'Sign in',
+    wait: 'Too many attempts. Try again in 11 minutes.',
+  },
+  de: {
+    identifier: 'E-Mail oder Benutzername',
+    password: 'Passwort',
+    submit: 'Anmelden',
+    wait: 'Zu viele Versuche. Versuchen Sie es in 11 Minuten erneut.',
+  },
+} as const;
+
+async function lockedOut(t: TestContext, locale: 'en' | 'de') {
+  const seen = SEEN[locale];
+  // A stopped clock four minutes into a budget window: the window has eleven minutes left.
+  const clock = movableClock(Math.floor(Date.now() / WINDOW_MS) * WINDOW_MS + 4 * 60_000);
+  const h = await startHarness(t, {
+    clock,
+    publicOriginIsListener: true,
+    overrides: {
+      'ui.enabled': true,
+      'security.budgets.account_failures': 2,
+      'security.budgets.account_window': '15m',
+    },
+  });
+  const realm = await h.createRealm();
+  const callback = `${h.publicUrl}/callback`;
+  await h.createClient(realm, {
+    clientId: 'shop',
+    name: 'The Shop',
+    type: 'spa',
+    redirectUris: [callback],
+    grantTypes: ['authorization_code'],
+    tokenEndpointAuthMethod: 'none',
+  });
+  await h.createUser(realm, { email: 'alice@example.com', password: 'the first password' });
+  const browser = await launchBrowser(t);
+  const page = await (await browser.newContext()).newPage();
+  const errors = collectErrors(page);
+  await page.goto(
+    `${h.publicUrl}/realms/${realm.name}/oauth/authorize?${authorizeQuery('shop', callback, { ui_locales: locale }).params}`,
+  );
+  await page.getByLabel(seen.identifier).fill('alice@example.com');
+  // Each answer is awaited (and the screen drawn again) before the next guess is typed.
+  const statuses: number[] = [];
+  for (const guess of ['wrong guess one', 'wrong guess two', 'the first password']) {
+    await page.getByLabel(seen.password, { exact: true }).fill(guess);
+    const answered = page.waitForResponse(
+      (r) => r.request().method() === 'POST' && r.url().endsWith('/password'),
+    );
+    await page.getByRole('button', { name: seen.submit, exact: true }).click();
+    statuses.push((await answered).status());
+    // The screen drawn again after the answer has an empty password field.
+    await page.waitForFunction(() => {
+      const field = (
+        globalThis as unknown as { document: { querySelector(s: string): { value: string } | null } }
+      ).document.querySelector('input[type=password]');
+      return field !== null && field.value === '';
+    });
+  }
+  assert.deepEqual(statuses, [200, 200, 429], 'two failures spend the budget, the third is refused');
+  await page
+    .getByRole('alert')
+    .filter({ hasText: seen.wait })
+    .waitFor({ timeout: 10_000 })
+    .catch(async () => assert.fail(`shown: ${await page.getByRole('alert').allTextContents()}`));
+  assert.equal(await page.getByText(/Wait a moment|Warten Sie einen Moment/).count(), 0);
+  assert.deepEqual(
+    errors.filter((e) => !/status of 429/.test(e)),
+    [],
+  );
+}
+
+describe('built-in login UI › a spent sign-in budget', { skip: NO_BROWSER ?? false }, () => {
+  test('case=the wait of Retry-After is stated/locale=en', (t) => lockedOut(t, 'en'));
+  test('case=the wait of Retry-After is stated/locale=de', (t) => lockedOut(t, 'de'));
+});
