@@ -4,7 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import { isMap, isScalar, LineCounter, parseDocument, type Node, type YAMLError } from 'yaml';
+import { isMap, isScalar, LineCounter, type Node, parseDocument, type YAMLError } from 'yaml';
 import { normalizeDestinationPattern } from '../net/residency.ts';
 import { formatDuration, parseDuration } from './duration.ts';
 import {

@@ -156,7 +156,10 @@ describe('proudauth dev', () => {
     assert.deepEqual(await getJson(`${againUrl}/health/ready`), { status: 200, body: { status: 'ready' } });
     // The restart banner says how to get back in when the administrator password is lost, and
     // that way works: a reset code shown on this terminal, then a new password.
-    assert.match(again.stdout, /Lost the password of admin@example\.com\?[^\n]*\n[^\n]*Forgot your password\?/);
+    assert.match(
+      again.stdout,
+      /Lost the password of admin@example\.com\?[^\n]*\n[^\n]*Forgot your password\?/,
+    );
     const recovered = await recoverAdminPassword(again, againUrl as string);
     assert.equal(recovered.status, 200, JSON.stringify(recovered.body));
     assert.notEqual(recovered.body.status, 'failed', JSON.stringify(recovered.body));
