@@ -222,6 +222,17 @@ const hotpCounter: Apply = (tx, l) =>
 // one adds its Apply here.
 const notApplicable: Apply = () => Promise.resolve(0);
 
+/** A revoked SCIM connector (migration 0037) stays revoked; other automation credentials log nothing yet. */
+const automationCredentialRevoked: Apply = (tx, l) =>
+  l.record.credential === 'scim_connector'
+    ? count(
+        tx.query(
+          'update scim_connectors set revoked_at = $3 where realm_id = $1 and id = $2 and revoked_at is null',
+          [l.realm_id, str(l.record, 'credential_id'), at(l)],
+        ),
+      )
+    : notApplicable(tx, l, new Date(0));
+
 export const APPLY: Record<RecordKind, Apply> = {
   revocation,
   tombstone,
@@ -230,7 +241,7 @@ export const APPLY: Record<RecordKind, Apply> = {
   invitation_consumed: invitationConsumed,
   password_changed: passwordChanged,
   client_credential_revoked: clientCredentialRevoked,
-  automation_credential_revoked: notApplicable,
+  automation_credential_revoked: automationCredentialRevoked,
   membership_state: membershipState,
   refresh_rotated: refreshRotated,
   refresh_family_revoked: familyRevoked,
@@ -243,7 +254,6 @@ export const APPLY: Record<RecordKind, Apply> = {
 };
 
 export const NOT_APPLICABLE_KINDS: readonly RecordKind[] = [
-  'automation_credential_revoked',
   'initial_access_token',
   'registration_token_rotated',
 ];

@@ -37,7 +37,14 @@ export {
   sourceKeyOf,
   takenIdentifiers,
 } from './user-import.repo.ts';
+export {
+  changeAccountStateInTx,
+  deleteAccountInTx,
+  type StateChange,
+  updateAccountProfileInTx,
+} from './users.admin.ts';
 export { ADMIN_REQUIRED_ACTIONS, type AdminRequiredAction } from './users.decode.ts';
+export type { UserRow } from './users.repo.ts';
 export {
   cancelDeletion,
   countUsers,
@@ -58,4 +65,4 @@ export {
   setPassword,
   setUserState,
 } from './users.repo.ts';
-export { createUserInTx, type NewUser } from './users.service.ts';
+export { createUserInTx, type NewUser, type UserView, viewOf } from './users.service.ts';
