@@ -26,6 +26,7 @@ export { verifyImported } from './imported-verifier-verify.ts';
 export { endSessionsAfterPasswordChange } from './password-change.ts';
 export { type PasswordHasher, type PasswordVerifier, sealFirebaseKey } from './password-hasher.ts';
 export { keepReplacedPassword, passwordsRefused, refuseReusedPassword } from './password-reuse.ts';
+export { minStrength, refuseWeakPassword, weakPasswordError } from './password-strength.ts';
 export { findProfileClaims, type ProfileClaimsRecord } from './profile-claims.repo.ts';
 export {
   type ExternalIdRow,
