@@ -59,6 +59,7 @@ const TIERS = [
       exports: ['configuration'],
       imports: [],
       restore: [],
+      scim: [],
     },
   },
   { tier: 'edges', folders: { api: [] } },

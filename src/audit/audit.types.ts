@@ -62,6 +62,8 @@ export type AuditType =
   | 'service_principal.state_changed'
   | 'api_key.created'
   | 'api_key.revoked'
+  | 'scim_connector.created'
+  | 'scim_connector.revoked'
   | 'client.resource_grant.set'
   | 'resource.created'
   | 'resource.updated'

@@ -3,7 +3,7 @@
 // or the worker run) and one clock reading for the whole change.
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-export type ActorType = 'user' | 'service_principal' | 'client' | 'system' | 'operator';
+export type ActorType = 'user' | 'service_principal' | 'client' | 'system' | 'operator' | 'scim_connector';
 
 export interface Actor {
   type: ActorType;

@@ -132,13 +132,20 @@ export interface ContextOptions {
   announceMail?: (line: string) => void;
   /** Host name resolution of outbound destinations (tests give a fixed table); the system's otherwise. */
   resolver?: Resolver;
+  /**
+   * False for one-shot commands (`proudauth migrate`, identity-cli) that open no internal
+   * listener: they do not resolve server.metrics_token, so an `env:` reference meant for the
+   * server cannot make them log an error. Their context refuses every scrape.
+   */
+  servesMetrics?: boolean;
 }
 
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
   const env = opts.env ?? process.env;
   const log = opts.log ?? createLogger(config.observability.logLevel);
   const { root, pepper, keyProvider } = await loadKeyrings(config, env);
-  const metricsAuth = await resolveMetricsAuth(config, env, log);
+  const metricsAuth: MetricsAuth =
+    opts.servesMetrics === false ? { kind: 'unresolvable' } : await resolveMetricsAuth(config, env, log);
   const metrics = new Metrics();
   // Every security.alert written counts once under its signal (spec doc 2, Metrics).
   onSecuritySignal((signal) => metrics.securitySignals.inc({ signal }));

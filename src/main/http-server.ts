@@ -44,6 +44,8 @@ import { registerRelationshipRoutes } from '../relationships/relationships.route
 import { registerResourceRoutes } from '../resources/resources.routes.ts';
 import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
 import { registerRoleRoutes } from '../roles/roles.routes.ts';
+import { registerScimRoutes } from '../scim/scim.routes.ts';
+import { registerScimConnectorRoutes } from '../scim/scim-connectors.routes.ts';
 import { registerApiKeyRoutes } from '../service-principals/api-keys.routes.ts';
 import { registerServicePrincipalRoutes } from '../service-principals/principals.routes.ts';
 import { registerSessionEventRoutes } from '../sessions/session-events.routes.ts';
@@ -131,6 +133,8 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerProjectRoutes(app, ctx);
   registerServicePrincipalRoutes(app, ctx);
   registerApiKeyRoutes(app, ctx);
+  registerScimConnectorRoutes(app, ctx);
+  registerScimRoutes(app, ctx);
   registerOrganizationRoutes(app, ctx);
   registerJobRoutes(app, ctx);
   registerExportRoutes(app, ctx);

@@ -7,7 +7,7 @@ import { ConfigError } from '../platform/config/load.ts';
 import type { Config } from '../platform/config/settings.ts';
 import { migrate, schemaState } from '../platform/db/migrate.ts';
 import { type AppContext, createContext, requireKeyring } from './context.ts';
-import { DEV_REALM, ensureDevRealm } from './dev-setup.ts';
+import { DEV_ADMIN_EMAIL, DEV_REALM, ensureDevRealm } from './dev-setup.ts';
 import { startHttpServers } from './http-server.ts';
 import { newOperatorToken, publishOperatorAccess } from './operator-access.ts';
 import { registerOperatorRoutes } from './operator-endpoints.ts';
@@ -33,8 +33,8 @@ function configFrom(argv: string[]): Config {
   return loadRuntimeConfig(flags.config as string | undefined);
 }
 
-const contextFor = (config: Config, command: string): Promise<AppContext> =>
-  createContext(config, { log: processLogger(config, command) });
+const contextFor = (config: Config, command: string, servesMetrics = true): Promise<AppContext> =>
+  createContext(config, { log: processLogger(config, command), servesMetrics });
 
 /** The start-up line: where the process listens and which database it uses, never its URL. */
 function logStarted(ctx: AppContext, fields: Record<string, unknown>): void {
@@ -131,6 +131,13 @@ async function dev(argv: string[]): Promise<void> {
     out(`  email     ${admin.email}`);
     out(`  password  ${admin.password}`);
     out('  At first sign-in the administrator must enroll an authenticator app (TOTP).');
+  } else if (!config.delivery.smtpHost) {
+    // The only way back in that needs no other account: the self-service reset, whose code lands
+    // in the dev mail folder and on this terminal (docs/signin.md, password/reset).
+    out('');
+    out(`Lost the password of ${DEV_ADMIN_EMAIL}? On the account page, type that address and choose`);
+    out('  "Forgot your password?": the reset code is shown here.');
+    if (!config.database.url) out(`  To start over instead, stop the server and delete ${config.dataDir}.`);
   }
   process.stdout.write(`${banner.join('\n')}\n`);
   onSignals(ctx, async () => {
@@ -192,7 +199,7 @@ async function worker(argv: string[]): Promise<void> {
 
 async function migrateCommand(argv: string[]): Promise<void> {
   const config = configFrom(argv);
-  const ctx = await contextFor(config, 'migrate');
+  const ctx = await contextFor(config, 'migrate', false);
   try {
     const applied = await migrate(ctx.db, ctx.migrations);
     out(JSON.stringify({ applied, current: (await schemaState(ctx.db, ctx.migrations)).current }));

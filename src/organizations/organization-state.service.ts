@@ -36,6 +36,7 @@ import type { OrganizationView } from './organizations.present.ts';
 import {
   disableOwnedServicePrincipals,
   lockOrganization,
+  revokeOwnedApiKeys,
   setOrganizationState,
   suspendOwnedProjects,
 } from './organizations.repo.ts';
@@ -110,8 +111,9 @@ export async function changeOrganizationStateInTx(
 /**
  * The request transaction of doc 2, Organization deletion: the organization becomes deleting, its
  * grants end, pending invitations and join requests end, its service principals are disabled and
- * its projects suspended, job results are erased and an organization.delete job is queued. A
- * retry with the Idempotency-Key of an earlier request answers that request's job again.
+ * their API keys revoked, its projects suspended, job results are erased and an organization.delete
+ * job is queued. A retry with the Idempotency-Key of an earlier request answers that request's job
+ * again.
  */
 export async function deleteOrganization(
   db: Db,
@@ -174,6 +176,13 @@ export async function deleteOrganization(
         data: { service_principal_id: id, state: 'disabled' },
       });
     }
+    const apiKeys = await revokeOwnedApiKeys(tx, call.realmId, org.id, call.now);
+    for (const k of apiKeys)
+      await record.audit('api_key.revoked', {
+        category: 'security',
+        target: { type: 'service_principal', id: k.service_principal_id },
+        data: { api_key_id: k.id, reason: 'organization_deleted' },
+      });
     const projects = await suspendOwnedProjects(tx, call.realmId, org.id, call.now);
     // doc 2, Payload forms and fan-out 2: its subscriptions stop here and never hear of the deletion.
     const webhooks = await disableOrganizationSubscriptions(tx, call.realmId, org.id, call.now);
@@ -192,6 +201,7 @@ export async function deleteOrganization(
         grants_revoked: revoked.grants,
         requests_ended: requestsEnded,
         service_principals_disabled: principals.length,
+        api_keys_revoked: apiKeys.length,
         projects_suspended: projects,
         webhooks_disabled: webhooks,
         identity_providers_disabled: providers,

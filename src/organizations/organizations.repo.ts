@@ -192,6 +192,27 @@ export async function disableOwnedServicePrincipals(
   return r.rows.map((x) => x.id);
 }
 
+/**
+ * Revokes every live API key of the principals the organization owns, whatever their state (doc 2,
+ * Organization deletion: automation credentials end in the request transaction); the keys revoked.
+ */
+export async function revokeOwnedApiKeys(
+  tx: Tx,
+  realmId: string,
+  orgId: string,
+  now: Date,
+): Promise<{ id: string; service_principal_id: string }[]> {
+  const r = await tx.query<{ id: string; service_principal_id: string }>(
+    `update api_keys k set revoked_at = $3
+       from service_principals p
+      where k.realm_id = $1 and k.revoked_at is null
+        and p.realm_id = k.realm_id and p.id = k.service_principal_id and p.owner_organization_id = $2
+      returning k.id, k.service_principal_id`,
+    [realmId, orgId, now],
+  );
+  return r.rows;
+}
+
 export async function suspendOwnedProjects(
   tx: Tx,
   realmId: string,

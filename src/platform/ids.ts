@@ -46,6 +46,7 @@ export type IdPrefix =
   | 'fdr'
   | 'mrg'
   | 'apk'
+  | 'scc'
   | 'fxt'
   | 'dva';
 

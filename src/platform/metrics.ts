@@ -88,6 +88,8 @@ export class Metrics {
   readonly deliveries: CappedCounter<'channel' | 'outcome'>;
   /** Calls to realm hooks by kind and outcome (docs/operations.md: no hook kinds exist yet). */
   readonly hookCalls: CappedCounter<'kind' | 'outcome'>;
+  /** SCIM requests (docs/scim.md) by resource type, method and outcome: bounded enumerations. */
+  readonly directoryScimRequests: CappedCounter<'resource' | 'method' | 'outcome'>;
 
   private readonly runtime = runtimeMetrics();
 
@@ -157,6 +159,11 @@ export class Metrics {
         labelNames: ['channel', 'outcome'],
         registers,
       }),
+    );
+    this.directoryScimRequests = this.counter(
+      'service_directory_scim_requests_total',
+      'SCIM requests by resource type, method and outcome',
+      ['resource', 'method', 'outcome'],
     );
     this.hookCalls = this.counter('service_hook_calls_total', 'Calls to realm hooks by kind and outcome', [
       'kind',

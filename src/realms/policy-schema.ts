@@ -183,6 +183,8 @@ export const POLICY_SCHEMA: Record<string, PolicyNode> = {
   password: obj({
     revoke_sessions_on_change: bool,
     history_count: int(0, 24),
+    // zxcvbn score a chosen password must reach (users/password-strength.ts); 0 turns it off.
+    min_strength: int(0, 4),
   }),
   notifications: obj({
     new_sign_in: bool,

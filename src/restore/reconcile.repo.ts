@@ -217,10 +217,35 @@ const hotpCounter: Apply = (tx, l) =>
     ),
   );
 
-// Kinds for credentials this version does not issue yet (automation credentials, initial access
-// and registration tokens): nothing in the database to re-apply them to. The feature that adds
-// one adds its Apply here.
+// Kinds for credentials this version does not issue yet (initial access and registration
+// tokens): nothing in the database to re-apply them to. The feature that adds one adds its Apply
+// here.
 const notApplicable: Apply = () => Promise.resolve(0);
+
+// The automation credentials whose revocation is logged, and the table each lives in: a SCIM
+// connector (migration 0037) and an API key (migration 0038). Any other credential name is a
+// record of a later version: nothing here to re-apply it to.
+const AUTOMATION_CREDENTIAL_TABLES: Readonly<Record<string, string>> = {
+  scim_connector: 'scim_connectors',
+  api_key: 'api_keys',
+};
+
+/** A revoked automation credential stays revoked. */
+const automationCredentialRevoked: Apply = (tx, l, now) => {
+  const credential = str(l.record, 'credential');
+  const table =
+    credential !== null && Object.hasOwn(AUTOMATION_CREDENTIAL_TABLES, credential)
+      ? AUTOMATION_CREDENTIAL_TABLES[credential]
+      : undefined;
+  if (table === undefined) return notApplicable(tx, l, now);
+  return count(
+    tx.query(`update ${table} set revoked_at = $3 where realm_id = $1 and id = $2 and revoked_at is null`, [
+      l.realm_id,
+      str(l.record, 'credential_id'),
+      at(l),
+    ]),
+  );
+};
 
 export const APPLY: Record<RecordKind, Apply> = {
   revocation,
@@ -230,7 +255,7 @@ export const APPLY: Record<RecordKind, Apply> = {
   invitation_consumed: invitationConsumed,
   password_changed: passwordChanged,
   client_credential_revoked: clientCredentialRevoked,
-  automation_credential_revoked: notApplicable,
+  automation_credential_revoked: automationCredentialRevoked,
   membership_state: membershipState,
   refresh_rotated: refreshRotated,
   refresh_family_revoked: familyRevoked,
@@ -243,7 +268,6 @@ export const APPLY: Record<RecordKind, Apply> = {
 };
 
 export const NOT_APPLICABLE_KINDS: readonly RecordKind[] = [
-  'automation_credential_revoked',
   'initial_access_token',
   'registration_token_rotated',
 ];

@@ -26,6 +26,7 @@ export { verifyImported } from './imported-verifier-verify.ts';
 export { endSessionsAfterPasswordChange } from './password-change.ts';
 export { type PasswordHasher, type PasswordVerifier, sealFirebaseKey } from './password-hasher.ts';
 export { keepReplacedPassword, passwordsRefused, refuseReusedPassword } from './password-reuse.ts';
+export { minStrength, refuseWeakPassword, weakPasswordError } from './password-strength.ts';
 export { findProfileClaims, type ProfileClaimsRecord } from './profile-claims.repo.ts';
 export {
   type ExternalIdRow,
@@ -36,7 +37,14 @@ export {
   sourceKeyOf,
   takenIdentifiers,
 } from './user-import.repo.ts';
+export {
+  changeAccountStateInTx,
+  deleteAccountInTx,
+  type StateChange,
+  updateAccountProfileInTx,
+} from './users.admin.ts';
 export { ADMIN_REQUIRED_ACTIONS, type AdminRequiredAction } from './users.decode.ts';
+export type { UserRow } from './users.repo.ts';
 export {
   cancelDeletion,
   countUsers,
@@ -57,4 +65,4 @@ export {
   setPassword,
   setUserState,
 } from './users.repo.ts';
-export { createUserInTx, type NewUser } from './users.service.ts';
+export { createUserInTx, type NewUser, type UserView, viewOf } from './users.service.ts';

@@ -15,6 +15,7 @@ import { currentPolicy } from '../realms/index.ts';
 import { endSessionsAfterPasswordChange } from './password-change.ts';
 import { keepReplacedPassword, passwordsRefused, refuseReusedPassword } from './password-reuse.ts';
 import { MIN_PASSWORD_LENGTH } from './password-rules.ts';
+import { refuseWeakPassword } from './password-strength.ts';
 import { findPasswordVerifier, listIdentifiers, setPassword } from './users.repo.ts';
 
 const passwordBody = object({
@@ -49,6 +50,7 @@ export function registerMeSecurityRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     if (!current || !(await ctx.hasher.verify(body.currentPassword, current)))
       throw fieldProblem('current_password', 'invalid', 'the current password is not right');
     const who = { realmId: realm.id, userId };
+    await refuseWeakPassword(policy, 'new_password', body.newPassword);
     await refuseReusedPassword(ctx.db, ctx.hasher, who, body.newPassword, refused, current);
     const verifier = await ctx.hasher.hash(body.newPassword);
     const revoked = await ctx.db.tx(async (q) => {

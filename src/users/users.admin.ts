@@ -4,7 +4,7 @@
 // outbox events in one transaction. Creating and reading accounts is in users.service.ts.
 
 import type { AuditType } from '../audit/audit.types.ts';
-import { inChange } from '../audit/index.ts';
+import { inChange, type Recorder } from '../audit/index.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { currentPolicy, policyValue } from '../realms/index.ts';
@@ -119,18 +119,28 @@ export async function updateAccountProfile(
   change: ProfileChange,
 ): Promise<UserView> {
   return inChange(db, call, async (tx, record) => {
-    let user = await requireUser(tx, call.realmId, userId);
-    if (user.display_name !== change.displayName) {
-      user = await updateProfile(tx, call.realmId, userId, change, call.now);
-      await record.audit('user.updated', {
-        category: 'identity',
-        subject: userSubject(userId),
-        data: { fields: ['display_name'] },
-      });
-    }
+    const user = await updateAccountProfileInTx(tx, record, call, userId, change);
     const [view] = await viewOf(tx, call.realmId, [user]);
     return view as UserView;
   });
+}
+
+/** The transactional part of updateAccountProfile, for use cases that change more in one commit. */
+export async function updateAccountProfileInTx(
+  tx: Tx,
+  record: Recorder,
+  call: AdminCall,
+  userId: string,
+  change: ProfileChange,
+): Promise<UserRow> {
+  const user = await requireUser(tx, call.realmId, userId);
+  if (user.display_name === change.displayName) return user;
+  await record.audit('user.updated', {
+    category: 'identity',
+    subject: userSubject(userId),
+    data: { fields: ['display_name'] },
+  });
+  return updateProfile(tx, call.realmId, userId, change, call.now);
 }
 
 // ---- account state -----------------------------------------------------------------------------
@@ -153,31 +163,44 @@ export async function changeAccountState(
   reason: string,
 ): Promise<UserView> {
   refuseSelf(call, userId);
-  const rule = TRANSITIONS[change];
   return inChange(db, call, async (tx, record) => {
-    const user = await requireUser(tx, call.realmId, userId);
-    if (!rule.from.includes(user.state)) {
-      throw problem.conflict(`cannot ${change} an account in state ${user.state}`);
-    }
-    await setUserState(tx, call.realmId, userId, rule.to, call.now);
-    const revoked =
-      change === 'reactivate'
-        ? null
-        : await endAccountSessions(tx, call.realmId, userId, `user_${rule.to}`, call.now, call.correlationId);
-    await record.audit(rule.audit, {
-      category: 'security',
-      subject: userSubject(userId),
-      reason,
-      data: { from: user.state, state: rule.to, ...(revoked ? revocationCounts(revoked) : {}) },
-    });
-    const data = { user_id: userId, state: rule.to };
-    if (change === 'suspend') await record.event('user.suspended', data);
-    else if (change === 'lock') await record.event('user.locked', data);
-    // The administrator's text stays in the audit record; the event carries a code.
-    else await record.event('user.reactivated', { ...data, reason: 'ADMINISTRATOR_REACTIVATED' });
-    const [view] = await viewOf(tx, call.realmId, [{ ...user, state: rule.to, updated_at: call.now }]);
+    const user = await changeAccountStateInTx(tx, record, call, userId, change, reason);
+    const [view] = await viewOf(tx, call.realmId, [user]);
     return view as UserView;
   });
+}
+
+/** The transactional part of changeAccountState, for use cases that change more in one commit. */
+export async function changeAccountStateInTx(
+  tx: Tx,
+  record: Recorder,
+  call: AdminCall,
+  userId: string,
+  change: StateChange,
+  reason: string,
+): Promise<UserRow> {
+  const rule = TRANSITIONS[change];
+  const user = await requireUser(tx, call.realmId, userId);
+  if (!rule.from.includes(user.state)) {
+    throw problem.conflict(`cannot ${change} an account in state ${user.state}`);
+  }
+  await setUserState(tx, call.realmId, userId, rule.to, call.now);
+  const revoked =
+    change === 'reactivate'
+      ? null
+      : await endAccountSessions(tx, call.realmId, userId, `user_${rule.to}`, call.now, call.correlationId);
+  await record.audit(rule.audit, {
+    category: 'security',
+    subject: userSubject(userId),
+    reason,
+    data: { from: user.state, state: rule.to, ...(revoked ? revocationCounts(revoked) : {}) },
+  });
+  const data = { user_id: userId, state: rule.to };
+  if (change === 'suspend') await record.event('user.suspended', data);
+  else if (change === 'lock') await record.event('user.locked', data);
+  // The administrator's text stays in the audit record; the event carries a code.
+  else await record.event('user.reactivated', { ...data, reason: 'ADMINISTRATOR_REACTIVATED' });
+  return { ...user, state: rule.to, updated_at: call.now };
 }
 
 export async function revokeAccountSessions(
@@ -208,22 +231,30 @@ export async function revokeAccountSessions(
 
 export async function deleteAccount(db: Db, call: AdminCall, userId: string): Promise<void> {
   refuseSelf(call, userId);
-  await inChange(db, call, async (tx, record) => {
-    const user = await requireUser(tx, call.realmId, userId);
-    const revoked = await endAccountSessions(
-      tx,
-      call.realmId,
-      userId,
-      'user_deleted',
-      call.now,
-      call.correlationId,
-    );
-    await eraseAccount(tx, call.realmId, userId, call.now);
-    await record.audit('user.deleted', {
-      category: 'identity',
-      subject: userSubject(userId),
-      data: { from: user.state, ...revocationCounts(revoked) },
-    });
-    await record.event('user.deleted', { user_id: userId });
+  await inChange(db, call, (tx, record) => deleteAccountInTx(tx, record, call, userId));
+}
+
+/** The transactional part of deleteAccount: ends every session and erases the account. */
+export async function deleteAccountInTx(
+  tx: Tx,
+  record: Recorder,
+  call: AdminCall,
+  userId: string,
+): Promise<void> {
+  const user = await requireUser(tx, call.realmId, userId);
+  const revoked = await endAccountSessions(
+    tx,
+    call.realmId,
+    userId,
+    'user_deleted',
+    call.now,
+    call.correlationId,
+  );
+  await eraseAccount(tx, call.realmId, userId, call.now);
+  await record.audit('user.deleted', {
+    category: 'identity',
+    subject: userSubject(userId),
+    data: { from: user.state, ...revocationCounts(revoked) },
   });
+  await record.event('user.deleted', { user_id: userId });
 }

@@ -31,6 +31,18 @@ export function field(
   return { wrap: h('div', { class: 'field' }, h('label', { for: id }, label), input), input };
 }
 
+/** A password field with the rule it must meet written under it, tied by aria-describedby. */
+export function passwordField(
+  label: string,
+  rule: string,
+  attrs: Attrs & { name: string },
+): { wrap: HTMLElement; input: HTMLInputElement } {
+  const hintId = newId(`${attrs.name}-rule`);
+  const f = field(label, { ...attrs, type: 'password', 'aria-describedby': hintId });
+  f.wrap.append(h('p', { id: hintId, class: 'small' }, rule));
+  return f;
+}
+
 /** A labelled checkbox. */
 export function checkbox(label: string, name: string): { wrap: HTMLElement; input: HTMLInputElement } {
   const id = newId(name);

@@ -106,6 +106,9 @@ export const de: Partial<Record<MessageKey, string>> = {
   'code.invalid_request': 'Die Angaben wurden nicht angenommen. Prüfen Sie sie und versuchen Sie es erneut.',
   'code.password_reused':
     'Dieses Passwort wurde schon verwendet. Wählen Sie eines, das Sie für dieses Konto noch nicht verwendet haben.',
+  'code.too_weak':
+    'Dieses Passwort ist zu leicht zu erraten. Wählen Sie ein längeres, zum Beispiel einige Wörter ohne Zusammenhang.',
+  'code.too_short': 'Dieses Passwort ist zu kurz. Verwenden Sie mindestens 8 Zeichen.',
   'code.validation_failed':
     'Die Angaben wurden nicht angenommen. Prüfen Sie sie und versuchen Sie es erneut.',
   'code.rate_limited': 'Zu viele Versuche. Warten Sie einen Moment und versuchen Sie es erneut.',
@@ -204,6 +207,8 @@ export const de: Partial<Record<MessageKey, string>> = {
   'register.name': 'Name',
   'register.password': 'Passwort',
   'register.submit': 'Konto erstellen',
+  'password.rule':
+    'Mindestens 8 Zeichen. Häufige Passwörter, Namen und Tastaturmuster werden abgelehnt; einige Wörter ohne Zusammenhang sind leicht zu merken und stark.',
   'terms.title': 'Nutzungsbedingungen',
   'terms.help': 'Bitte lesen und akzeptieren Sie die Nutzungsbedingungen, um fortzufahren.',
   'terms.accept': 'Ich akzeptiere die Nutzungsbedingungen (Version {version})',

@@ -119,6 +119,8 @@ export const en = {
   'register.name': 'Name',
   'register.password': 'Password',
   'register.submit': 'Create account',
+  'password.rule':
+    'At least 8 characters. Common passwords, names and keyboard patterns are refused; a few unrelated words are easy to remember and strong.',
   'terms.title': 'Terms of use',
   'terms.help': 'Please read and accept the terms of use to continue.',
   'terms.accept': 'I accept the terms of use (version {version})',
@@ -149,6 +151,9 @@ export const en = {
   'code.conflict': 'This sign-in has already ended or moved on. Reload the page or start again.',
   'code.invalid_request': 'The information sent was not accepted. Check it and try again.',
   'code.password_reused': 'This password was used before. Choose one you have not used for this account.',
+  'code.too_weak':
+    'This password is too easy to guess. Choose a longer one, for example a few unrelated words.',
+  'code.too_short': 'This password is too short. Use at least 8 characters.',
   'code.validation_failed': 'The information sent was not accepted. Check it and try again.',
   'code.rate_limited': 'Too many attempts. Wait a moment and try again.',
   'code.rate_limited_wait': 'Too many attempts. Try again {when}.',

@@ -69,9 +69,12 @@ async function problemOf(res: Response): Promise<ApiProblem> {
     // not a problem body: the status alone speaks
   }
   // A refused passkey names its reason on the credential field (authenticator_not_allowed, ...);
-  // a refused new password names its own (password_reused).
+  // a refused new password names its own (password_reused, too_weak), as does a registration's
+  // password below the rule shown under the field.
   const first = Array.isArray(body.errors) ? body.errors[0] : undefined;
-  const named = first?.field === 'credential' || first?.field === 'new_password';
+  const passwordRule =
+    first?.field === 'password' && (first.code === 'too_weak' || first.code === 'too_short');
+  const named = first?.field === 'credential' || first?.field === 'new_password' || passwordRule;
   const fieldCode = named && typeof first?.code === 'string' ? first.code : null;
   const code =
     fieldCode ??

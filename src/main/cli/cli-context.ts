@@ -17,6 +17,7 @@ export async function withCliContext<T>(
   // Logs go to stderr so stdout stays the command's own (often JSON) output.
   const ctx = await createContext(config, {
     log: createLogger(config.observability.logLevel, process.stderr),
+    servesMetrics: false,
   });
   try {
     const state = await schemaState(ctx.db, ctx.migrations);

@@ -249,7 +249,10 @@ describe('loadConfig › file problems', () => {
   test('case=unknown setting is named with the file', () => {
     const file = writeConfig('.yaml', 'server:\n  public_orgin: https://x\nbogus: 1\n');
     const msg = problemsOf(() => loadConfig({ file, env: {} }));
-    assert.match(msg, new RegExp(`server\\.public_orgin \\(file ${file}\\): unknown setting`));
+    assert.match(
+      msg,
+      new RegExp(`server\\.public_orgin \\(file ${file}, line 2, column 3\\): unknown setting`),
+    );
     assert.match(msg, /bogus \(file .*\): unknown setting/);
   });
 
@@ -264,6 +267,51 @@ describe('loadConfig › file problems', () => {
     assert.match(msg, /limits\.max_page_size \(file .*\): must be between 1 and 1000/);
     assert.match(msg, /tokens\.id_token_ttl \(file .*\): invalid duration "5 minutes"/);
     assert.match(msg, /tokens\.clock_skew \(file .*\): must be a duration such as 10m/);
+  });
+
+  test('case=a YAML syntax error gives the file, line and column', () => {
+    const file = writeConfig('.yaml', 'server:\n  listen: "127.0.0.1:1\nlimits: [\n');
+    const msg = problemsOf(() => loadConfig({ file, env: {} }));
+    assert.match(msg, new RegExp(`config file ${file}: invalid YAML: .* at line \\d+, column \\d+`));
+  });
+
+  test('case=an unknown key gives the file, line and column of the key', () => {
+    const file = writeConfig('.yaml', '# comment\ndata_dir: /x\nlimits:\n    max_page_sise: 10\n');
+    const msg = problemsOf(() => loadConfig({ file, env: {} }));
+    assert.ok(msg.includes(`limits.max_page_sise (file ${file}, line 4, column 5): unknown setting`), msg);
+  });
+
+  test('case=a value of the wrong type gives the file, line and column', () => {
+    const file = writeConfig(
+      '.yaml',
+      'server:\n  listen: 127.0.0.1:9000\nlimits:\n  max_body_bytes: "1000"\n',
+    );
+    const msg = problemsOf(() => loadConfig({ file, env: {} }));
+    assert.ok(
+      msg.includes(`limits.max_body_bytes (file ${file}, line 4, column 3): must be an integer`),
+      msg,
+    );
+  });
+
+  test('case=an out-of-range value gives the file, line and column (JSON too)', () => {
+    const y = writeConfig('.yaml', 'limits:\n  max_page_size: 5000\n');
+    const msg = problemsOf(() => loadConfig({ file: y, env: {} }));
+    assert.ok(
+      msg.includes(`limits.max_page_size (file ${y}, line 2, column 3): must be between 1 and 1000`),
+      msg,
+    );
+    const j = writeConfig('.json', '{\n  "limits": {\n    "max_page_size": 0\n  }\n}\n');
+    const jmsg = problemsOf(() => loadConfig({ file: j, env: {} }));
+    assert.ok(
+      jmsg.includes(`limits.max_page_size (file ${j}, line 3, column 5): must be between 1 and 1000`),
+      jmsg,
+    );
+  });
+
+  test('case=a bad key version in a file points at the version key', () => {
+    const file = writeConfig('.yaml', 'keys:\n  root:\n    "01": env:X\n');
+    const msg = problemsOf(() => loadConfig({ file, env: {} }));
+    assert.ok(msg.includes(`keys.root.01 (file ${file}, line 3, column 5): version must be`), msg);
   });
 
   test('case=duplicate keys are refused in YAML and JSON', () => {

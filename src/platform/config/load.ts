@@ -4,7 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import { parseDocument, type YAMLError } from 'yaml';
+import { isMap, isScalar, LineCounter, type Node, parseDocument, type YAMLError } from 'yaml';
 import { normalizeDestinationPattern } from '../net/residency.ts';
 import { formatDuration, parseDuration } from './duration.ts';
 import {
@@ -80,22 +80,29 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       refs.set(s.name, (refs.get(s.name) ?? new Map<string, string>()).set(version, raw.trim()));
     }
   };
-  const assignAny = (s: Setting, raw: unknown, origin: Origin) => {
+  const assignAny = (s: Setting, raw: unknown, origin: Origin, originOf?: (name: string) => Origin) => {
     if (s.kind !== 'refs') return assign(s, raw, origin);
     if (!isMapping(raw))
       return problems.push(`${s.name} (${origin.label}): must be a mapping of version to reference`);
-    for (const [v, ref] of Object.entries(raw)) assignRef(s, v, ref, origin);
+    for (const [v, ref] of Object.entries(raw)) assignRef(s, v, ref, originOf?.(`${s.name}.${v}`) ?? origin);
   };
 
   const file = opts.file === undefined ? (env.PROUDAUTH_CONFIG ?? null) : opts.file;
   if (file) {
-    const origin: Origin = { kind: 'file', label: `file ${file}` };
-    const doc = readConfigFile(file, problems);
+    const read = readConfigFile(file, problems);
+    const doc = read?.value ?? null;
+    // Each setting's label carries the line and column of its key, so the message points there.
+    const at = (name: string): Origin => {
+      const pos = read?.positions.get(name);
+      const where = pos ? `, line ${pos.line}, column ${pos.col}` : '';
+      return { kind: 'file', label: `file ${file}${where}` };
+    };
     const walk = (node: Record<string, unknown>, prefix: string) => {
       for (const [key, raw] of Object.entries(node)) {
         const name = prefix ? `${prefix}.${key}` : key;
+        const origin = at(name);
         const s = BY_NAME.get(name);
-        if (s) assignAny(s, raw, origin);
+        if (s) assignAny(s, raw, origin, at);
         else if (!SECTIONS.has(name)) problems.push(`${name} (${origin.label}): unknown setting`);
         else if (isMapping(raw)) walk(raw, name);
         else if (raw !== null) problems.push(`${name} (${origin.label}): must be a mapping of settings`);
@@ -248,7 +255,17 @@ function finalValue(s: Setting, values: Map<string, Assigned>, refs: Refs): unkn
   return s.default;
 }
 
-function readConfigFile(file: string, problems: string[]): Record<string, unknown> | null {
+interface Position {
+  line: number;
+  col: number;
+}
+interface FileContent {
+  value: Record<string, unknown>;
+  /** Dotted setting name to the line and column (1-based) of its key in the file. */
+  positions: Map<string, Position>;
+}
+
+function readConfigFile(file: string, problems: string[]): FileContent | null {
   const ext = extname(file).toLowerCase();
   if (!['.json', '.yaml', '.yml'].includes(ext)) {
     problems.push(`config file ${file}: unsupported extension (use .yaml, .yml or .json)`);
@@ -266,12 +283,12 @@ function readConfigFile(file: string, problems: string[]): Record<string, unknow
     problems.push(`config file ${file}: ${parsed.error}`);
     return null;
   }
-  if (parsed.value === null || parsed.value === undefined) return {};
+  if (parsed.value === null || parsed.value === undefined) return { value: {}, positions: new Map() };
   if (!isMapping(parsed.value)) {
     problems.push(`config file ${file}: top level must be a mapping of settings`);
     return null;
   }
-  return parsed.value;
+  return { value: parsed.value, positions: keyPositions(text) };
 }
 
 type Parsed = { value: unknown } | { error: string };
@@ -281,6 +298,25 @@ function parseYaml(text: string): Parsed {
   const first = doc.errors[0];
   if (first) return { error: `invalid YAML: ${describeYamlError(first)}` };
   return { value: doc.toJS() };
+}
+
+// JSON is YAML, so one walk over the YAML syntax tree finds key positions for both formats.
+function keyPositions(text: string): Map<string, Position> {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines });
+  const out = new Map<string, Position>();
+  const visit = (node: Node | null | undefined, prefix: string) => {
+    if (!isMap(node)) return;
+    for (const pair of node.items) {
+      const key = pair.key;
+      if (!isScalar(key) || !key.range) continue;
+      const name = prefix ? `${prefix}.${String(key.value)}` : String(key.value);
+      out.set(name, lines.linePos(key.range[0]));
+      visit(pair.value as Node | null, name);
+    }
+  };
+  visit(doc.contents as Node | null, '');
+  return out;
 }
 
 // JSON.parse gives strict syntax but silently keeps the last duplicate key; JSON is valid YAML,

@@ -14,6 +14,7 @@ import {
   findUserByIdentifier,
   mergeUserAttributes,
   setUserState,
+  weakPasswordError,
 } from '../../users/index.ts';
 import type { PasswordVerifier } from '../../users/password-hasher.ts';
 import { MIN_PASSWORD_LENGTH } from '../../users/password-rules.ts';
@@ -62,6 +63,11 @@ export const registrationStep: Step<RegistrationBody, PasswordVerifier | null> =
       errors.push({ field: 'password', code: 'required' });
     if (body.password !== undefined && body.password.length < MIN_PASSWORD_LENGTH)
       errors.push({ field: 'password', code: 'too_short' });
+    else if (body.password !== undefined) {
+      const context = [body.email, body.username ?? ''];
+      const weak = await weakPasswordError(ctx.policy, 'password', body.password, context);
+      if (weak) errors.push(weak);
+    }
     const editable = new Set(
       profileAttributes(ctx.policy)
         .filter((a) => a.userEditable)

@@ -9,6 +9,7 @@ import {
   keepReplacedPassword,
   passwordsRefused,
   refuseReusedPassword,
+  refuseWeakPassword,
   removeRequiredAction,
   setPassword,
 } from '../../users/index.ts';
@@ -27,7 +28,9 @@ export const updatePasswordStep: Step<{ newPassword: string }, PasswordVerifier>
   async prepare(app, t, body) {
     // Before primary authentication the step is not offered: run answers that with a conflict.
     if (t.userId) {
-      const refused = passwordsRefused(await currentPolicy(app.db, t.realmId));
+      const policy = await currentPolicy(app.db, t.realmId);
+      await refuseWeakPassword(policy, 'new_password', body.newPassword, t.identifier ? [t.identifier] : []);
+      const refused = passwordsRefused(policy);
       const who = { realmId: t.realmId, userId: t.userId };
       await refuseReusedPassword(app.db, app.hasher, who, body.newPassword, refused);
     }

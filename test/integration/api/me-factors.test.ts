@@ -392,6 +392,13 @@ describe('self-service › factors', () => {
     });
     expect(same, 422, 'validation_failed');
     assert.deepEqual(same.body.errors, [{ field: 'new_password', code: 'password_reused' }]);
+    // Below password.min_strength (default 2): a common password is refused with too_weak.
+    const weak = await me(current, 'POST', '/password', {
+      current_password: PASSWORD,
+      new_password: 'password123',
+    });
+    expect(weak, 422, 'validation_failed');
+    assert.deepEqual(weak.body.errors, [{ field: 'new_password', code: 'too_weak' }]);
     const changed = await me(current, 'POST', '/password', {
       current_password: PASSWORD,
       new_password: 'a-new-secret-1',

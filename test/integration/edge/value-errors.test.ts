@@ -234,6 +234,9 @@ describe('edge › value errors of every JSON body', () => {
     for (const r of routes) {
       const route = `${r.method} ${r.url.slice(PREFIX.length)}`;
       if (HAND_READ.has(route)) continue;
+      // SCIM answers bad values as RFC 7644 errors (400 invalidValue), for a connector's token
+      // only; test/integration/scim walks each of its bodies (docs/scim.md).
+      if (route.includes(' /scim/v2/')) continue;
       const walked = await reach(r.method, r.url);
       if (!walked.decoder) {
         unreached.push(`${route} (answered ${walked.status})`);

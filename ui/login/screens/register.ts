@@ -1,5 +1,5 @@
 // register: the new account's email address, password and name (registration step).
-import { field } from '../../lib/dom.js';
+import { field, passwordField } from '../../lib/dom.js';
 import { t } from '../../lib/i18n.js';
 import { stepForm } from './form.js';
 import type { Screen } from './screen.js';
@@ -17,9 +17,8 @@ export const registerScreen: Screen = {
       required: true,
     });
     const name = field(t('register.name'), { name: 'display_name', type: 'text', autocomplete: 'name' });
-    const pw = field(t('register.password'), {
+    const pw = passwordField(t('register.password'), t('password.rule'), {
       name: 'password',
-      type: 'password',
       autocomplete: 'new-password',
       minlength: String(MIN_LENGTH),
       required: true,

@@ -1,6 +1,6 @@
 // update_password {new_password}: the administrator asked for a new password, or the person proved
 // a forgotten-password code (options.reset) and chooses the new one.
-import { field, h } from '../../lib/dom.js';
+import { h, passwordField } from '../../lib/dom.js';
 import { t } from '../../lib/i18n.js';
 import { stepForm } from './form.js';
 import type { Screen } from './screen.js';
@@ -14,9 +14,8 @@ export const updatePasswordScreen: Screen = {
   titleOf: (action) => (action.options?.reset === true ? 'reset.new_title' : 'update_password.title'),
   render(ctx) {
     const reset = ctx.action.options?.reset === true;
-    const pw = field(t('update_password.password'), {
+    const pw = passwordField(t('update_password.password'), t('password.rule'), {
       name: 'new_password',
-      type: 'password',
       autocomplete: 'new-password',
       minlength: String(MIN_LENGTH),
       required: true,
