@@ -1,6 +1,7 @@
 // Runs each test file in a process of its own, `concurrency` at a time, in the order given. A
 // file's output is held until it ends and then printed whole, so parallel files never interleave.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 export interface FileResult {
   file: string;
@@ -8,6 +9,8 @@ export interface FileResult {
   code: number | null;
   signal: NodeJS.Signals | null;
   counts: Counts;
+  /** CPU time of the file's process and the children it waited for, or null where unknown. */
+  cpuMs: number | null;
 }
 
 export const COUNT_NAMES = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'] as const;
@@ -49,11 +52,26 @@ export interface Pool {
   stop(): void;
 }
 
+// Linux adds a child's CPU time (with that of the children it reaped) to the parent's cutime and
+// cstime when the parent reaps it, so the growth of those two counters between one file's end and
+// the previous one is that file's CPU time (two files ending in the same instant share a figure).
+const TICK_MS = 10;
+function reapedChildrenCpuMs(): number | null {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) * TICK_MS;
+  } catch {
+    return null;
+  }
+}
+
 export function runPool(files: string[], opts: PoolOptions): Pool {
   const queue = [...files];
   const running = new Set<ChildProcess>();
   const results: FileResult[] = [];
   let stopped = false;
+  let lastCpu = reapedChildrenCpuMs();
 
   const runOne = (file: string): Promise<void> =>
     new Promise((resolve) => {
@@ -74,12 +92,16 @@ export function runPool(files: string[], opts: PoolOptions): Pool {
         ended = true;
         running.delete(child);
         const output = Buffer.concat(chunks).toString('utf8');
+        const cpu = reapedChildrenCpuMs();
+        const cpuMs = cpu !== null && lastCpu !== null ? cpu - lastCpu : null;
+        lastCpu = cpu;
         const result: FileResult = {
           file,
           ms: performance.now() - started,
           code,
           signal,
           counts: countsOf(output) ?? emptyCounts(),
+          cpuMs,
         };
         results.push(result);
         opts.onDone(result, output);

@@ -18,6 +18,8 @@ const dev = (clientType: ClientType = 'web'): Ctx => ({ clientType, environment:
 const prod = (clientType: ClientType = 'web'): Ctx => ({ clientType, environment: 'production' });
 
 const accepted: Array<[string, Ctx]> = [
+  // an internationalized name in its ASCII form
+  ['https://xn--bcher-kva.example/cb', dev()],
   ['https://app.example.com/callback', prod()],
   ['https://app.example.com/cb?next=%2Fhome', prod()],
   ['https://app.example.com/cb?x=%2e%2E%5c%252e', prod()],
@@ -180,6 +182,8 @@ const rejected: Array<[string, Ctx, RedirectUriRejection]> = [
   // parser failures and anything the parser would rewrite
   ['https://a.1/', dev(), 'invalid_url'],
   ['https://xn--a.example/', dev(), 'invalid_url'],
+  // the same on every Node.js version: 22 and later parse a label that does not decode
+  ['https://app.xn--a-ecp.example/cb', dev(), 'invalid_url'],
   ['HTTPS://a.example/cb', dev(), 'not_canonical'],
   ['https://A.example/cb', dev(), 'not_canonical'],
   ['https://a.example:443/cb', dev(), 'not_canonical'],

@@ -13,6 +13,7 @@
 // through them); http loopback means exactly `127.0.0.1` or `[::1]` (RFC 8252 section 7.3).
 
 import { Buffer } from 'node:buffer';
+import { domainToUnicode } from 'node:url';
 
 export type ClientType = 'web' | 'spa' | 'native' | 'device' | 'service';
 export type Environment = 'development' | 'production';
@@ -219,12 +220,25 @@ export function validateRedirectUri(
   const schemeProblem = checkScheme(parts, parsed, ctx);
   if (schemeProblem) return fail(schemeProblem);
 
-  if (parsed === null) return fail('invalid_url');
+  if (parsed === null || hasBrokenPunycode(parsed.hostname)) return fail('invalid_url');
   if (parsed.href === raw) return { ok: true };
   const rootSlashForm = raw.slice(0, parts.authorityEnd) + '/' + raw.slice(parts.authorityEnd);
   const special = scheme === 'http' || scheme === 'https';
   if (special && path === '' && parsed.href === rootSlashForm) return { ok: true };
   return fail('not_canonical');
+}
+
+/**
+ * A label in ACE form (`xn--`) that does not decode. Node.js 20's parser refuses such a host and
+ * Node.js 22 and later keep it as it is; the rule must not depend on the Node.js version. Node.js 20
+ * decodes a broken label to an empty string, later versions leave it in ACE form.
+ */
+function hasBrokenPunycode(hostname: string): boolean {
+  return hostname.split('.').some((label) => {
+    if (!label.startsWith('xn--')) return false;
+    const decoded = domainToUnicode(label);
+    return decoded === '' || decoded.startsWith('xn--');
+  });
 }
 
 const LOOPBACK_REDIRECT = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::([0-9]{1,5}))?([/?].*)?$/s;

@@ -16,5 +16,11 @@ function compiled(source: string): string | null {
 export function nodeArgs(main: string, preloads: string[] = []): string[] {
   if (!process.env.PROUDAUTH_TEST_BUILD_DIR)
     return ['--import', 'tsx', ...preloads.flatMap((p) => ['--import', p]), main];
-  return [...preloads.flatMap((p) => ['--import', compiled(p) ?? p]), compiled(main) ?? main];
+  // --liftoff-only as for the test processes themselves (scripts/run-tests.ts): a CLI child on the
+  // embedded database lives too short to earn back an optimizing compile of its WebAssembly.
+  return [
+    '--liftoff-only',
+    ...preloads.flatMap((p) => ['--import', compiled(p) ?? p]),
+    compiled(main) ?? main,
+  ];
 }

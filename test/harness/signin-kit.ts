@@ -1,7 +1,6 @@
 // Shared pieces of the sign-in integration tests: a clock tests can move, the TOTP codes an
-// authenticator app would show (oathtool when installed), a browser driver for the authorize endpoint and the cookie binding,
-// and row readers for the "nothing changed" checks.
-import { spawnSync } from 'node:child_process';
+// authenticator app would show, a browser driver for the authorize endpoint and the cookie
+// binding, and row readers for the "nothing changed" checks.
 import { createHash } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import type { ClientRow, NewClient } from '../../src/clients/clients.repo.ts';
@@ -103,27 +102,11 @@ export async function signinSetup<const O extends SigninSetupOptions = Record<ne
 
 // ---- TOTP ------------------------------------------------------------------------------------
 
-const oathtoolOnPath = spawnSync('oathtool', ['--version'], { encoding: 'utf8' }).status === 0;
-let warned = false;
-
 /**
- * The TOTP code of a base32 secret at an instant, as the user's authenticator app shows it: a
- * driver of sign-ins, not an oracle. That our codes match an independent implementation is
- * src/mfa/otp.test.ts, which is skipped, not passed, without oathtool.
+ * The TOTP code of a base32 secret at an instant, as the user's authenticator app shows it. This
+ * drives sign-ins; it is not the oracle: src/mfa/otp.test.ts compares our codes with oathtool's.
  */
 export function totpCode(secretBase32: string, at: Date): string {
-  if (oathtoolOnPath) {
-    const seconds = Math.floor(at.getTime() / 1000);
-    const r = spawnSync('oathtool', ['--totp', '-b', secretBase32, '-N', `@${seconds}`], {
-      encoding: 'utf8',
-    });
-    if (r.status !== 0) throw new Error(`oathtool failed: ${r.stderr}`);
-    return r.stdout.trim();
-  }
-  if (!warned) {
-    warned = true;
-    process.stdout.write('# diagnostic: oathtool is not on PATH; TOTP codes come from src/mfa/otp.ts\n');
-  }
   return totpAt(decodeBase32(secretBase32), totpStep(at.getTime()));
 }
 

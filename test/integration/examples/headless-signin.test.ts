@@ -2,14 +2,31 @@
 // oathtool against a running server. The first administrator's sign-in enrolls TOTP and ends with
 // tokens for the administration API that the API accepts; a later sign-in answers with a code.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import { adminAudience } from '../../../src/kernel/audiences.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, exampleServer, missingTools, runExample } from './examples-kit.ts';
 
 const missing = missingTools(['bash', 'curl', 'openssl', 'oathtool']);
 const skip = missing.length > 0 ? `needs ${missing.join(', ')}` : false;
+
+/**
+ * A folder holding an `oathtool` that is the real one reading a clock `seconds` ahead, to put first
+ * on the script's PATH.
+ */
+function authenticatorAhead(t: TestContext, seconds: number): string {
+  const dir = mkdtempSync(join(tmpdir(), 'proudauth-oathtool-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const real = spawnSync('sh', ['-c', 'command -v oathtool'], { encoding: 'utf8' }).stdout.trim();
+  const shim = join(dir, 'oathtool');
+  writeFileSync(shim, `#!/bin/sh\nexec ${real} -N "@$(( $(date +%s) + ${seconds} ))" "$@"\n`);
+  chmodSync(shim, 0o755);
+  return dir;
+}
 
 interface Step {
   title: string;
@@ -78,10 +95,12 @@ test('the first administrator signs in with the script, enrolling TOTP, and the 
   );
 
   // A returning sign-in answers the authenticator with the enrolled secret. The service refuses a
-  // code of a time step already used, so it waits for the next 30-second step.
-  await sleep(30_000 - (Date.now() % 30_000) + 500);
+  // code of a time step already used, so the next sign-in happens a step later: the server's clock
+  // moves 30 s ahead, and so does the authenticator's (oathtool reading the same shifted time).
+  s.h.clock.advance(30_000);
   const again = await runExample('bash', ['examples/headless-signin.sh'], {
     ...env,
+    PATH: `${authenticatorAhead(t, 30)}:${process.env.PATH ?? ''}`,
     TOTP_SECRET: enroll.body.one_time.totp.secret,
   });
   assert.equal(again.code, 0, `${again.stdout}\n${again.stderr}`);
