@@ -3,8 +3,10 @@
 // realm with a first administrator, and the steps a person takes on each screen.
 import type { TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
+import type { NewClient } from '../../src/clients/clients.repo.ts';
 import { decodeBase32 } from '../../src/mfa/base32.ts';
 import { totpAt, totpStep } from '../../src/mfa/otp.ts';
+import type { RealmRow } from '../../src/realms/realm.repo.ts';
 import { bootstrapAdministrator } from '../../src/setup/bootstrap.service.ts';
 import { type Harness, startHarness, uniqueRealmName } from './harness.ts';
 
@@ -14,6 +16,29 @@ export const ADMIN_PASSWORD = 'a long and fine administrator password';
 /** A harness whose public listener is its public origin and serves the built-in UI. */
 export const startUiHarness = (t: Pick<TestContext, 'after'>): Promise<Harness> =>
   startHarness(t as TestContext, { publicOriginIsListener: true, overrides: { 'ui.enabled': true } });
+
+/**
+ * The relying party of the browser tests: the public SPA client `shop` of the code flow, whose
+ * callback is on `origin`. Returns the callback URL.
+ */
+export async function shopClient(
+  h: Harness,
+  realm: RealmRow,
+  extra: Partial<NewClient> = {},
+  origin = h.publicUrl,
+): Promise<string> {
+  const callback = `${origin}/callback`;
+  await h.createClient(realm, {
+    clientId: 'shop',
+    name: 'The Shop',
+    type: 'spa',
+    redirectUris: [callback],
+    grantTypes: ['authorization_code'],
+    tokenEndpointAuthMethod: 'none',
+    ...extra,
+  });
+  return callback;
+}
 
 /** A new realm with its first administrator, as `proudauth dev` and `identity-cli bootstrap` make it. */
 export async function realmWithAdministrator(h: Harness): Promise<string> {

@@ -5,7 +5,7 @@ import type { TestContext } from 'node:test';
 import { describe, test } from 'node:test';
 import { launchBrowser, NO_BROWSER } from '../../harness/browser.ts';
 import { startHarness } from '../../harness/harness.ts';
-import { collectErrors } from '../../harness/login-ui-kit.ts';
+import { collectErrors, shopClient } from '../../harness/login-ui-kit.ts';
 import { authorizeQuery, movableClock } from '../../harness/signin-kit.ts';
 
 const WINDOW_MS = 15 * 60_000;
@@ -39,15 +39,7 @@ async function lockedOut(t: TestContext, locale: 'en' | 'de') {
     },
   });
   const realm = await h.createRealm();
-  const callback = `${h.publicUrl}/callback`;
-  await h.createClient(realm, {
-    clientId: 'shop',
-    name: 'The Shop',
-    type: 'spa',
-    redirectUris: [callback],
-    grantTypes: ['authorization_code'],
-    tokenEndpointAuthMethod: 'none',
-  });
+  const callback = await shopClient(h, realm);
   await h.createUser(realm, { email: 'alice@example.com', password: 'the first password' });
   const browser = await launchBrowser(t);
   const page = await (await browser.newContext()).newPage();

@@ -8,7 +8,7 @@ import type { RealmRow } from '../../../src/realms/index.ts';
 import { launchBrowser, NO_BROWSER } from '../../harness/browser.ts';
 import type { Harness } from '../../harness/harness.ts';
 import { startHarness } from '../../harness/harness.ts';
-import { accountPage, accountShown, collectErrors } from '../../harness/login-ui-kit.ts';
+import { accountPage, accountShown, collectErrors, shopClient } from '../../harness/login-ui-kit.ts';
 import { codeIn, deliverQueued, linkIn, type MailSink, startMailSink } from '../../harness/mail-kit.ts';
 import { authorizeQuery, userRow } from '../../harness/signin-kit.ts';
 import { smsCode, startSmsReceiver } from '../../harness/sms-kit.ts';
@@ -28,15 +28,7 @@ async function setup(t: TestContext, policy: Record<string, unknown>): Promise<S
   });
   const realm = await h.createRealm();
   await h.setPolicy(realm, policy);
-  const callback = `${h.publicUrl}/callback`;
-  await h.createClient(realm, {
-    clientId: 'shop',
-    name: 'The Shop',
-    type: 'spa',
-    redirectUris: [callback],
-    grantTypes: ['authorization_code'],
-    tokenEndpointAuthMethod: 'none',
-  });
+  const callback = await shopClient(h, realm);
   return {
     h,
     realm,
@@ -111,15 +103,7 @@ describe('built-in login UI › mail steps in a browser', { skip: NO_BROWSER ?? 
     await h.setPolicy(realm, {
       login: { password: true, sms_otp: true, identifiers: ['email', 'username', 'phone'] },
     });
-    const callback = `${h.publicUrl}/callback`;
-    await h.createClient(realm, {
-      clientId: 'shop',
-      name: 'The Shop',
-      type: 'spa',
-      redirectUris: [callback],
-      grantTypes: ['authorization_code'],
-      tokenEndpointAuthMethod: 'none',
-    });
+    const callback = await shopClient(h, realm);
     await h.createUser(realm, {
       email: 'alice@example.com',
       phone: '+4915112345678',

@@ -10,6 +10,7 @@ import {
   collectErrors,
   confirmCodesSaved,
   enterPassword,
+  shopClient,
   startUiHarness,
 } from '../../harness/login-ui-kit.ts';
 import { authorizeQuery } from '../../harness/signin-kit.ts';
@@ -24,15 +25,7 @@ async function passkeyRealm(t: TestContext, webauthn: Record<string, unknown> = 
   h.ctx.config.server.publicOrigin = origin;
   const realm = await h.createRealm();
   await h.setPolicy(realm, { mfa: { requirement: 'required' }, login: { passkeys: true }, webauthn });
-  const callback = `${origin}/callback`;
-  await h.createClient(realm, {
-    clientId: 'shop',
-    name: 'The Shop',
-    type: 'spa',
-    redirectUris: [callback],
-    grantTypes: ['authorization_code'],
-    tokenEndpointAuthMethod: 'none',
-  });
+  const callback = await shopClient(h, realm, {}, origin);
   await h.createUser(realm, { email: 'alice@example.com', password: 'the first password' });
   const authorizeUrl = () =>
     `${origin}/realms/${realm.name}/oauth/authorize?${authorizeQuery('shop', callback, { prompt: 'login' }).params}`;

@@ -8,7 +8,7 @@ import { de } from '../../../ui/lib/messages.de.ts';
 import { en, type MessageKey } from '../../../ui/lib/messages.en.ts';
 import { launchBrowser, NO_BROWSER } from '../../harness/browser.ts';
 import { startHarness } from '../../harness/harness.ts';
-import { collectErrors } from '../../harness/login-ui-kit.ts';
+import { collectErrors, shopClient } from '../../harness/login-ui-kit.ts';
 import { codeIn, deliverQueued, startMailSink } from '../../harness/mail-kit.ts';
 import { authorizeQuery } from '../../harness/signin-kit.ts';
 
@@ -38,15 +38,7 @@ async function resetInBrowser(t: TestContext, locale: 'en' | 'de') {
     overrides: { 'ui.enabled': true, ...mail.overrides },
   });
   const realm = await h.createRealm();
-  const callback = `${h.publicUrl}/callback`;
-  await h.createClient(realm, {
-    clientId: 'shop',
-    name: 'The Shop',
-    type: 'spa',
-    redirectUris: [callback],
-    grantTypes: ['authorization_code'],
-    tokenEndpointAuthMethod: 'none',
-  });
+  const callback = await shopClient(h, realm);
   await h.createUser(realm, { email: 'alice@example.com', password: 'the first password' });
   const browser = await launchBrowser(t);
   const page = await (await browser.newContext()).newPage();

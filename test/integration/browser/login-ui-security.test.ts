@@ -8,7 +8,7 @@ import { storeHotp } from '../../../src/mfa/index.ts';
 import { hotp } from '../../../src/mfa/otp.ts';
 import { newTotpSecret } from '../../../src/mfa/otpauth-uri.ts';
 import { launchBrowser, NO_BROWSER } from '../../harness/browser.ts';
-import { collectErrors, enterPassword, startUiHarness } from '../../harness/login-ui-kit.ts';
+import { collectErrors, enterPassword, shopClient, startUiHarness } from '../../harness/login-ui-kit.ts';
 import { authorizeQuery } from '../../harness/signin-kit.ts';
 
 describe('built-in login UI › HOTP and remembered browsers', { skip: NO_BROWSER ?? false }, () => {
@@ -19,15 +19,7 @@ describe('built-in login UI › HOTP and remembered browsers', { skip: NO_BROWSE
       mfa: { allowed_factors: ['totp', 'hotp', 'recovery_code'] },
       login: { remember_devices: true },
     });
-    const callback = `${h.publicUrl}/callback`;
-    await h.createClient(realm, {
-      clientId: 'shop',
-      name: 'The Shop',
-      type: 'spa',
-      redirectUris: [callback],
-      grantTypes: ['authorization_code'],
-      tokenEndpointAuthMethod: 'none',
-    });
+    const callback = await shopClient(h, realm);
     const user = await h.createUser(realm, { email: 'alice@example.com', password: 'the first password' });
     const secret = encodeBase32(newTotpSecret());
     const keyring = h.ctx.keyring;

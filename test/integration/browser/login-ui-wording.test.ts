@@ -14,6 +14,7 @@ import {
   collectErrors,
   enterPassword,
   realmWithAdministrator,
+  shopClient,
   startUiHarness,
 } from '../../harness/login-ui-kit.ts';
 import { authorizeQuery } from '../../harness/signin-kit.ts';
@@ -23,15 +24,7 @@ const callbackErrors = (errors: string[]) => errors.filter((e) => !/status of 40
 async function realmWithShop(h: Harness) {
   const realm = await h.createRealm();
   await h.setPolicy(realm, { registration: { mode: 'open' } });
-  const callback = `${h.publicUrl}/callback`;
-  await h.createClient(realm, {
-    clientId: 'shop',
-    name: 'The Shop',
-    type: 'spa',
-    redirectUris: [callback],
-    grantTypes: ['authorization_code'],
-    tokenEndpointAuthMethod: 'none',
-  });
+  const callback = await shopClient(h, realm);
   await h.createUser(realm, { email: 'alice@example.com', password: 'the first password' });
   const authorize = (extra: Record<string, string>) =>
     `${h.publicUrl}/realms/${realm.name}/oauth/authorize?${authorizeQuery('shop', callback, extra).params}`;

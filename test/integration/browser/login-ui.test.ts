@@ -14,6 +14,7 @@ import {
   enrollTotp,
   enterPassword,
   realmWithAdministrator,
+  shopClient,
   startUiHarness,
 } from '../../harness/login-ui-kit.ts';
 import { authorizeQuery } from '../../harness/signin-kit.ts';
@@ -80,16 +81,7 @@ describe('built-in login UI in a browser', { skip: NO_BROWSER ?? false }, () => 
   test('case=a required password update and consent, then back to the application; cancelling', async (t) => {
     const h = await startUiHarness(t);
     const realm = await h.createRealm();
-    const callback = `${h.publicUrl}/callback`;
-    await h.createClient(realm, {
-      clientId: 'shop',
-      name: 'The Shop',
-      type: 'spa',
-      redirectUris: [callback],
-      grantTypes: ['authorization_code'],
-      tokenEndpointAuthMethod: 'none',
-      consentMode: 'required',
-    });
+    const callback = await shopClient(h, realm, { consentMode: 'required' });
     const user = await h.createUser(realm, {
       email: 'alice@example.com',
       password: 'the first password',
