@@ -11,6 +11,7 @@ import type { Db } from '../../../src/platform/db/db.ts';
 import { openPostgres } from '../../../src/platform/db/pg.ts';
 import { openPglite } from '../../../src/platform/db/pglite.ts';
 import { nodeArgs } from '../../harness/entry-point.ts';
+import { type RunResult, runToEnd } from '../../harness/run-to-end.ts';
 import { databaseUrlFor, TEST_DATABASE_URL } from '../../harness/test-db.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -21,12 +22,7 @@ const ENTRY = {
 
 export type Program = keyof typeof ENTRY;
 
-export interface RunResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
+export type { RunResult };
 
 /** The parent's environment without any PROUDAUTH_ setting, plus the given ones. */
 export function childEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
@@ -43,36 +39,11 @@ export interface RunOptions {
 }
 
 export function run(program: Program, args: string[], opts: RunOptions): Promise<RunResult> {
-  const child = spawn(process.execPath, [...nodeArgs(ENTRY[program]), ...args], {
+  return runToEnd(process.execPath, [...nodeArgs(ENTRY[program]), ...args], {
     cwd: ROOT,
     env: opts.env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (s: string) => {
-    stdout += s;
-  });
-  child.stderr.setEncoding('utf8').on('data', (s: string) => {
-    stderr += s;
-  });
-  child.stdin.end(opts.input ?? '');
-  const timeoutMs = opts.timeoutMs ?? 60_000;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(
-        new Error(`${program} ${args.join(' ')} did not finish in ${timeoutMs} ms\n${stdout}\n${stderr}`),
-      );
-    }, timeoutMs);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
+    timeoutMs: opts.timeoutMs ?? 60_000,
+    ...(opts.input !== undefined ? { input: opts.input } : {}),
   });
 }
 

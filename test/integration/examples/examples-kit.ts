@@ -1,13 +1,14 @@
 // What the tests of the README's examples share: a server whose public origin is its own listener
 // (so audiences and the discovered issuer are reachable URLs), a realm with its first
 // administrator bootstrapped as `npm start` does, and the examples run as child processes.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { bootstrapAdministrator } from '../../../src/setup/bootstrap.service.ts';
 import { type Harness, startHarness, uniqueRealmName } from '../../harness/harness.ts';
 import { testKeyMaterial } from '../../harness/key-pool.ts';
-import { childEnv, type RunResult } from '../cli/cli-process.ts';
+import { type RunResult, runToEnd } from '../../harness/run-to-end.ts';
+import { childEnv } from '../cli/cli-process.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 export const ADMIN_EMAIL = 'admin@example.com';
@@ -51,31 +52,5 @@ export function runExample(
   env: Record<string, string>,
   timeoutMs = 120_000,
 ): Promise<RunResult> {
-  const child = spawn(command, args, { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (s: string) => {
-    stdout += s;
-  });
-  child.stderr.setEncoding('utf8').on('data', (s: string) => {
-    stderr += s;
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(
-        new Error(
-          `${command} ${args.join(' ')} was still running after ${timeoutMs} ms\n${stdout}\n${stderr}`,
-        ),
-      );
-    }, timeoutMs);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
+  return runToEnd(command, args, { cwd: ROOT, env: childEnv(env), timeoutMs });
 }

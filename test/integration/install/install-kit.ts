@@ -2,17 +2,13 @@
 // checkout (built first when dist/ is missing), deploy/install.sh into an empty folder, and the
 // installed `proudauth` and `identity-cli` run as child processes with a configuration file.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { type RunResult, runToEnd } from '../../harness/run-to-end.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 
-export interface Exec {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
+export type Exec = RunResult;
 
 /**
  * The environment of a process an operator starts: nothing of the test run's npm (npm_* variables
@@ -34,33 +30,10 @@ export function exec(
   args: readonly string[],
   opts: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number },
 ): Promise<Exec> {
-  const child = spawn(command, args, {
+  return runToEnd(command, args, {
     cwd: opts.cwd,
     env: opts.env ?? operatorEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (s: string) => {
-    stdout += s;
-  });
-  child.stderr.setEncoding('utf8').on('data', (s: string) => {
-    stderr += s;
-  });
-  const limit = opts.timeoutMs ?? 120_000;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${command} ${args.join(' ')}: not done in ${limit} ms\n${stdout}\n${stderr}`));
-    }, limit);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
+    timeoutMs: opts.timeoutMs ?? 120_000,
   });
 }
 
@@ -69,11 +42,25 @@ const ok = (r: Exec, what: string): Exec => {
   return r;
 };
 
-/** `npm run build` unless dist/ already holds the server and the login UI. */
+/** The newest modification time of the files under `dir`, in milliseconds (0 when it is missing). */
+function newestUnder(dir: string): number {
+  if (!existsSync(dir)) return 0;
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .reduce((newest, e) => Math.max(newest, statSync(join(e.parentPath, e.name)).mtimeMs), 0);
+}
+
+/**
+ * `npm run build` unless dist/ holds the server and the login UI, built after the last change to
+ * src/ and ui/: a dist/ left from an older checkout would pack yesterday's program. (The compiler
+ * builds incrementally and leaves unchanged output alone; the UI build writes every file, so the
+ * newest file of dist/ tells when the last build ran.)
+ */
 export async function ensureBuilt(): Promise<'reused' | 'built'> {
   if (
     existsSync(join(ROOT, 'dist', 'main', 'proudauth.js')) &&
-    existsSync(join(ROOT, 'dist', 'ui', 'vendor'))
+    existsSync(join(ROOT, 'dist', 'ui', 'vendor')) &&
+    newestUnder(join(ROOT, 'dist')) >= Math.max(newestUnder(join(ROOT, 'src')), newestUnder(join(ROOT, 'ui')))
   )
     return 'reused';
   ok(await exec('npm', ['run', 'build'], { cwd: ROOT, timeoutMs: 300_000 }), 'npm run build');
