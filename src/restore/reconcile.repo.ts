@@ -64,6 +64,15 @@ const revocation: Apply = async (tx, l, now) => {
           [l.realm_id, str(r, 'client_row_id')],
         ),
       );
+    case 'service_principal':
+      // As for clients: only the principal's last logged state counts (see lastOnlyKey).
+      if (r.state !== 'disabled') return 0;
+      return count(
+        tx.query(
+          `update service_principals set state = 'disabled' where realm_id = $1 and id = $2 and state <> 'disabled'`,
+          [l.realm_id, str(r, 'service_principal_id')],
+        ),
+      );
     default:
       return 0;
   }
@@ -278,5 +287,7 @@ export function lastOnlyKey(l: LogRecord): string | null {
   if (l.kind === 'membership_state') return `m ${l.realm_id} ${str(l.record, 'membership_id')}`;
   if (l.kind === 'revocation' && l.record.target === 'client')
     return `c ${l.realm_id} ${str(l.record, 'client_row_id')}`;
+  if (l.kind === 'revocation' && l.record.target === 'service_principal')
+    return `p ${l.realm_id} ${str(l.record, 'service_principal_id')}`;
   return null;
 }

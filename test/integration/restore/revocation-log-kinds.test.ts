@@ -72,7 +72,7 @@ const familyOf = async (s: RecoverySetup, sessionId: string) =>
     ])
   )[0]?.id as string;
 
-test('revocation: a session ended at DELETE /me/sessions/{id}, a jti at the revocation endpoint, a client disabled', async (t) => {
+test('revocation: a session ended at DELETE /me/sessions/{id}, a jti at the revocation endpoint, a client and a service principal disabled', async (t) => {
   const s = await setup(t);
   const tokens = await tokensFor(s, s.accountAudience, 'totp');
   const sid = String(decodeJwt(tokens.access_token).sid);
@@ -96,6 +96,20 @@ test('revocation: a session ended at DELETE /me/sessions/{id}, a jti at the revo
     'jti',
   );
   assert.deepEqual([revoked.target, revoked.jti], ['jti', jti]);
+
+  // The principal first: disabling web-app ends the administrator's token too.
+  const principal = await s.admin('POST', '/service-principals', { name: 'Deployer' });
+  assert.equal(principal.status, 201, JSON.stringify(principal.body));
+  const off = one(
+    await s.appended('revocation', async () =>
+      assert.equal((await s.admin('POST', `/service-principals/${principal.body.id}/disable`)).status, 200),
+    ),
+    'service principal',
+  );
+  assert.deepEqual(
+    [off.target, off.service_principal_id, off.state],
+    ['service_principal', principal.body.id, 'disabled'],
+  );
 
   const disabled = one(
     await s.appended('revocation', async () =>
