@@ -62,7 +62,14 @@ async function keySetup(t: TestContext) {
         l.record.credential === 'api_key' &&
         l.record.credential_id === keyId,
     );
-  return { ...s, principalWithKey, useKey, exportLines, keyLines };
+  /** The log file identity-cli revocation-log would write for the records since `takenAt`. */
+  const shippedSince = async (takenAt: Date): Promise<string> => {
+    const out = await operate(h, revocationLogExport, {
+      since: new Date(takenAt.getTime() - 1000).toISOString(),
+    });
+    return out.records.map((r: unknown) => `${JSON.stringify(r)}\n`).join('');
+  };
+  return { ...s, principalWithKey, useKey, exportLines, keyLines, shippedSince };
 }
 
 test('DELETE /api-keys/{id} appends one automation_credential_revoked line naming the key, never its secret', async (t) => {
@@ -149,10 +156,7 @@ test('a key revoked after the backup is revoked again by restore-reconcile and n
 
   assert.equal((await s.api('DELETE', `/api-keys/${revoked.keyId}`)).status, 204);
   assert.equal(await s.useKey(revoked.key), 401);
-  const exported = await operate(s.h, revocationLogExport, {
-    since: new Date(backup.takenAt.getTime() - 1000).toISOString(),
-  });
-  const logText = exported.records.map((r: unknown) => `${JSON.stringify(r)}\n`).join('');
+  const logText = await s.shippedSince(backup.takenAt);
 
   await backup.restore();
   // The restored database holds the key as the backup did: it works again until reconciled.
@@ -193,10 +197,7 @@ test('a principal disabled after the backup is disabled again by restore-reconci
   assert.notEqual(refused, 200, 'a disabled principal authenticates nothing');
   assert.equal((await s.api('POST', `/service-principals/${flipped.principalId}/disable`)).status, 200);
   assert.equal((await s.api('POST', `/service-principals/${flipped.principalId}/enable`)).status, 200);
-  const exported = await operate(s.h, revocationLogExport, {
-    since: new Date(backup.takenAt.getTime() - 1000).toISOString(),
-  });
-  const logText = exported.records.map((r: unknown) => `${JSON.stringify(r)}\n`).join('');
+  const logText = await s.shippedSince(backup.takenAt);
 
   await backup.restore();
   assert.equal(await s.useKey(disabled.key), 200, 'the backup brings the principal back enabled');
