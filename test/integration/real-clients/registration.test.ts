@@ -8,6 +8,9 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
 import * as oidc from 'openid-client';
+import { digestToken } from '../../../src/kernel/digest.ts';
+import { APPLY } from '../../../src/restore/reconcile.repo.ts';
+import type { LogRecord } from '../../../src/restore/revocation-log.ts';
 import { type ApiCallerKit, apiCaller } from '../../harness/api-kit.ts';
 import { json } from '../../harness/signin-driver.ts';
 import { audits, count, events, issuedSoFar, rows } from '../../harness/signin-kit.ts';
@@ -409,4 +412,86 @@ test('refusals: no token, spent or revoked tokens, bad metadata and the hourly b
   assert.ok(Number(limited?.headers.get('retry-after')) > 0);
   const countedUses = await rows(s.h, 'select uses from initial_access_tokens where id = $1', [fresh.id]);
   assert.equal(countedUses[0]?.uses, 21 - 12 - 1, 'the refused attempt spent no use of the token');
+});
+
+test('an open registration that changes its redirect URIs after approval waits for approval again', async (t) => {
+  const s = await setup(t, { enabled: true, open: true });
+  const created = await fetch(`${s.issuer}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'Open' }),
+  });
+  const first = (await created.json()) as Record<string, string>;
+  assert.equal(created.status, 201);
+  const clientId = first.client_id ?? '';
+  assert.equal((await s.admin.call('POST', `/client-registrations/${clientId}/approve`)).status, 200);
+  const put = async (token: string, body: Record<string, unknown>) => {
+    const res = await fetch(first.registration_client_uri ?? '', {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: clientId, ...body }),
+    });
+    return (await res.json()) as Record<string, string>;
+  };
+  const renamed = await put(first.registration_access_token ?? '', {
+    redirect_uris: [REDIRECT],
+    client_name: 'Open 2',
+  });
+  assert.equal(renamed.approval_status, 'approved', 'a new name needs no review');
+  const moved = await put(renamed.registration_access_token ?? '', {
+    redirect_uris: ['https://elsewhere.example.com/cb'],
+  });
+  assert.equal(moved.approval_status, 'pending', 'a new redirect URI does');
+  const [row] = await rows(s.h, 'select state from clients where client_id = $1', [clientId]);
+  assert.equal(row?.state, 'disabled');
+  const states = (await events(s.h, s.realm, 'client.state_changed')).map(
+    (e) => (e.data as { state: string }).state,
+  );
+  assert.deepEqual(states, ['active', 'suspended']);
+});
+
+test('restore re-applies initial access token counts and registration token rotations', async (t) => {
+  const s = await setup(t, { enabled: true });
+  const iat = await initialAccessToken(s, { max_uses: 3 });
+  const created = await fetch(`${s.issuer}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${iat.token}` },
+    body: JSON.stringify({ redirect_uris: [REDIRECT] }),
+  });
+  const first = (await created.json()) as Record<string, string>;
+  const read = await fetch(first.registration_client_uri ?? '', {
+    headers: { authorization: `Bearer ${first.registration_access_token}` },
+  });
+  const second = (await read.json()) as Record<string, string>;
+  assert.equal(read.status, 200);
+  await s.admin.call('DELETE', `/initial-access-tokens/${iat.id}`);
+  const log = (await rows(
+    s.h,
+    `select seq, kind, realm_id, created_at::text as logged_at, record from revocation_log
+      where realm_id = $1 and kind in ('initial_access_token', 'registration_token_rotated') order by seq`,
+    [s.realm.id],
+  )) as unknown as LogRecord[];
+  // A backup from before: the token unused and unrevoked, the first registration token in place.
+  await s.h.ctx.db.query('update initial_access_tokens set uses = 0, revoked_at = null where id = $1', [
+    iat.id,
+  ]);
+  await s.h.ctx.db.query(
+    `update client_registrations set registration_token_digest = $2, token_rotated_at = '2020-01-01'
+      where realm_id = $1`,
+    [s.realm.id, digestToken(first.registration_access_token ?? '')],
+  );
+  await s.h.ctx.db.tx(async (tx) => {
+    for (const l of log) await APPLY[l.kind](tx, l, new Date());
+  });
+  const [token] = await rows(s.h, 'select uses, revoked_at from initial_access_tokens where id = $1', [
+    iat.id,
+  ]);
+  assert.equal(token?.uses, 1);
+  assert.ok(token?.revoked_at, 'the revocation is re-applied');
+  const [reg] = await rows(
+    s.h,
+    'select registration_token_digest from client_registrations where realm_id = $1',
+    [s.realm.id],
+  );
+  assert.equal(reg?.registration_token_digest, digestToken(second.registration_access_token ?? ''));
 });
