@@ -18,6 +18,7 @@ import {
   type ClientRecord,
   findClientRecord,
   tryInsertClient,
+  updateClientOidcScopes,
   updateClientSettings,
   updateClientState,
 } from './clients.repo.ts';
@@ -29,11 +30,7 @@ import {
   spendInitialAccessToken,
   updateRegistration,
 } from './registration.repo.ts';
-import {
-  type DisplayMetadata,
-  type RegisteredMetadata,
-  readClientMetadata,
-} from './registration-metadata.ts';
+import { type RegisteredMetadata, readClientMetadata } from './registration-metadata.ts';
 
 /** Document 2, Limits: registrations per hour per client network and per realm. */
 export const REGISTRATIONS_PER_NETWORK_HOUR = 20;
@@ -177,8 +174,6 @@ function metadataOrThrow(body: unknown, policy: RegistrationPolicy, deps: Client
   return m;
 }
 
-const displayOf = (m: RegisteredMetadata): DisplayMetadata => m.display;
-
 /** POST /realms/{realm}/oauth/register. */
 export async function registerClient(
   deps: ClientsDeps,
@@ -228,7 +223,7 @@ export async function registerClient(
         })
       : null;
     const token = newRegistrationToken();
-    const display = displayOf(m);
+    const display = m.display;
     await insertRegistration(
       tx,
       realm.id,
@@ -421,11 +416,7 @@ export async function replaceRegistration(
       },
       r.now,
     );
-    await tx.query('update clients set oidc_scopes = $3 where realm_id = $1 and id = $2', [
-      realm.id,
-      record.id,
-      m.scopes,
-    ]);
+    await updateClientOidcScopes(tx, realm.id, record.id, m.scopes);
     const token = newRegistrationToken();
     const metadata = { ...m.display, scope };
     await updateRegistration(

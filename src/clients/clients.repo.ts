@@ -237,3 +237,17 @@ export async function updateClientState(
     [realmId, rowId, state, now],
   );
 }
+
+/** The OpenID scopes a registered client holds (migration 0039; null: all of them). */
+export async function updateClientOidcScopes(
+  tx: Tx,
+  realmId: string,
+  rowId: string,
+  scopes: string[] | null,
+): Promise<void> {
+  await tx.query('update clients set oidc_scopes = $3 where realm_id = $1 and id = $2', [
+    realmId,
+    rowId,
+    scopes,
+  ]);
+}

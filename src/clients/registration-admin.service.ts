@@ -5,6 +5,7 @@
 import { inChange } from '../audit/index.ts';
 import type { Call } from '../kernel/call.ts';
 import { digestToken } from '../kernel/digest.ts';
+import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { randomToken } from '../platform/ids.ts';
 import { endRegistration, newInitialAccessTokenId } from './client-registration.service.ts';
@@ -99,13 +100,21 @@ export async function listClientRegistrations(
   return out;
 }
 
-async function lockPending(tx: Parameters<typeof lockRegistration>[0], realmId: string, clientId: string) {
+async function lockPending(tx: Tx, realmId: string, clientId: string) {
   const reg = await lockRegistration(tx, realmId, clientId);
   if (!reg) throw problem.notFound('no such registration');
   if (reg.status !== 'pending') throw problem.conflict(`the registration is ${reg.status}, not pending`);
   const client = await lockClientRecord(tx, realmId, clientId);
   if (!client) throw problem.notFound('no such registration');
   return { reg, client };
+}
+
+/** A registration and its client as the queue shows them, after a decision in `tx`. */
+async function queueItemOf(tx: Tx, realmId: string, clientId: string): Promise<QueueItem> {
+  const registration = await lockRegistration(tx, realmId, clientId);
+  const client = await findClientRecord(tx, realmId, clientId);
+  if (!registration || !client) throw problem.notFound('no such registration');
+  return { registration, client };
 }
 
 /** Lets a held client out: it becomes active and may sign people in and get tokens. */
@@ -127,10 +136,7 @@ export async function approveRegistration(deps: ClientsDeps, clientId: string, c
       signal: 'configuration_change',
       data: { client_id: client.client_id, state: 'active', previous_state: client.state },
     });
-    const registration = await lockRegistration(tx, c.realmId, clientId);
-    const updated = await findClientRecord(tx, c.realmId, clientId);
-    if (!registration || !updated) throw problem.notFound('no such registration');
-    return { registration, client: updated };
+    return queueItemOf(tx, c.realmId, clientId);
   });
 }
 
@@ -139,9 +145,6 @@ export async function rejectRegistration(deps: ClientsDeps, clientId: string, c:
   return inChange(deps.db, c, async (tx, record) => {
     const { client } = await lockPending(tx, c.realmId, clientId);
     await endRegistration(tx, record, c.realmId, client, 'rejected', c.now);
-    const registration = await lockRegistration(tx, c.realmId, clientId);
-    const updated = await findClientRecord(tx, c.realmId, clientId);
-    if (!registration || !updated) throw problem.notFound('no such registration');
-    return { registration, client: updated };
+    return queueItemOf(tx, c.realmId, clientId);
   });
 }

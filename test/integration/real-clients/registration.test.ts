@@ -14,7 +14,7 @@ import type { LogRecord } from '../../../src/restore/revocation-log.ts';
 import { type ApiCallerKit, apiCaller } from '../../harness/api-kit.ts';
 import { json } from '../../harness/signin-driver.ts';
 import { audits, count, events, issuedSoFar, rows } from '../../harness/signin-kit.ts';
-import { PASSWORD, REDIRECT, type RpSetup, rpSetup, startBodyOf } from './rp-kit.ts';
+import { PASSWORD, REDIRECT, type RpSetup, rpSetup, signInAt, startBodyOf } from './rp-kit.ts';
 
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
 
@@ -41,34 +41,8 @@ const registeredClients = (s: Setup) =>
   count(s.h, `select 1 from clients where realm_id = $1 and client_id like 'dcr-%'`, [s.realm.id]);
 
 /** Plays the person at the login page, consent included (registered clients always ask). */
-async function signInWithConsent(s: Setup, authorizationUrl: URL): Promise<URL> {
-  const base = `/api/v1/realms/${s.realm.name}/auth/transactions`;
-  const start = await json(
-    await s.h.get(base, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(startBodyOf(authorizationUrl)),
-    }),
-  );
-  assert.equal(start.status, 201, JSON.stringify(start.body));
-  const step = async (path: string, body: unknown) =>
-    json(
-      await s.h.get(`${base}/${start.body.transaction_id}/${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-transaction-token': start.body.continuation_token },
-        body: JSON.stringify(body),
-      }),
-    );
-  assert.equal((await step('identify', { identifier: 'alice@example.com' })).status, 200);
-  const afterPassword = await step('password', { password: PASSWORD });
-  assert.equal(afterPassword.status, 200, JSON.stringify(afterPassword.body));
-  const actions = (afterPassword.body.next_actions as { type: string }[]).map((a) => a.type);
-  assert.deepEqual(actions, ['consent'], 'a registered client is third-party: the person is asked');
-  const scopes = (authorizationUrl.searchParams.get('scope') ?? '').split(' ');
-  const done = await step('consent', { approve: true, scopes });
-  assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
-  return new URL(done.body.redirect_to);
-}
+const signInWithConsent = (s: Setup, authorizationUrl: URL) =>
+  signInAt(s.h, s.realm, authorizationUrl, 'alice@example.com', PASSWORD, { consent: true });
 
 test('discovery names the registration endpoint only while the policy enables registration', async (t) => {
   const s = await setup(t, {});
