@@ -6,6 +6,7 @@
 import type { FieldError } from '../platform/http/problem.ts';
 import { type ClientDraft, checkClientDraft, GRANT, type JwkSet } from './client-rules.ts';
 import type { ClientType } from './clients.repo.ts';
+import { validateOrigin } from './origin.ts';
 import type { Environment } from './redirect-uri.ts';
 
 /** The RFC 7591 section 3.2.2 error a refused registration answers. */
@@ -86,6 +87,24 @@ function webUri(v: unknown, field: string, env: Environment, errors: FieldError[
     return undefined;
   }
   return s;
+}
+
+/**
+ * The browser origins of a registered single-page client: those of its redirect URIs (Keycloak's
+ * `+` web origin), so the browser app can reach the token endpoint; none for other types.
+ */
+function originsOf(type: ClientType, redirectUris: readonly string[]): string[] {
+  if (type !== 'spa') return [];
+  const out = new Set<string>();
+  for (const uri of redirectUris) {
+    try {
+      const v = validateOrigin(new URL(uri).origin);
+      if (v.ok) out.add(v.origin);
+    } catch {
+      // A redirect URI that does not parse is refused by its own rule.
+    }
+  }
+  return [...out];
 }
 
 /** What a client's type is, from its authentication method and application type. */
@@ -207,6 +226,8 @@ export function readClientMetadata(
       jwks: true,
     });
     errors.push(...verdict.errors);
+    // Derived from redirect URIs that passed their rules, so never a reason of their own to refuse.
+    if (verdict.errors.length === 0) draft.allowedOrigins = originsOf(type, redirectUris);
   }
   if (errors.length > 0) {
     const aboutRedirects = errors.some((e) => e.field.startsWith('redirect_uris'));

@@ -226,6 +226,12 @@ test('require_approval holds token registrations too; rejection ends the client 
   assert.equal(body.approval_status, 'pending');
   assert.equal(body.client_secret, undefined, 'a public client has no secret');
   const clientId = String(body.client_id);
+  const [spa] = await rows(s.h, 'select type, allowed_origins from clients where client_id = $1', [clientId]);
+  assert.deepEqual(
+    spa,
+    { type: 'spa', allowed_origins: [new URL(REDIRECT).origin] },
+    'origins of its redirect URIs',
+  );
   const rejected = await s.admin.call('POST', `/client-registrations/${clientId}/reject`);
   assert.equal(rejected.status, 200);
   const again = await s.admin.call('POST', `/client-registrations/${clientId}/approve`);
