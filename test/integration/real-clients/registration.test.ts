@@ -9,11 +9,13 @@ import { type TestContext, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
 import * as oidc from 'openid-client';
 import { digestToken } from '../../../src/kernel/digest.ts';
+import { DatabaseUnavailable } from '../../../src/platform/db/pg-errors.ts';
 import { APPLY } from '../../../src/restore/reconcile.repo.ts';
 import type { LogRecord } from '../../../src/restore/revocation-log.ts';
 import { type ApiCallerKit, apiCaller } from '../../harness/api-kit.ts';
 import { json } from '../../harness/signin-driver.ts';
 import { audits, count, events, issuedSoFar, rows } from '../../harness/signin-kit.ts';
+import { RACE_NEEDS_POSTGRES } from '../../harness/test-db.ts';
 import { PASSWORD, REDIRECT, type RpSetup, rpSetup, signInAt, startBodyOf } from './rp-kit.ts';
 
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
@@ -474,4 +476,60 @@ test('restore re-applies initial access token counts and registration token rota
     [s.realm.id],
   );
   assert.equal(reg?.registration_token_digest, digestToken(second.registration_access_token ?? ''));
+});
+
+test("a database outage answers 503 in the endpoint's own form, writes nothing, and the next request works", async (t) => {
+  const s = await setup(t, { enabled: true });
+  const iat = await initialAccessToken(s, { max_uses: 2 });
+  const db = s.h.ctx.db;
+  const tx = db.tx.bind(db);
+  // The registration's transaction cannot reach the database, as when its connection is lost.
+  db.tx = () => Promise.reject(new DatabaseUnavailable('connection', new Error('connection reset')));
+  let res: Response;
+  try {
+    res = await fetch(`${s.issuer}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${iat.token}` },
+      body: JSON.stringify({ redirect_uris: [REDIRECT] }),
+    });
+  } finally {
+    db.tx = tx;
+  }
+  const body = (await res.json()) as Record<string, unknown>;
+  assert.equal(res.status, 503, JSON.stringify(body));
+  assert.equal(body.error, 'temporarily_unavailable');
+  assert.ok(Number(res.headers.get('retry-after')) > 0);
+  assert.equal(await registered(s), 0);
+  const again = await fetch(`${s.issuer}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${iat.token}` },
+    body: JSON.stringify({ redirect_uris: [REDIRECT] }),
+  });
+  assert.equal(again.status, 201);
+});
+
+test('concurrent registrations never spend more uses than the token has', {
+  skip: RACE_NEEDS_POSTGRES,
+}, async (t) => {
+  const s = await setup(t, { enabled: true });
+  const iat = await initialAccessToken(s, { max_uses: 3 });
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, () =>
+      fetch(`${s.issuer}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${iat.token}` },
+        body: JSON.stringify({ redirect_uris: [REDIRECT] }),
+      }).then(async (r) => {
+        await r.body?.cancel();
+        return r.status;
+      }),
+    ),
+  );
+  assert.deepEqual(
+    answers.sort((a, b) => a - b),
+    [201, 201, 201, 401, 401, 401, 401, 401],
+  );
+  assert.equal(await registeredClients(s), 3);
+  const [row] = await rows(s.h, 'select uses from initial_access_tokens where id = $1', [iat.id]);
+  assert.equal(row?.uses, 3);
 });
