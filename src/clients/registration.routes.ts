@@ -135,7 +135,10 @@ const clientIdParam = (raw: string): string => (/^[\x21-\x7e]{1,128}$/.test(raw)
 export function registerClientRegistration(app: FastifyInstance, ctx: ApiDeps): void {
   app.register(async (scope) => {
     registrationErrors(scope, ctx);
-    const tokenOf = (auth: string | undefined) => bearerToken(auth, ctx.config.limits.maxTokenBytes);
+    // An Authorization header that is not a usable bearer token is a wrong token, never no token:
+    // it must not turn into an open (held) registration.
+    const tokenOf = (auth: string | undefined) =>
+      auth === undefined ? null : (bearerToken(auth, ctx.config.limits.maxTokenBytes) ?? '');
 
     scope.post<{ Params: RealmParams }>('/realms/:realm/oauth/register', async (req, reply) => {
       const realm = await realmOf(ctx, req.params.realm);

@@ -406,6 +406,13 @@ test('an open registration that changes its redirect URIs after approval waits f
   const first = (await created.json()) as Record<string, string>;
   assert.equal(created.status, 201);
   const clientId = first.client_id ?? '';
+  const basic = await fetch(`${s.issuer}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Basic YTpi' },
+    body: JSON.stringify({ redirect_uris: [REDIRECT] }),
+  });
+  assert.equal(basic.status, 401, 'a credential that is not a bearer token is a wrong one, not none');
+  assert.equal(await registered(s), 1);
   assert.equal((await s.admin.call('POST', `/client-registrations/${clientId}/approve`)).status, 200);
   const put = async (token: string, body: Record<string, unknown>) => {
     const res = await fetch(first.registration_client_uri ?? '', {
