@@ -4,7 +4,7 @@
 // client exists but stays disabled (no sign-in, no tokens) until approved. Registered clients are
 // third-party clients: they always ask for consent. Every change writes its rows, its audit record
 // and its events in one transaction.
-import { recorder } from '../audit/index.ts';
+import { type Recorder, recorder } from '../audit/index.ts';
 import type { Actor } from '../kernel/call.ts';
 import { digestToken } from '../kernel/digest.ts';
 import { spendBudgets } from '../platform/abuse-budget.ts';
@@ -16,6 +16,7 @@ import { currentPolicy, policyValue } from '../realms/index.ts';
 import { issueClientSecret } from './client-secrets.ts';
 import {
   type ClientRecord,
+  type ClientState,
   findClientRecord,
   tryInsertClient,
   updateClientOidcScopes,
@@ -426,16 +427,11 @@ export async function replaceRegistration(
       { status, tokenDigest: digestToken(token), metadata },
       r.now,
     );
-    const rec = recorder(tx, callOf(realm, record, r));
-    if (holdAgain) {
-      await updateClientState(tx, realm.id, record.id, 'disabled', r.now);
-      await rec.event('client.state_changed', { client_ref: record.client_id, state: 'suspended' });
-    }
-    await rec.audit('client.registration.updated', {
-      category: 'configuration',
-      target: { type: 'client', id: record.id },
-      signal: 'configuration_change',
-      data: { client_id: record.client_id, status, reviewed_changes: reviewedChanges },
+    await recordRegistrationChange(tx, recorder(tx, callOf(realm, record, r)), record, {
+      type: 'client.registration.updated',
+      now: r.now,
+      ...(holdAgain ? { move: { state: 'disabled' as const, event: 'suspended' as const } } : {}),
+      data: { status, reviewed_changes: reviewedChanges },
     });
     const updated = await findClientRecord(tx, realm.id, record.client_id);
     if (!updated) throw new Error('the registered client vanished');
@@ -460,23 +456,55 @@ export async function deleteRegistration(
   });
 }
 
+type RegistrationAuditType =
+  | 'client.registration.updated'
+  | 'client.registration.deleted'
+  | 'client.registration.approved'
+  | 'client.registration.rejected';
+
+/**
+ * One change of a registered client as its evidence: the client moved to `state` (when it is not
+ * there yet) with its catalog event, and the audit record of the registration change.
+ */
+export async function recordRegistrationChange(
+  tx: Tx,
+  rec: Recorder,
+  record: ClientRecord,
+  change: {
+    type: RegistrationAuditType;
+    now: Date;
+    move?: { state: ClientState; event: 'active' | 'suspended' | 'decommissioned' };
+    data: Record<string, unknown>;
+  },
+): Promise<void> {
+  if (change.move) {
+    if (record.state !== change.move.state)
+      await updateClientState(tx, record.realm_id, record.id, change.move.state, change.now);
+    await rec.event('client.state_changed', { client_ref: record.client_id, state: change.move.event });
+  }
+  await rec.audit(change.type, {
+    category: 'configuration',
+    target: { type: 'client', id: record.id },
+    signal: 'configuration_change',
+    data: { client_id: record.client_id, previous_state: record.state, ...change.data },
+  });
+}
+
 /** Ends a registration (deleted by its client, or rejected by an administrator). */
 export async function endRegistration(
   tx: Tx,
-  rec: ReturnType<typeof recorder>,
+  rec: Recorder,
   realmId: string,
   record: ClientRecord,
   status: 'deleted' | 'rejected',
   now: Date,
 ): Promise<void> {
   await updateRegistration(tx, realmId, record.id, { status, tokenDigest: null, decided: true }, now);
-  if (record.state !== 'disabled') await updateClientState(tx, realmId, record.id, 'disabled', now);
-  await rec.event('client.state_changed', { client_ref: record.client_id, state: 'decommissioned' });
-  await rec.audit(status === 'deleted' ? 'client.registration.deleted' : 'client.registration.rejected', {
-    category: 'configuration',
-    target: { type: 'client', id: record.id },
-    signal: 'configuration_change',
-    data: { client_id: record.client_id, status, previous_state: record.state },
+  await recordRegistrationChange(tx, rec, record, {
+    type: status === 'deleted' ? 'client.registration.deleted' : 'client.registration.rejected',
+    now,
+    move: { state: 'disabled', event: 'decommissioned' },
+    data: { status },
   });
 }
 

@@ -8,8 +8,12 @@ import { digestToken } from '../kernel/digest.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { randomToken } from '../platform/ids.ts';
-import { endRegistration, newInitialAccessTokenId } from './client-registration.service.ts';
-import { type ClientRecord, findClientRecord, lockClientRecord, updateClientState } from './clients.repo.ts';
+import {
+  endRegistration,
+  newInitialAccessTokenId,
+  recordRegistrationChange,
+} from './client-registration.service.ts';
+import { type ClientRecord, findClientRecord, lockClientRecord } from './clients.repo.ts';
 import type { ClientsDeps } from './clients.service.ts';
 import {
   type InitialAccessTokenRow,
@@ -128,13 +132,11 @@ export async function approveRegistration(deps: ClientsDeps, clientId: string, c
       { status: 'approved', tokenDigest: reg.registration_token_digest, decided: true },
       c.now,
     );
-    await updateClientState(tx, c.realmId, client.id, 'active', c.now);
-    await record.event('client.state_changed', { client_ref: client.client_id, state: 'active' });
-    await record.audit('client.registration.approved', {
-      category: 'configuration',
-      target: { type: 'client', id: client.id },
-      signal: 'configuration_change',
-      data: { client_id: client.client_id, state: 'active', previous_state: client.state },
+    await recordRegistrationChange(tx, record, client, {
+      type: 'client.registration.approved',
+      now: c.now,
+      move: { state: 'active', event: 'active' },
+      data: { status: 'approved' },
     });
     return queueItemOf(tx, c.realmId, clientId);
   });
