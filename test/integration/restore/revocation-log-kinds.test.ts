@@ -1,7 +1,8 @@
 // Every record kind of the revocation log (document 2, "Revocation log record kinds") caused the
 // way a user, an administrator or a client causes it, through the public interfaces: each change
 // appends exactly one record of its kind naming what changed, and a refused change appends none.
-// revocation-log.test.ts covers the same kinds at the table level (rollback, planted secrets).
+// revocation-log.test.ts covers the same kinds at the table level (rollback, planted secrets);
+// the dynamic registration kinds are also re-applied in real-clients/registration.test.ts.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeJwt } from 'jose';
@@ -17,6 +18,7 @@ import {
   refresh,
   tokensFor,
 } from '../../harness/recovery-kit.ts';
+import { json } from '../../harness/signin-driver.ts';
 import { codeOf, PASSWORD, passwordSignIn, type Row, rows } from '../../harness/signin-kit.ts';
 import { oauthPost } from '../../harness/token-kit.ts';
 
@@ -59,7 +61,6 @@ async function setup(t: Parameters<typeof recoverySetup>[0]) {
   return { ...s, admin, bob, appended, bobTokens };
 }
 
-type Setup = Awaited<ReturnType<typeof setup>>;
 const one = (records: Row[], what: string): Row => {
   assert.equal(records.length, 1, `${what}: ${JSON.stringify(records)}`);
   return records[0] as Row;
@@ -363,15 +364,48 @@ test('automation_credential_revoked: DELETE /api-keys/{id}', async (t) => {
   );
 });
 
-// initial_access_token and registration_token_rotated: this release has no dynamic client
-// registration, so nothing issues initial access tokens or registration access tokens and no
-// interface can cause either kind; revocation-log.test.ts checks the table accepts them.
-test('initial_access_token and registration_token_rotated: no interface of this release issues those credentials', async (t) => {
-  const s: Setup = await setup(t);
-  for (const path of ['/realms/{realm}/oauth/register', '/realms/{realm}/clients-registrations/default'])
-    assert.equal(
-      (await s.h.get(path.replace('{realm}', s.realm.name), { method: 'POST' })).status,
-      404,
-      path,
-    );
+test('initial_access_token and registration_token_rotated: a registration with an initial access token, a read at its registration_client_uri, the token revoked', async (t) => {
+  const s = await setup(t);
+  await s.h.setPolicy(s.realm, { client_registration: { enabled: true } });
+  const iat = await s.admin('POST', '/initial-access-tokens', {});
+  assert.equal(iat.status, 201, JSON.stringify(iat.body));
+  let first: Record<string, string> = {};
+  const used = one(
+    await s.appended('initial_access_token', async () => {
+      const r = await json(
+        await s.h.get(`/realms/${s.realm.name}/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${iat.body.token}` },
+          body: JSON.stringify({ redirect_uris: ['https://rp.example.com/cb'], client_name: 'Registered' }),
+        }),
+      );
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      first = r.body;
+    }),
+    'used',
+  );
+  assert.deepEqual([used.token_id, used.uses], [iat.body.id, 1]);
+  const [client] = await rows(s.h, 'select id from clients where realm_id = $1 and client_id = $2', [
+    s.realm.id,
+    first.client_id,
+  ]);
+  const rotated = one(
+    await s.appended('registration_token_rotated', async () => {
+      const r = await s.h.get(new URL(first.registration_client_uri ?? '').pathname, {
+        headers: { authorization: `Bearer ${first.registration_access_token}` },
+      });
+      assert.equal(r.status, 200);
+    }),
+    'rotated',
+  );
+  assert.equal(rotated.client_row_id, client?.id);
+  assert.equal(JSON.stringify(rotated).includes(first.registration_access_token ?? '-'), false);
+  const revoked = one(
+    await s.appended('initial_access_token', async () =>
+      assert.equal((await s.admin('DELETE', `/initial-access-tokens/${iat.body.id}`)).status, 204),
+    ),
+    'revoked',
+  );
+  assert.equal(revoked.token_id, iat.body.id);
+  assert.notEqual(revoked.revoked_at, null);
 });
