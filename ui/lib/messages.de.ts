@@ -3,6 +3,8 @@ import type { MessageKey } from './messages.en.js';
 
 export const de: Partial<Record<MessageKey, string>> = {
   'app.title': 'Anmelden',
+  'brand.help': 'Brauchen Sie Hilfe?',
+  'brand.contact': 'Support kontaktieren',
   'app.loading': 'Wird geladen…',
   'app.signing_in_to': 'Melden Sie sich an, um mit {client} fortzufahren',
   'app.registering_for': 'Erstellen Sie ein Konto, um mit {client} fortzufahren',

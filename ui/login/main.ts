@@ -1,6 +1,7 @@
 // The login UI's controller (docs/login-ui.md): reads transaction_id and realm from the URL,
 // reads the transaction state, shows the screen of the first offered next action (the others as
 // alternatives), runs steps, shows errors and notices in plain words, and follows redirect_to.
+import { applyColour, type Brand, brandHeader, loadBrand, supportLink } from '../lib/branding.js';
 import { field, h } from '../lib/dom.js';
 import { describeCode, inTime, type MessageKey, pickLocale, setLocale, t } from '../lib/i18n.js';
 import { conditionalAvailable, getPasskey, wasCancelled } from '../lib/passkey.js';
@@ -25,14 +26,19 @@ function apiBase(): string {
 }
 
 let tx: Transaction;
+/** The realm's brand (docs/login-ui.md, "Branding"); null until read, or when it cannot be. */
+let brand: Brand | null = null;
+let brandTop: HTMLElement | null = null;
 let totp: ScreenContext['totp'] = null;
 let chosen: string | null = null;
 
 /** Replaces the page content; moves focus to the first field, else the heading. */
 function show(title: string, ...content: (HTMLElement | null)[]): void {
   const heading = h('h1', { tabindex: '-1' }, title);
-  app.replaceChildren(heading, ...content.filter((c): c is HTMLElement => c !== null));
-  document.title = title === t('app.title') ? title : `${title} · ${t('app.title')}`;
+  const parts = [brandTop, heading, ...content, supportLink(brand)];
+  app.replaceChildren(...parts.filter((c): c is HTMLElement => c !== null));
+  const site = brand?.display_name ?? t('app.title');
+  document.title = title === site ? title : `${title} · ${site}`;
   const first = app.querySelector<HTMLElement>(
     'input:not([type=hidden]):not([disabled]):not([readonly]), select, textarea',
   );
@@ -292,10 +298,18 @@ function deviceEntry(realm: string, message: HTMLElement | null = null): void {
   show(t('device.title'), h('p', { class: 'subtitle' }, t('device.help')), message, form);
 }
 
+/** Reads the realm's brand once and shows it on every screen from then on. */
+async function useBrand(realm: string): Promise<void> {
+  brand = await loadBrand(apiBase(), realm);
+  applyColour(brand);
+  brandTop = brandHeader(apiBase(), brand);
+}
+
 async function start(): Promise<void> {
   setLocale(pickLocale(params.get('ui_locales'), navigator.language));
   const id = params.get('transaction_id');
   const realm = params.get('realm');
+  if (realm) await useBrand(realm);
   if (realm && !id && params.get('mode') === 'device') {
     deviceEntry(realm);
     return;
