@@ -3,6 +3,7 @@ import type { MessageKey } from './messages.en.js';
 
 export const de: Partial<Record<MessageKey, string>> = {
   'app.title': 'Anmelden',
+  'lockout.way_out': 'Sie können sich weiterhin über Ihre E-Mail anmelden:',
   'brand.help': 'Brauchen Sie Hilfe?',
   'brand.contact': 'Support kontaktieren',
   'app.loading': 'Wird geladen…',

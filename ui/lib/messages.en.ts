@@ -1,6 +1,7 @@
 // English texts (the reference catalog: every key exists here).
 export const en = {
   'app.title': 'Sign in',
+  'lockout.way_out': 'You can still sign in with your email:',
   'brand.help': 'Need help?',
   'brand.contact': 'Contact support',
   'app.loading': 'Loading…',

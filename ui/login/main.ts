@@ -11,6 +11,7 @@ import { recoveryCodesView } from './recovery-codes.js';
 import { otherProviders } from './screens/federation.js';
 import { stepForm } from './screens/form.js';
 import { SCREENS } from './screens/index.js';
+import { typedIdentifierOf } from './screens/password.js';
 import type { Screen, ScreenContext, StepOptions } from './screens/screen.js';
 
 const app = document.getElementById('app') as HTMLElement;
@@ -245,6 +246,27 @@ function render(state: TxState, message: HTMLElement | null): void {
   if (picked.action.type !== 'webauthn') offerPasskeyAutofill(state, ctx);
 }
 
+/**
+ * After a spent password budget: the 429 names the mailbox ways still open (docs/signin.md, "A
+ * spent password budget"); each becomes a button that shows its screen, identifying first with
+ * the typed identifier when the transaction does not know it yet.
+ */
+function wayOut(e: unknown, state: TxState): HTMLElement | null {
+  if (!(e instanceof ApiProblem) || state.status !== 'pending') return null;
+  const ways = e.alternatives.filter((type) => SCREENS.get(type)?.alternative);
+  if (ways.length === 0) return null;
+  const buttons = ways.map((type) => {
+    const b = h('button', { type: 'button' }, t(SCREENS.get(type)?.alternative as MessageKey));
+    b.addEventListener('click', () => {
+      chosen = type;
+      if (state.next_actions.some((a) => a.type === type)) render(state, null);
+      else void run(() => tx.step('identify', { identifier: typedIdentifierOf() }));
+    });
+    return b;
+  });
+  return h('div', { class: 'way-out' }, h('p', {}, t('lockout.way_out')), ...buttons);
+}
+
 /** Runs a call; a proof that was not accepted leaves its action offered and gets the failed notice. */
 async function run(call: () => Promise<TxState>, opts: StepOptions = {}, actionType?: string): Promise<void> {
   const before = current;
@@ -263,8 +285,11 @@ async function run(call: () => Promise<TxState>, opts: StepOptions = {}, actionT
     } catch {
       // the transaction cannot be read any more: the error alone is shown
     }
-    if (fresh) render(fresh, alert(errorText(e)));
-    else showFailure(e);
+    if (fresh) {
+      render(fresh, alert(errorText(e)));
+      const out = wayOut(e, fresh);
+      if (out) app.querySelector('[role=alert]')?.after(out);
+    } else showFailure(e);
   }
 }
 

@@ -1,11 +1,16 @@
 // A spent sign-in budget in a real Chromium (docs/security.md, "Abuse budgets"): the page states
-// the real wait from the answer's Retry-After, in English and German, not "wait a moment".
+// the real wait from the answer's Retry-After, in English and German, not "wait a moment"; where
+// the realm mails sign-in codes, it offers that way out and the code signs in (docs/signin.md,
+// "A spent password budget").
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { describe, test } from 'node:test';
+import { de } from '../../../ui/lib/messages.de.ts';
+import { en, type MessageKey } from '../../../ui/lib/messages.en.ts';
 import { launchBrowser, NO_BROWSER } from '../../harness/browser.ts';
 import { startHarness } from '../../harness/harness.ts';
-import { collectErrors, shopClient } from '../../harness/login-ui-kit.ts';
+import { accountPage, accountShown, collectErrors, shopClient } from '../../harness/login-ui-kit.ts';
+import { codeIn, deliverQueued, startMailSink } from '../../harness/mail-kit.ts';
 import { authorizeQuery, movableClock } from '../../harness/signin-kit.ts';
 
 const WINDOW_MS = 15 * 60_000;
@@ -78,7 +83,65 @@ async function lockedOut(t: TestContext, locale: 'en' | 'de') {
   );
 }
 
+async function wayOutByMail(t: TestContext, locale: 'en' | 'de') {
+  const text = (key: MessageKey) => (locale === 'de' ? (de[key] ?? en[key]) : en[key]);
+  const mail = await startMailSink(t);
+  const clock = movableClock(Math.floor(Date.now() / WINDOW_MS) * WINDOW_MS + 4 * 60_000);
+  const h = await startHarness(t, {
+    clock,
+    publicOriginIsListener: true,
+    overrides: {
+      'ui.enabled': true,
+      ...mail.overrides,
+      'security.budgets.account_failures': 2,
+      'security.budgets.account_window': '15m',
+    },
+  });
+  const realm = await h.createRealm();
+  await h.setPolicy(realm, {
+    login: { password: true, email_otp: true, identifiers: ['email', 'username'] },
+  });
+  await h.createUser(realm, { email: 'alice@example.com', password: 'the first password' });
+  const page = await (await (await launchBrowser(t)).newContext()).newPage();
+  const errors = collectErrors(page);
+  await page.goto(accountPage(h, realm.name, `&ui_locales=${locale}`));
+  await page.getByLabel(text('password.identifier')).fill('alice@example.com');
+  for (const guess of ['wrong guess one', 'wrong guess two', 'the first password']) {
+    await page.getByLabel(text('password.password'), { exact: true }).fill(guess);
+    const answered = page.waitForResponse(
+      (r) => r.request().method() === 'POST' && r.url().endsWith('/password'),
+    );
+    await page.getByRole('button', { name: text('password.submit'), exact: true }).click();
+    await answered;
+    await page.waitForFunction(() => {
+      const field = (
+        globalThis as unknown as { document: { querySelector(s: string): { value: string } | null } }
+      ).document.querySelector('input[type=password]');
+      return field !== null && field.value === '';
+    });
+  }
+  await page.getByRole('alert').filter({ hasText: SEEN[locale].wait }).waitFor();
+  await page.getByText(text('lockout.way_out')).waitFor();
+  await page
+    .getByRole('button', { name: text('alt.email_otp'), exact: true })
+    .first()
+    .click();
+  await page.getByRole('button', { name: text('otp.email_send'), exact: true }).click();
+  await page.getByText(text('otp.email_sent')).waitFor();
+  await deliverQueued(h);
+  const code = codeIn(await mail.waitFor('alice@example.com', 1, realm.display_name));
+  await page.getByLabel(text('otp.code'), { exact: true }).fill(code);
+  await page.getByRole('button', { name: text('otp.submit'), exact: true }).click();
+  assert.match((await accountShown(page)).who, /alice@example\.com/);
+  assert.deepEqual(
+    errors.filter((e) => !/status of 429/.test(e)),
+    [],
+  );
+}
+
 describe('built-in login UI › a spent sign-in budget', { skip: NO_BROWSER ?? false }, () => {
   test('case=the wait of Retry-After is stated/locale=en', (t) => lockedOut(t, 'en'));
   test('case=the wait of Retry-After is stated/locale=de', (t) => lockedOut(t, 'de'));
+  test('case=an emailed code is the way out/locale=en', (t) => wayOutByMail(t, 'en'));
+  test('case=an emailed code is the way out/locale=de', (t) => wayOutByMail(t, 'de'));
 });
