@@ -5,15 +5,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { startHarness } from '../../harness/harness.ts';
+import { TINY_PNG } from '../../harness/login-ui-kit.ts';
 
 type Json = Record<string, unknown>;
 type Ctx = Parameters<typeof startHarness>[0];
-
-/** A 1x1 PNG. */
-export const TINY_PNG = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
-  'base64',
-);
 
 async function setup(t: Ctx) {
   const h = await startHarness(t);
