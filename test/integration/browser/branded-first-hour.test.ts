@@ -93,6 +93,8 @@ async function firstHour(t: TestContext, locale: 'en' | 'de') {
   await registering.getByLabel(text('register.password'), { exact: true }).fill('the first long password');
   await registering.getByRole('button', { name: text('register.submit') }).click();
   await registering.getByRole('button', { name: text('verify.email_send') }).click();
+  // The code field shows once the send was answered, so the mail is queued by then.
+  await registering.getByLabel(text('otp.code')).waitFor();
   await registering.getByLabel(text('otp.code')).fill(codeIn(await nextMail()));
   await registering.getByRole('button', { name: text('otp.submit') }).click();
   assert.match((await accountShown(registering)).who, /new\.person@example\.com/);
