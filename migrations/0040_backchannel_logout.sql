@@ -78,3 +78,113 @@ $$;
 create trigger backchannel_logout_sessions after update on sessions
   for each row when (old.revoked_at is null and new.revoked_at is not null)
   execute function backchannel_logout_queue();
+
+-- Shared Signals (OpenID SSF 1.0 transmitter; document 1, policy shared_signals; document 2,
+-- Delivery semantics 5, Data lifecycle 3). A confidential client configures at most one push
+-- stream; the changes below queue one event per stream that asked for its type, in the
+-- transaction of the change, while the realm's shared_signals.enabled is true. Worker task
+-- ssf.deliver signs each as a security event token and pushes it (RFC 8935).
+
+create table ssf_streams (
+  realm_id text not null,
+  id text not null,
+  client_id text not null,
+  endpoint_url text not null,
+  events_requested text[] not null,
+  events_delivered text[] not null,
+  description text,
+  status text not null default 'enabled' check (status in ('enabled', 'paused', 'disabled')),
+  status_reason text,
+  created_at timestamptz not null,
+  updated_at timestamptz not null,
+  primary key (realm_id, id),
+  unique (realm_id, client_id)
+);
+
+create table ssf_events (
+  realm_id text not null,
+  -- Also the SET's jti.
+  id text not null,
+  stream_id text not null,
+  event_type text not null,
+  -- The account the event is about; null for a verification event.
+  user_id text,
+  data jsonb not null,
+  state text not null check (state in ('pending', 'retrying', 'delivered', 'failed', 'expired')),
+  attempts integer not null default 0,
+  next_attempt_at timestamptz not null,
+  locked_by text,
+  locked_until timestamptz,
+  last_attempt_at timestamptz,
+  last_status integer,
+  last_category text,
+  finished_at timestamptz,
+  created_at timestamptz not null,
+  primary key (realm_id, id),
+  foreign key (realm_id, stream_id) references ssf_streams (realm_id, id) on delete cascade
+);
+create index ssf_events_due on ssf_events (next_attempt_at) where state in ('pending', 'retrying');
+create index ssf_events_created on ssf_events (created_at) where state in ('pending', 'retrying');
+create index ssf_events_finished on ssf_events (finished_at) where finished_at is not null;
+create index ssf_events_user on ssf_events (realm_id, user_id);
+
+create function ssf_emit(p_realm text, p_type text, p_user text, p_data jsonb) returns void
+language plpgsql as $$
+begin
+  if not exists (
+    select 1 from realms r
+      join realm_policy_revisions p on p.realm_id = r.id and p.revision = r.policy_revision
+     where r.id = p_realm and (p.policy #>> '{shared_signals,enabled}') = 'true') then
+    return;
+  end if;
+  insert into ssf_events (realm_id, id, stream_id, event_type, user_id, data, state, next_attempt_at, created_at)
+    select p_realm, 'set_' || replace(gen_random_uuid()::text, '-', ''), s.id, p_type, p_user, p_data,
+           'pending', now(), now()
+      from ssf_streams s
+     where s.realm_id = p_realm and s.status <> 'disabled' and p_type = any (s.events_delivered);
+end;
+$$;
+
+create function ssf_capture() returns trigger language plpgsql as $$
+declare
+  caep text := 'https://schemas.openid.net/secevent/caep/event-type/';
+  risc text := 'https://schemas.openid.net/secevent/risc/event-type/';
+begin
+  if tg_table_name = 'sessions' then
+    perform ssf_emit(new.realm_id, caep || 'session-revoked', new.user_id,
+      jsonb_build_object('session_id', new.id, 'at', new.revoked_at));
+  elsif tg_table_name = 'users' then
+    perform ssf_emit(new.realm_id, risc || 'account-disabled', new.id,
+      jsonb_build_object('at', now()));
+  elsif tg_table_name = 'password_credentials' then
+    perform ssf_emit(new.realm_id, caep || 'credential-change', new.user_id,
+      jsonb_build_object('credential_type', 'password',
+        'change_type', case when tg_op = 'INSERT' then 'create' else 'update' end, 'at', now()));
+  elsif tg_op = 'DELETE' then
+    perform ssf_emit(old.realm_id, caep || 'credential-change', old.user_id,
+      jsonb_build_object('credential_type', case when tg_table_name = 'totp_credentials' then 'app' else 'fido2-roaming' end,
+        'change_type', 'delete', 'at', now()));
+  else
+    perform ssf_emit(new.realm_id, caep || 'credential-change', new.user_id,
+      jsonb_build_object('credential_type', case when tg_table_name = 'totp_credentials' then 'app' else 'fido2-roaming' end,
+        'change_type', 'create', 'at', now()));
+  end if;
+  return null;
+end;
+$$;
+
+create trigger ssf_sessions after update on sessions
+  for each row when (old.revoked_at is null and new.revoked_at is not null)
+  execute function ssf_capture();
+create trigger ssf_users after update on users
+  for each row when (old.state is distinct from new.state and new.state in ('suspended', 'locked', 'deleted'))
+  execute function ssf_capture();
+create trigger ssf_passwords_insert after insert on password_credentials
+  for each row execute function ssf_capture();
+create trigger ssf_passwords_update after update on password_credentials
+  for each row when (old.created_at is distinct from new.created_at)
+  execute function ssf_capture();
+create trigger ssf_totp after insert or delete on totp_credentials
+  for each row execute function ssf_capture();
+create trigger ssf_passkeys after insert or delete on webauthn_credentials
+  for each row execute function ssf_capture();

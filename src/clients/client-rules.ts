@@ -92,7 +92,7 @@ export function checkClientDraft(d: ClientDraft, env: Environment, given: GivenM
     given.postLogoutRedirectUris ? verdictCode(validateRedirectUri(u, uriCtx)) : null,
   );
   if (typeof d.backchannelLogoutUri === 'string') {
-    const why = backchannelLogoutUriProblem(d.backchannelLogoutUri, env);
+    const why = pushReceiverUriProblem(d.backchannelLogoutUri, env);
     if (why) errors.push({ field: 'backchannel_logout_uri', code: 'invalid_uri', detail: why });
   }
   const allowedOrigins = checkOrigins(d, errors, given.allowedOrigins === true);
@@ -103,12 +103,13 @@ export function checkClientDraft(d: ClientDraft, env: Environment, given: GivenM
 export const MAX_BACKCHANNEL_URI_CHARS = 2048;
 
 /**
- * A back-channel logout URI (OpenID Connect Back-Channel Logout 1.0, section 2.2): an absolute
+ * Where a receiver takes pushed tokens: a back-channel logout URI (OpenID Connect Back-Channel
+ * Logout 1.0, section 2.2) or a Shared Signals push endpoint (RFC 8935). An absolute
  * http(s) URL in its canonical form, https in production, with no fragment and no user
  * information; a query is allowed. Where it may connect to is the egress guard's judgement at
  * every delivery (docs/logout-and-signals.md). Answers why it is refused, or null.
  */
-export function backchannelLogoutUriProblem(raw: string, env: Environment): string | null {
+export function pushReceiverUriProblem(raw: string, env: Environment): string | null {
   if (raw.length > MAX_BACKCHANNEL_URI_CHARS) return `at most ${MAX_BACKCHANNEL_URI_CHARS} characters`;
   if (/[\s\\\p{Cc}]/u.test(raw)) return 'no spaces, backslashes or control characters';
   let url: URL;

@@ -13,43 +13,29 @@ import type { KeyStore } from '../keys/key-store.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { Db } from '../platform/db/db.ts';
 import type { Logger } from '../platform/log.ts';
-import { EgressGuard } from '../platform/net/egress-guard.ts';
-import type { OutboundHttp, OutboundResult } from '../platform/net/outbound-http.ts';
-import { residencyAllows } from '../platform/net/residency.ts';
-import { afterFailure, type RetryPolicy } from '../platform/work-queue/retry.ts';
 import {
   claimDueLogouts,
   deleteLogoutDeliveriesBefore,
   endLogoutAttempt,
   findLogoutTarget,
   type LogoutDeliveryRow,
-  type LogoutDeliveryState,
 } from './backchannel-logout.repo.ts';
+import { type PushDeps, pushEnd, pushSigned } from './signed-push.ts';
 
 export const LOGOUT_TOKEN_TYP = 'logout+jwt';
 export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 /** Logout tokens are short-lived: a receiver may refuse one older than this. */
 const LOGOUT_TOKEN_TTL_S = 120;
-/** One first attempt and up to 8 retries (document 2, Delivery semantics 5). */
-export const LOGOUT_RETRY: RetryPolicy = { firstMs: 5_000, capMs: 3_600_000, jitter: 0.25, maxAttempts: 9 };
 const CLAIM_BATCH = 20;
 const PARALLEL = 8;
 const LEASE_MARGIN_MS = 30_000;
-const MAX_RESPONSE_BYTES = 64 * 1024;
 const USER_AGENT = 'ProudAuth-Logout/1';
 
-export interface BackchannelLogoutDeps {
+export interface BackchannelLogoutDeps extends PushDeps {
   db: Db;
   keyStore: KeyStore;
   clock: Clock;
-  outbound: OutboundHttp;
   publicOrigin: string;
-  /** delivery.egress_allowlist: the only private networks a logout receiver may be on. */
-  egressAllowlist: readonly string[];
-  /** privacy.residency.allowed_destinations (empty: no residency rule). */
-  allowedDestinations: readonly string[];
-  /** delivery.webhook_timeout, the same per-attempt deadline as webhooks. */
-  webhookTimeoutMs: number;
   /** privacy.history_retention */
   historyRetentionMs: number;
   /** Counts each attempt in service_delivery_total{channel="backchannel_logout"}. */
@@ -76,38 +62,15 @@ export function logoutTokenClaims(
   };
 }
 
-type Category = 'success' | 'rejected' | 'server_error' | 'timeout' | 'network_error' | 'egress_denied';
-
-function categoryOf(r: OutboundResult): { category: Category; status: number | null } {
-  if (r.kind === 'response') {
-    const s = r.status;
-    if (s >= 200 && s < 300) return { category: 'success', status: s };
-    if (s >= 500 || s === 408 || s === 429) return { category: 'server_error', status: s };
-    return { category: 'rejected', status: s };
-  }
-  if (r.kind === 'egress_denied') return { category: 'egress_denied', status: null };
-  if (r.kind === 'timeout') return { category: 'timeout', status: null };
-  return { category: 'network_error', status: null };
-}
-
-const RETRYABLE: ReadonlySet<Category> = new Set(['server_error', 'timeout', 'network_error']);
-
 async function end(
   deps: BackchannelLogoutDeps,
   holder: string,
   d: LogoutDeliveryRow,
   category: string,
   status: number | null,
-  retryable: boolean,
 ): Promise<string> {
   const at = deps.clock.now();
-  let state: LogoutDeliveryState = 'delivered';
-  let nextAttemptAt: Date | null = null;
-  if (category !== 'success') {
-    const next = afterFailure(LOGOUT_RETRY, d.attempts, !retryable, at);
-    state = next.kind === 'retry' ? 'retrying' : 'failed';
-    nextAttemptAt = next.kind === 'retry' ? next.at : null;
-  }
+  const { state, nextAttemptAt } = pushEnd(category, d.attempts, at);
   const ok = await endLogoutAttempt(deps.db, d, holder, { state, nextAttemptAt, status, category, at });
   const outcome = ok ? state : 'lease_lost';
   deps.logoutDeliveryEnded?.(outcome);
@@ -123,33 +86,27 @@ export async function attemptLogout(
   const target = await findLogoutTarget(deps.db, d.realm_id, d.client_id);
   const uri = target?.backchannel_logout_uri ?? null;
   // The client was disabled or deleted, or dropped its URI, after the session ended.
-  if (!target || uri === null) return end(deps, holder, d, 'client_gone', null, false);
+  if (!target || uri === null) return end(deps, holder, d, 'client_gone', null);
   const signer = await deps.keyStore.activeSigner(d.realm_id);
   // Without a key this process can use, the attempt fails and is retried like a network fault.
-  if (!signer) return end(deps, holder, d, 'no_signer', null, true);
+  if (!signer) return end(deps, holder, d, 'no_signer', null);
   const now = deps.clock.now();
   const token = await signJwt(
     signer,
     LOGOUT_TOKEN_TYP,
     logoutTokenClaims(issuerOf(deps.publicOrigin, target.realm_name), d, now),
   );
-  const response: OutboundResult = residencyAllows(new URL(uri).hostname, deps.allowedDestinations)
-    ? await deps.outbound.post({
-        url: uri,
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'cache-control': 'no-store',
-          'user-agent': USER_AGENT,
-        },
-        body: new URLSearchParams({ logout_token: token }).toString(),
-        // Private receivers only through the operator's allowlist of specific networks.
-        guard: new EgressGuard({ allowlist: deps.egressAllowlist, allowPrivate: false }),
-        timeoutMs: deps.webhookTimeoutMs,
-        maxResponseBytes: MAX_RESPONSE_BYTES,
-      })
-    : { kind: 'egress_denied', reason: 'residency' };
-  const r = categoryOf(response);
-  return end(deps, holder, d, r.category, r.status, RETRYABLE.has(r.category));
+  const r = await pushSigned(
+    deps,
+    uri,
+    {
+      'content-type': 'application/x-www-form-urlencoded',
+      'cache-control': 'no-store',
+      'user-agent': USER_AGENT,
+    },
+    new URLSearchParams({ logout_token: token }).toString(),
+  );
+  return end(deps, holder, d, r.category, r.status);
 }
 
 /** Claims due deliveries and attempts them, a few at a time. */
@@ -169,7 +126,7 @@ export async function deliverDueLogouts(
             { delivery: d.id, err: String(err) },
             'logout token attempt failed before it was sent',
           );
-          return end(deps, holder, d, 'network_error', null, true).catch(() => 'error');
+          return end(deps, holder, d, 'network_error', null).catch(() => 'error');
         }),
       ),
     );

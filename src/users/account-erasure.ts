@@ -216,6 +216,12 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     why: 'the logout tokens the erasure itself queued must still reach the clients; ids only, deleted after privacy.history_retention',
   },
   {
+    table: 'ssf_events',
+    columns: ['user_id'],
+    disposition: 'kept',
+    why: 'security events the erasure itself emitted must still reach the receivers; ids only, expired after 7 days and deleted 14 days after finishing',
+  },
+  {
     table: 'job_download_tokens',
     columns: ['requester_id'],
     disposition: 'kept',

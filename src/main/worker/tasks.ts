@@ -29,6 +29,11 @@ import {
   cleanupLogoutDeliveries,
   deliverLogoutsTask,
 } from '../../oauth/backchannel-logout.task.ts';
+import {
+  cleanupSharedSignals,
+  deliverSharedSignalsTask,
+  type SharedSignalsDeps,
+} from '../../oauth/shared-signals.task.ts';
 import { cleanupAuditRetention } from '../../ops/audit-retention.task.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
 import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
@@ -51,6 +56,7 @@ export type WorkerDeps = KeyLifecycleDeps &
   NotificationCleanupDeps &
   WebhookDeliveryDeps &
   BackchannelLogoutDeps &
+  SharedSignalsDeps &
   ConfigExportDeps &
   OutboxDispatchDeps & {
     sessionRetentionMs: number;
@@ -105,6 +111,9 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
     run: deliverLogoutsTask(WORKER_ID),
   },
   { name: 'backchannel_logout.cleanup', intervalMs: 3_600_000, run: cleanupLogoutDeliveries },
+  // Security event tokens to Shared Signals streams: every 2 s, up to 50 events a run.
+  { name: 'ssf.deliver', intervalMs: 2_000, lease: false, run: deliverSharedSignalsTask(WORKER_ID) },
+  { name: 'ssf.cleanup', intervalMs: 3_600_000, run: cleanupSharedSignals },
   // Audit evidence (docs/audit.md): sealing, the hourly chain check, archive, retention.
   { name: 'audit.seal', intervalMs: 10_000, run: sealAudit },
   {
