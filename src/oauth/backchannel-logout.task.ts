@@ -20,15 +20,13 @@ import {
   findLogoutTarget,
   type LogoutDeliveryRow,
 } from './backchannel-logout.repo.ts';
-import { type PushDeps, pushEnd, pushSigned } from './signed-push.ts';
+import { attemptAll, leaseUntilFor, type PushDeps, pushEnd, pushSigned } from './signed-push.ts';
 
 export const LOGOUT_TOKEN_TYP = 'logout+jwt';
 export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 /** Logout tokens are short-lived: a receiver may refuse one older than this. */
 const LOGOUT_TOKEN_TTL_S = 120;
 const CLAIM_BATCH = 20;
-const PARALLEL = 8;
-const LEASE_MARGIN_MS = 30_000;
 const USER_AGENT = 'ProudAuth-Logout/1';
 
 export interface BackchannelLogoutDeps extends PushDeps {
@@ -115,24 +113,16 @@ export async function deliverDueLogouts(
   holder: string,
   now: Date,
 ): Promise<TaskReport> {
-  const report: TaskReport = {};
-  const leaseUntil = new Date(now.getTime() + deps.webhookTimeoutMs + LEASE_MARGIN_MS);
+  const leaseUntil = leaseUntilFor(deps, now);
   const claimed = await deps.db.tx((tx) => claimDueLogouts(tx, holder, now, leaseUntil, CLAIM_BATCH));
-  for (let i = 0; i < claimed.length; i += PARALLEL) {
-    const ends = await Promise.all(
-      claimed.slice(i, i + PARALLEL).map((d) =>
-        attemptLogout(deps, holder, d).catch(async (err: unknown) => {
-          deps.log?.warn(
-            { delivery: d.id, err: String(err) },
-            'logout token attempt failed before it was sent',
-          );
-          return end(deps, holder, d, 'network_error', null).catch(() => 'error');
-        }),
-      ),
-    );
-    for (const e of ends) report[e] = (report[e] ?? 0) + 1;
-  }
-  return report;
+  return attemptAll(
+    claimed,
+    (d) => attemptLogout(deps, holder, d),
+    (d, err) => {
+      deps.log?.warn({ delivery: d.id, err: String(err) }, 'logout token attempt failed before it was sent');
+      return end(deps, holder, d, 'network_error', null);
+    },
+  );
 }
 
 export const deliverLogoutsTask =

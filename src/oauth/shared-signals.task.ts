@@ -21,13 +21,11 @@ import {
   type SsfEventRow,
   VERIFICATION_EVENT,
 } from './shared-signals.repo.ts';
-import { type PushDeps, pushEnd, pushSigned } from './signed-push.ts';
+import { attemptAll, leaseUntilFor, type PushDeps, pushEnd, pushSigned } from './signed-push.ts';
 
 export const SET_TYP = 'secevent+jwt';
 /** Up to 50 events a run (document 2, Delivery semantics 5). */
 export const SSF_EVENTS_PER_RUN = 50;
-const PARALLEL = 8;
-const LEASE_MARGIN_MS = 30_000;
 const PAUSED_RECHECK_MS = 60_000;
 const DAY_MS = 86_400_000;
 const USER_AGENT = 'ProudAuth-SSF/1';
@@ -105,24 +103,16 @@ export async function attemptEvent(deps: SharedSignalsDeps, holder: string, e: S
 export const deliverSharedSignalsTask =
   (holder: string) =>
   async (deps: SharedSignalsDeps, now: Date): Promise<TaskReport> => {
-    const report: TaskReport = {};
-    const leaseUntil = new Date(now.getTime() + deps.webhookTimeoutMs + LEASE_MARGIN_MS);
+    const leaseUntil = leaseUntilFor(deps, now);
     const claimed = await deps.db.tx((tx) => claimDueEvents(tx, holder, now, leaseUntil, SSF_EVENTS_PER_RUN));
-    for (let i = 0; i < claimed.length; i += PARALLEL) {
-      const ends = await Promise.all(
-        claimed.slice(i, i + PARALLEL).map((e) =>
-          attemptEvent(deps, holder, e).catch(async (err: unknown) => {
-            deps.log?.warn(
-              { event: e.id, err: String(err) },
-              'security event attempt failed before it was sent',
-            );
-            return end(deps, holder, e, 'network_error', null).catch(() => 'error');
-          }),
-        ),
-      );
-      for (const x of ends) report[x] = (report[x] ?? 0) + 1;
-    }
-    return report;
+    return attemptAll(
+      claimed,
+      (e) => attemptEvent(deps, holder, e),
+      (e, err) => {
+        deps.log?.warn({ event: e.id, err: String(err) }, 'security event attempt failed before it was sent');
+        return end(deps, holder, e, 'network_error', null);
+      },
+    );
   };
 
 export async function cleanupSharedSignals(deps: SharedSignalsDeps, now: Date): Promise<TaskReport> {

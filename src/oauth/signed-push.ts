@@ -2,6 +2,7 @@
 // one POST through the egress guard (private networks only through the operator's allowlist of
 // specific networks) and the residency list, how its answer is judged, and the retry rule of both
 // channels (document 2, Delivery semantics 5: up to 8 retries).
+import type { TaskReport } from '../kernel/task.ts';
 import { EgressGuard } from '../platform/net/egress-guard.ts';
 import type { OutboundHttp, OutboundResult } from '../platform/net/outbound-http.ts';
 import { residencyAllows } from '../platform/net/residency.ts';
@@ -84,4 +85,33 @@ export function pushEnd(category: string, attempts: number, at: Date): PushEnd {
   return next.kind === 'retry'
     ? { state: 'retrying', nextAttemptAt: next.at }
     : { state: 'failed', nextAttemptAt: null };
+}
+
+const PARALLEL = 8;
+/** The lease outlives the attempt's deadline by this margin before another worker may retry it. */
+const LEASE_MARGIN_MS = 30_000;
+
+export const leaseUntilFor = (deps: PushDeps, now: Date): Date =>
+  new Date(now.getTime() + deps.webhookTimeoutMs + LEASE_MARGIN_MS);
+
+/**
+ * Attempts claimed items a few at a time. An attempt that throws before anything was sent (a key
+ * that cannot be unsealed, say) is ended by `failed` as a network fault, so backoff and the limit
+ * still apply. Answers how many ended in each state.
+ */
+export async function attemptAll<T>(
+  claimed: readonly T[],
+  attempt: (item: T) => Promise<string>,
+  failed: (item: T, err: unknown) => Promise<string>,
+): Promise<TaskReport> {
+  const report: TaskReport = {};
+  for (let i = 0; i < claimed.length; i += PARALLEL) {
+    const ends = await Promise.all(
+      claimed
+        .slice(i, i + PARALLEL)
+        .map((item) => attempt(item).catch((err: unknown) => failed(item, err).catch(() => 'error'))),
+    );
+    for (const e of ends) report[e] = (report[e] ?? 0) + 1;
+  }
+  return report;
 }
