@@ -49,6 +49,7 @@ export type IdPrefix =
   | 'scc'
   | 'fxt'
   | 'dva'
+  | 'iat'
   | 'ssf';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
