@@ -62,6 +62,7 @@ export async function updateClient(
       redirectUris: next.redirectUris,
       postLogoutRedirectUris: next.postLogoutRedirectUris,
       allowedOrigins: next.allowedOrigins,
+      backchannelLogoutUri: input.backchannelLogoutUri,
       jwks: next.jwks,
     };
     const verdict = checkClientDraft(draft, deps.config.environment, {
@@ -100,6 +101,8 @@ function settingsOf(r: ClientRecord): ClientSettings {
     allowRememberMe: r.allow_remember_me,
     idTokenClaims: r.id_token_claims,
     requirePushedRequests: r.require_pushed_authorization_requests,
+    backchannelLogoutUri: r.backchannel_logout_uri,
+    backchannelLogoutSessionRequired: r.backchannel_logout_session_required,
     jwks: r.jwks,
   };
 }
@@ -118,6 +121,10 @@ function mergeSettings(r: ClientRecord, p: UpdateClientInput): ClientSettings {
     allowRememberMe: p.allowRememberMe ?? s.allowRememberMe,
     idTokenClaims: p.idTokenClaims ?? s.idTokenClaims,
     requirePushedRequests: p.requirePushedAuthorizationRequests ?? s.requirePushedRequests,
+    backchannelLogoutUri:
+      p.backchannelLogoutUri === undefined ? s.backchannelLogoutUri : p.backchannelLogoutUri,
+    backchannelLogoutSessionRequired:
+      p.backchannelLogoutSessionRequired ?? s.backchannelLogoutSessionRequired,
     jwks: p.jwks ?? s.jwks,
   };
 }
@@ -137,6 +144,8 @@ function changedMembers(r: ClientRecord, next: ClientSettings): string[] {
     allowRememberMe: 'allow_remember_me',
     idTokenClaims: 'id_token_claims',
     requirePushedRequests: 'require_pushed_authorization_requests',
+    backchannelLogoutUri: 'backchannel_logout_uri',
+    backchannelLogoutSessionRequired: 'backchannel_logout_session_required',
     jwks: 'jwks',
   };
   return (Object.keys(wire) as (keyof ClientSettings)[])

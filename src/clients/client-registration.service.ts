@@ -413,6 +413,8 @@ export async function replaceRegistration(
         allowRememberMe: record.allow_remember_me,
         idTokenClaims: record.id_token_claims,
         requirePushedRequests: record.require_pushed_authorization_requests,
+        backchannelLogoutUri: record.backchannel_logout_uri,
+        backchannelLogoutSessionRequired: record.backchannel_logout_session_required,
         jwks: m.draft.jwks,
       },
       r.now,

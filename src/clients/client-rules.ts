@@ -58,6 +58,8 @@ export interface ClientDraft {
   grantTypes: string[];
   redirectUris: string[];
   postLogoutRedirectUris: string[];
+  /** Judged only when the request gave one (null clears it). */
+  backchannelLogoutUri?: string | null;
   allowedOrigins: string[];
   jwks: JwkSet | null;
 }
@@ -89,9 +91,39 @@ export function checkClientDraft(d: ClientDraft, env: Environment, given: GivenM
   checkUriList('post_logout_redirect_uris', d.postLogoutRedirectUris, 0, max, errors, (u) =>
     given.postLogoutRedirectUris ? verdictCode(validateRedirectUri(u, uriCtx)) : null,
   );
+  if (typeof d.backchannelLogoutUri === 'string') {
+    const why = pushReceiverUriProblem(d.backchannelLogoutUri, env);
+    if (why) errors.push({ field: 'backchannel_logout_uri', code: 'invalid_uri', detail: why });
+  }
   const allowedOrigins = checkOrigins(d, errors, given.allowedOrigins === true);
   checkJwks(d, errors, given.jwks === true);
   return { errors, allowedOrigins };
+}
+
+export const MAX_BACKCHANNEL_URI_CHARS = 2048;
+
+/**
+ * Where a receiver takes pushed tokens: a back-channel logout URI (OpenID Connect Back-Channel
+ * Logout 1.0, section 2.2) or a Shared Signals push endpoint (RFC 8935). An absolute
+ * http(s) URL in its canonical form, https in production, with no fragment and no user
+ * information; a query is allowed. Where it may connect to is the egress guard's judgement at
+ * every delivery (docs/logout-and-signals.md). Answers why it is refused, or null.
+ */
+export function pushReceiverUriProblem(raw: string, env: Environment): string | null {
+  if (raw.length > MAX_BACKCHANNEL_URI_CHARS) return `at most ${MAX_BACKCHANNEL_URI_CHARS} characters`;
+  if (/[\s\\\p{Cc}]/u.test(raw)) return 'no spaces, backslashes or control characters';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'an absolute http or https URL';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'an absolute http or https URL';
+  if (url.username || url.password) return 'no user information';
+  if (raw.includes('#')) return 'no fragment';
+  if (url.href !== raw && url.href !== `${raw}/`) return 'write the URL in its canonical form';
+  if (env === 'production' && url.protocol !== 'https:') return 'https is required in production';
+  return null;
 }
 
 const verdictCode = (v: { ok: true } | { ok: false; reason: string }): string | null =>

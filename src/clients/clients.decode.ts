@@ -49,6 +49,8 @@ export const decodeCreateClient = object({
   allow_remember_me: optional(boolean()),
   id_token_claims: optional(enumOf(ID_TOKEN_CLAIMS)),
   require_pushed_authorization_requests: optional(boolean()),
+  backchannel_logout_uri: optional(string()),
+  backchannel_logout_session_required: optional(boolean()),
   jwks: optional(jwks),
 });
 export type CreateClientInput = Decoded<typeof decodeCreateClient>;
@@ -73,6 +75,8 @@ export const decodeUpdateClient = object({
   allow_remember_me: optional(boolean()),
   id_token_claims: optional(enumOf(ID_TOKEN_CLAIMS)),
   require_pushed_authorization_requests: optional(boolean()),
+  backchannel_logout_uri: nullable(optional(string())),
+  backchannel_logout_session_required: optional(boolean()),
   jwks: optional(jwks),
 });
 export type UpdateClientInput = Decoded<typeof decodeUpdateClient>;

@@ -43,6 +43,9 @@ export interface StoredJwks {
 export interface ClientRecord extends ClientRow {
   description: string | null;
   post_logout_redirect_uris: string[];
+  /** Where logout tokens go (OpenID Connect Back-Channel Logout 1.0; migration 0040). */
+  backchannel_logout_uri: string | null;
+  backchannel_logout_session_required: boolean;
   jwks: StoredJwks | null;
   version: number;
   created_at: Date;
@@ -89,6 +92,8 @@ export interface NewClient {
   allowRememberMe?: boolean;
   idTokenClaims?: IdTokenClaims;
   requirePushedRequests?: boolean;
+  backchannelLogoutUri?: string | null;
+  backchannelLogoutSessionRequired?: boolean;
   description?: string | null;
   postLogoutRedirectUris?: string[];
   jwks?: StoredJwks | null;
@@ -100,8 +105,9 @@ export interface NewClient {
 const INSERT = `insert into clients (realm_id, id, client_id, name, type, builtin, state, redirect_uris,
     allowed_origins, grant_types, token_endpoint_auth_method, consent_mode, require_mfa, allow_remember_me,
     description, post_logout_redirect_uris, jwks, id_token_claims, require_pushed_authorization_requests,
-    oidc_scopes, created_at, updated_at)
-  values ($1, $2, $3, $4, $5, false, $19, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $17, $18, $20, $16, $16)`;
+    oidc_scopes, backchannel_logout_uri, backchannel_logout_session_required, created_at, updated_at)
+  values ($1, $2, $3, $4, $5, false, $19, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $17, $18, $20, $21, $22,
+    $16, $16)`;
 
 function insertParams(realmId: string, c: NewClient, now: Date): unknown[] {
   return [
@@ -125,6 +131,8 @@ function insertParams(realmId: string, c: NewClient, now: Date): unknown[] {
     c.requirePushedRequests ?? false,
     c.state ?? 'active',
     c.oidcScopes ?? null,
+    c.backchannelLogoutUri ?? null,
+    c.backchannelLogoutSessionRequired ?? false,
   ];
 }
 
@@ -189,6 +197,8 @@ export interface ClientSettings {
   allowRememberMe: boolean;
   idTokenClaims: IdTokenClaims;
   requirePushedRequests: boolean;
+  backchannelLogoutUri: string | null;
+  backchannelLogoutSessionRequired: boolean;
   jwks: StoredJwks | null;
 }
 
@@ -203,6 +213,7 @@ export async function updateClientSettings(
     `update clients set name = $3, description = $4, redirect_uris = $5, post_logout_redirect_uris = $6,
        allowed_origins = $7, grant_types = $8, consent_mode = $9, require_mfa = $10, allow_remember_me = $11,
        jwks = $12, id_token_claims = $14, require_pushed_authorization_requests = $15,
+       backchannel_logout_uri = $16, backchannel_logout_session_required = $17,
        version = version + 1, updated_at = $13
      where realm_id = $1 and id = $2`,
     [
@@ -221,6 +232,8 @@ export async function updateClientSettings(
       now,
       s.idTokenClaims,
       s.requirePushedRequests,
+      s.backchannelLogoutUri,
+      s.backchannelLogoutSessionRequired,
     ],
   );
 }

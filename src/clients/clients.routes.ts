@@ -53,6 +53,8 @@ export function presentClient({ record: r, secrets }: ClientView) {
     allow_remember_me: r.allow_remember_me,
     id_token_claims: r.id_token_claims,
     require_pushed_authorization_requests: r.require_pushed_authorization_requests,
+    backchannel_logout_uri: r.backchannel_logout_uri,
+    backchannel_logout_session_required: r.backchannel_logout_session_required,
     jwks: r.jwks,
     service_principal_id: r.service_principal_id,
     secrets: secrets.map(presentSecret),

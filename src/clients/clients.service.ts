@@ -78,6 +78,7 @@ const draftOf = (input: CreateClientInput): ClientDraft => ({
   redirectUris: input.redirectUris ?? [],
   postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
   allowedOrigins: input.allowedOrigins ?? [],
+  backchannelLogoutUri: input.backchannelLogoutUri ?? null,
   jwks: input.jwks ?? null,
 });
 
@@ -124,6 +125,8 @@ export async function createClient(
         allowRememberMe: input.allowRememberMe ?? true,
         idTokenClaims: input.idTokenClaims ?? 'standard',
         requirePushedRequests: input.requirePushedAuthorizationRequests ?? false,
+        backchannelLogoutUri: input.backchannelLogoutUri ?? null,
+        backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired ?? false,
         jwks: draft.jwks,
       },
       c.now,

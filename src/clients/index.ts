@@ -14,7 +14,7 @@ export {
   secretsAsOf,
 } from './client-auth.repo.ts';
 export { setClientStateInTx, updateClient } from './client-changes.service.ts';
-export { GRANT } from './client-rules.ts';
+export { GRANT, pushReceiverUriProblem } from './client-rules.ts';
 export { type CreateClientInput, decodeCreateClient, type UpdateClientInput } from './clients.decode.ts';
 export type { ClientRecord, ClientRow } from './clients.repo.ts';
 export {

@@ -29,6 +29,7 @@ import { registerIntrospect } from '../oauth/introspect.routes.ts';
 import { registerLogout } from '../oauth/logout.routes.ts';
 import { registerPushedAuthorizationRequests } from '../oauth/par.routes.ts';
 import { registerRevoke } from '../oauth/revoke.routes.ts';
+import { registerSharedSignals } from '../oauth/shared-signals.routes.ts';
 import { registerTokenEndpoint } from '../oauth/token.routes.ts';
 import { registerUserinfo } from '../oauth/userinfo.routes.ts';
 import { registerOpsGauges } from '../ops/gauges.ts';
@@ -128,6 +129,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerUserinfo(app, ctx);
   registerLogout(app, ctx);
   registerDiscovery(app, ctx);
+  registerSharedSignals(app, ctx);
   registerUserRoutes(app, ctx);
   registerRegistrationRoutes(app, ctx);
   registerMeAccountRoutes(app, ctx);

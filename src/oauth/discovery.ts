@@ -94,6 +94,8 @@ export function providerMetadata(
     request_uri_parameter_supported: false,
     authorization_response_iss_parameter_supported: true,
     frontchannel_logout_supported: false,
-    backchannel_logout_supported: false,
+    // Logout tokens to each client's backchannel_logout_uri, always with sid (ID tokens carry it).
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
   };
 }

@@ -49,7 +49,8 @@ export type IdPrefix =
   | 'scc'
   | 'fxt'
   | 'dva'
-  | 'iat';
+  | 'iat'
+  | 'ssf';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

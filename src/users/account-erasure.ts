@@ -204,6 +204,24 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     why: 'the record of who asked; the runner re-checks the requester, so a deleted one fails the job',
   },
   {
+    table: 'session_clients',
+    columns: ['user_id'],
+    disposition: 'kept',
+    why: 'which clients took part in a session (ids only); removed with the session by tokens.cleanup',
+  },
+  {
+    table: 'backchannel_logout_deliveries',
+    columns: ['user_id'],
+    disposition: 'kept',
+    why: 'the logout tokens the erasure itself queued must still reach the clients; ids only, deleted after privacy.history_retention',
+  },
+  {
+    table: 'ssf_events',
+    columns: ['user_id'],
+    disposition: 'kept',
+    why: 'security events the erasure itself emitted must still reach the receivers; ids only, expired after 7 days and deleted 14 days after finishing',
+  },
+  {
     table: 'job_download_tokens',
     columns: ['requester_id'],
     disposition: 'kept',

@@ -24,6 +24,16 @@ import {
   type NotificationDeps,
   sendNotificationsTask,
 } from '../../notifications/index.ts';
+import {
+  type BackchannelLogoutDeps,
+  cleanupLogoutDeliveries,
+  deliverLogoutsTask,
+} from '../../oauth/backchannel-logout.task.ts';
+import {
+  cleanupSharedSignals,
+  deliverSharedSignalsTask,
+  type SharedSignalsDeps,
+} from '../../oauth/shared-signals.task.ts';
 import { cleanupAuditRetention } from '../../ops/audit-retention.task.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
 import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
@@ -45,6 +55,8 @@ export type WorkerDeps = KeyLifecycleDeps &
   NotificationDeps &
   NotificationCleanupDeps &
   WebhookDeliveryDeps &
+  BackchannelLogoutDeps &
+  SharedSignalsDeps &
   ConfigExportDeps &
   OutboxDispatchDeps & {
     sessionRetentionMs: number;
@@ -91,6 +103,17 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   // Every worker delivers; each delivery attempt is claimed under its own lease.
   { name: 'webhooks.deliver', intervalMs: 1_000, lease: false, run: deliverWebhooksTask(WORKER_ID) },
   { name: 'webhooks.cleanup', intervalMs: 3_600_000, run: cleanupDeliveries },
+  // Logout tokens to back-channel logout receivers (docs/logout-and-signals.md).
+  {
+    name: 'backchannel_logout.deliver',
+    intervalMs: 1_000,
+    lease: false,
+    run: deliverLogoutsTask(WORKER_ID),
+  },
+  { name: 'backchannel_logout.cleanup', intervalMs: 3_600_000, run: cleanupLogoutDeliveries },
+  // Security event tokens to Shared Signals streams: every 2 s, up to 50 events a run.
+  { name: 'ssf.deliver', intervalMs: 2_000, lease: false, run: deliverSharedSignalsTask(WORKER_ID) },
+  { name: 'ssf.cleanup', intervalMs: 3_600_000, run: cleanupSharedSignals },
   // Audit evidence (docs/audit.md): sealing, the hourly chain check, archive, retention.
   { name: 'audit.seal', intervalMs: 10_000, run: sealAudit },
   {

@@ -42,6 +42,9 @@ export function workerDeps(ctx: AppContext): WorkerDeps {
     historyRetentionMs: ctx.config.privacy.historyRetentionMs,
     log: ctx.log,
     publicOrigin: ctx.config.server.publicOrigin,
+    keyStore: ctx.keyStore,
+    egressAllowlist: ctx.config.delivery.egressAllowlist,
+    allowedDestinations: ctx.webhooks.policy.allowedDestinations,
   };
 }
 
@@ -101,6 +104,9 @@ export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {})
     },
     deliveryEnded(outcome) {
       ctx.metrics.deliveries.inc({ channel: 'webhook', outcome });
+    },
+    logoutDeliveryEnded(outcome) {
+      ctx.metrics.deliveries.inc({ channel: 'backchannel_logout', outcome });
     },
   };
   const scheduler = new Scheduler(ctx.db, deps, TASKS, () => ctx.clock.now(), ctx.log, {
