@@ -1,23 +1,36 @@
 // From a conversion to what is posted (spec doc 2, "Migration adapters" rules 2 and 4): the
 // reviewed mapping of organizations to slugs and source roles to organization roles, the
 // user-import documents in batches, the counts the reconciliation expects, and the report.
-import { type Adapter, AdapterError, type Conversion, isObject, type Json, TALLY_KINDS } from './adapter.ts';
+import {
+  type Adapter,
+  AdapterError,
+  type Conversion,
+  isObject,
+  type Json,
+  type Loss,
+  MAX_LOSSES_KEPT,
+  TALLY_KINDS,
+} from './adapter.ts';
 
 export const MAPPING_FORMAT = 'service.migration-mapping.v1';
 export const REPORT_FORMAT = 'service.migration-report.v1';
 export const IMPORT_FORMAT = 'service.user-import.v1';
 
-/** organizations: external id -> {slug}; roles: source role key -> organization role names. */
+/**
+ * organizations: external id -> {slug}; roles: source role key -> organization role names;
+ * identity_providers: source provider alias -> the alias of this realm's connection (null leaves it).
+ */
 export interface Mapping {
   organizations: Record<string, { slug?: string }>;
   roles: Record<string, string[]>;
+  identityProviders: Record<string, string | null>;
 }
 
 /** Source role keys that mean "a plain member" in each adapter map to the built-in member role. */
 const MEMBER_KEYS = new Set(['organization:member', 'tenant:member']);
 
 export function defaultMapping(): Mapping {
-  return { organizations: {}, roles: {} };
+  return { organizations: {}, roles: {}, identityProviders: {} };
 }
 
 /** The template --write-mapping-template writes: every organization and source role, to review. */
@@ -29,6 +42,12 @@ export function mappingTemplate(c: Conversion): Json {
     ),
     roles: Object.fromEntries(
       [...c.sourceRoles.keys()].sort().map((k) => [k, MEMBER_KEYS.has(k) ? ['member'] : []]),
+    ),
+    // Each source provider proposes a connection of the same alias; a reviewer renames or nulls it.
+    identity_providers: Object.fromEntries(
+      [...new Set(c.users.flatMap((u) => (u.links ?? []).map((l) => l.sourceAlias)))]
+        .sort()
+        .map((a) => [a, a]),
     ),
   };
 }
@@ -54,6 +73,16 @@ export function readMapping(doc: unknown): Mapping {
     if (!list.every((r) => typeof r === 'string' && r.length > 0 && r.length <= 100))
       throw new AdapterError(`mapping.roles.${key}`, 'invalid', 'a role name or a list of them');
     out.roles[key] = list as string[];
+  }
+  const providers = doc.identity_providers;
+  for (const [alias, v] of Object.entries(isObject(providers) ? providers : {})) {
+    if (v !== null && (typeof v !== 'string' || v.length === 0 || v.length > 64))
+      throw new AdapterError(
+        `mapping.identity_providers.${alias}`,
+        'invalid',
+        "the alias of this realm's connection, or null",
+      );
+    out.identityProviders[alias] = v;
   }
   return out;
 }
@@ -92,6 +121,8 @@ export interface Built {
   mappedRoles: string[];
   /** Source role keys with no mapping: their memberships arrive without those roles. */
   unmappedRoles: string[];
+  /** Links carried into the documents, and those left behind for want of a mapped alias. */
+  links: { carried: number; left: Loss[] };
 }
 
 /** Roles of a source membership through the mapping; the member keys default to member. */
@@ -111,8 +142,29 @@ export function buildDocuments(c: Conversion, mapping: Mapping, o: DocumentOptio
   };
   const handed = new Set<string>();
   const unmapped = new Set<string>();
+  const links: Built['links'] = { carried: 0, left: [] };
   const records = c.users.map((u) => {
     const record: Json = { ...u.record };
+    const carried = (u.links ?? []).flatMap((l) => {
+      const alias = mapping.identityProviders[l.sourceAlias];
+      if (!alias) {
+        links.left.push({
+          kind: 'linked_identities',
+          source_id: String(record.source_id),
+          reason: `provider ${l.sourceAlias} has no connection in the mapping's identity_providers`,
+        });
+        return [];
+      }
+      return [
+        {
+          connection_alias: alias,
+          upstream_subject: l.subject,
+          ...(l.email ? { upstream_email: l.email } : {}),
+        },
+      ];
+    });
+    links.carried += carried.length;
+    if (carried.length > 0) record.linked_identities = carried;
     if (u.hasTotp && !o.importTotp) {
       // spec doc 2, Migration adapters, --import-totp: without it the user enrolls again.
       delete record.totp;
@@ -152,7 +204,13 @@ export function buildDocuments(c: Conversion, mapping: Mapping, o: DocumentOptio
       ...(o.allowOwnerRoles ? { allow_owner_roles: true } : {}),
       users,
     });
-  return { documents, expected, mappedRoles: [...handed].sort(), unmappedRoles: [...unmapped].sort() };
+  return {
+    documents,
+    expected,
+    mappedRoles: [...handed].sort(),
+    unmappedRoles: [...unmapped].sort(),
+    links,
+  };
 }
 
 /** Records in order, at most `size` and (unless one alone is larger) `bytes` of JSON per batch. */
@@ -182,6 +240,9 @@ export function conversionReport(adapter: Adapter, c: Conversion, sourceSystem: 
   for (const [key, n] of c.sourceRoles)
     if (built.unmappedRoles.includes(key)) c.tally.roles.not_carried += n;
     else c.tally.roles.converted += n;
+  c.tally.linked_identities.converted = built.links.carried;
+  c.tally.linked_identities.not_carried += built.links.left.length;
+  for (const loss of built.links.left) if (c.losses.length < MAX_LOSSES_KEPT) c.losses.push(loss);
   return {
     format: REPORT_FORMAT,
     adapter: adapter.name,

@@ -19,7 +19,9 @@ import {
   type Json,
   Ledger,
   objects,
+  type SourceLink,
   slugOf,
+  sourceLink,
   str,
 } from './adapter.ts';
 
@@ -97,15 +99,23 @@ function convertUser(raw: Json, ctx: Ctx, ledger: Ledger, withHashes: boolean): 
     return null;
   }
   let password: Json | undefined;
+  const links: SourceLink[] = [];
   for (const m of methods) {
     const recipe = str(m.recipeId);
     if (recipe === 'emailpassword') password ??= passwordOf(m, ledger, sourceId);
-    else if (recipe === 'thirdparty')
-      ledger.dropped(
-        'linked_identities',
-        sourceId,
-        `link to ${str(isObject(m.thirdParty) ? m.thirdParty.id : m.thirdPartyId) ?? 'a provider'}`,
+    else if (recipe === 'thirdparty') {
+      // The bulk-import shape has thirdPartyId and thirdPartyUserId; the core API's {thirdParty: {id, userId}}.
+      const third = isObject(m.thirdParty) ? m.thirdParty : {};
+      links.push(
+        ...sourceLink(
+          ledger,
+          sourceId,
+          str(m.thirdPartyId) ?? str(third.id),
+          str(m.thirdPartyUserId) ?? str(third.userId),
+          str(m.email),
+        ),
       );
+    }
   }
   const actions: string[] = [];
   if (!withHashes && methods.some((m) => str(m.recipeId) === 'emailpassword')) {
@@ -157,7 +167,7 @@ function convertUser(raw: Json, ctx: Ctx, ledger: Ledger, withHashes: boolean): 
   });
   if (ledger.losses.length > before) ledger.lossy('users', sourceId, 'see the losses of this user');
   else ledger.converted('users');
-  return { record, memberships, hasTotp: device !== undefined };
+  return { record, memberships, links, hasTotp: device !== undefined };
 }
 
 export const supertokensAdapter: Adapter = {
