@@ -10,6 +10,13 @@ export interface SourceMembership {
   externalId?: string;
 }
 
+/** The parameters a Firebase scrypt hash states itself (SuperTokens' `$f_scrypt$` form). */
+export interface FirebaseHashParameters {
+  saltSeparator: string;
+  rounds: number;
+  memoryCost: number;
+}
+
 /** A link to an upstream provider as the source has it; the mapping renames the alias. */
 export interface SourceLink {
   sourceAlias: string;
@@ -22,6 +29,11 @@ export interface ConvertedUser {
   record: Record<string, unknown>;
   memberships: SourceMembership[];
   links?: SourceLink[];
+  /**
+   * record.password is a Firebase scrypt verifier with these parameters from its hash; it comes
+   * along only when the mapping gives the project's signer key (docs/migration.md, The mapping).
+   */
+  firebase?: FirebaseHashParameters;
   /** Carried a TOTP seed; without --import-totp it becomes required action configure_totp. */
   hasTotp: boolean;
 }

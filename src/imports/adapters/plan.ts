@@ -24,6 +24,16 @@ export interface Mapping {
   organizations: Record<string, { slug?: string }>;
   roles: Record<string, string[]>;
   identityProviders: Record<string, string | null>;
+  /** The Firebase project's parameters for firebase_scrypt hashes; the signer key is a secret. */
+  firebaseScrypt?: FirebaseProject;
+}
+
+/** As the user-import document's password_hash_parameters.firebase_scrypt, members optional but the key. */
+export interface FirebaseProject {
+  signer_key: string;
+  salt_separator?: string;
+  rounds?: number;
+  memory_cost?: number;
 }
 
 /** Source role keys that mean "a plain member" in each adapter map to the built-in member role. */
@@ -49,6 +59,41 @@ export function mappingTemplate(c: Conversion): Json {
         .sort()
         .map((a) => [a, a]),
     ),
+    // Firebase scrypt hashes need the project's signer key, which no export carries: fill it in.
+    ...(c.users.some((u) => u.firebase)
+      ? { password_hash_parameters: { firebase_scrypt: { signer_key: null } } }
+      : {}),
+  };
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function readFirebaseProject(v: unknown): FirebaseProject | undefined {
+  if (v === undefined || v === null) return undefined;
+  const at = 'mapping.password_hash_parameters.firebase_scrypt';
+  if (!isObject(v)) throw new AdapterError(at, 'invalid', 'an object with signer_key');
+  if (v.signer_key === null || v.signer_key === undefined) return undefined;
+  if (typeof v.signer_key !== 'string' || v.signer_key === '' || !BASE64.test(v.signer_key))
+    throw new AdapterError(`${at}.signer_key`, 'invalid', "the project's base64 signer key");
+  if (
+    v.salt_separator !== undefined &&
+    (typeof v.salt_separator !== 'string' || !BASE64.test(v.salt_separator))
+  )
+    throw new AdapterError(`${at}.salt_separator`, 'invalid', 'base64');
+  const int = (name: 'rounds' | 'memory_cost', max: number) => {
+    const n = v[name];
+    if (n === undefined) return undefined;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > max)
+      throw new AdapterError(`${at}.${name}`, 'invalid', `an integer 1..${max}`);
+    return n;
+  };
+  const rounds = int('rounds', 32);
+  const memoryCost = int('memory_cost', 20);
+  return {
+    signer_key: v.signer_key,
+    ...(typeof v.salt_separator === 'string' ? { salt_separator: v.salt_separator } : {}),
+    ...(rounds !== undefined ? { rounds } : {}),
+    ...(memoryCost !== undefined ? { memory_cost: memoryCost } : {}),
   };
 }
 
@@ -84,6 +129,9 @@ export function readMapping(doc: unknown): Mapping {
       );
     out.identityProviders[alias] = v;
   }
+  const hashParameters = isObject(doc.password_hash_parameters) ? doc.password_hash_parameters : {};
+  const firebase = readFirebaseProject(hashParameters.firebase_scrypt);
+  if (firebase) out.firebaseScrypt = firebase;
   return out;
 }
 
@@ -123,6 +171,8 @@ export interface Built {
   unmappedRoles: string[];
   /** Links carried into the documents, and those left behind for want of a mapped alias. */
   links: { carried: number; left: Loss[] };
+  /** Firebase scrypt verifiers left behind (no signer key, or parameters other than the project's). */
+  firebaseLeft: Loss[];
 }
 
 /** Roles of a source membership through the mapping; the member keys default to member. */
@@ -143,8 +193,24 @@ export function buildDocuments(c: Conversion, mapping: Mapping, o: DocumentOptio
   const handed = new Set<string>();
   const unmapped = new Set<string>();
   const links: Built['links'] = { carried: 0, left: [] };
+  const firebaseLeft: Loss[] = [];
+  const project = firebaseProject(c, mapping);
+  let firebaseCarried = false;
   const records = c.users.map((u) => {
     const record: Json = { ...u.record };
+    if (u.firebase) {
+      const why = !project
+        ? "Firebase scrypt needs the project's signer key: give it in the mapping's password_hash_parameters.firebase_scrypt"
+        : u.firebase.rounds !== project.rounds ||
+            u.firebase.memoryCost !== project.memory_cost ||
+            u.firebase.saltSeparator !== project.salt_separator
+          ? "the hash's rounds, memory cost or salt separator differ from the project's"
+          : null;
+      if (why) {
+        delete record.password;
+        firebaseLeft.push({ kind: 'password_verifiers', source_id: String(record.source_id), reason: why });
+      } else firebaseCarried = true;
+    }
     const carried = (u.links ?? []).flatMap((l) => {
       const alias = mapping.identityProviders[l.sourceAlias];
       if (!alias) {
@@ -202,6 +268,7 @@ export function buildDocuments(c: Conversion, mapping: Mapping, o: DocumentOptio
         : {}),
       ...(o.importTotp ? { import_totp: true } : {}),
       ...(o.allowOwnerRoles ? { allow_owner_roles: true } : {}),
+      ...(project && firebaseCarried ? { password_hash_parameters: { firebase_scrypt: project } } : {}),
       users,
     });
   return {
@@ -210,6 +277,23 @@ export function buildDocuments(c: Conversion, mapping: Mapping, o: DocumentOptio
     mappedRoles: [...handed].sort(),
     unmappedRoles: [...unmapped].sort(),
     links,
+    firebaseLeft,
+  };
+}
+
+/**
+ * The Firebase project's parameters: the mapping's signer key, and its salt separator, rounds and
+ * memory cost or else those the first Firebase hash states.
+ */
+function firebaseProject(c: Conversion, mapping: Mapping): Required<FirebaseProject> | undefined {
+  const given = mapping.firebaseScrypt;
+  const first = c.users.find((u) => u.firebase)?.firebase;
+  if (!given || !first) return undefined;
+  return {
+    signer_key: given.signer_key,
+    salt_separator: given.salt_separator ?? first.saltSeparator,
+    rounds: given.rounds ?? first.rounds,
+    memory_cost: given.memory_cost ?? first.memoryCost,
   };
 }
 
@@ -243,6 +327,9 @@ export function conversionReport(adapter: Adapter, c: Conversion, sourceSystem: 
   c.tally.linked_identities.converted = built.links.carried;
   c.tally.linked_identities.not_carried += built.links.left.length;
   for (const loss of built.links.left) if (c.losses.length < MAX_LOSSES_KEPT) c.losses.push(loss);
+  c.tally.password_verifiers.converted -= built.firebaseLeft.length;
+  c.tally.password_verifiers.not_carried += built.firebaseLeft.length;
+  for (const loss of built.firebaseLeft) if (c.losses.length < MAX_LOSSES_KEPT) c.losses.push(loss);
   return {
     format: REPORT_FORMAT,
     adapter: adapter.name,
