@@ -231,7 +231,10 @@ function crossRules(c: Config, originOf: (name: string) => string): string[] {
   if (c.observability.tracing.enabled && c.observability.tracing.endpoint === null) {
     add('observability.tracing.endpoint', 'must be set when observability.tracing.enabled is true');
   }
-  if (c.observability.tracing.endpoint !== null && !/^https?:\/\/[^/]/.test(c.observability.tracing.endpoint)) {
+  if (
+    c.observability.tracing.endpoint !== null &&
+    !/^https?:\/\/[^/]/.test(c.observability.tracing.endpoint)
+  ) {
     add('observability.tracing.endpoint', 'must be an http or https URL');
   }
   // Spec doc 2, Limits and Authentication 6 say why production is stricter; the rules are ours to name.
