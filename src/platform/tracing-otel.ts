@@ -159,6 +159,9 @@ export function createOtelTracer(o: OtelOptions): Tracer {
     span: (name, kind, attributes, fn) =>
       start(name, kind === 'client' ? SpanKind.CLIENT : SpanKind.INTERNAL, attributes, context.active(), fn),
     root: (name, attributes, fn) => start(name, SpanKind.INTERNAL, attributes, ROOT_CONTEXT, fn),
+    async flush() {
+      await provider.forceFlush();
+    },
     async shutdown() {
       await provider.shutdown();
     },

@@ -27,6 +27,8 @@ export interface Tracer {
   ): Promise<T>;
   /** Runs fn as the root span of background work (a worker task run, a job). */
   root<T>(name: string, attributes: SpanAttributes, fn: () => Promise<T>): Promise<T>;
+  /** Exports the spans ended so far. */
+  flush(): Promise<void>;
   /** Exports what is buffered and stops. */
   shutdown(): Promise<void>;
 }
