@@ -4,6 +4,7 @@ import { registerCors } from '../api/protocol-cors.ts';
 import { registerSigninCors } from '../api/signin-cors.ts';
 import { registerAuditRoutes } from '../audit/audit.routes.ts';
 import { registerClientRoutes } from '../clients/clients.routes.ts';
+import { registerClientRegistration } from '../clients/registration.routes.ts';
 import { registerConfigurationRoutes } from '../configuration/configuration.routes.ts';
 import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerEmergencyRoutes } from '../emergency/emergency.routes.ts';
@@ -113,6 +114,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerFederationRoutes(app, ctx);
   registerAuthorize(app, ctx);
   registerClientRoutes(app, ctx);
+  registerClientRegistration(app, ctx);
   registerResourceRoutes(app, ctx);
   registerSettingsRoutes(app, ctx);
   registerConfigurationRoutes(app, ctx);
