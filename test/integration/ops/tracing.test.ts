@@ -9,7 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, type TestContext, test } from 'node:test';
+import { workerRun } from '../../../src/kernel/call.ts';
+import type { Task } from '../../../src/kernel/task.ts';
 import { stopTracing } from '../../../src/main/tracing-start.ts';
+import { Scheduler } from '../../../src/main/worker/scheduler.ts';
 import { createLogger } from '../../../src/platform/log.ts';
 import { tracer } from '../../../src/platform/tracing.ts';
 import { startHarness } from '../../harness/harness.ts';
@@ -210,6 +213,36 @@ describe('ops › tracing', () => {
     assert.equal(fromTrusted.parentSpanId, parentSpan);
     assert.notEqual(fromOther.traceId, parentTrace, "another peer's traceparent is ignored");
     assert.equal(fromOther.parentSpanId, '');
+  });
+
+  test('case=a worker task run is a root span with its run id, its statements its children', async (t) => {
+    const { h } = await setup(t, false);
+    let runId: string | undefined;
+    const task: Task<unknown> = {
+      name: 'tracing-probe',
+      intervalMs: 60_000,
+      lease: false,
+      async run() {
+        runId = workerRun.getStore()?.runId;
+        await h.ctx.db.query('select 1');
+        return { ran: 1 };
+      },
+    };
+    const scheduler = new Scheduler(h.ctx.db, {}, [task], () => h.ctx.clock.now(), h.ctx.log, {
+      onRun: () => {},
+    });
+    assert.deepEqual(await scheduler.runOnce(task), { ran: 1 });
+    assert.ok(runId);
+    let root: Span | undefined;
+    for (let i = 0; i < 200 && !root; i++) {
+      await tracer()?.flush();
+      root = spans.find((s) => s.name === 'task tracing-probe');
+      if (!root) await new Promise((r) => setImmediate(r));
+    }
+    assert.ok(root, 'the task run was exported');
+    assert.equal(root.parentSpanId, '');
+    assert.equal(root.attributes['proudauth.run_id'], runId);
+    assert.ok(childrenOf(root).some((s) => s.name === 'db select'));
   });
 
   test('case=OpenTelemetry is imported by the tracing module alone, and that one only dynamically', () => {
