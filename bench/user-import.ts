@@ -9,75 +9,17 @@
 // usage: node --import tsx bench/user-import.ts [N]
 //        BENCH_IMPORT_PG=postgres://postgres@127.0.0.1:5432/postgres ... for PostgreSQL (a scratch
 //        database is created there and dropped after); embedded PGlite otherwise.
-import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
-import pg from 'pg';
 import { JobRunner } from '../src/jobs/index.ts';
 import { JOB_TYPES, type WorkerDeps } from '../src/main/worker/tasks.ts';
 import { workerDeps } from '../src/main/worker/worker.ts';
-import type { Db, Queryable, Tx } from '../src/platform/db/db.ts';
-import { migrate } from '../src/platform/db/migrate.ts';
-import { openPostgres } from '../src/platform/db/pg.ts';
-import { openPglite } from '../src/platform/db/pglite.ts';
 import { apiCaller } from '../test/harness/api-kit.ts';
 import { startHarness } from '../test/harness/harness.ts';
-import { databaseUrlFor } from '../test/harness/test-db.ts';
+import { counted, openDatabase, type Stats } from './import-db.ts';
 
 const N = Number(process.argv[2] ?? 10_000);
 const BATCH = Number(process.env.BATCH ?? 500);
 const BCRYPT = '$2b$06$5NVu31/gg6yxzvg8HTmKP.5ThndqqRGlmOdL3zjx6tPcasCKdbBLO';
-
-interface Stats {
-  statements: number;
-  ms: number;
-}
-
-/** The same database, counting every statement and the time until its answer. */
-function counted(db: Db, stats: Stats): Db {
-  const timed =
-    (q: Queryable): Queryable['query'] =>
-    async (sql, params) => {
-      const t0 = performance.now();
-      try {
-        return await q.query(sql, params);
-      } finally {
-        stats.statements++;
-        stats.ms += performance.now() - t0;
-      }
-    };
-  return {
-    kind: db.kind,
-    query: timed(db) as Db['query'],
-    exec: (s) => db.exec(s),
-    close: () => db.close(),
-    tx: (fn) => db.tx((tx) => fn({ query: timed(tx) as Tx['query'], exec: (s) => tx.exec(s) })),
-  };
-}
-
-async function openDatabase(): Promise<{ db: Db; drop: () => Promise<void>; label: string }> {
-  const base = process.env.BENCH_IMPORT_PG;
-  if (!base) {
-    const db = await openPglite({});
-    await migrate(db);
-    return { db, drop: async () => {}, label: 'embedded PGlite' };
-  }
-  if (!/^postgres(ql)?:\/\/[^/]*@?(127\.0\.0\.1|localhost)[:/]/.test(base)) throw new Error('loopback only');
-  const name = `pa_bench_import_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create database "${name}"`);
-  const db = openPostgres({ url: databaseUrlFor(base, name), maxConns: 10, statementTimeoutMs: 60_000 });
-  await migrate(db);
-  return {
-    db,
-    label: 'PostgreSQL 15 (loopback)',
-    drop: async () => {
-      await db.close();
-      await admin.query(`drop database if exists "${name}" with (force)`);
-      await admin.end();
-    },
-  };
-}
 
 function record(i: number, org: string) {
   const n = String(i).padStart(6, '0');

@@ -8,6 +8,8 @@ export type { Actor, ActorType };
 export type AuditType =
   | 'realm.created'
   | 'realm.policy.updated'
+  | 'realm.logo.updated'
+  | 'realm.logo.removed'
   | 'signing_key.created'
   | 'signing_key.activated'
   | 'signing_key.retired'

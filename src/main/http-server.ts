@@ -40,6 +40,7 @@ import { parseListen } from '../platform/config/load.ts';
 import { buildEdge } from '../platform/http/app.ts';
 import { ClientAddresses } from '../platform/http/client-address.ts';
 import { registerProjectRoutes } from '../projects/projects.routes.ts';
+import { registerBrandingRoutes } from '../realms/branding.routes.ts';
 import { registerSettingsRoutes } from '../realms/settings.routes.ts';
 import { registerRelationshipRoutes } from '../relationships/relationships.routes.ts';
 import { registerResourceRoutes } from '../resources/resources.routes.ts';
@@ -117,6 +118,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerClientRegistration(app, ctx);
   registerResourceRoutes(app, ctx);
   registerSettingsRoutes(app, ctx);
+  registerBrandingRoutes(app, ctx);
   registerConfigurationRoutes(app, ctx);
   registerTokenEndpoint(app, ctx);
   registerDeviceAuthorization(app, ctx);

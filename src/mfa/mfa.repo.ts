@@ -64,12 +64,13 @@ export async function replaceRecoveryCodes(
 ) {
   await q.query('delete from recovery_codes where realm_id = $1 and user_id = $2', [realmId, userId]);
   const batch = newId('rcb', now.getTime());
-  for (const code of codes) {
-    await q.query(
-      `insert into recovery_codes (realm_id, user_id, code_digest, batch_id, created_at) values ($1, $2, $3, $4, $5)`,
-      [realmId, userId, recoveryCodeDigest(code), batch, now],
-    );
-  }
+  // One statement for the whole batch: the revocation log records a replaced batch once per
+  // inserting statement (migrations/0033_revocation_log.sql), so a row-by-row insert logged it ten times.
+  await q.query(
+    `insert into recovery_codes (realm_id, user_id, code_digest, batch_id, created_at)
+     select $1, $2, d, $4, $5 from unnest($3::text[]) as d`,
+    [realmId, userId, codes.map(recoveryCodeDigest), batch, now],
+  );
 }
 
 /** Spends one unused recovery code; false when it is unknown or already used. */

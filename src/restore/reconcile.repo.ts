@@ -32,6 +32,14 @@ const revokeJti: Apply = (tx, l) =>
     ),
   );
 
+const disableAgain = (tx: Tx, table: 'clients' | 'service_principals', realmId: string, id: string | null) =>
+  count(
+    tx.query(
+      `update ${table} set state = 'disabled' where realm_id = $1 and id = $2 and state <> 'disabled'`,
+      [realmId, id],
+    ),
+  );
+
 const revocation: Apply = async (tx, l, now) => {
   const r = l.record;
   switch (r.target) {
@@ -55,15 +63,14 @@ const revocation: Apply = async (tx, l, now) => {
           [l.realm_id, str(r, 'session_id'), at(l), str(r, 'reason')],
         ),
       );
+    // A client or a service principal: only its last logged state counts (see lastOnlyKey), so a
+    // disable re-enabled later stays undone.
     case 'client':
-      // Only the client's last logged state counts (see lastOnly): a disable re-enabled later stays undone.
-      if (r.state !== 'disabled') return 0;
-      return count(
-        tx.query(
-          `update clients set state = 'disabled' where realm_id = $1 and id = $2 and state <> 'disabled'`,
-          [l.realm_id, str(r, 'client_row_id')],
-        ),
-      );
+      return r.state === 'disabled' ? disableAgain(tx, 'clients', l.realm_id, str(r, 'client_row_id')) : 0;
+    case 'service_principal':
+      return r.state === 'disabled'
+        ? disableAgain(tx, 'service_principals', l.realm_id, str(r, 'service_principal_id'))
+        : 0;
     default:
       return 0;
   }
@@ -309,5 +316,7 @@ export function lastOnlyKey(l: LogRecord): string | null {
   if (l.kind === 'membership_state') return `m ${l.realm_id} ${str(l.record, 'membership_id')}`;
   if (l.kind === 'revocation' && l.record.target === 'client')
     return `c ${l.realm_id} ${str(l.record, 'client_row_id')}`;
+  if (l.kind === 'revocation' && l.record.target === 'service_principal')
+    return `p ${l.realm_id} ${str(l.record, 'service_principal_id')}`;
   return null;
 }

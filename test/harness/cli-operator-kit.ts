@@ -12,7 +12,7 @@ import { totpAt, totpStep } from '../../src/mfa/otp.ts';
 import { bootstrapAdministrator } from '../../src/setup/bootstrap.service.ts';
 import { childEnv, type RunResult, run } from '../integration/cli/cli-process.ts';
 import { nodeArgs } from './entry-point.ts';
-import { type Harness, startHarness, uniqueRealmName } from './harness.ts';
+import { type Harness, type HarnessOptions, startHarness, uniqueRealmName } from './harness.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 export const PASSWORD = 'first-admin-password-1';
@@ -78,10 +78,11 @@ export function login(env: NodeJS.ProcessEnv, args: string[]): Promise<RunResult
 
 /**
  * A realm with a bootstrapped administrator who has logged in with identity-cli. The file is
- * found the default way, under XDG_CONFIG_HOME, unless `credentials` names one.
+ * found the default way, under XDG_CONFIG_HOME, unless `credentials` names one. `harness` sets up
+ * the server (the browser tests serve the login UI on its public origin).
  */
-export async function loggedIn(t: TestContext): Promise<Operator> {
-  const h = await startHarness(t);
+export async function loggedIn(t: TestContext, harness: HarnessOptions = {}): Promise<Operator> {
+  const h = await startHarness(t, harness);
   const realm = uniqueRealmName();
   await bootstrapAdministrator(
     { ...h.ctx, keyring: h.ctx.keyring as NonNullable<typeof h.ctx.keyring>, signingAlgorithm: 'RS256' },

@@ -65,7 +65,18 @@ export interface DocumentOptions {
   verificationReason?: string | undefined;
   allowOwnerRoles: boolean;
   batchSize: number;
+  /**
+   * Most bytes of users in one document (default BATCH_BYTES): a batch also ends before its users
+   * would pass it, so every document fits the service's default request body limit.
+   */
+  batchBytes?: number;
 }
+
+/**
+ * Users' bytes per document: the default body limit (256 KiB) less room for the document's own
+ * members. 500 Keycloak users with PBKDF2-SHA256 credentials are about 280 KiB.
+ */
+export const BATCH_BYTES = 240 * 1024;
 
 export interface Expected {
   expected_users: number;
@@ -130,7 +141,7 @@ export function buildDocuments(c: Conversion, mapping: Mapping, o: DocumentOptio
     return record;
   });
   const documents: Json[] = [];
-  for (let i = 0; i < records.length; i += o.batchSize)
+  for (const users of batches(records, o.batchSize, o.batchBytes ?? BATCH_BYTES))
     documents.push({
       format: IMPORT_FORMAT,
       source_system: o.sourceSystem,
@@ -139,9 +150,28 @@ export function buildDocuments(c: Conversion, mapping: Mapping, o: DocumentOptio
         : {}),
       ...(o.importTotp ? { import_totp: true } : {}),
       ...(o.allowOwnerRoles ? { allow_owner_roles: true } : {}),
-      users: records.slice(i, i + o.batchSize),
+      users,
     });
   return { documents, expected, mappedRoles: [...handed].sort(), unmappedRoles: [...unmapped].sort() };
+}
+
+/** Records in order, at most `size` and (unless one alone is larger) `bytes` of JSON per batch. */
+function batches(records: Json[], size: number, bytes: number): Json[][] {
+  const out: Json[][] = [];
+  let batch: Json[] = [];
+  let used = 0;
+  for (const r of records) {
+    const n = Buffer.byteLength(JSON.stringify(r)) + 1;
+    if (batch.length > 0 && (batch.length >= size || used + n > bytes)) {
+      out.push(batch);
+      batch = [];
+      used = 0;
+    }
+    batch.push(r);
+    used += n;
+  }
+  if (batch.length > 0) out.push(batch);
+  return out;
 }
 
 /** The conversion part of the report (service.migration-report.v1). */

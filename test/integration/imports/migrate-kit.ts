@@ -12,6 +12,7 @@ import { JOB_TYPES, type WorkerDeps } from '../../../src/main/worker/tasks.ts';
 import { workerDeps } from '../../../src/main/worker/worker.ts';
 import { findRealmByName } from '../../../src/realms/index.ts';
 import { loggedIn, type Operator } from '../../harness/cli-operator-kit.ts';
+import type { HarnessOptions } from '../../harness/harness.ts';
 import { passwordSignIn, REDIRECT, totpCode } from '../../harness/signin-kit.ts';
 
 export const FIXTURES = join(import.meta.dirname, '..', '..', 'fixtures', 'migration');
@@ -25,8 +26,8 @@ export const modeOf = (path: string): number => statSync(path).mode & 0o777;
 export const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
 
 /** An operator logged in with identity-cli, a web-app client, and a worker running due jobs. */
-export async function migrationOperator(t: TestContext): Promise<Operator> {
-  const op = await loggedIn(t);
+export async function migrationOperator(t: TestContext, harness: HarnessOptions = {}): Promise<Operator> {
+  const op = await loggedIn(t, harness);
   const realm = await findRealmByName(op.h.ctx.db, op.realm);
   assert.ok(realm);
   await op.h.createClient(realm, {

@@ -62,7 +62,14 @@ async function keySetup(t: TestContext) {
         l.record.credential === 'api_key' &&
         l.record.credential_id === keyId,
     );
-  return { ...s, principalWithKey, useKey, exportLines, keyLines };
+  /** The log file identity-cli revocation-log would write for the records since `takenAt`. */
+  const shippedSince = async (takenAt: Date): Promise<string> => {
+    const out = await operate(h, revocationLogExport, {
+      since: new Date(takenAt.getTime() - 1000).toISOString(),
+    });
+    return out.records.map((r: unknown) => `${JSON.stringify(r)}\n`).join('');
+  };
+  return { ...s, principalWithKey, useKey, exportLines, keyLines, shippedSince };
 }
 
 test('DELETE /api-keys/{id} appends one automation_credential_revoked line naming the key, never its secret', async (t) => {
@@ -149,10 +156,7 @@ test('a key revoked after the backup is revoked again by restore-reconcile and n
 
   assert.equal((await s.api('DELETE', `/api-keys/${revoked.keyId}`)).status, 204);
   assert.equal(await s.useKey(revoked.key), 401);
-  const exported = await operate(s.h, revocationLogExport, {
-    since: new Date(backup.takenAt.getTime() - 1000).toISOString(),
-  });
-  const logText = exported.records.map((r: unknown) => `${JSON.stringify(r)}\n`).join('');
+  const logText = await s.shippedSince(backup.takenAt);
 
   await backup.restore();
   // The restored database holds the key as the backup did: it works again until reconciled.
@@ -174,4 +178,35 @@ test('a key revoked after the backup is revoked again by restore-reconcile and n
   await operate(s.h, restoreBegin, {});
   const twice = await operate(s.h, restoreReconcile, { log: logText });
   assert.equal(twice.applied.automation_credential_revoked ?? 0, 0, JSON.stringify(twice));
+});
+
+test('a principal disabled after the backup is disabled again by restore-reconcile; one disabled and enabled again stays enabled', async (t) => {
+  const s = await keySetup(t);
+  const disabled = await s.principalWithKey();
+  const flipped = await s.principalWithKey();
+  const backup = await backupRealm(s.h, s.realm.id);
+
+  const logged = (await s.exportLines()).length;
+  assert.equal((await s.api('POST', `/service-principals/${disabled.principalId}/disable`)).status, 200);
+  const lines = (await s.exportLines()).slice(logged);
+  assert.deepEqual(
+    lines.map((l) => [l.kind, l.record.target, l.record.service_principal_id, l.record.state]),
+    [['revocation', 'service_principal', disabled.principalId, 'disabled']],
+  );
+  const refused = await s.useKey(disabled.key);
+  assert.notEqual(refused, 200, 'a disabled principal authenticates nothing');
+  assert.equal((await s.api('POST', `/service-principals/${flipped.principalId}/disable`)).status, 200);
+  assert.equal((await s.api('POST', `/service-principals/${flipped.principalId}/enable`)).status, 200);
+  const logText = await s.shippedSince(backup.takenAt);
+
+  await backup.restore();
+  assert.equal(await s.useKey(disabled.key), 200, 'the backup brings the principal back enabled');
+  await operate(s.h, restoreBegin, {});
+  const report = await operate(s.h, restoreReconcile, { log: logText });
+  assert.equal(report.restore_marker_cleared, true);
+
+  assert.equal(await s.useKey(disabled.key), refused, 'disabled again');
+  assert.equal((await s.api('GET', `/service-principals/${disabled.principalId}`)).body.state, 'disabled');
+  assert.equal(await s.useKey(flipped.key), 200, 'its last logged state was enabled');
+  assert.equal((await s.api('GET', `/service-principals/${flipped.principalId}`)).body.state, 'active');
 });
