@@ -19,14 +19,17 @@ import type { Db } from '../platform/db/db.ts';
 import { loadEmbeddedDriver } from '../platform/db/embedded-driver.ts';
 import { loadMigrations, type Migration } from '../platform/db/migrate.ts';
 import { openPostgres } from '../platform/db/pg.ts';
+import { tracedDb } from '../platform/db/traced-db.ts';
 import { createLogger, type Logger } from '../platform/log.ts';
 import { Metrics } from '../platform/metrics.ts';
 import { OutboundHttp, type Resolver, systemResolver } from '../platform/net/outbound-http.ts';
+import { tracer } from '../platform/tracing.ts';
 import { RealmCache } from '../realms/realm-cache.ts';
 import type { ChallengeProvider } from '../signin/signin.deps.ts';
 import { PasswordHasher } from '../users/password-hasher.ts';
 import { buildMailer, buildSmsSender } from './delivery.ts';
 import { throttledWarning } from './throttled-warning.ts';
+import { startTracing } from './tracing-start.ts';
 
 export interface AppContext extends ApiDeps {
   config: Config;
@@ -149,13 +152,15 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const metrics = new Metrics();
   // Every security.alert written counts once under its signal (spec doc 2, Metrics).
   onSecuritySignal((signal) => metrics.securitySignals.inc({ signal }));
-  const db = opts.db ?? (await openDatabase(config, log));
+  const resolver = opts.resolver ?? systemResolver;
+  const outbound = new OutboundHttp({ resolver });
+  await startTracing(config, outbound, log);
+  const untracedDb = opts.db ?? (await openDatabase(config, log));
+  const db = tracer() === null ? untracedDb : tracedDb(untracedDb);
   const clock = opts.clock ?? systemClock;
   const keyStore = new KeyStore(db, root, clock);
   const mailer = await buildMailer(config, env, opts.announceMail ?? (() => {}));
   const sms = await buildSmsSender(config, env, opts.announceMail ?? (() => {}));
-  const resolver = opts.resolver ?? systemResolver;
-  const outbound = new OutboundHttp({ resolver });
   return {
     config,
     db,

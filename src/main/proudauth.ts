@@ -15,6 +15,7 @@ import { installProcessGuards } from './process-guard.ts';
 import { processLogger } from './process-log.ts';
 import { loadRuntimeConfig } from './runtime-config.ts';
 import { isGroupWorker, runServeGroup, serveProcessCount } from './serve-group.ts';
+import { stopTracing } from './tracing-start.ts';
 import { refuseWhileRestorePending, startWorker } from './worker/worker.ts';
 
 const USAGE = `usage: proudauth <command> [--config FILE]
@@ -143,6 +144,7 @@ async function dev(argv: string[]): Promise<void> {
   onSignals(ctx, async () => {
     await http.shutdown();
     await worker.stop();
+    await stopTracing();
     await ctx.db.close();
   });
 }
@@ -173,6 +175,7 @@ async function serve(argv: string[]): Promise<void> {
   logStarted(ctx, { command: 'serve', public: http.publicUrl, internal: http.internalUrl });
   onSignals(ctx, async () => {
     await http.shutdown();
+    await stopTracing();
     await ctx.db.close();
   });
 }
@@ -191,6 +194,7 @@ async function worker(argv: string[]): Promise<void> {
     ctx,
     async () => {
       await w.stop();
+      await stopTracing();
       await ctx.db.close();
     },
     false,
