@@ -37,6 +37,11 @@ export interface AppContext extends ApiDeps {
   clock: Clock;
   log: Logger;
   metrics: Metrics;
+  /**
+   * Stops counting security signals of this process into `metrics`: a one-shot command calls it
+   * when done, so a command run inside another process (a test's) leaves no listener behind.
+   */
+  detachSignals(): void;
   keyStore: KeyStore;
   /** Offline verification of this service's own access tokens (the live checks come on top). */
   tokenVerifier: AccessTokenVerifier;
@@ -148,7 +153,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     opts.servesMetrics === false ? { kind: 'unresolvable' } : await resolveMetricsAuth(config, env, log);
   const metrics = new Metrics();
   // Every security.alert written counts once under its signal (spec doc 2, Metrics).
-  onSecuritySignal((signal) => metrics.securitySignals.inc({ signal }));
+  const detachSignals = onSecuritySignal((signal) => metrics.securitySignals.inc({ signal }));
   const db = opts.db ?? (await openDatabase(config, log));
   const clock = opts.clock ?? systemClock;
   const keyStore = new KeyStore(db, root, clock);
@@ -165,6 +170,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     clock,
     log,
     metrics,
+    detachSignals,
     keyStore,
     realms: new RealmCache(db, clock),
     grantTypeControls: new GrantTypeControls(db, clock),

@@ -217,6 +217,7 @@ async function migrateCommand(argv: string[]): Promise<void> {
     const applied = await migrate(ctx.db, ctx.migrations);
     out(JSON.stringify({ applied, current: (await schemaState(ctx.db, ctx.migrations)).current }));
   } finally {
+    ctx.detachSignals();
     await ctx.db.close();
   }
 }

@@ -26,6 +26,7 @@ export async function withCliContext<T>(
     if (!state.current) throw new Error('the database schema is not current: run `proudauth migrate` first');
     return await fn(ctx);
   } finally {
+    ctx.detachSignals();
     await ctx.db.close();
   }
 }
