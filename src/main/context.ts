@@ -40,6 +40,11 @@ export interface AppContext extends ApiDeps {
   clock: Clock;
   log: Logger;
   metrics: Metrics;
+  /**
+   * Stops counting security signals of this process into `metrics`: a one-shot command calls it
+   * when done, so a command run inside another process (a test's) leaves no listener behind.
+   */
+  detachSignals(): void;
   keyStore: KeyStore;
   /** Offline verification of this service's own access tokens (the live checks come on top). */
   tokenVerifier: AccessTokenVerifier;
@@ -151,7 +156,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     opts.servesMetrics === false ? { kind: 'unresolvable' } : await resolveMetricsAuth(config, env, log);
   const metrics = new Metrics();
   // Every security.alert written counts once under its signal (spec doc 2, Metrics).
-  onSecuritySignal((signal) => metrics.securitySignals.inc({ signal }));
+  const detachSignals = onSecuritySignal((signal) => metrics.securitySignals.inc({ signal }));
   const resolver = opts.resolver ?? systemResolver;
   const outbound = new OutboundHttp({ resolver });
   await startTracing(config, outbound, log);
@@ -170,6 +175,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     clock,
     log,
     metrics,
+    detachSignals,
     keyStore,
     realms: new RealmCache(db, clock),
     grantTypeControls: new GrantTypeControls(db, clock),
