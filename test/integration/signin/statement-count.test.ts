@@ -25,7 +25,10 @@ describe('sign-in › statement count', () => {
     const h = await startHarness(t, {
       db: counting.db,
       clock: movableClock(),
-      overrides: { 'security.budgets.network_attempts': 1_000_000, 'security.budgets.network_auth_failures': 60 },
+      overrides: {
+        'security.budgets.network_attempts': 1_000_000,
+        'security.budgets.network_auth_failures': 60,
+      },
     });
     const realm = await h.createRealm();
     const client = await h.createClient(realm, {
