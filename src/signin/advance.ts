@@ -240,6 +240,7 @@ async function runStepUnpadded(
       stored.tx,
       outcome.tx,
       (id) => findConnection(q, realm.id, id),
+      before.facts.federation?.recorded,
     );
     return {
       expired: false as const,

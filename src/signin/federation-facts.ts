@@ -36,6 +36,11 @@ export interface FederationFacts {
   /** The organization whose verified email domain the identifier is in (home-realm discovery). */
   hrd: { organizationId: string; requireSso: boolean } | null;
   outcome: FederationOutcome | null;
+  /**
+   * Whether the transaction has an upstream record at all (an outcome whose connection is gone
+   * has none to show); undefined where the facts were not read from the database.
+   */
+  recorded?: boolean;
 }
 
 export const NO_FEDERATION_FACTS: FederationFacts = {
@@ -62,7 +67,7 @@ export interface FederationParams {
   tx: string;
 }
 
-/** The statement's common table expression (`hrd`) and its three columns, over `p`'s placeholders. */
+/** The statement's common table expression (`hrd`) and its columns, over `p`'s placeholders. */
 export function federationSql(p: FederationParams): { cte: string; columns: string } {
   return {
     cte: `hrd as (
@@ -84,18 +89,20 @@ export function federationSql(p: FederationParams): { cte: string; columns: stri
             'adapter', p.adapter, 'org', p.organization_id, 'status', f.status,
             'conflict', f.conflict, 'policy', p.linking_policy, 'email', f.claims ->> 'email')
      from signin_federation f join identity_providers p on p.realm_id = f.realm_id and p.id = f.provider_id
-    where f.realm_id = ${p.realm} and f.transaction_id = ${p.tx}) as outcome`,
+    where f.realm_id = ${p.realm} and f.transaction_id = ${p.tx}) as outcome,
+  exists (select 1 from signin_federation f where f.realm_id = ${p.realm} and f.transaction_id = ${p.tx}) as recorded`,
   };
 }
 
 const OWN = federationSql({ realm: '$1', orgIds: '$2', domain: '$3', tx: '$4' });
 const SQL = `with ${OWN.cte} select ${OWN.columns}`;
 
-/** The three columns federationSql selects. */
+/** The columns federationSql selects. */
 export interface FederationRow {
   connections: unknown;
   hrd: unknown;
   outcome: unknown;
+  recorded: boolean;
 }
 
 const parsed = jsonColumn;
@@ -189,5 +196,6 @@ export function federationFactsOf(t: SigninTx, r: FederationRow): FederationFact
           email: outcome.email,
         }
       : null,
+    recorded: r.recorded,
   };
 }

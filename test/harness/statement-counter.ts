@@ -16,7 +16,8 @@ export function countingDb(db: Db): { db: Db; log: StatementLog } {
   const note = (sql: string) => {
     seen.push(folded(sql));
   };
-  const counted = <Q extends Queryable>(q: Q) =>
+  const counted =
+    <Q extends Queryable>(q: Q) =>
     <R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> => {
       note(sql);
       return q.query<R>(sql, params);
