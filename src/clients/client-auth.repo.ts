@@ -53,6 +53,7 @@ const CLIENT_ROW_MEMBERS: Record<keyof ClientRow, true> = {
   id: true,
   id_token_claims: true,
   name: true,
+  oidc_scopes: true,
   realm_id: true,
   redirect_uris: true,
   require_mfa: true,

@@ -16,6 +16,7 @@ import {
   updateClientState,
 } from './clients.repo.ts';
 import { auditClient, type Change, type ClientsDeps, type ClientView, viewOf } from './clients.service.ts';
+import { registrationStatusOf } from './registration.repo.ts';
 import { updateServicePrincipalState } from './service-principals.repo.ts';
 
 /** The ETag of a client: its version, bumped by every change. */
@@ -168,6 +169,17 @@ export async function setClientStateInTx(
   target: ClientState,
 ): Promise<ClientState> {
   const current = await lockChangeable(tx, c.realmId, clientId);
+  // A registered client leaves the approval queue only through approval, and a rejected or deleted
+  // registration stays ended (docs/oauth-registration.md).
+  if (target === 'active' && current.state !== 'active') {
+    const status = await registrationStatusOf(tx, c.realmId, current.id);
+    if (status !== null && status !== 'approved')
+      throw problem.conflict(
+        status === 'pending'
+          ? 'this registered client waits for approval: approve it in the registration queue'
+          : `this client's registration is ${status}`,
+      );
+  }
   if (current.state !== target) {
     await updateClientState(tx, c.realmId, current.id, target, c.now);
     // The catalog speaks of clients being suspended and reactivated.

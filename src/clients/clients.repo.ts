@@ -27,6 +27,11 @@ export interface ClientRow {
   id_token_claims: IdTokenClaims;
   /** Authorization requests only through the PAR endpoint (RFC 9126 section 5; migration 0034). */
   require_pushed_authorization_requests: boolean;
+  /**
+   * The OpenID scopes UserInfo's implicit grant gives it; null gives them all (migration 0039: a
+   * dynamically registered client holds the scopes it registered).
+   */
+  oidc_scopes: string[] | null;
 }
 
 /** Inline public key set of a private_key_jwt client, as stored. */
@@ -87,13 +92,16 @@ export interface NewClient {
   description?: string | null;
   postLogoutRedirectUris?: string[];
   jwks?: StoredJwks | null;
+  /** A registration held for approval starts disabled (migration 0039). */
+  state?: ClientState;
+  oidcScopes?: string[] | null;
 }
 
 const INSERT = `insert into clients (realm_id, id, client_id, name, type, builtin, state, redirect_uris,
     allowed_origins, grant_types, token_endpoint_auth_method, consent_mode, require_mfa, allow_remember_me,
     description, post_logout_redirect_uris, jwks, id_token_claims, require_pushed_authorization_requests,
-    created_at, updated_at)
-  values ($1, $2, $3, $4, $5, false, 'active', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $17, $18, $16, $16)`;
+    oidc_scopes, created_at, updated_at)
+  values ($1, $2, $3, $4, $5, false, $19, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $17, $18, $20, $16, $16)`;
 
 function insertParams(realmId: string, c: NewClient, now: Date): unknown[] {
   return [
@@ -115,6 +123,8 @@ function insertParams(realmId: string, c: NewClient, now: Date): unknown[] {
     now,
     c.idTokenClaims ?? 'standard',
     c.requirePushedRequests ?? false,
+    c.state ?? 'active',
+    c.oidcScopes ?? null,
   ];
 }
 
@@ -226,4 +236,18 @@ export async function updateClientState(
     'update clients set state = $3, version = version + 1, updated_at = $4 where realm_id = $1 and id = $2',
     [realmId, rowId, state, now],
   );
+}
+
+/** The OpenID scopes a registered client holds (migration 0039; null: all of them). */
+export async function updateClientOidcScopes(
+  tx: Tx,
+  realmId: string,
+  rowId: string,
+  scopes: string[] | null,
+): Promise<void> {
+  await tx.query('update clients set oidc_scopes = $3 where realm_id = $1 and id = $2', [
+    realmId,
+    rowId,
+    scopes,
+  ]);
 }

@@ -14,7 +14,7 @@ import { decodeBody, object, string } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
 import type { RealmRow } from '../realms/index.ts';
-import { currentPolicy, policyValue } from '../realms/index.ts';
+import { brandName, currentPolicy, policyValue } from '../realms/index.ts';
 import { lockUser, removeRequiredAction, setUserState } from '../users/index.ts';
 import { encodeBase32 } from './base32.ts';
 import {
@@ -126,7 +126,7 @@ async function enroll(
     });
     const base32 = encodeBase32(secret);
     const uriInput = {
-      issuer: realm.display_name,
+      issuer: await brandName(q, realm),
       account: await accountLabel(q, realm.id, userId),
       secret: base32,
     };

@@ -13,9 +13,13 @@ import { providerMetadata } from './discovery.ts';
 // As long as the key set's cache (keys/jwks.routes.ts): metadata changes only with the keys.
 const CACHE_CONTROL = 'public, max-age=300';
 
-async function pushRequired(ctx: ApiDeps, realmId: string): Promise<boolean> {
+/** The policy members discovery shows: the realm-wide PAR switch and whether registration is on. */
+async function policyFacts(ctx: ApiDeps, realmId: string): Promise<{ push: boolean; registration: boolean }> {
   const policy = await currentPolicy(ctx.db, realmId);
-  return policyValue(policy, 'interaction', 'require_pushed_authorization_requests') === true;
+  return {
+    push: policyValue(policy, 'interaction', 'require_pushed_authorization_requests') === true,
+    registration: policyValue(policy, 'client_registration', 'enabled') === true,
+  };
 }
 
 async function sendMetadata(ctx: ApiDeps, realmName: string, reply: FastifyReply) {
@@ -23,6 +27,7 @@ async function sendMetadata(ctx: ApiDeps, realmName: string, reply: FastifyReply
   if (!realm) throw problem.notFound('no such realm');
   const keySet = await ctx.keyStore.publishedKeySet(realm.name);
   const published = (keySet?.keys ?? []).map((k) => k.alg).filter(isSigningAlgorithm);
+  const facts = await policyFacts(ctx, realm.id);
   // A realm without keys signs nothing yet; its first key will use the configured algorithm.
   const algorithms: SigningAlgorithm[] =
     published.length > 0 ? published : [ctx.config.keys.signingAlgorithm];
@@ -33,7 +38,8 @@ async function sendMetadata(ctx: ApiDeps, realmName: string, reply: FastifyReply
         ctx.config.server.publicOrigin,
         realm.name,
         algorithms,
-        await pushRequired(ctx, realm.id),
+        facts.push,
+        facts.registration,
       ),
     );
 }

@@ -39,6 +39,7 @@ export function providerMetadata(
   realmName: string,
   signingAlgorithms: readonly SigningAlgorithm[],
   requirePushedRequests = false,
+  registrationEnabled = false,
 ): Record<string, unknown> {
   const issuer = issuerOf(publicOrigin, realmName);
   const oauth = `${issuer}/oauth`;
@@ -54,6 +55,8 @@ export function providerMetadata(
     end_session_endpoint: `${oauth}/logout`,
     device_authorization_endpoint: `${oauth}/device_authorization`,
     pushed_authorization_request_endpoint: `${oauth}/par`,
+    // Only where the realm's client_registration policy turns registration on (RFC 7591).
+    ...(registrationEnabled ? { registration_endpoint: `${oauth}/register` } : {}),
     // The realm's policy (interaction); a single client can be held to it on its own (RFC 9126 section 6).
     require_pushed_authorization_requests: requirePushedRequests,
     scopes_supported: [...OIDC_SCOPES],

@@ -7,7 +7,7 @@ import { inOrg, type OrgParams, orgCall } from '../api/org-call.ts';
 import { emailConfigured } from '../notifications/index.ts';
 import { decodeNoBody } from '../platform/http/decode.ts';
 import { pageBody } from '../platform/http/keyset.ts';
-import type { RealmRow } from '../realms/index.ts';
+import { brandName, type RealmRow } from '../realms/index.ts';
 import {
   createInvitation,
   listInvitationPage,
@@ -48,12 +48,13 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
   const { limits, tokens } = ctx.config;
   const baseLimits = { ttlMs: tokens.invitationTtlMs, resends: limits.invitationResends };
   // Invitations and join-request decisions are mailed when a mail transport is configured.
-  const mailFor = (realm: RealmRow): OrgMail | undefined =>
+  // The mails name the realm by its brand name (docs/login-ui.md, "Branding").
+  const mailFor = async (realm: RealmRow): Promise<OrgMail | undefined> =>
     ctx.keyring && emailConfigured(ctx.config.delivery)
-      ? { keyring: ctx.keyring, realm: realm.display_name }
+      ? { keyring: ctx.keyring, realm: await brandName(ctx.db, realm) }
       : undefined;
-  const invitationLimits = (realm: RealmRow) => {
-    const mail = mailFor(realm);
+  const invitationLimits = async (realm: RealmRow) => {
+    const mail = await mailFor(realm);
     return mail ? { ...baseLimits, mail } : baseLimits;
   };
 
@@ -154,7 +155,13 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     async ({ req, reply, realm, caller, call }) => {
       const orgId = orgParam(req.params.org);
       const input = decodeInvitation(req.body);
-      const r = await createInvitation(ctx.db, orgCall(call, caller), orgId, input, invitationLimits(realm));
+      const r = await createInvitation(
+        ctx.db,
+        orgCall(call, caller),
+        orgId,
+        input,
+        await invitationLimits(realm),
+      );
       return reply.code(201).send(presentInvitation(r, call.now));
     },
   );
@@ -169,7 +176,7 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
       decodeNoBody(req.body);
       const ids = [orgParam(req.params.org), invitationParam(req.params.id)] as const;
       return presentInvitation(
-        await resendInvitation(ctx.db, orgCall(call, caller), ...ids, invitationLimits(realm)),
+        await resendInvitation(ctx.db, orgCall(call, caller), ...ids, await invitationLimits(realm)),
         call.now,
       );
     },
@@ -206,7 +213,7 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
         orgId,
         id,
         userId,
-        invitationLimits(realm),
+        await invitationLimits(realm),
       );
       return reply.code(201).send(presentInvitation(next, call.now));
     },
@@ -252,7 +259,7 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
         orgId,
         id,
         roleIds,
-        mailFor(realm),
+        await mailFor(realm),
       );
       return presentMembership(view);
     },
@@ -268,7 +275,7 @@ export function registerMembershipRoutes(app: FastifyInstance, ctx: ApiDeps): vo
       const [orgId, id] = [orgParam(req.params.org), joinRequestParam(req.params.id)];
       const reason = decodeOptionalReason(req.body);
       return presentJoinRequest(
-        await denyJoinRequest(ctx.db, orgCall(call, caller), orgId, id, reason, mailFor(realm)),
+        await denyJoinRequest(ctx.db, orgCall(call, caller), orgId, id, reason, await mailFor(realm)),
         call.now,
       );
     },

@@ -19,7 +19,13 @@ export interface Budget {
   windowMs: number;
 }
 
-export type BudgetVerdict = { ok: true } | { ok: false; retryAfterSeconds: number };
+export type BudgetVerdict =
+  | { ok: true }
+  | {
+      ok: false;
+      retryAfterSeconds: number /** The buckets that had no room (spendBudgets). */;
+      refused?: string[];
+    };
 
 const windowStart = (now: Date, windowMs: number) =>
   new Date(Math.floor(now.getTime() / windowMs) * windowMs);
@@ -43,11 +49,14 @@ export async function spendBudgets(
   if (live.length === 0) return { ok: true };
   const before = await countsBefore(q, live, now, cost);
   let worst: number | null = null;
+  const refused: string[] = [];
   for (const b of live) {
-    if ((before.get(b.bucket) ?? 0) + cost > b.limit)
+    if ((before.get(b.bucket) ?? 0) + cost > b.limit) {
       worst = Math.max(worst ?? 0, retryAfter(now, b.windowMs));
+      refused.push(b.bucket);
+    }
   }
-  return worst === null ? { ok: true } : { ok: false, retryAfterSeconds: worst };
+  return worst === null ? { ok: true } : { ok: false, retryAfterSeconds: worst, refused };
 }
 
 /** Adds `cost` to each budget in one statement; each bucket's count before this spend. */

@@ -48,7 +48,8 @@ export type IdPrefix =
   | 'apk'
   | 'scc'
   | 'fxt'
-  | 'dva';
+  | 'dva'
+  | 'iat';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

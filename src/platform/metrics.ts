@@ -131,7 +131,7 @@ export class Metrics {
     this.rateLimited = new CappedCounter(
       new Counter({
         name: 'service_rate_limited_total',
-        help: 'Requests refused because an abuse budget was spent, by surface (signin, token, introspect, revoke)',
+        help: 'Requests refused because an abuse budget was spent, by surface (signin, token, introspect, revoke, registration)',
         labelNames: ['surface'],
         registers,
       }),

@@ -2,6 +2,7 @@
 // Other folders reach this context's tables through this file, never through its *.repo.ts files
 // (docs/architecture.md, import rules).
 
+export { brandName, brandNameOf } from './branding.ts';
 export type { RealmPolicy } from './policy.repo.ts';
 export { currentPolicy, policyValue, relatedOriginsOf } from './policy.repo.ts';
 export {

@@ -103,6 +103,19 @@ function cidrProblem(v: string): string | null {
 
 const plain = (v: string): string | null => (/\p{Cc}/u.test(v) ? 'no control characters' : null);
 
+// Branding (docs/policy.md, "interaction"): a colour the login UI puts in a CSS custom property,
+// and a support contact shown as a link, so only forms that cannot carry markup or script.
+const colourProblem = (v: string): string | null =>
+  /^#[0-9a-fA-F]{6}$/.test(v) ? null : 'a colour written #rrggbb';
+
+const EMAIL = /^[^\s@<>()"',;:]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/i;
+
+/** An email address or an https URL (no userinfo, no fragment). */
+function supportContactProblem(v: string): string | null {
+  if (!v.includes('://')) return EMAIL.test(v) ? null : 'an email address or an https URL';
+  return v.startsWith('https://') && urlProblem(v) === null ? null : 'an email address or an https URL';
+}
+
 // ---- the sections ------------------------------------------------------------------------------
 
 /** Standard OpenID Connect profile claims a realm may require without declaring them. */
@@ -174,6 +187,10 @@ export const POLICY_SCHEMA: Record<string, PolicyNode> = {
     terms_version: str(64, plain),
     // RFC 9126 section 5, for every client of the realm (docs/oauth-endpoints.md).
     require_pushed_authorization_requests: bool,
+    // The realm's brand (docs/policy.md, "interaction"); the logo is uploaded (docs/login-ui.md).
+    display_name: str(100, plain),
+    primary_color: str(7, colourProblem),
+    support_contact: str(254, supportContactProblem),
   }),
   impersonation: obj({
     approval: oneOf('none', 'customer', 'administrator'),

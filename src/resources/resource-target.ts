@@ -15,6 +15,8 @@ export interface TargetClient {
   /** Row id */
   id: string;
   client_id: string;
+  /** The OpenID scopes a dynamically registered client may hold; null or absent: all of them. */
+  oidc_scopes?: readonly string[] | null;
 }
 
 export interface Target {
@@ -39,7 +41,8 @@ function implicitGrant(
     subjectTypes: ['user'],
     exchangePolicy: null,
   };
-  if (resource.id === BUILTIN_USERINFO) return { ...base, allowedScopes: [...OIDC_SCOPES] };
+  if (resource.id === BUILTIN_USERINFO)
+    return { ...base, allowedScopes: [...(client.oidc_scopes ?? OIDC_SCOPES)] };
   if (
     client.client_id === CLI_CLIENT_ID &&
     (resource.id === BUILTIN_ADMIN || resource.id === BUILTIN_ACCOUNT)

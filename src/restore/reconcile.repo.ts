@@ -217,10 +217,46 @@ const hotpCounter: Apply = (tx, l) =>
     ),
   );
 
-// Kinds for credentials this version does not issue yet (initial access and registration
-// tokens): nothing in the database to re-apply them to. The feature that adds one adds its Apply
-// here.
+// Records naming something this version keeps nowhere: nothing to re-apply them to.
 const notApplicable: Apply = () => Promise.resolve(0);
+
+/**
+ * An initial access token's count and revocation (migration 0039): the count is never lowered, so
+ * uses spent after the backup stay spent, and a revocation stays.
+ */
+const initialAccessToken: Apply = (tx, l) =>
+  count(
+    tx.query(
+      `update initial_access_tokens
+          set uses = least(max_uses, greatest(uses, $3)),
+              revoked_at = coalesce(revoked_at, $4::timestamptz)
+        where realm_id = $1 and id = $2
+          and (uses < least(max_uses, $3) or (revoked_at is null and $4::timestamptz is not null))`,
+      [l.realm_id, str(l.record, 'token_id'), Number(l.record.uses ?? 0), str(l.record, 'revoked_at')],
+    ),
+  );
+
+/**
+ * A registration access token rotated (or ended) after the backup: the restored registration takes
+ * the logged digest, so a token handed out before the failure works and older ones do not.
+ */
+const registrationTokenRotated: Apply = (tx, l) =>
+  count(
+    tx.query(
+      `update client_registrations
+          set registration_token_digest = $3, token_rotated_at = $4,
+              status = case when $5::text in ('rejected', 'deleted') then $5::text else status end
+        where realm_id = $1 and client_row_id = $2 and token_rotated_at <= $4
+          and registration_token_digest is distinct from $3`,
+      [
+        l.realm_id,
+        str(l.record, 'client_row_id'),
+        str(l.record, 'token_digest'),
+        at(l),
+        str(l.record, 'status'),
+      ],
+    ),
+  );
 
 // The automation credentials whose revocation is logged, and the table each lives in: a SCIM
 // connector (migration 0037) and an API key (migration 0038). Any other credential name is a
@@ -263,14 +299,9 @@ export const APPLY: Record<RecordKind, Apply> = {
   recovery_code_consumed: recoveryCodeConsumed,
   recovery_codes_replaced: recoveryCodesReplaced,
   hotp_counter: hotpCounter,
-  initial_access_token: notApplicable,
-  registration_token_rotated: notApplicable,
+  initial_access_token: initialAccessToken,
+  registration_token_rotated: registrationTokenRotated,
 };
-
-export const NOT_APPLICABLE_KINDS: readonly RecordKind[] = [
-  'initial_access_token',
-  'registration_token_rotated',
-];
 
 /** The subject whose last record alone counts, for kinds that record states moving both ways. */
 export function lastOnlyKey(l: LogRecord): string | null {

@@ -176,6 +176,7 @@ async function runStepUnpadded(
         snapshot.tx,
         networkOf(creds.clientIp),
         typeof typed === 'string' ? typed : null,
+        step.accountBudget ?? 'proof',
       ),
     );
   }

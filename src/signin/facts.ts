@@ -183,7 +183,8 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
   };
 }
 
-function loginMethods(input: FactsInput): LoginMethods {
+/** The realm's sign-in methods this deployment can run (mail and SMS need their transports). */
+export function loginMethods(input: Pick<FactsInput, 'config' | 'policy'>): LoginMethods {
   const flag = (m: string) => policyValue(input.policy, 'login', m) === true;
   const email = emailConfigured(input.config.delivery);
   return {

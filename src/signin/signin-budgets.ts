@@ -3,10 +3,16 @@
 // before a proof is checked or a code or link is sent; the account's attempt is spent before too
 // and given back unless the proof failed, so only failures use it. A spent budget answers 429
 // rate_limited with Retry-After until its window ends: budgets slow guessing and mail floods
-// down, they never lock the account.
+// down, they never lock the account. Proofs of the mailbox (emailed codes, magic links, reset
+// codes) keep an account budget of their own, so a password budget spent by someone guessing
+// leaves the owner a way in through their mail; the 429 of the password step names those ways
+// (`alternatives`, docs/signin.md "A spent password budget").
 import { type Budget, spendBudgets } from '../platform/abuse-budget.ts';
 import { Problem } from '../platform/http/problem.ts';
+import { currentPolicy } from '../realms/index.ts';
 import { findUserByIdentifier, identifierTypeOf } from '../users/index.ts';
+import { loginMethods } from './facts.ts';
+import type { ActionType } from './next-actions.types.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import type { SigninTx } from './transaction.ts';
 
@@ -26,18 +32,39 @@ async function namedAccount(app: SigninDeps, t: SigninTx, identifier: string | n
   return accountKey({ userId: user?.id ?? null, identifier });
 }
 
-const accountBudget = (app: SigninDeps, realmId: string, key: string): Budget => ({
-  bucket: `signin:acct:${realmId}:${key}`,
+/** Which account budget a step spends: the mailbox proofs' own, or the one of every other proof. */
+export type AccountBudgetKind = 'proof' | 'mailbox';
+
+const accountBudget = (app: SigninDeps, realmId: string, key: string, kind: AccountBudgetKind): Budget => ({
+  bucket: `signin:${kind === 'mailbox' ? 'mail' : 'acct'}:${realmId}:${key}`,
   limit: app.config.security.budgets.accountFailures,
   windowMs: app.config.security.budgets.accountWindowMs,
 });
 
-const rateLimited = (app: SigninDeps, retryAfterSeconds: number) => {
+const rateLimited = (app: SigninDeps, retryAfterSeconds: number, alternatives: ActionType[]) => {
   app.metrics.rateLimited.inc({ surface: 'signin' });
-  return new Problem(429, 'rate_limited', 'too many sign-in attempts; try again later', undefined, {
-    'retry-after': String(retryAfterSeconds),
-  });
+  return new Problem(
+    429,
+    'rate_limited',
+    'too many sign-in attempts; try again later',
+    alternatives.length > 0 ? { alternatives } : undefined,
+    { 'retry-after': String(retryAfterSeconds) },
+  );
 };
+
+/**
+ * The mailbox ways the realm offers for an email identifier (never whether an account has it):
+ * what is left when only the account's proof budget is spent.
+ */
+async function mailboxWays(app: SigninDeps, t: SigninTx, identifier: string | null): Promise<ActionType[]> {
+  const who = identifier ?? t.identifier;
+  if (!who || identifierTypeOf(who) !== 'email') return [];
+  const m = loginMethods({ config: app.config, policy: await currentPolicy(app.db, t.realmId) });
+  const ways: ActionType[] = [];
+  if (m.emailOtp) ways.push('email_otp');
+  if (m.magicLink) ways.push('magic_link');
+  return ways;
+}
 
 /**
  * Before a proof or a send: one attempt spent on the network, organization and account budgets in
@@ -50,6 +77,7 @@ export async function enforceSigninBudgets(
   t: SigninTx,
   network: string | null,
   identifier: string | null,
+  kind: AccountBudgetKind = 'proof',
 ): Promise<() => Promise<void>> {
   const b = app.config.security.budgets;
   const now = app.clock.now();
@@ -64,10 +92,15 @@ export async function enforceSigninBudgets(
       windowMs: b.organizationWindowMs,
     });
   const key = await namedAccount(app, t, identifier);
-  const account = key ? accountBudget(app, t.realmId, key) : null;
+  const account = key ? accountBudget(app, t.realmId, key, kind) : null;
   if (account) spend.push(account);
   const verdict = await spendBudgets(app.db, spend, now);
-  if (!verdict.ok) throw rateLimited(app, verdict.retryAfterSeconds);
+  if (!verdict.ok) {
+    // Only the account's proof budget is spent: its mail is still a way in.
+    const accountOnly = account !== null && verdict.refused?.every((b) => b === account.bucket) === true;
+    const ways = kind === 'proof' && accountOnly ? await mailboxWays(app, t, identifier) : [];
+    throw rateLimited(app, verdict.retryAfterSeconds, ways);
+  }
   return async () => {
     if (account) await spendBudgets(app.db, [account], now, -1);
   };

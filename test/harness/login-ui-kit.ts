@@ -10,6 +10,12 @@ import type { RealmRow } from '../../src/realms/realm.repo.ts';
 import { bootstrapAdministrator } from '../../src/setup/bootstrap.service.ts';
 import { type Harness, startHarness, uniqueRealmName } from './harness.ts';
 
+/** A 1x1 PNG: a realm logo for tests (docs/login-ui.md, "Branding"). */
+export const TINY_PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  'base64',
+);
+
 export const ADMIN_EMAIL = 'admin@example.com';
 export const ADMIN_PASSWORD = 'a long and fine administrator password';
 

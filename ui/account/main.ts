@@ -1,5 +1,6 @@
 // The account page (docs/login-ui.md): signs in through the realm's authorization endpoint, then
 // shows who is signed in (UserInfo) and their sessions, with ending one and signing out everywhere.
+import { applyColour, type Brand, brandHeader, loadBrand, supportLink } from '../lib/branding.js';
 import { checkbox, h } from '../lib/dom.js';
 import { describeCode, type MessageKey, pickLocale, setLocale, t } from '../lib/i18n.js';
 import { finishSignIn, OAuthFailure, signIn, type Tokens } from './oauth.js';
@@ -32,10 +33,21 @@ class ApiFailure extends Error {
   }
 }
 
+/** The realm's brand (docs/login-ui.md, "Branding"): its name and logo above, support below. */
+let brand: Brand | null = null;
+let brandTop: HTMLElement | null = null;
+
+async function useBrand(realm: string): Promise<void> {
+  brand = await loadBrand('', realm);
+  applyColour(brand);
+  brandTop = brandHeader('', brand);
+}
+
 function show(...content: HTMLElement[]): void {
   const heading = h('h1', { tabindex: '-1' }, t('acct.title'));
-  app.replaceChildren(heading, ...content);
-  document.title = t('acct.title');
+  const parts = [brandTop, heading, ...content, supportLink(brand)];
+  app.replaceChildren(...parts.filter((c): c is HTMLElement => c !== null));
+  document.title = brand ? `${t('acct.title')} · ${brand.display_name}` : t('acct.title');
 }
 
 function signInAgain(realm: string, label: MessageKey, message?: HTMLElement): void {
@@ -243,9 +255,11 @@ async function start(): Promise<void> {
       setLocale(locale);
       const kept = new URLSearchParams({ realm, ui_locales: locale });
       history.replaceState(null, '', `${location.pathname}?${kept.toString()}`);
+      await useBrand(realm);
       await render(realm, tokens);
     } catch (e) {
       const realm = params.get('realm') ?? 'main';
+      if (!brand) await useBrand(realm);
       const reason = describeCode(e instanceof OAuthFailure ? e.code : 'network');
       signInAgain(
         realm,

@@ -3,6 +3,9 @@ import type { MessageKey } from './messages.en.js';
 
 export const de: Partial<Record<MessageKey, string>> = {
   'app.title': 'Anmelden',
+  'lockout.way_out': 'Sie können sich weiterhin über Ihre E-Mail anmelden:',
+  'brand.help': 'Brauchen Sie Hilfe?',
+  'brand.contact': 'Support kontaktieren',
   'app.loading': 'Wird geladen…',
   'app.signing_in_to': 'Melden Sie sich an, um mit {client} fortzufahren',
   'app.registering_for': 'Erstellen Sie ein Konto, um mit {client} fortzufahren',

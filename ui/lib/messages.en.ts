@@ -1,6 +1,9 @@
 // English texts (the reference catalog: every key exists here).
 export const en = {
   'app.title': 'Sign in',
+  'lockout.way_out': 'You can still sign in with your email:',
+  'brand.help': 'Need help?',
+  'brand.contact': 'Contact support',
   'app.loading': 'Loading…',
   'app.signing_in_to': 'Sign in to continue to {client}',
   'app.registering_for': 'Create an account to continue to {client}',

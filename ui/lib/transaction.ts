@@ -41,6 +41,8 @@ export class ApiProblem extends Error {
     readonly transactionStatus: string | null = null,
     /** A 429's Retry-After in seconds: how long the sign-in budget stays spent. */
     readonly retryAfterSeconds: number | null = null,
+    /** A spent password budget's 429: the mailbox ways still open (email_otp, magic_link). */
+    readonly alternatives: string[] = [],
   ) {
     super(detail);
   }
@@ -61,6 +63,7 @@ async function problemOf(res: Response): Promise<ApiProblem> {
     error?: unknown;
     detail?: unknown;
     transaction_status?: unknown;
+    alternatives?: unknown;
     errors?: { field?: unknown; code?: unknown }[];
   } = {};
   try {
@@ -86,6 +89,9 @@ async function problemOf(res: Response): Promise<ApiProblem> {
     typeof body.detail === 'string' ? body.detail : res.statusText,
     status,
     retryAfterOf(res.headers.get('retry-after')),
+    Array.isArray(body.alternatives)
+      ? body.alternatives.filter((a): a is string => typeof a === 'string')
+      : [],
   );
 }
 

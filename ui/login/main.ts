@@ -1,6 +1,7 @@
 // The login UI's controller (docs/login-ui.md): reads transaction_id and realm from the URL,
 // reads the transaction state, shows the screen of the first offered next action (the others as
 // alternatives), runs steps, shows errors and notices in plain words, and follows redirect_to.
+import { applyColour, type Brand, brandHeader, loadBrand, supportLink } from '../lib/branding.js';
 import { field, h } from '../lib/dom.js';
 import { describeCode, inTime, type MessageKey, pickLocale, setLocale, t } from '../lib/i18n.js';
 import { conditionalAvailable, getPasskey, wasCancelled } from '../lib/passkey.js';
@@ -10,6 +11,7 @@ import { recoveryCodesView } from './recovery-codes.js';
 import { otherProviders } from './screens/federation.js';
 import { stepForm } from './screens/form.js';
 import { SCREENS } from './screens/index.js';
+import { typedIdentifierOf } from './screens/password.js';
 import type { Screen, ScreenContext, StepOptions } from './screens/screen.js';
 
 const app = document.getElementById('app') as HTMLElement;
@@ -25,14 +27,19 @@ function apiBase(): string {
 }
 
 let tx: Transaction;
+/** The realm's brand (docs/login-ui.md, "Branding"); null until read, or when it cannot be. */
+let brand: Brand | null = null;
+let brandTop: HTMLElement | null = null;
 let totp: ScreenContext['totp'] = null;
 let chosen: string | null = null;
 
 /** Replaces the page content; moves focus to the first field, else the heading. */
 function show(title: string, ...content: (HTMLElement | null)[]): void {
   const heading = h('h1', { tabindex: '-1' }, title);
-  app.replaceChildren(heading, ...content.filter((c): c is HTMLElement => c !== null));
-  document.title = title === t('app.title') ? title : `${title} · ${t('app.title')}`;
+  const parts = [brandTop, heading, ...content, supportLink(brand)];
+  app.replaceChildren(...parts.filter((c): c is HTMLElement => c !== null));
+  const site = brand?.display_name ?? t('app.title');
+  document.title = title === site ? title : `${title} · ${site}`;
   const first = app.querySelector<HTMLElement>(
     'input:not([type=hidden]):not([disabled]):not([readonly]), select, textarea',
   );
@@ -239,6 +246,27 @@ function render(state: TxState, message: HTMLElement | null): void {
   if (picked.action.type !== 'webauthn') offerPasskeyAutofill(state, ctx);
 }
 
+/**
+ * After a spent password budget: the 429 names the mailbox ways still open (docs/signin.md, "A
+ * spent password budget"); each becomes a button that shows its screen, identifying first with
+ * the typed identifier when the transaction does not know it yet.
+ */
+function wayOut(e: unknown, state: TxState): HTMLElement | null {
+  if (!(e instanceof ApiProblem) || state.status !== 'pending') return null;
+  const ways = e.alternatives.filter((type) => SCREENS.get(type)?.alternative);
+  if (ways.length === 0) return null;
+  const buttons = ways.map((type) => {
+    const b = h('button', { type: 'button' }, t(SCREENS.get(type)?.alternative as MessageKey));
+    b.addEventListener('click', () => {
+      chosen = type;
+      if (state.next_actions.some((a) => a.type === type)) render(state, null);
+      else void run(() => tx.step('identify', { identifier: typedIdentifierOf() }));
+    });
+    return b;
+  });
+  return h('div', { class: 'way-out' }, h('p', {}, t('lockout.way_out')), ...buttons);
+}
+
 /** Runs a call; a proof that was not accepted leaves its action offered and gets the failed notice. */
 async function run(call: () => Promise<TxState>, opts: StepOptions = {}, actionType?: string): Promise<void> {
   const before = current;
@@ -257,8 +285,11 @@ async function run(call: () => Promise<TxState>, opts: StepOptions = {}, actionT
     } catch {
       // the transaction cannot be read any more: the error alone is shown
     }
-    if (fresh) render(fresh, alert(errorText(e)));
-    else showFailure(e);
+    if (fresh) {
+      render(fresh, alert(errorText(e)));
+      const out = wayOut(e, fresh);
+      if (out) app.querySelector('[role=alert]')?.after(out);
+    } else showFailure(e);
   }
 }
 
@@ -292,10 +323,18 @@ function deviceEntry(realm: string, message: HTMLElement | null = null): void {
   show(t('device.title'), h('p', { class: 'subtitle' }, t('device.help')), message, form);
 }
 
+/** Reads the realm's brand once and shows it on every screen from then on. */
+async function useBrand(realm: string): Promise<void> {
+  brand = await loadBrand(apiBase(), realm);
+  applyColour(brand);
+  brandTop = brandHeader(apiBase(), brand);
+}
+
 async function start(): Promise<void> {
   setLocale(pickLocale(params.get('ui_locales'), navigator.language));
   const id = params.get('transaction_id');
   const realm = params.get('realm');
+  if (realm) await useBrand(realm);
   if (realm && !id && params.get('mode') === 'device') {
     deviceEntry(realm);
     return;

@@ -15,7 +15,7 @@ import { decodeBody, object, optional, string, unknownJson } from '../../platfor
 import { Problem, problem } from '../../platform/http/problem.ts';
 import { newId } from '../../platform/ids.ts';
 import type { RealmRow } from '../../realms/index.ts';
-import { currentPolicy, policyValue } from '../../realms/index.ts';
+import { brandNameOf, currentPolicy, policyValue } from '../../realms/index.ts';
 import { findPasswordVerifier, lockUser, primaryEmail } from '../../users/index.ts';
 import { requireMfaForCredentialChange } from '../factor-rules.ts';
 import { enrolledFactors } from '../factors.repo.ts';
@@ -91,11 +91,12 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
           caller.sessionMfa,
           'add_factor',
         );
-        const policy = webauthnPolicy(await currentPolicy(q, realm.id), ctx.config.server.publicOrigin);
+        const realmPolicy = await currentPolicy(q, realm.id);
+        const policy = webauthnPolicy(realmPolicy, ctx.config.server.publicOrigin);
         const name = (await primaryEmail(q, realm.id, userId)) ?? userId;
         const r = await registrationOptions(
           policy,
-          realm.display_name,
+          brandNameOf(realm, realmPolicy),
           { id: userId, name, displayName: name },
           await listPasskeys(q, realm.id, userId),
         );

@@ -8,6 +8,7 @@ import { enqueueNotification, localeOf, type TemplateName } from '../../notifica
 import type { Tx } from '../../platform/db/db.ts';
 import { Problem, problem } from '../../platform/http/problem.ts';
 import { randomToken } from '../../platform/ids.ts';
+import { brandNameOf } from '../../realms/index.ts';
 import {
   type ChallengePurpose,
   type ChallengeRow,
@@ -104,7 +105,7 @@ export async function sendChallenge(q: Tx, t: SigninTx, ctx: StepContext, target
       locale: localeOf(t.uiLocales),
       to: target.destination,
       vars: {
-        realm: ctx.realm.display_name,
+        realm: brandNameOf(ctx.realm, ctx.policy),
         minutes,
         ...(isLink ? { link: link as string } : { code: secret }),
       },

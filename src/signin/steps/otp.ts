@@ -67,6 +67,7 @@ function targetOf(t: SigninTx, ctx: StepContext, purpose: SendPurpose): SendTarg
 export const otpSendStep: Step<{ purpose: SendPurpose }> = {
   path: 'otp/send',
   spendsBudgets: true,
+  accountBudget: 'mailbox',
   action: null, // which action it serves depends on the purpose; checked in run
   decode: object({ purpose: enumOf(PURPOSES) }),
   padded: true,
@@ -130,6 +131,7 @@ async function addressProved(
 export const passwordResetStep: Step<Record<string, never>> = {
   path: 'password/reset',
   spendsBudgets: true,
+  accountBudget: 'mailbox',
   action: 'password',
   decode: object({}),
   padded: true,
@@ -153,6 +155,7 @@ export const passwordResetStep: Step<Record<string, never>> = {
 export const otpVerifyStep: Step<{ code: string }> = {
   path: 'otp/verify',
   spendsBudgets: true,
+  accountBudget: 'mailbox',
   action: null, // answers email_otp, sms_otp, verify_email or verify_contact; checked in run
   decode: object({ code: string({ minLength: 1, maxLength: 16 }) }),
   padded: true,
@@ -178,6 +181,7 @@ export const otpVerifyStep: Step<{ code: string }> = {
 export const magicLinkStep: Step<{ token: string }> = {
   path: 'magic-link',
   spendsBudgets: true,
+  accountBudget: 'mailbox',
   action: 'magic_link',
   decode: object({ token: string({ minLength: 1, maxLength: 128 }) }),
   padded: true,

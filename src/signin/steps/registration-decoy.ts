@@ -8,6 +8,7 @@ import { recorder } from '../../audit/index.ts';
 import { enqueueNotification, localeOf } from '../../notifications/index.ts';
 import { spendBudgets } from '../../platform/abuse-budget.ts';
 import type { Tx } from '../../platform/db/db.ts';
+import { brandNameOf } from '../../realms/index.ts';
 import { asciiLower } from '../../users/identifiers.ts';
 import { requireEmailVerification } from '../registration-policy.ts';
 import type { RegistrationDecoy, SigninTx } from '../transaction.ts';
@@ -47,7 +48,7 @@ async function tellOwner(q: Tx, t: SigninTx, ctx: StepContext, email: string, ow
         template: 'account_exists',
         locale: localeOf(t.uiLocales),
         to: email,
-        vars: { realm: ctx.realm.display_name },
+        vars: { realm: brandNameOf(ctx.realm, ctx.policy) },
       },
       ctx.now,
     );

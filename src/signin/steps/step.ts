@@ -49,6 +49,11 @@ export interface Step<B, P = undefined> {
    * step spends the abuse budgets before anything else (signin-budgets.ts). Every step says so.
    */
   readonly spendsBudgets: boolean;
+  /**
+   * `mailbox` for the proofs of the account's mailbox (emailed codes, magic links, reset codes):
+   * they spend an account budget of their own (signin-budgets.ts). Others spend the proof budget.
+   */
+  readonly accountBudget?: 'mailbox';
   /** The next action this step answers; null for steps allowed at any time while pending. */
   readonly action: ActionType | null;
   readonly decode: Decoder<B>;

@@ -9,6 +9,7 @@ import { newTotpSecret, totpUri } from '../../mfa/otpauth-uri.ts';
 import { generateRecoveryCodes } from '../../mfa/recovery-codes.ts';
 import { object } from '../../platform/http/decode.ts';
 import { Problem } from '../../platform/http/problem.ts';
+import { brandNameOf } from '../../realms/index.ts';
 import { removeRequiredAction } from '../../users/index.ts';
 import { withFactor } from '../transitions.ts';
 import { restoreAfterStrongFactor } from './account-effects.ts';
@@ -40,7 +41,7 @@ export const totpEnrollStep: Step<Record<string, never>> = {
       oneTime: {
         totp: {
           secret: base32,
-          otpauth_uri: totpUri({ issuer: ctx.realm.display_name, account, secret: base32 }),
+          otpauth_uri: totpUri({ issuer: brandNameOf(ctx.realm, ctx.policy), account, secret: base32 }),
         },
       },
     };

@@ -22,6 +22,7 @@ import {
 import { object, optional, string } from '../../platform/http/decode.ts';
 import { problem } from '../../platform/http/problem.ts';
 import { newId } from '../../platform/ids.ts';
+import { brandNameOf } from '../../realms/index.ts';
 import { phishingResistantDemanded } from '../next-actions.ts';
 import { withFactor } from '../transitions.ts';
 import { restoreAfterStrongFactor } from './account-effects.ts';
@@ -42,7 +43,7 @@ export const webauthnRegistrationOptionsStep: Step<Record<string, never>> = {
     const name = ctx.facts.user?.email ?? t.identifier ?? userId;
     const { options, expected } = await registrationOptions(
       policy,
-      ctx.realm.display_name,
+      brandNameOf(ctx.realm, ctx.policy),
       { id: userId, name, displayName: ctx.facts.user?.displayName ?? name },
       await listPasskeys(q, t.realmId, userId),
       { requireUserVerification: phishingResistantDemanded(t, ctx.facts) },

@@ -103,6 +103,16 @@ const expect = (res: { status: number; body: { code?: string } }, status: number
   assert.deepEqual([res.status, res.body?.code], [status, code], JSON.stringify(res.body));
 
 describe('self-service › factors', () => {
+  test('case=the otpauth issuer is the realm brand name (interaction.display_name)', async (t) => {
+    const { h, realm, token, me } = await setup(t);
+    await h.setPolicy(realm, { interaction: { display_name: 'Acme Shop' } });
+    const enrolled = await me(await token(), 'POST', '/totp/enroll', {});
+    assert.equal(enrolled.status, 201, JSON.stringify(enrolled.body));
+    const uri = new URL(enrolled.body.otpauth_uri);
+    assert.equal(uri.searchParams.get('issuer'), 'Acme Shop');
+    assert.match(decodeURIComponent(uri.pathname), /^\/\/?Acme Shop:/);
+  });
+
   test('case=TOTP enroll and activate, the factor-adding rule, recovery-code regeneration/mode=headless', async (t) => {
     const { h, realm, user, clock, token, me } = await setup(t);
     const plain = await token();

@@ -50,6 +50,7 @@ const ID_PREFIXES = [
   'idp',
   'lid',
   'fxt',
+  'iat',
 ];
 
 /**

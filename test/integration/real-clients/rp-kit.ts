@@ -104,8 +104,9 @@ export function startBodyOf(authorizationUrl: URL): Record<string, unknown> {
 
 /**
  * Stands in for the user agent at the login page: starts a headless transaction with the
- * parameters of `authorizationUrl`, identifies and gives the password, and returns the URL the
- * completed transaction redirects to (the callback the library then validates).
+ * parameters of `authorizationUrl`, identifies and gives the password (and, with `consent`,
+ * consents to the requested scopes, the one step left for a client that asks), and returns the URL
+ * the completed transaction redirects to (the callback the library then validates).
  */
 export async function signInAt(
   h: Harness,
@@ -113,6 +114,7 @@ export async function signInAt(
   authorizationUrl: URL,
   email = 'alice@example.com',
   password = PASSWORD,
+  opts: { consent?: boolean } = {},
 ): Promise<URL> {
   assert.equal(
     `${authorizationUrl.origin}${authorizationUrl.pathname}`,
@@ -138,8 +140,14 @@ export async function signInAt(
     );
   const identified = await step('identify', { identifier: email });
   assert.equal(identified.status, 200, JSON.stringify(identified.body));
-  const done = await step('password', { password });
+  let done = await step('password', { password });
   assert.equal(done.status, 200, JSON.stringify(done.body));
+  if (opts.consent) {
+    const actions = (done.body.next_actions as { type: string }[]).map((a) => a.type);
+    assert.deepEqual(actions, ['consent'], 'the client asks for consent');
+    const scopes = (authorizationUrl.searchParams.get('scope') ?? '').split(' ');
+    done = await step('consent', { approve: true, scopes });
+  }
   assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
   return new URL(done.body.redirect_to);
 }

@@ -159,8 +159,9 @@ test('a change that rolls back leaves no record; unrelated updates leave none', 
   assert.equal((await s.log()).length, n);
 });
 
-// automation_credential_revoked is caused since SCIM connectors and API keys (their own tests).
-test('the kinds no feature of this version causes yet are still known to the log table', async (t) => {
+// automation_credential_revoked is caused since SCIM connectors and API keys, the registration kinds
+// by dynamic client registration (their own tests).
+test('the kinds of dynamic client registration are known to the log table', async (t) => {
   const s = await setup(t);
   for (const kind of ['initial_access_token', 'registration_token_rotated'])
     await s.q(`insert into revocation_log (realm_id, kind, record) values ($1, $2, '{}')`, [kind]);

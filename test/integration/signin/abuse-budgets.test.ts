@@ -156,6 +156,34 @@ describe('abuse budgets', () => {
     assert.equal((await tx.step('otp/verify', { code })).body.status, 'completed');
   });
 
+  test('case=a spent password budget names the mailbox ways, and an emailed code still signs in/mode=headless', async (t: TestContext) => {
+    const mail = await startMailSink(t);
+    const s = await signinSetup(t, {
+      clock: movableClock(),
+      overrides: { ...mail.overrides, 'security.budgets.account_failures': 2 },
+      loginUi: 'https://login.example.com/signin',
+    });
+    await s.h.setPolicy(s.realm, { login: { password: true, email_otp: true, magic_link: true } });
+    const tx = await wrongPasswordTx(s.h, s.realm.name);
+    for (const guess of ['wrong-1', 'wrong-2'])
+      assert.equal((await tx.step('password', { password: guess })).status, 200);
+    const refused = await tx.step('password', { password: PASSWORD });
+    assert.equal(refused.status, 429, JSON.stringify(refused.body));
+    assert.deepEqual(refused.body.alternatives, ['email_otp', 'magic_link']);
+    // The mailbox budget is the account's own: the code is sent, checked and signs in.
+    assert.equal((await tx.step('otp/send', { purpose: 'login' })).status, 200);
+    await deliverQueued(s.h);
+    const code = codeIn(await mail.waitFor('alice@example.com', 1, s.realm.display_name));
+    const done = await tx.step('otp/verify', { code });
+    assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
+    // The password budget stays spent meanwhile; without mail ways the 429 names none.
+    await s.h.setPolicy(s.realm, { login: { password: true, email_otp: false, magic_link: false } });
+    const again = await wrongPasswordTx(s.h, s.realm.name);
+    const plain = await again.step('password', { password: PASSWORD });
+    assert.equal(plain.status, 429);
+    assert.equal(plain.body.alternatives, undefined);
+  });
+
   test('case=challenge sends and answers spend the network budget/mode=headless', async (t: TestContext) => {
     const s = await mailingRealm(t);
     await s.h.setPolicy(s.realm, {

@@ -16,6 +16,7 @@ let typedIdentifier = '';
 export const rememberIdentifier = (value: string): void => {
   typedIdentifier = value;
 };
+export const typedIdentifierOf = (): string => typedIdentifier;
 
 /** The reset code mailed by password/reset; a new password follows (update_password). */
 function resetForm(ctx: ScreenContext): HTMLElement {
