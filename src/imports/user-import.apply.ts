@@ -3,6 +3,7 @@
 // authenticators, memberships with roles, imported audit history; each account audited as
 // user.created and announced by a user.created event with created_via import (spec doc 2, Catalog).
 import { insertImportedAuditEvents, recorder } from '../audit/index.ts';
+import { insertLink } from '../identity-providers/index.ts';
 import type { Actor, Call } from '../kernel/call.ts';
 import { insertImportedTotps } from '../mfa/index.ts';
 import { type ImportedMembership, insertImportedMemberships } from '../organizations/index.ts';
@@ -88,8 +89,24 @@ export async function applyImport(
         required_actions: u.requiredActions ?? [],
         password: p.record.verifier ? p.record.verifier.kind : null,
         totp: p.record.totp !== null,
+        linked_identities: p.links.map((l) => l.providerId),
       },
     });
+    for (const l of p.links)
+      await insertLink(
+        tx,
+        call.realmId,
+        {
+          id: newId('lid', now.getTime()),
+          userId,
+          providerId: l.providerId,
+          issuer: l.issuer,
+          subject: l.subject,
+          provenance: 'import',
+          email: l.email,
+        },
+        now,
+      );
     await record.event('user.created', { user_id: userId, created_via: 'import' });
   }
   const memberships: ImportedMembership[] = [...created].flatMap(([p, userId]) =>

@@ -51,6 +51,16 @@ const totp = object({
   algorithm: optional(enumOf(['SHA1', 'SHA256', 'SHA512'] as const)),
 });
 
+/** A way in through an upstream connection of the realm (docs/migration.md, Linked identities). */
+const linkedIdentity = object({
+  connection_alias: string({ minLength: 1, maxLength: 64 }),
+  upstream_subject: string({ minLength: 1, maxBytes: 255 }),
+  upstream_email: optional(string({ minLength: 1, maxBytes: 254 })),
+});
+
+/** Links one imported account may bring. */
+export const MAX_LINKED_IDENTITIES_PER_USER = 20;
+
 const auditEvent = object({
   event_type: string({ minLength: 1, maxLength: 100, printableAscii: true }),
   occurred_at: string({ minLength: 1, maxLength: 40 }),
@@ -82,6 +92,7 @@ function shape(metadataBytes: number) {
     memberships: optional(array(membership, { maxItems: 50 })),
     admin_metadata: optional(record(unknownJson(), { maxBytes: metadataBytes })),
     audit_events: optional(array(auditEvent, { maxItems: MAX_AUDIT_EVENTS_PER_USER })),
+    linked_identities: optional(array(linkedIdentity, { maxItems: MAX_LINKED_IDENTITIES_PER_USER })),
   });
   return object({
     format: literal(USER_IMPORT_FORMAT),

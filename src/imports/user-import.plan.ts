@@ -2,6 +2,7 @@
 // results): already_imported when its external id (source_system, source_id) names a live account,
 // skipped_deleted when it names an erased one, failed when an identifier is taken or an organization
 // or role is unknown, otherwise imported. Used by dry runs and, inside its transaction, by the job.
+import { type ConnectionRow, findConnectionByRef, findLinkBySubject } from '../identity-providers/index.ts';
 import { type ImportOrganization, orgRefKey, resolveImportOrganizations } from '../organizations/index.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { loadRoleGraph } from '../roles/index.ts';
@@ -23,6 +24,14 @@ export interface PlannedMembership {
   roleIds: string[];
 }
 
+/** A link to make: the connection found by its alias, the issuer taken from the connection. */
+export interface PlannedLink {
+  providerId: string;
+  issuer: string;
+  subject: string;
+  email: string | null;
+}
+
 export interface RecordPlan {
   record: PreparedRecord;
   status: RecordStatus;
@@ -30,6 +39,7 @@ export interface RecordPlan {
   userId: string | null;
   errors: RecordError[];
   memberships: PlannedMembership[];
+  links: PlannedLink[];
 }
 
 export interface ImportPlan {
@@ -87,6 +97,52 @@ function planMemberships(
   return out;
 }
 
+/** The connections the records name, by lower-case alias (an id that happens to match is not an alias). */
+async function connectionsByAlias(
+  q: Queryable,
+  realmId: string,
+  records: readonly PreparedRecord[],
+): Promise<Map<string, ConnectionRow>> {
+  const out = new Map<string, ConnectionRow>();
+  const aliases = new Set(records.flatMap((r) => r.links.map((l) => l.alias.toLowerCase())));
+  for (const alias of aliases) {
+    const c = await findConnectionByRef(q, realmId, alias);
+    if (c && c.alias.toLowerCase() === alias) out.set(alias, c);
+  }
+  return out;
+}
+
+async function planLinks(
+  q: Queryable,
+  realmId: string,
+  r: PreparedRecord,
+  connections: Map<string, ConnectionRow>,
+  errors: RecordError[],
+): Promise<PlannedLink[]> {
+  const out: PlannedLink[] = [];
+  for (const [k, l] of r.links.entries()) {
+    const c = connections.get(l.alias.toLowerCase());
+    if (!c) {
+      errors.push({
+        member: `linked_identities[${k}].connection_alias`,
+        code: 'unknown_connection',
+        detail: `no identity-provider connection with alias ${l.alias} in this realm`,
+      });
+      continue;
+    }
+    if (await findLinkBySubject(q, realmId, c.id, c.issuer, l.subject)) {
+      errors.push({
+        member: `linked_identities[${k}].upstream_subject`,
+        code: 'linked_identity_taken',
+        detail: `this upstream subject of ${c.alias} already signs in another account`,
+      });
+      continue;
+    }
+    out.push({ providerId: c.id, issuer: c.issuer, subject: l.subject, email: l.email });
+  }
+  return out;
+}
+
 export async function planImport(
   q: Queryable,
   realmId: string,
@@ -117,8 +173,13 @@ export async function planImport(
   );
   const graph = await loadRoleGraph(q, realmId);
   const ownerId = await ownerRoleId(q, realmId);
+  const connections = await connectionsByAlias(q, realmId, fresh);
   const ceiling = new Map<string, Set<string>>();
-  const plans = records.map((record): RecordPlan => {
+  const plans: RecordPlan[] = [];
+  for (const record of records) plans.push(await planRecord(record));
+  return { records: plans, ceiling };
+
+  async function planRecord(record: PreparedRecord): Promise<RecordPlan> {
     const existing = known.get(sourceKeyOf(record.sourceId));
     if (existing) {
       const deleted = existing.erased_at !== null || existing.state === 'deleted';
@@ -128,6 +189,7 @@ export async function planImport(
         userId: existing.user_id,
         errors: [],
         memberships: [],
+        links: [],
       };
     }
     const errors: RecordError[] = [];
@@ -150,15 +212,16 @@ export async function planImport(
           detail: `${pair.map((id) => graph.get(id)?.name ?? id).join(' and ')} cannot be held together`,
         });
     }
-    if (errors.length > 0) return { record, status: 'failed', userId: null, errors, memberships: [] };
+    const links = await planLinks(q, realmId, record, connections, errors);
+    if (errors.length > 0)
+      return { record, status: 'failed', userId: null, errors, memberships: [], links: [] };
     for (const m of memberships) {
       const perms = ceiling.get(m.orgId) ?? new Set<string>();
       for (const p of permissionsOfSet(graph, expand(graph, m.roleIds))) perms.add(p);
       ceiling.set(m.orgId, perms);
     }
-    return { record, status: 'imported', userId: null, errors, memberships };
-  });
-  return { records: plans, ceiling };
+    return { record, status: 'imported', userId: null, errors, memberships, links };
+  }
 }
 
 /** A record's outcome as the API reports it (dry runs say would_import for imported). */

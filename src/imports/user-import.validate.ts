@@ -39,6 +39,12 @@ export interface PreparedTotp {
   algorithm: OtpAlgorithm;
 }
 
+export interface PreparedLink {
+  alias: string;
+  subject: string;
+  email: string | null;
+}
+
 export interface PreparedRecord {
   index: number;
   sourceId: string;
@@ -47,6 +53,7 @@ export interface PreparedRecord {
   verifier: ImportedVerifier | null;
   totp: PreparedTotp | null;
   memberships: PreparedMembership[];
+  links: PreparedLink[];
   auditEvents: {
     eventType: string;
     occurredAt: Date;
@@ -212,9 +219,25 @@ function prepareRecord(doc: ImportDocument, u: ImportUser, index: number, seal: 
     return [{ eventType: e.eventType, occurredAt: new Date(t), outcome: e.outcome, data: e.data ?? {} }];
   });
 
+  const links: PreparedLink[] = (u.linkedIdentities ?? []).map((l) => ({
+    alias: l.connectionAlias,
+    subject: l.upstreamSubject,
+    email: l.upstreamEmail ?? null,
+  }));
+
   return {
     errors,
-    record: { index, sourceId: u.sourceId, user: u, identifiers, verifier, totp, memberships, auditEvents },
+    record: {
+      index,
+      sourceId: u.sourceId,
+      user: u,
+      identifiers,
+      verifier,
+      totp,
+      memberships,
+      links,
+      auditEvents,
+    },
   };
 }
 
@@ -238,6 +261,7 @@ export function prepareDocument(doc: ImportDocument, seal: Seal): PreparedDocume
   const records: PreparedRecord[] = [];
   const sourceIds = new Map<string, number>();
   const identifierOwners = new Map<string, number>();
+  const linkOwners = new Map<string, number>();
   doc.users.forEach((u, index) => {
     const prepared = prepareRecord(doc, u, index, seal);
     errors.push(...prepared.errors);
@@ -259,6 +283,19 @@ export function prepareDocument(doc: ImportDocument, seal: Seal): PreparedDocume
           detail: `record ${index} (source_id ${u.sourceId}): record ${owner} has the same ${i.type}`,
         });
       else identifierOwners.set(key, index);
+    });
+    // One upstream subject of a connection signs in one account: a second claim in the document is
+    // refused with the first, as a repeated identifier is.
+    prepared.record.links.forEach((l, k) => {
+      const key = `${l.alias.toLowerCase()}\n${l.subject}`;
+      const owner = linkOwners.get(key);
+      if (owner !== undefined)
+        errors.push({
+          field: memberOf(index, `linked_identities[${k}].upstream_subject`),
+          code: 'duplicate',
+          detail: `record ${index} (source_id ${u.sourceId}): ${owner === index ? 'this record' : `record ${owner}`} links the same upstream subject of ${l.alias}`,
+        });
+      else linkOwners.set(key, index);
     });
     records.push(prepared.record);
   });

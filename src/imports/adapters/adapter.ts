@@ -10,10 +10,30 @@ export interface SourceMembership {
   externalId?: string;
 }
 
-/** One account in service.user-import.v1 shape, memberships still in source terms. */
+/** The parameters a Firebase scrypt hash states itself (SuperTokens' `$f_scrypt$` form). */
+export interface FirebaseHashParameters {
+  saltSeparator: string;
+  rounds: number;
+  memoryCost: number;
+}
+
+/** A link to an upstream provider as the source has it; the mapping renames the alias. */
+export interface SourceLink {
+  sourceAlias: string;
+  subject: string;
+  email?: string | undefined;
+}
+
+/** One account in service.user-import.v1 shape, memberships and links still in source terms. */
 export interface ConvertedUser {
   record: Record<string, unknown>;
   memberships: SourceMembership[];
+  links?: SourceLink[];
+  /**
+   * record.password is a Firebase scrypt verifier with these parameters from its hash; it comes
+   * along only when the mapping gives the project's signer key (docs/migration.md, The mapping).
+   */
+  firebase?: FirebaseHashParameters;
   /** Carried a TOTP seed; without --import-totp it becomes required action configure_totp. */
   hasTotp: boolean;
 }
@@ -152,6 +172,22 @@ export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !=
 export const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 export const objects = (v: unknown): Json[] => arr(v).filter(isObject);
+
+/** A source link, or a loss when the export lacks the provider or the subject. */
+export function sourceLink(
+  ledger: Ledger,
+  sourceId: string,
+  alias: string | undefined,
+  subject: string | undefined,
+  name: string | undefined,
+): SourceLink[] {
+  if (!alias || !subject) {
+    ledger.dropped('linked_identities', sourceId, 'a link without its provider or upstream user id');
+    return [];
+  }
+  // The upstream's user name is kept only when it is an address, as the link shows its owner one.
+  return [{ sourceAlias: alias, subject, email: name?.includes('@') ? name : undefined }];
+}
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** A source username this service accepts as a username identifier (an email is not one). */

@@ -18,6 +18,7 @@ import {
   Ledger,
   objects,
   slugOf,
+  sourceLink,
   str,
   usableUsername,
 } from './adapter.ts';
@@ -158,8 +159,9 @@ function convertUser(
     }));
   for (const g of Array.isArray(u.groups) ? u.groups : [])
     ledger.dropped('groups', sourceId, `group membership ${String(g)}`);
-  for (const f of objects(u.federatedIdentities))
-    ledger.dropped('linked_identities', sourceId, `link to ${str(f.identityProvider) ?? 'a provider'}`);
+  const links = objects(u.federatedIdentities).flatMap((f) =>
+    sourceLink(ledger, sourceId, str(f.identityProvider), str(f.userId), str(f.userName)),
+  );
   const attributes = isObject(u.attributes) ? u.attributes : {};
   const first = str(u.firstName);
   const last = str(u.lastName);
@@ -177,7 +179,7 @@ function convertUser(
   });
   if (ledger.losses.length > before) ledger.lossy('users', sourceId, 'see the losses of this user');
   else ledger.converted('users');
-  return { record, memberships, hasTotp: totp !== undefined };
+  return { record, memberships, links, hasTotp: totp !== undefined };
 }
 
 export const keycloakAdapter: Adapter = {

@@ -1,23 +1,46 @@
 // From a conversion to what is posted (spec doc 2, "Migration adapters" rules 2 and 4): the
 // reviewed mapping of organizations to slugs and source roles to organization roles, the
 // user-import documents in batches, the counts the reconciliation expects, and the report.
-import { type Adapter, AdapterError, type Conversion, isObject, type Json, TALLY_KINDS } from './adapter.ts';
+import {
+  type Adapter,
+  AdapterError,
+  type Conversion,
+  isObject,
+  type Json,
+  type Loss,
+  MAX_LOSSES_KEPT,
+  TALLY_KINDS,
+} from './adapter.ts';
 
 export const MAPPING_FORMAT = 'service.migration-mapping.v1';
 export const REPORT_FORMAT = 'service.migration-report.v1';
 export const IMPORT_FORMAT = 'service.user-import.v1';
 
-/** organizations: external id -> {slug}; roles: source role key -> organization role names. */
+/**
+ * organizations: external id -> {slug}; roles: source role key -> organization role names;
+ * identity_providers: source provider alias -> the alias of this realm's connection (null leaves it).
+ */
 export interface Mapping {
   organizations: Record<string, { slug?: string }>;
   roles: Record<string, string[]>;
+  identityProviders: Record<string, string | null>;
+  /** The Firebase project's parameters for firebase_scrypt hashes; the signer key is a secret. */
+  firebaseScrypt?: FirebaseProject;
+}
+
+/** As the user-import document's password_hash_parameters.firebase_scrypt, members optional but the key. */
+export interface FirebaseProject {
+  signer_key: string;
+  salt_separator?: string;
+  rounds?: number;
+  memory_cost?: number;
 }
 
 /** Source role keys that mean "a plain member" in each adapter map to the built-in member role. */
 const MEMBER_KEYS = new Set(['organization:member', 'tenant:member']);
 
 export function defaultMapping(): Mapping {
-  return { organizations: {}, roles: {} };
+  return { organizations: {}, roles: {}, identityProviders: {} };
 }
 
 /** The template --write-mapping-template writes: every organization and source role, to review. */
@@ -30,6 +53,47 @@ export function mappingTemplate(c: Conversion): Json {
     roles: Object.fromEntries(
       [...c.sourceRoles.keys()].sort().map((k) => [k, MEMBER_KEYS.has(k) ? ['member'] : []]),
     ),
+    // Each source provider proposes a connection of the same alias; a reviewer renames or nulls it.
+    identity_providers: Object.fromEntries(
+      [...new Set(c.users.flatMap((u) => (u.links ?? []).map((l) => l.sourceAlias)))]
+        .sort()
+        .map((a) => [a, a]),
+    ),
+    // Firebase scrypt hashes need the project's signer key, which no export carries: fill it in.
+    ...(c.users.some((u) => u.firebase)
+      ? { password_hash_parameters: { firebase_scrypt: { signer_key: null } } }
+      : {}),
+  };
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function readFirebaseProject(v: unknown): FirebaseProject | undefined {
+  if (v === undefined || v === null) return undefined;
+  const at = 'mapping.password_hash_parameters.firebase_scrypt';
+  if (!isObject(v)) throw new AdapterError(at, 'invalid', 'an object with signer_key');
+  if (v.signer_key === null || v.signer_key === undefined) return undefined;
+  if (typeof v.signer_key !== 'string' || v.signer_key === '' || !BASE64.test(v.signer_key))
+    throw new AdapterError(`${at}.signer_key`, 'invalid', "the project's base64 signer key");
+  if (
+    v.salt_separator !== undefined &&
+    (typeof v.salt_separator !== 'string' || !BASE64.test(v.salt_separator))
+  )
+    throw new AdapterError(`${at}.salt_separator`, 'invalid', 'base64');
+  const int = (name: 'rounds' | 'memory_cost', max: number) => {
+    const n = v[name];
+    if (n === undefined) return undefined;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > max)
+      throw new AdapterError(`${at}.${name}`, 'invalid', `an integer 1..${max}`);
+    return n;
+  };
+  const rounds = int('rounds', 32);
+  const memoryCost = int('memory_cost', 20);
+  return {
+    signer_key: v.signer_key,
+    ...(typeof v.salt_separator === 'string' ? { salt_separator: v.salt_separator } : {}),
+    ...(rounds !== undefined ? { rounds } : {}),
+    ...(memoryCost !== undefined ? { memory_cost: memoryCost } : {}),
   };
 }
 
@@ -55,6 +119,19 @@ export function readMapping(doc: unknown): Mapping {
       throw new AdapterError(`mapping.roles.${key}`, 'invalid', 'a role name or a list of them');
     out.roles[key] = list as string[];
   }
+  const providers = doc.identity_providers;
+  for (const [alias, v] of Object.entries(isObject(providers) ? providers : {})) {
+    if (v !== null && (typeof v !== 'string' || v.length === 0 || v.length > 64))
+      throw new AdapterError(
+        `mapping.identity_providers.${alias}`,
+        'invalid',
+        "the alias of this realm's connection, or null",
+      );
+    out.identityProviders[alias] = v;
+  }
+  const hashParameters = isObject(doc.password_hash_parameters) ? doc.password_hash_parameters : {};
+  const firebase = readFirebaseProject(hashParameters.firebase_scrypt);
+  if (firebase) out.firebaseScrypt = firebase;
   return out;
 }
 
@@ -92,6 +169,10 @@ export interface Built {
   mappedRoles: string[];
   /** Source role keys with no mapping: their memberships arrive without those roles. */
   unmappedRoles: string[];
+  /** Links carried into the documents, and those left behind for want of a mapped alias. */
+  links: { carried: number; left: Loss[] };
+  /** Firebase scrypt verifiers left behind (no signer key, or parameters other than the project's). */
+  firebaseLeft: Loss[];
 }
 
 /** Roles of a source membership through the mapping; the member keys default to member. */
@@ -111,8 +192,45 @@ export function buildDocuments(c: Conversion, mapping: Mapping, o: DocumentOptio
   };
   const handed = new Set<string>();
   const unmapped = new Set<string>();
+  const links: Built['links'] = { carried: 0, left: [] };
+  const firebaseLeft: Loss[] = [];
+  const project = firebaseProject(c, mapping);
+  let firebaseCarried = false;
   const records = c.users.map((u) => {
     const record: Json = { ...u.record };
+    if (u.firebase) {
+      const why = !project
+        ? "Firebase scrypt needs the project's signer key: give it in the mapping's password_hash_parameters.firebase_scrypt"
+        : u.firebase.rounds !== project.rounds ||
+            u.firebase.memoryCost !== project.memory_cost ||
+            u.firebase.saltSeparator !== project.salt_separator
+          ? "the hash's rounds, memory cost or salt separator differ from the project's"
+          : null;
+      if (why) {
+        delete record.password;
+        firebaseLeft.push({ kind: 'password_verifiers', source_id: String(record.source_id), reason: why });
+      } else firebaseCarried = true;
+    }
+    const carried = (u.links ?? []).flatMap((l) => {
+      const alias = mapping.identityProviders[l.sourceAlias];
+      if (!alias) {
+        links.left.push({
+          kind: 'linked_identities',
+          source_id: String(record.source_id),
+          reason: `provider ${l.sourceAlias} has no connection in the mapping's identity_providers`,
+        });
+        return [];
+      }
+      return [
+        {
+          connection_alias: alias,
+          upstream_subject: l.subject,
+          ...(l.email ? { upstream_email: l.email } : {}),
+        },
+      ];
+    });
+    links.carried += carried.length;
+    if (carried.length > 0) record.linked_identities = carried;
     if (u.hasTotp && !o.importTotp) {
       // spec doc 2, Migration adapters, --import-totp: without it the user enrolls again.
       delete record.totp;
@@ -150,9 +268,33 @@ export function buildDocuments(c: Conversion, mapping: Mapping, o: DocumentOptio
         : {}),
       ...(o.importTotp ? { import_totp: true } : {}),
       ...(o.allowOwnerRoles ? { allow_owner_roles: true } : {}),
+      ...(project && firebaseCarried ? { password_hash_parameters: { firebase_scrypt: project } } : {}),
       users,
     });
-  return { documents, expected, mappedRoles: [...handed].sort(), unmappedRoles: [...unmapped].sort() };
+  return {
+    documents,
+    expected,
+    mappedRoles: [...handed].sort(),
+    unmappedRoles: [...unmapped].sort(),
+    links,
+    firebaseLeft,
+  };
+}
+
+/**
+ * The Firebase project's parameters: the mapping's signer key, and its salt separator, rounds and
+ * memory cost or else those the first Firebase hash states.
+ */
+function firebaseProject(c: Conversion, mapping: Mapping): Required<FirebaseProject> | undefined {
+  const given = mapping.firebaseScrypt;
+  const first = c.users.find((u) => u.firebase)?.firebase;
+  if (!given || !first) return undefined;
+  return {
+    signer_key: given.signer_key,
+    salt_separator: given.salt_separator ?? first.saltSeparator,
+    rounds: given.rounds ?? first.rounds,
+    memory_cost: given.memory_cost ?? first.memoryCost,
+  };
 }
 
 /** Records in order, at most `size` and (unless one alone is larger) `bytes` of JSON per batch. */
@@ -182,6 +324,12 @@ export function conversionReport(adapter: Adapter, c: Conversion, sourceSystem: 
   for (const [key, n] of c.sourceRoles)
     if (built.unmappedRoles.includes(key)) c.tally.roles.not_carried += n;
     else c.tally.roles.converted += n;
+  c.tally.linked_identities.converted = built.links.carried;
+  c.tally.linked_identities.not_carried += built.links.left.length;
+  for (const loss of built.links.left) if (c.losses.length < MAX_LOSSES_KEPT) c.losses.push(loss);
+  c.tally.password_verifiers.converted -= built.firebaseLeft.length;
+  c.tally.password_verifiers.not_carried += built.firebaseLeft.length;
+  for (const loss of built.firebaseLeft) if (c.losses.length < MAX_LOSSES_KEPT) c.losses.push(loss);
   return {
     format: REPORT_FORMAT,
     adapter: adapter.name,

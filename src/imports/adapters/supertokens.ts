@@ -15,11 +15,14 @@ import {
   checkVersion,
   compact,
   countRoles,
+  type FirebaseHashParameters,
   isObject,
   type Json,
   Ledger,
   objects,
+  type SourceLink,
   slugOf,
+  sourceLink,
   str,
 } from './adapter.ts';
 
@@ -37,14 +40,37 @@ function passwordOf(method: Json, ledger: Ledger, sourceId: string): Json | unde
     ledger.converted('password_verifiers');
     return { format: 'phc', hash };
   }
+  if (algorithm === 'firebase_scrypt' || hash.startsWith('$f_scrypt$')) {
+    const firebase = firebaseHash(hash);
+    if (firebase) {
+      // Counted as converted here; buildDocuments leaves it behind without the signer key.
+      ledger.converted('password_verifiers');
+      return firebase;
+    }
+    ledger.dropped('password_verifiers', sourceId, 'a Firebase scrypt hash not in the $f_scrypt$ form');
+    return undefined;
+  }
   ledger.dropped(
     'password_verifiers',
     sourceId,
-    algorithm === 'firebase_scrypt' || hash.startsWith('$f_scrypt$')
-      ? 'Firebase scrypt needs the signer key: import these users with a user-import document'
-      : `password hash scheme ${algorithm || hash.split('$')[1] || 'unknown'}`,
+    `password hash scheme ${algorithm || hash.split('$')[1] || 'unknown'}`,
   );
   return undefined;
+}
+
+/**
+ * The core's Firebase form `$f_scrypt$<hash>$<salt>$m=<memory cost>$r=<rounds>$s=<salt separator>`
+ * (base64 never contains `$`): the verifier and the parameters the hash states.
+ */
+function firebaseHash(v: string): (Json & { firebase: FirebaseHashParameters }) | undefined {
+  const [, scheme, hash, salt, ...rest] = v.split('$');
+  const params = new Map(rest.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]));
+  const rounds = Number(params.get('r'));
+  const memoryCost = Number(params.get('m'));
+  const saltSeparator = params.get('s');
+  if (scheme !== 'f_scrypt' || !hash || !salt || saltSeparator === undefined) return undefined;
+  if (!Number.isInteger(rounds) || !Number.isInteger(memoryCost)) return undefined;
+  return { format: 'firebase_scrypt', hash, salt, firebase: { saltSeparator, rounds, memoryCost } };
 }
 
 interface Ctx extends ConversionOptions {
@@ -97,15 +123,23 @@ function convertUser(raw: Json, ctx: Ctx, ledger: Ledger, withHashes: boolean): 
     return null;
   }
   let password: Json | undefined;
+  const links: SourceLink[] = [];
   for (const m of methods) {
     const recipe = str(m.recipeId);
     if (recipe === 'emailpassword') password ??= passwordOf(m, ledger, sourceId);
-    else if (recipe === 'thirdparty')
-      ledger.dropped(
-        'linked_identities',
-        sourceId,
-        `link to ${str(isObject(m.thirdParty) ? m.thirdParty.id : m.thirdPartyId) ?? 'a provider'}`,
+    else if (recipe === 'thirdparty') {
+      // The bulk-import shape has thirdPartyId and thirdPartyUserId; the core API's {thirdParty: {id, userId}}.
+      const third = isObject(m.thirdParty) ? m.thirdParty : {};
+      links.push(
+        ...sourceLink(
+          ledger,
+          sourceId,
+          str(m.thirdPartyId) ?? str(third.id),
+          str(m.thirdPartyUserId) ?? str(third.userId),
+          str(m.email),
+        ),
       );
+    }
   }
   const actions: string[] = [];
   if (!withHashes && methods.some((m) => str(m.recipeId) === 'emailpassword')) {
@@ -131,11 +165,12 @@ function convertUser(raw: Json, ctx: Ctx, ledger: Ledger, withHashes: boolean): 
       sourceRoles: [SUPERTOKENS_MEMBER_ROLE, ...roles.map((r) => `role:${r}`)],
     }));
   const metadata = isObject(u.userMetadata) ? u.userMetadata : {};
+  const { firebase, ...verifier } = password ?? {};
   const record = compact({
     source_id: sourceId,
     identifiers,
     required_actions: actions.length > 0 ? actions : undefined,
-    password,
+    password: password ? verifier : undefined,
     totp: device
       ? compact({
           secret: device.secretKey,
@@ -157,7 +192,13 @@ function convertUser(raw: Json, ctx: Ctx, ledger: Ledger, withHashes: boolean): 
   });
   if (ledger.losses.length > before) ledger.lossy('users', sourceId, 'see the losses of this user');
   else ledger.converted('users');
-  return { record, memberships, hasTotp: device !== undefined };
+  return {
+    record,
+    memberships,
+    links,
+    hasTotp: device !== undefined,
+    ...(firebase ? { firebase: firebase as FirebaseHashParameters } : {}),
+  };
 }
 
 export const supertokensAdapter: Adapter = {

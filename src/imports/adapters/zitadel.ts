@@ -3,7 +3,8 @@
 // adapters"; docs/migration.md, ZITADEL). The export states no version, so --source-version is
 // required. Each organization becomes one; its human users become accounts and members of it,
 // with their org-member roles and project grants as source role keys for the mapping. Machine
-// users, linked identities and projects are reported as not carried.
+// users and projects are reported as not carried; identity-provider links (userLinks) come along
+// under the mapping's identity_providers section.
 import {
   type Adapter,
   AdapterError,
@@ -18,6 +19,7 @@ import {
   Ledger,
   objects,
   slugOf,
+  sourceLink,
   str,
   usableUsername,
 } from './adapter.ts';
@@ -89,8 +91,12 @@ function convertOrg(
   const users: ConvertedUser[] = [];
   for (const m of objects(org.machineUsers))
     ledger.dropped('users', str(m.userId) ?? '?', 'machine users become service principals, not accounts');
-  for (const link of objects(org.userLinks))
-    ledger.dropped('linked_identities', str(link.userId) ?? '?', 'identity-provider links are not carried');
+  const linksOf = new Map<string, Json[]>();
+  for (const link of objects(org.userLinks)) {
+    const list = linksOf.get(str(link.userId) ?? '') ?? [];
+    list.push(link);
+    linksOf.set(str(link.userId) ?? '', list);
+  }
   for (const p of objects(org.projects))
     ledger.dropped('clients', str(p.projectId) ?? '?', 'projects are configured, not migrated');
   for (const h of objects(org.humanUsers)) {
@@ -142,12 +148,24 @@ function convertOrg(
       ...(orgRoles.get(sourceId) ?? []),
       ...(grants.get(sourceId) ?? []),
     ];
+    const links = (linksOf.get(sourceId) ?? []).flatMap((l) =>
+      sourceLink(ledger, sourceId, str(l.idpId), str(l.providedUserId), str(l.providedUserName)),
+    );
+    linksOf.delete(sourceId);
     users.push({
       record,
       memberships: [{ organizationExternalId: organization.externalId, sourceRoles }],
+      links,
       hasTotp: otp !== undefined,
     });
   }
+  for (const [userId, list] of linksOf)
+    ledger.dropped(
+      'linked_identities',
+      userId || '?',
+      'a link of a user this export does not carry',
+      list.length,
+    );
   return { organization, users };
 }
 

@@ -5,7 +5,7 @@
 // gave, not the public origin, so a server reached through a tunnel or a proxy works the same.
 import { decodeJwt } from 'jose';
 import { CLI_CLIENT_ID } from '../../clients/builtin-clients.ts';
-import { CliError } from './cli-error.ts';
+import { CliError, SignInEnded } from './cli-error.ts';
 import { readStore, type StoredCredential, withStoreLock, writeStore } from './credentials-store.ts';
 
 const TIMEOUT_MS = 20_000;
@@ -123,7 +123,7 @@ export async function exchangeCode(x: CodeExchange, now: Date): Promise<TokenSet
 }
 
 const loginAgain = (c: StoredCredential, why: string) =>
-  new CliError(`${why}: run identity-cli login --realm ${c.realm} --server ${c.server}`);
+  new SignInEnded(`${why}: run identity-cli login --realm ${c.realm} --server ${c.server}`);
 
 async function refresh(c: StoredCredential, now: Date): Promise<StoredCredential> {
   if (!c.refreshToken) throw loginAgain(c, `the sign-in to realm ${c.realm} has expired`);

@@ -4,7 +4,7 @@
 // never on 4xx), the job polled every second, and the reconciliation.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { adminRequest, problemSummary, responseBody, type StoredSignIn } from './admin-api.ts';
-import { CliError } from './cli-error.ts';
+import { CliError, SignInEnded } from './cli-error.ts';
 
 type Body = Record<string, unknown>;
 export const RETRIES = 3;
@@ -34,6 +34,11 @@ export class MigrationApi {
         if (res.status < 500) return { status: res.status, body: (answer ?? {}) as Body };
         last = problemSummary(res.status, answer);
       } catch (e) {
+        // A sign-in whose session ended fails every retry alike: stop now and say how to go on.
+        if (e instanceof SignInEnded)
+          throw new SignInEnded(
+            `${e.message}, then run the same identity-cli migrate-from command again: the batches imported so far answer already_imported and the run goes on with the rest`,
+          );
         last = (e as Error).message;
       }
     }
