@@ -487,7 +487,7 @@ describe('edge › value errors of every JSON body', () => {
       await (await request(r.method, path, ssfAuth, { walk_probe: 1 })).body?.cancel();
       observeBodyDecoding(null);
       const decoder = decoders[0];
-      if (!decoder || decoder.spec.kind !== 'object') {
+      if (decoder?.spec.kind !== 'object') {
         wrong.push(`${route}: no body decoder reached`);
         continue;
       }
