@@ -68,7 +68,8 @@ select
   exists (select 1 from signin_challenges where realm_id = $1 and transaction_id = $5
            and purpose = 'password_reset' and consumed_at is not null) as reset_proved,
   (select state from registration_approvals where realm_id = $1 and user_id = $2::text) as approval,
-  exists (select 1 from terms_acceptances where realm_id = $1 and user_id = $2::text and version = $7) as accepted`;
+  exists (select 1 from terms_acceptances where realm_id = $1 and user_id = $2::text and version = $7) as accepted,
+  exists (select 1 from client_registrations where realm_id = $1 and client_row_id = $8) as third_party`;
 
 interface AccountJson {
   id: string;
@@ -95,6 +96,7 @@ interface AccountRow {
   reset_proved: boolean;
   approval: string | null;
   accepted: boolean;
+  third_party: boolean;
 }
 
 function userFacts(u: AccountJson): UserFacts {
@@ -120,6 +122,7 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     t.id,
     input.now,
     version ?? '',
+    input.client.id,
   ]);
   const account = jsonColumn<AccountJson | null>(row.account);
   const user = account ? userFacts(account) : null;
@@ -142,7 +145,11 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     webauthnAllowed: webauthnFactorAllowed(input.policy),
     adminPhishingResistant: policyValue(input.policy, 'mfa', 'admin_phishing_resistant') === true,
     privileged: !!user && row.privileged,
-    client: { consentMode: input.client.consent_mode, requireMfa: input.client.require_mfa },
+    client: {
+      consentMode: input.client.consent_mode,
+      requireMfa: input.client.require_mfa,
+      thirdParty: row.third_party,
+    },
     mfaRequirement: policyValue(input.policy, 'mfa', 'requirement') === 'required' ? 'required' : 'optional',
     adminAudienceRequested:
       t.resources.includes(input.adminAudience) || t.resources.includes('builtin:admin'),
