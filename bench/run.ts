@@ -10,7 +10,9 @@
 //      directory, written when it stops, and its top functions by self time in the report).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import {
@@ -79,6 +81,36 @@ for (const sc of SCENARIOS) {
 const INTROSPECT_TOKENS = 2000;
 const PEER_INTROSPECT_TOKENS = 500;
 const PROFILE = process.env.PROFILE === '1';
+/** TRACING=<ratio> runs the server with OpenTelemetry tracing on at that sampling ratio. */
+const TRACING = process.env.TRACING === undefined ? null : Number(process.env.TRACING);
+if (TRACING !== null && !(TRACING >= 0 && TRACING <= 1)) {
+  process.stderr.write('TRACING must be a sampling ratio from 0 to 1\n');
+  process.exit(2);
+}
+
+/**
+ * The OTLP/HTTP collector of a TRACING run: answers every export at once and counts what came, so
+ * the server pays for building and sending spans and nothing else.
+ */
+async function startTraceSink(): Promise<{
+  url: string;
+  stats: { exports: number; bytes: number };
+  close(): void;
+}> {
+  const stats = { exports: 0, bytes: 0 };
+  const server = createHttpServer((req, res) => {
+    req.on('data', (c: Buffer) => {
+      stats.bytes += c.length;
+    });
+    req.on('end', () => {
+      stats.exports++;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/v1/traces`, stats, close: () => server.close() };
+}
 
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const runDir = join(WORK_DIR, `run-${stamp}`);
@@ -495,9 +527,16 @@ async function main(): Promise<void> {
   );
 
   const servers: Server[] = [];
+  let traceSink: Awaited<ReturnType<typeof startTraceSink>> | null = null;
   const profileDir = join(runDir, 'profile');
   try {
     const port = await freePort();
+    traceSink = TRACING === null ? null : await startTraceSink();
+    out(
+      TRACING === null
+        ? 'tracing: off'
+        : `tracing: on, sampling ratio ${TRACING}, OTLP sink ${traceSink?.url}`,
+    );
     // The server runs compiled, as a deployment does: an incremental build of src/ into dist/.
     const build = spawnSync(
       process.execPath,
@@ -517,7 +556,17 @@ async function main(): Promise<void> {
         ...(PROFILE ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
         join(BENCH_DIR, 'server.mjs'),
         '--overrides',
-        JSON.stringify(benchOverrides({ databaseUrl: cluster.url, rootKeyFile, port })),
+        JSON.stringify({
+          ...benchOverrides({ databaseUrl: cluster.url, rootKeyFile, port }),
+          ...(traceSink
+            ? {
+                'observability.tracing.enabled': true,
+                'observability.tracing.endpoint': traceSink.url,
+                'observability.tracing.sampling_ratio': TRACING,
+                'delivery.egress_allowlist': '127.0.0.1/32',
+              }
+            : {}),
+        }),
         '--port',
         String(port),
       ],
@@ -1043,6 +1092,10 @@ async function main(): Promise<void> {
     await sqlClient?.end().catch(() => {});
     sqlClient = null;
     for (const sv of servers) await stopChild(sv.child);
+    if (traceSink) {
+      out(`trace sink: ${traceSink.stats.exports} exports, ${f0(traceSink.stats.bytes / 1024)} KiB`);
+      traceSink.close();
+    }
     await cluster.stop();
     cluster = null;
     out(

@@ -1,6 +1,7 @@
 // Audit records are written inside the caller's transaction, so a failed audit write fails the
 // whole use case. An entry carrying a security signal also raises a security.alert event.
-import { addEvent } from '../events/index.ts';
+import type { EventType } from '../events/catalog.ts';
+import { addEvent, eventInsert, type NewEvent } from '../events/index.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import type { AuditEntry, SecuritySignal } from './audit.types.ts';
@@ -17,34 +18,37 @@ export function onSecuritySignal(listener: SignalListener): () => void {
   return () => signalListeners.delete(listener);
 }
 
+const AUDIT_INSERT = `insert into audit_events (id, realm_id, occurred_at, type, category, outcome, actor_type,
+       actor_id, subject_type, subject_id, target_type, target_id, org_id, correlation_id, signal, reason, data,
+       corrects_event_id)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`;
+
+function auditParams(id: string, e: AuditEntry, occurredAt: Date): unknown[] {
+  return [
+    id,
+    e.realmId,
+    occurredAt,
+    e.type,
+    e.category,
+    e.outcome ?? 'success',
+    e.actor.type,
+    e.actor.id,
+    e.subject?.type ?? null,
+    e.subject?.id ?? null,
+    e.target?.type ?? null,
+    e.target?.id ?? null,
+    e.orgId ?? null,
+    e.correlationId ?? null,
+    e.signal ?? null,
+    e.reason ?? null,
+    JSON.stringify(e.data ?? {}),
+    e.correctsEventId ?? null,
+  ];
+}
+
 export async function recordAudit(tx: Tx, e: AuditEntry, occurredAt: Date): Promise<string> {
   const id = newId('aud', occurredAt.getTime());
-  await tx.query(
-    `insert into audit_events (id, realm_id, occurred_at, type, category, outcome, actor_type, actor_id,
-       subject_type, subject_id, target_type, target_id, org_id, correlation_id, signal, reason, data,
-       corrects_event_id)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-    [
-      id,
-      e.realmId,
-      occurredAt,
-      e.type,
-      e.category,
-      e.outcome ?? 'success',
-      e.actor.type,
-      e.actor.id,
-      e.subject?.type ?? null,
-      e.subject?.id ?? null,
-      e.target?.type ?? null,
-      e.target?.id ?? null,
-      e.orgId ?? null,
-      e.correlationId ?? null,
-      e.signal ?? null,
-      e.reason ?? null,
-      JSON.stringify(e.data ?? {}),
-      e.correctsEventId ?? null,
-    ],
-  );
+  await tx.query(AUDIT_INSERT, auditParams(id, e, occurredAt));
   if (e.signal && e.realmId) {
     await addEvent(tx, {
       realmId: e.realmId,
@@ -64,4 +68,24 @@ export async function recordAudit(tx: Tx, e: AuditEntry, occurredAt: Date): Prom
     for (const listener of signalListeners) listener(e.signal);
   }
   return id;
+}
+
+/**
+ * An audit record and an outbox event of the same change, in one statement (a sign-in writes both
+ * on its hot path). An entry with a security signal takes recordAudit's way, which adds its alert.
+ */
+export async function recordAuditWithEvent<T extends EventType>(
+  tx: Tx,
+  e: AuditEntry,
+  event: NewEvent<T>,
+  occurredAt: Date,
+): Promise<void> {
+  if (e.signal) {
+    await recordAudit(tx, e, occurredAt);
+    await addEvent(tx, event);
+    return;
+  }
+  const params = auditParams(newId('aud', occurredAt.getTime()), e, occurredAt);
+  const insert = eventInsert(event, params.length + 1);
+  await tx.query(`with audit as (${AUDIT_INSERT}) ${insert.sql}`, [...params, ...insert.params]);
 }

@@ -10,7 +10,7 @@ import type { EventData, EventType } from '../events/catalog.ts';
 import { addEvent } from '../events/index.ts';
 import type { Call } from '../kernel/call.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
-import { recordAudit } from './audit.repo.ts';
+import { recordAudit, recordAuditWithEvent } from './audit.repo.ts';
 import type { AuditEntry, AuditType } from './audit.types.ts';
 
 /** What an audit record says beyond what the Call supplies. */
@@ -26,35 +26,39 @@ export interface Recorder {
   audit(type: AuditType, about: AuditAbout): Promise<string>;
   /** Adds one outbox event now, in the transaction; orgId goes on the envelope. Returns its id. */
   event<T extends EventType>(type: T, data: EventData[T], orgId?: string | null): Promise<string>;
+  /** audit, then event, written by one statement (orgId, when given, on both). */
+  auditWithEvent<T extends EventType>(
+    type: AuditType,
+    about: AuditAbout,
+    event: { type: T; data: EventData[T] },
+  ): Promise<void>;
 }
 
 /** The recorder of a transaction already open, for `*InTx` variants that compose into larger changes. */
 export function recorder(tx: Tx, call: Call): Recorder {
   const correlation = call.correlationId ? { correlationId: call.correlationId } : {};
+  const entry = (type: AuditType, { orgId, reason, ...about }: AuditAbout): AuditEntry => ({
+    ...about,
+    realmId: call.realmId,
+    type,
+    actor: call.actor,
+    ...(orgId ? { orgId } : {}),
+    ...correlation,
+    ...(reason === null || reason === undefined ? {} : { reason }),
+  });
+  const newEvent = <T extends EventType>(type: T, data: EventData[T], orgId?: string | null) => ({
+    realmId: call.realmId,
+    type,
+    occurredAt: call.now,
+    ...(orgId ? { orgId } : {}),
+    ...correlation,
+    data,
+  });
   return {
-    audit: (type, { orgId, reason, ...about }) =>
-      recordAudit(
-        tx,
-        {
-          ...about,
-          realmId: call.realmId,
-          type,
-          actor: call.actor,
-          ...(orgId ? { orgId } : {}),
-          ...correlation,
-          ...(reason === null || reason === undefined ? {} : { reason }),
-        },
-        call.now,
-      ),
-    event: (type, data, orgId) =>
-      addEvent(tx, {
-        realmId: call.realmId,
-        type,
-        occurredAt: call.now,
-        ...(orgId ? { orgId } : {}),
-        ...correlation,
-        data,
-      }),
+    audit: (type, about) => recordAudit(tx, entry(type, about), call.now),
+    event: (type, data, orgId) => addEvent(tx, newEvent(type, data, orgId)),
+    auditWithEvent: (type, about, event) =>
+      recordAuditWithEvent(tx, entry(type, about), newEvent(event.type, event.data, about.orgId), call.now),
   };
 }
 

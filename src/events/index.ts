@@ -3,7 +3,7 @@
 // Other folders reach this context's tables through this file, never through its *.repo.ts files
 // (docs/architecture.md, import rules).
 export { EVENT_TYPES, isEventType } from './catalog.ts';
-export { addEvent, oldestPendingSeconds } from './outbox.repo.ts';
+export { addEvent, eventInsert, type NewEvent, oldestPendingSeconds } from './outbox.repo.ts';
 export {
   cleanupOutbox,
   dispatchOutbox,

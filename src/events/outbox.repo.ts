@@ -20,14 +20,36 @@ export interface NewEvent<T extends EventType> {
   correlationId?: string;
 }
 
-export async function addEvent<T extends EventType>(tx: Tx, e: NewEvent<T>): Promise<string> {
+/**
+ * The insert of one event with its parameters numbered from `first`, so another statement can
+ * carry it (audit.repo.ts writes an audit record and its event in one statement).
+ */
+export function eventInsert<T extends EventType>(
+  e: NewEvent<T>,
+  first = 1,
+): { id: string; sql: string; params: unknown[] } {
   const id = newId('obx', e.occurredAt.getTime());
-  await tx.query(
-    `insert into outbox (realm_id, id, event_type, event_version, occurred_at, org_id, correlation_id, data)
-     values ($1, $2, $3, 1, $4, $5, $6, $7)`,
-    [e.realmId, id, e.type, e.occurredAt, e.orgId ?? null, e.correlationId ?? null, JSON.stringify(e.data)],
-  );
-  return id;
+  const n = (i: number) => `$${first + i}`;
+  return {
+    id,
+    sql: `insert into outbox (realm_id, id, event_type, event_version, occurred_at, org_id, correlation_id, data)
+     values (${n(0)}, ${n(1)}, ${n(2)}, 1, ${n(3)}, ${n(4)}, ${n(5)}, ${n(6)})`,
+    params: [
+      e.realmId,
+      id,
+      e.type,
+      e.occurredAt,
+      e.orgId ?? null,
+      e.correlationId ?? null,
+      JSON.stringify(e.data),
+    ],
+  };
+}
+
+export async function addEvent<T extends EventType>(tx: Tx, e: NewEvent<T>): Promise<string> {
+  const insert = eventInsert(e);
+  await tx.query(insert.sql, insert.params);
+  return insert.id;
 }
 
 /** Age in seconds of the oldest event not yet dispatched; 0 when none. */

@@ -5,11 +5,12 @@
 // so a job's effects and its final state commit once, whoever ran it.
 import { createHash } from 'node:crypto';
 import { recorder } from '../audit/index.ts';
-import type { Actor, ActorType } from '../kernel/call.ts';
+import { type Actor, type ActorType, workerRun } from '../kernel/call.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db } from '../platform/db/db.ts';
 import type { Logger } from '../platform/log.ts';
+import { inSpan } from '../platform/tracing.ts';
 import { afterFailure, overAttemptLimit } from '../platform/work-queue/retry.ts';
 import { findLiveOrganization, standingOf } from '../roles/index.ts';
 import {
@@ -100,7 +101,17 @@ export class JobRunner<D extends JobRunnerDeps> {
       ),
     );
     if (!job) return null;
-    const end = await this.#run(job, now);
+    const runId = workerRun.getStore()?.runId;
+    const end = await inSpan(
+      `job ${job.type}`,
+      'internal',
+      {
+        'proudauth.job_type': job.type,
+        'proudauth.job_id': job.id,
+        ...(runId ? { 'proudauth.run_id': runId } : {}),
+      },
+      () => this.#run(job, now),
+    );
     this.#deps.jobEnded?.(job.type, end);
     return end;
   }

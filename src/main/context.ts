@@ -19,14 +19,17 @@ import type { Db } from '../platform/db/db.ts';
 import { loadEmbeddedDriver } from '../platform/db/embedded-driver.ts';
 import { loadMigrations, type Migration } from '../platform/db/migrate.ts';
 import { openPostgres } from '../platform/db/pg.ts';
+import { tracedDb } from '../platform/db/traced-db.ts';
 import { createLogger, type Logger } from '../platform/log.ts';
 import { Metrics } from '../platform/metrics.ts';
 import { OutboundHttp, type Resolver, systemResolver } from '../platform/net/outbound-http.ts';
+import { tracer } from '../platform/tracing.ts';
 import { RealmCache } from '../realms/realm-cache.ts';
 import type { ChallengeProvider } from '../signin/signin.deps.ts';
 import { PasswordHasher } from '../users/password-hasher.ts';
 import { buildMailer, buildSmsSender } from './delivery.ts';
 import { throttledWarning } from './throttled-warning.ts';
+import { startTracing } from './tracing-start.ts';
 
 export interface AppContext extends ApiDeps {
   config: Config;
@@ -37,6 +40,11 @@ export interface AppContext extends ApiDeps {
   clock: Clock;
   log: Logger;
   metrics: Metrics;
+  /**
+   * Stops counting security signals of this process into `metrics`: a one-shot command calls it
+   * when done, so a command run inside another process (a test's) leaves no listener behind.
+   */
+  detachSignals(): void;
   keyStore: KeyStore;
   /** Offline verification of this service's own access tokens (the live checks come on top). */
   tokenVerifier: AccessTokenVerifier;
@@ -148,14 +156,16 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     opts.servesMetrics === false ? { kind: 'unresolvable' } : await resolveMetricsAuth(config, env, log);
   const metrics = new Metrics();
   // Every security.alert written counts once under its signal (spec doc 2, Metrics).
-  onSecuritySignal((signal) => metrics.securitySignals.inc({ signal }));
-  const db = opts.db ?? (await openDatabase(config, log));
+  const detachSignals = onSecuritySignal((signal) => metrics.securitySignals.inc({ signal }));
+  const resolver = opts.resolver ?? systemResolver;
+  const outbound = new OutboundHttp({ resolver });
+  await startTracing(config, outbound, log);
+  const untracedDb = opts.db ?? (await openDatabase(config, log));
+  const db = tracer() === null ? untracedDb : tracedDb(untracedDb);
   const clock = opts.clock ?? systemClock;
   const keyStore = new KeyStore(db, root, clock);
   const mailer = await buildMailer(config, env, opts.announceMail ?? (() => {}));
   const sms = await buildSmsSender(config, env, opts.announceMail ?? (() => {}));
-  const resolver = opts.resolver ?? systemResolver;
-  const outbound = new OutboundHttp({ resolver });
   return {
     config,
     db,
@@ -165,6 +175,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     clock,
     log,
     metrics,
+    detachSignals,
     keyStore,
     realms: new RealmCache(db, clock),
     grantTypeControls: new GrantTypeControls(db, clock),

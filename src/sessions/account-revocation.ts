@@ -44,7 +44,11 @@ export async function newTokensLiveFrom(
   userId: string,
   now: Date,
 ): Promise<Date> {
-  const revokedBefore = await accountRevokedBefore(q, realmId, userId);
+  return tokensLiveFromRevocation(await accountRevokedBefore(q, realmId, userId), now);
+}
+
+/** newTokensLiveFrom for a revocation record read already (null: the account has none). */
+export function tokensLiveFromRevocation(revokedBefore: Date | null, now: Date): Date {
   if (revokedBefore === null) return now;
   const nextSecond = new Date((Math.floor(revokedBefore.getTime() / 1000) + 1) * 1000);
   return nextSecond > now ? nextSecond : now;

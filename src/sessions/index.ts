@@ -2,7 +2,7 @@
 // Other folders reach this context's tables through this file, never through its *.repo.ts files
 // (docs/architecture.md, import rules).
 
-export { endAccountSessions, newTokensLiveFrom } from './account-revocation.ts';
+export { endAccountSessions, newTokensLiveFrom, tokensLiveFromRevocation } from './account-revocation.ts';
 export type { AccountRevocation } from './grants.repo.ts';
 export { findLiveGrant, revokeAccount, revokeSession, upsertGrant } from './grants.repo.ts';
 export type { RefreshFamilyRow } from './refresh-tokens.repo.ts';

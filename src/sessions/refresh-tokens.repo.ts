@@ -48,7 +48,7 @@ export interface NewFamily {
   absoluteExpiresAt: Date;
 }
 
-/** Starts a family and returns its first token (shown once). */
+/** Starts a family and returns its first token (shown once): the family and its token in one statement. */
 export async function startFamily(
   tx: Tx,
   f: NewFamily,
@@ -56,10 +56,13 @@ export async function startFamily(
 ): Promise<{ familyId: string; token: string }> {
   const familyId = newId('rtf', now.getTime());
   const idleUntil = new Date(Math.min(now.getTime() + f.idleMs, f.absoluteExpiresAt.getTime()));
+  const token = newRefreshToken();
   await tx.query(
-    `insert into refresh_families (realm_id, id, grant_id, user_id, client_id, session_id, offline, scopes, resources,
-       auth_time, amr, acr, created_at, idle_expires_at, absolute_expires_at, org_id)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+    `with family as (
+       insert into refresh_families (realm_id, id, grant_id, user_id, client_id, session_id, offline, scopes,
+         resources, auth_time, amr, acr, created_at, idle_expires_at, absolute_expires_at, org_id)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16))
+     insert into refresh_tokens (realm_id, token_digest, family_id, created_at) values ($1, $17, $2, $13)`,
     [
       f.realmId,
       familyId,
@@ -77,9 +80,9 @@ export async function startFamily(
       idleUntil,
       f.absoluteExpiresAt,
       f.orgId,
+      digestToken(token),
     ],
   );
-  const token = await addToken(tx, f.realmId, familyId, now);
   return { familyId, token };
 }
 

@@ -34,13 +34,16 @@ export interface NewSession {
   rememberMe: boolean;
   transient: boolean;
   lifetimes: Lifetimes;
+  /** The client signed in to and the browser's user agent, shown in the account's session list. */
+  clientId?: string | null;
+  userAgent?: string | null;
 }
 
 export async function insertSession(tx: Tx, s: NewSession, now: Date): Promise<SessionRow> {
   const r = await tx.query<SessionRow>(
     `insert into sessions (realm_id, id, user_id, cookie_digest, auth_time, amr, acr, mfa, recovery_restricted,
-       remember_me, transient, created_at, last_seen_at, idle_expires_at, absolute_expires_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $5, $5, $12, $13) returning *`,
+       remember_me, transient, created_at, last_seen_at, idle_expires_at, absolute_expires_at, client_id, user_agent)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $5, $5, $12, $13, $14, $15) returning *`,
     [
       s.realmId,
       newId('ses', now.getTime()),
@@ -55,6 +58,8 @@ export async function insertSession(tx: Tx, s: NewSession, now: Date): Promise<S
       s.transient,
       new Date(now.getTime() + s.lifetimes.idleMs),
       new Date(now.getTime() + s.lifetimes.absoluteMs),
+      s.clientId ?? null,
+      s.userAgent ?? null,
     ],
   );
   return r.rows[0] as SessionRow;

@@ -241,6 +241,7 @@ async function runStepUnpadded(
       stored.tx,
       outcome.tx,
       (id) => findConnection(q, realm.id, id),
+      before.facts.federation?.recorded,
     );
     return {
       expired: false as const,

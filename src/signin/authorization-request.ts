@@ -1,17 +1,18 @@
 // What an authorization request asks for, before validateStart checks it: the parameters a client
 // pushed earlier (RFC 9126, request_uri), those of a signed request object (RFC 9101, request),
 // or the ones sent as such. A client or realm that requires pushed requests gets nothing else.
-import { findClient, findClientJwks } from '../clients/index.ts';
+import { findClientJwks } from '../clients/index.ts';
 import { digestToken } from '../kernel/digest.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { Problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/index.ts';
-import { currentPolicy, policyValue } from '../realms/index.ts';
+import { policyValue } from '../realms/index.ts';
 import { issuerOf } from './complete.ts';
 import { takePushedRequest } from './pushed-requests.repo.ts';
 import { RequestObjectError, verifyRequestObject, withRequestObjectParams } from './request-object.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import type { StartInput } from './start.ts';
+import { StartReads } from './start-reads.ts';
 
 /** RFC 9126 section 2.2: the URN prefix of the request_uri values this service hands out. */
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
@@ -31,10 +32,11 @@ export async function withRequestObject(
   q: Queryable,
   realm: RealmRow,
   input: StartInput & { request: string },
+  reads: StartReads = new StartReads(q, realm.id),
 ): Promise<StartInput> {
   const clientId = input.clientId;
   if (!clientId) throw new AuthorizationRequestError('invalid_request', 'client_id is required with request');
-  const client = await findClient(q, realm.id, clientId);
+  const client = await reads.client(clientId);
   if (client?.state !== 'active')
     throw new AuthorizationRequestError('invalid_request', 'unknown or inactive client_id');
   try {
@@ -85,11 +87,11 @@ async function fromPushedRequest(
  * built-in ones (identity-cli, the account page) stay exempt so that it cannot lock
  * administrators out (docs/decisions.md).
  */
-async function pushRequired(q: Queryable, realm: RealmRow, clientId: string | undefined): Promise<boolean> {
-  const client = clientId ? await findClient(q, realm.id, clientId) : null;
+async function pushRequired(reads: StartReads, clientId: string | undefined): Promise<boolean> {
+  const client = clientId ? await reads.client(clientId) : null;
   if (!client) return false;
   if (client.require_pushed_authorization_requests) return true;
-  const policy = await currentPolicy(q, realm.id);
+  const policy = await reads.policy();
   return (
     !client.builtin && policyValue(policy, 'interaction', 'require_pushed_authorization_requests') === true
   );
@@ -101,16 +103,17 @@ export async function resolveAuthorizationRequest(
   q: Queryable,
   realm: RealmRow,
   input: StartInput,
+  reads: StartReads = new StartReads(q, realm.id),
 ): Promise<StartInput> {
   if (input.requestUri !== undefined)
     return fromPushedRequest(app, q, realm, { ...input, requestUri: input.requestUri });
-  if (await pushRequired(q, realm, input.clientId))
+  if (await pushRequired(reads, input.clientId))
     throw new AuthorizationRequestError(
       'invalid_request',
       'authorization requests of this client must be pushed first (pushed authorization request endpoint)',
     );
   if (input.request !== undefined)
-    return withRequestObject(app, q, realm, { ...input, request: input.request });
+    return withRequestObject(app, q, realm, { ...input, request: input.request }, reads);
   return input;
 }
 
@@ -123,9 +126,10 @@ export async function resolveOrRefuse(
   q: Queryable,
   realm: RealmRow,
   input: StartInput,
+  reads: StartReads = new StartReads(q, realm.id),
 ): Promise<StartInput> {
   try {
-    return await resolveAuthorizationRequest(app, q, realm, input);
+    return await resolveAuthorizationRequest(app, q, realm, input, reads);
   } catch (e) {
     if (e instanceof AuthorizationRequestError)
       throw new Problem(400, 'invalid_request', e.message, { error: e.error });

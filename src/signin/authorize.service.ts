@@ -6,7 +6,7 @@ import { digestToken } from '../kernel/digest.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/index.ts';
-import { currentPolicy, policyValue } from '../realms/index.ts';
+import { policyValue } from '../realms/index.ts';
 import { findLiveSessionByCookie } from '../sessions/index.ts';
 import { loadAll } from './advance.ts';
 import { resolveOrRefuse } from './authorization-request.ts';
@@ -19,6 +19,7 @@ import type { SigninDeps } from './signin.deps.ts';
 import { saveTransaction } from './signin.repo.ts';
 import type { StartInput, StartParams } from './start.ts';
 import { validateStart } from './start.ts';
+import { StartReads } from './start-reads.ts';
 import type { Factor, ResponseMode } from './transaction.ts';
 import { fail } from './transitions.ts';
 
@@ -67,6 +68,7 @@ async function fromSession(
   p: StartParams,
   seed: SessionSeed | null,
   correlationId: string,
+  reads: StartReads,
 ): Promise<AuthorizeOutcome | Created> {
   const target = {
     redirectUri: p.redirectUri,
@@ -83,7 +85,7 @@ async function fromSession(
     };
   }
   const created = await createTransaction(app, q, realm, p, 'browser', correlationId, seed);
-  const loaded = await loadAll(app, q, realm, created.tx);
+  const loaded = await loadAll(app, q, realm, created.tx, { client: p.client, policy: await reads.policy() });
   const now = app.clock.now();
   if (loaded.evaluation.kind === 'complete') {
     const state = loaded.facts.user?.state ?? 'active';
@@ -113,13 +115,15 @@ export async function authorize(
   sessionCookie: string | null,
   correlationId: string,
 ): Promise<AuthorizeOutcome> {
+  const reads = new StartReads(q, realm.id);
   const started = await validateStart(
     q,
     realm,
-    await resolveOrRefuse(app, q, realm, input),
+    await resolveOrRefuse(app, q, realm, input, reads),
     'authorize',
     app.config.server.publicOrigin,
     app.grantTypeControls,
+    reads,
   );
   if (!started.ok) {
     const f = started.failure;
@@ -131,9 +135,9 @@ export async function authorize(
   // Checked before any transaction is created, so a bad setting leaves nothing behind.
   const loginUi = p.prompt.includes('none')
     ? null
-    : loginUiOf(app, policyValue(await currentPolicy(q, realm.id), 'interaction', 'login_ui_url'));
+    : loginUiOf(app, policyValue(await reads.policy(), 'interaction', 'login_ui_url'));
   const seed = await sessionSeed(app, q, realm, p, sessionCookie);
-  const r = await fromSession(app, q, realm, p, seed, correlationId);
+  const r = await fromSession(app, q, realm, p, seed, correlationId, reads);
   if ('kind' in r) return r;
   return { kind: 'login_ui', created: r, loginUi: loginUi as URL };
 }

@@ -4,7 +4,7 @@
 
 import { recorder } from '../audit/index.ts';
 import { digestToken } from '../kernel/digest.ts';
-import type { Tx } from '../platform/db/db.ts';
+import { maybeOne, type Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { randomToken } from '../platform/ids.ts';
 import type { RealmRow } from '../realms/index.ts';
@@ -13,6 +13,7 @@ import {
   newTokensLiveFrom,
   reuseSession,
   type SessionRow,
+  tokensLiveFromRevocation,
   upsertGrant,
 } from '../sessions/index.ts';
 import { lifetimesFor } from '../sessions/session-lifetimes.ts';
@@ -107,6 +108,8 @@ export async function completeTransaction(
         rememberMe: t.rememberMe && !t.transient,
         transient: t.transient,
         lifetimes: lifetimesFor(t),
+        clientId: t.clientId,
+        userAgent: t.userAgent,
       },
       now,
     ));
@@ -137,15 +140,6 @@ export async function completeTransaction(
       },
       now,
     );
-  if (!reused) {
-    // Shown in the account's session list.
-    await q.query('update sessions set client_id = $3, user_agent = $4 where realm_id = $1 and id = $2', [
-      realm.id,
-      session.id,
-      t.clientId,
-      t.userAgent,
-    ]);
-  }
   // The user's grant to the client (in the organization): what this sign-in's tokens are checked against.
   await upsertGrant(
     q,
@@ -159,11 +153,14 @@ export async function completeTransaction(
     },
     now,
   );
-  await q.query('update users set last_login_at = $3, updated_at = $3 where realm_id = $1 and id = $2', [
-    realm.id,
-    t.userId,
-    now,
-  ]);
+  // The account's revocation record comes back with the update: when the code's tokens go live.
+  const signedIn = await maybeOne<{ revoked_before: Date | null }>(
+    q,
+    `update users set last_login_at = $3, updated_at = $3 where realm_id = $1 and id = $2
+     returning (select revoked_before from user_revocations r where r.realm_id = $1 and r.user_id = $2)
+       as revoked_before`,
+    [realm.id, t.userId, now],
+  );
   const redirectTo = code === null ? null : await redirectFor(app, q, realm, t, { code }, now);
   const record = recorder(q, {
     realmId: realm.id,
@@ -171,25 +168,29 @@ export async function completeTransaction(
     correlationId,
     now,
   });
-  await record.audit('user.signed_in', {
-    category: 'security',
-    subject: { type: 'user', id: t.userId },
-    orgId: t.organizationId,
-    data: {
-      session_id: session.id,
-      client_id: t.clientId,
-      transaction_id: t.id,
-      amr: session.amr,
-      mode: t.mode,
-    },
-  });
   // Doc 2 event catalog: org_id on the envelope when an organization was selected.
-  await record.event(
+  await record.auditWithEvent(
     'user.signed_in',
-    { user_id: t.userId, session_id: session.id, client_id: t.clientId },
-    t.organizationId,
+    {
+      category: 'security',
+      subject: { type: 'user', id: t.userId },
+      orgId: t.organizationId,
+      data: {
+        session_id: session.id,
+        client_id: t.clientId,
+        transaction_id: t.id,
+        amr: session.amr,
+        mode: t.mode,
+      },
+    },
+    { type: 'user.signed_in', data: { user_id: t.userId, session_id: session.id, client_id: t.clientId } },
   );
   app.metrics.authentications.inc({ outcome: 'success' });
-  const tokensLiveFrom = await newTokensLiveFrom(q, realm.id, t.userId, now);
+  const tokensLiveFrom = signedIn
+    ? tokensLiveFromRevocation(
+        signedIn.revoked_before === null ? null : new Date(signedIn.revoked_before),
+        now,
+      )
+    : await newTokensLiveFrom(q, realm.id, t.userId, now);
   return { tx: complete(t, redirectTo, now), session, sessionCookie, tokensLiveFrom };
 }

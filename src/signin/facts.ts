@@ -11,11 +11,22 @@ import type { RealmPolicy } from '../realms/index.ts';
 import { policyValue } from '../realms/index.ts';
 import { BUILTIN_ROLES } from '../roles/permissions.ts';
 import type { ChallengePurpose } from './challenges.repo.ts';
-import { loadFederationFacts } from './federation-facts.ts';
+import {
+  type FederationFacts,
+  type FederationRow,
+  federationArgs,
+  federationFactsOf,
+  federationSql,
+  loadFederationFacts,
+} from './federation-facts.ts';
 import { loadFlowFacts } from './flow-facts.ts';
 import { configuredLoginUi } from './login-ui.ts';
 import type { Facts, LoginMethods, UserFacts } from './next-actions.types.ts';
-import { loadOrganizationFacts } from './organization-facts.ts';
+import {
+  loadOrganizationFacts,
+  NO_ORGANIZATION_FACTS,
+  organizationFactsNeeded,
+} from './organization-facts.ts';
 import {
   allowGuests,
   registrationMode,
@@ -43,8 +54,7 @@ export interface FactsInput {
  * factors it holds, its device choice, its challenges and its registration duties. A sign-in step
  * evaluates these once or twice, so statement count here is most of a sign-in's.
  */
-const ACCOUNT_SQL = `
-select
+const ACCOUNT_COLUMNS = `
   (select json_build_object('id', u.id, 'state', u.state, 'required_actions', u.required_actions,
      'protected', u.protected, 'display_name', u.display_name, 'is_guest', u.is_guest,
      'attributes', u.attributes,
@@ -70,6 +80,15 @@ select
   (select state from registration_approvals where realm_id = $1 and user_id = $2::text) as approval,
   exists (select 1 from terms_acceptances where realm_id = $1 and user_id = $2::text and version = $7) as accepted,
   exists (select 1 from client_registrations where realm_id = $1 and client_row_id = $8) as third_party`;
+
+const ACCOUNT_SQL = `select ${ACCOUNT_COLUMNS}`;
+
+/**
+ * The account facts with the federation facts (federation-facts.ts) in the same statement, for a
+ * transaction that needs no organization facts first ($9 organization ids, $10 email domain).
+ */
+const WITH_FEDERATION = federationSql({ realm: '$1', orgIds: '$9', domain: '$10', tx: '$5' });
+const ACCOUNT_AND_FEDERATION_SQL = `with ${WITH_FEDERATION.cte} select ${ACCOUNT_COLUMNS}, ${WITH_FEDERATION.columns}`;
 
 interface AccountJson {
   id: string;
@@ -114,7 +133,7 @@ function userFacts(u: AccountJson): UserFacts {
 
 export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): Promise<Facts> {
   const version = termsVersion(input.policy);
-  const row = await one<AccountRow>(q, ACCOUNT_SQL, [
+  const params = [
     t.realmId,
     t.userId,
     PRIVILEGED_ROLES,
@@ -123,7 +142,23 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     input.now,
     version ?? '',
     input.client.id,
-  ]);
+  ];
+  // Without organization facts to read first, the federation facts come in the same statement.
+  const withFederation = !organizationFactsNeeded(t);
+  let federation: FederationFacts | null = null;
+  let row: AccountRow;
+  if (withFederation) {
+    const { orgIds, domain } = federationArgs(t, NO_ORGANIZATION_FACTS);
+    const both = await one<AccountRow & FederationRow>(q, ACCOUNT_AND_FEDERATION_SQL, [
+      ...params,
+      orgIds,
+      domain,
+    ]);
+    federation = federationFactsOf(t, both);
+    row = both;
+  } else {
+    row = await one<AccountRow>(q, ACCOUNT_SQL, params);
+  }
   const account = jsonColumn<AccountJson | null>(row.account);
   const user = account ? userFacts(account) : null;
   const choice = user
@@ -155,7 +190,7 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
       t.resources.includes(input.adminAudience) || t.resources.includes('builtin:admin'),
     consentCovers: consent ? t.scopes.every((s) => consent.includes(s)) : false,
     organization,
-    federation: await loadFederationFacts(q, t, organization),
+    federation: federation ?? (await loadFederationFacts(q, t, organization)),
     methods: loginMethods(input),
     sent: row.sent,
     resetProved: !!user && row.reset_proved,

@@ -36,6 +36,11 @@ export interface FederationFacts {
   /** The organization whose verified email domain the identifier is in (home-realm discovery). */
   hrd: { organizationId: string; requireSso: boolean } | null;
   outcome: FederationOutcome | null;
+  /**
+   * Whether the transaction has an upstream record at all (an outcome whose connection is gone
+   * has none to show); undefined where the facts were not read from the database.
+   */
+  recorded?: boolean;
 }
 
 export const NO_FEDERATION_FACTS: FederationFacts = {
@@ -54,27 +59,51 @@ interface ConnectionJson {
   config: ConnectionConfig;
 }
 
-// $1 realm, $2 organization ids in play, $3 the identifier's email domain (or null), $4 transaction.
-const SQL = `
-with hrd as (
+/** Placeholders of the statement's parameters, so the account facts can read these in their statement. */
+export interface FederationParams {
+  realm: string;
+  orgIds: string;
+  domain: string;
+  tx: string;
+}
+
+/** The statement's common table expression (`hrd`) and its columns, over `p`'s placeholders. */
+export function federationSql(p: FederationParams): { cte: string; columns: string } {
+  return {
+    cte: `hrd as (
   select o.id, coalesce((o.policy ->> 'require_sso')::boolean, false) as require_sso
     from organization_domains d join organizations o on o.realm_id = d.realm_id and o.id = d.organization_id
-   where d.realm_id = $1 and $3::text is not null and d.domain = $3 and d.verified and o.state = 'active'
-   limit 1)
-select
+   where d.realm_id = ${p.realm} and ${p.domain}::text is not null and d.domain = ${p.domain} and d.verified
+     and o.state = 'active'
+   limit 1)`,
+    columns: `
   (select coalesce(json_agg(json_build_object('id', p.id, 'alias', p.alias, 'display_name', p.display_name,
             'adapter', p.adapter, 'organization_id', p.organization_id, 'config', p.config)
             order by lower(p.display_name), p.id), '[]')
      from identity_providers p
-    where p.realm_id = $1 and p.state = 'active'
-      and (p.organization_id is null or p.organization_id = any ($2::text[])
+    where p.realm_id = ${p.realm} and p.state = 'active'
+      and (p.organization_id is null or p.organization_id = any (${p.orgIds}::text[])
            or p.organization_id in (select id from hrd))) as connections,
   (select json_build_object('id', id, 'require_sso', require_sso) from hrd) as hrd,
   (select json_build_object('provider_id', f.provider_id, 'alias', p.alias, 'display_name', p.display_name,
             'adapter', p.adapter, 'org', p.organization_id, 'status', f.status,
             'conflict', f.conflict, 'policy', p.linking_policy, 'email', f.claims ->> 'email')
      from signin_federation f join identity_providers p on p.realm_id = f.realm_id and p.id = f.provider_id
-    where f.realm_id = $1 and f.transaction_id = $4) as outcome`;
+    where f.realm_id = ${p.realm} and f.transaction_id = ${p.tx}) as outcome,
+  exists (select 1 from signin_federation f where f.realm_id = ${p.realm} and f.transaction_id = ${p.tx}) as recorded`,
+  };
+}
+
+const OWN = federationSql({ realm: '$1', orgIds: '$2', domain: '$3', tx: '$4' });
+const SQL = `with ${OWN.cte} select ${OWN.columns}`;
+
+/** The columns federationSql selects. */
+export interface FederationRow {
+  connections: unknown;
+  hrd: unknown;
+  outcome: unknown;
+  recorded: boolean;
+}
 
 const parsed = jsonColumn;
 
@@ -98,11 +127,11 @@ const option = (c: ConnectionJson): ProviderOption => ({
   organizationId: c.organization_id,
 });
 
-export async function loadFederationFacts(
-  q: Queryable,
+/** The organization ids in play and the identifier's email domain: the statement's other parameters. */
+export function federationArgs(
   t: SigninTx,
   organization: OrganizationFacts,
-): Promise<FederationFacts> {
+): { orgIds: string[]; domain: string | null } {
   const orgIds = [
     ...new Set(
       [organization.named?.id, t.organizationId, ...organization.choices.map((o) => o.id)].filter(
@@ -110,12 +139,20 @@ export async function loadFederationFacts(
       ),
     ),
   ];
-  const r = await one<{ connections: unknown; hrd: unknown; outcome: unknown }>(q, SQL, [
-    t.realmId,
-    orgIds,
-    domainOf(t.identifier),
-    t.id,
-  ]);
+  return { orgIds, domain: domainOf(t.identifier) };
+}
+
+export async function loadFederationFacts(
+  q: Queryable,
+  t: SigninTx,
+  organization: OrganizationFacts,
+): Promise<FederationFacts> {
+  const { orgIds, domain } = federationArgs(t, organization);
+  return federationFactsOf(t, await one<FederationRow>(q, SQL, [t.realmId, orgIds, domain, t.id]));
+}
+
+/** The facts of the statement's row (read by loadFederationFacts or with the account facts). */
+export function federationFactsOf(t: SigninTx, r: FederationRow): FederationFacts {
   const usable = parsed<ConnectionJson[]>(r.connections).filter(allowedFor(t.clientId));
   const orgProviders: Record<string, ProviderOption[]> = {};
   for (const c of usable) {
@@ -159,5 +196,6 @@ export async function loadFederationFacts(
           email: outcome.email,
         }
       : null,
+    recorded: r.recorded,
   };
 }

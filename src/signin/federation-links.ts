@@ -81,9 +81,12 @@ export async function linkAfterProof(
   before: SigninTx,
   after: SigninTx,
   connectionOf: (id: string) => Promise<ConnectionRow | null>,
+  recorded?: boolean,
 ): Promise<SigninTx> {
   if (hasPrimary(before) || !after.userId || after.status !== 'pending') return after;
   if (!after.completedFactors.some((f) => LINK_PROOFS.includes(f))) return after;
+  // The step's facts said the transaction has no upstream record (a proof step writes none).
+  if (recorded === false) return after;
   const pending = await findSigninFederation(q, call.realmId, after.id);
   // Signed in locally after an outage: the notice has served its purpose.
   if (pending?.status === 'upstream_unavailable') await deleteSigninFederation(q, call.realmId, after.id);

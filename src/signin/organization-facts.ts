@@ -78,15 +78,16 @@ const fromJson = (o: OrgJson): OrgFacts => ({
   requireSso: o.policy?.require_sso === true,
 });
 
+/** Most sign-ins neither name an organization nor ask for a resource: they need no statement here. */
+export const organizationFactsNeeded = (t: SigninTx): boolean =>
+  t.resources.length > 0 || t.organization !== null || t.organizationId !== null;
+
 export async function loadOrganizationFacts(
   q: Queryable,
   t: SigninTx,
   now: Date,
 ): Promise<OrganizationFacts> {
-  // Most sign-ins neither name an organization nor ask for a resource: no statement at all.
-  if (t.resources.length === 0 && t.organization === null && t.organizationId === null) {
-    return NO_ORGANIZATION_FACTS;
-  }
+  if (!organizationFactsNeeded(t)) return NO_ORGANIZATION_FACTS;
   const r = await one<{ required: boolean; named: unknown; choices: unknown }>(q, SQL, [
     t.realmId,
     t.resources,

@@ -6,7 +6,6 @@ import type { ApiDeps } from '../api/api.deps.ts';
 import { adminAudience } from '../kernel/audiences.ts';
 import { array, integer, object, optional, refusedAsBadRequest, string } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
-import { currentPolicy } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { readState, runStep, type StepResponse } from './advance.ts';
 import { resolveOrRefuse } from './authorization-request.ts';
@@ -27,6 +26,7 @@ import { loadFacts } from './facts.ts';
 import { evaluate } from './next-actions.ts';
 import { validateStart } from './start.ts';
 import { useStartBodyReader } from './start-body.ts';
+import { StartReads } from './start-reads.ts';
 import { presentState } from './state.ts';
 import { STEPS } from './steps/index.ts';
 
@@ -98,15 +98,17 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
         const result = await ctx.db.tx(async (q) => {
           const input = { ...body, ...(typeof ua === 'string' ? { userAgent: ua } : {}) };
           const deviceStart = device ? await validateDeviceStart(ctx, q, realm, input) : null;
+          const reads = new StartReads(q, realm.id);
           const started = deviceStart
             ? ({ ok: true, params: deviceStart.params } as const)
             : await validateStart(
                 q,
                 realm,
-                await resolveOrRefuse(ctx, q, realm, input),
+                await resolveOrRefuse(ctx, q, realm, input, reads),
                 'headless',
                 ctx.config.server.publicOrigin,
                 ctx.grantTypeControls,
+                reads,
               );
           if (!started.ok)
             throw new Problem(400, 'invalid_request', started.failure.detail, {
@@ -115,7 +117,7 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
           const created = await createTransaction(ctx, q, realm, started.params, 'headless', String(req.id));
           if (deviceStart)
             await claimDeviceAuthorization(q, realm.id, deviceStart.deviceAuthorizationId, created.tx.id);
-          const policy = await currentPolicy(q, realm.id);
+          const policy = await reads.policy();
           const facts = await loadFacts(q, created.tx, {
             config: ctx.config,
             client: started.params.client,

@@ -4,7 +4,6 @@
 
 import { redirectUrisOf } from '../clients/builtin-clients.ts';
 import type { ClientRow } from '../clients/index.ts';
-import { findClient } from '../clients/index.ts';
 import { matchRedirectUri } from '../clients/redirect-uri.ts';
 import type { GrantTypeControls } from '../emergency/grant-type-controls.ts';
 import { OAuthError } from '../kernel/oauth-error.ts';
@@ -14,11 +13,11 @@ import { hasNul, withoutNul } from '../kernel/text.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { cutUtf8, utf8Length } from '../platform/utf8.ts';
 import type { RealmRow } from '../realms/index.ts';
-import { currentPolicy } from '../realms/index.ts';
 import type { ResourceDefinition } from '../resources/resource.ts';
 import { resolveTarget } from '../resources/resource-target.ts';
 import { registrationMode } from './registration-policy.ts';
 import { scopeDemands, withScopeDemands } from './scope-demands.ts';
+import { StartReads } from './start-reads.ts';
 import type { Intent, ResponseMode, SigninTx } from './transaction.ts';
 
 export const MAX_RESOURCES = 5;
@@ -147,10 +146,11 @@ export async function validateStart(
   channel: 'authorize' | 'headless',
   publicOrigin: string,
   grantTypes: Pick<GrantTypeControls, 'isDisabled'>,
+  reads: StartReads = new StartReads(q, realm.id),
 ): Promise<StartResult> {
   const nul = nulParameter(input);
   if (nul) return direct('invalid_request', `${nul} must not contain a NUL character`);
-  const client = input.clientId ? await findClient(q, realm.id, input.clientId) : null;
+  const client = input.clientId ? await reads.client(input.clientId) : null;
   if (client?.state !== 'active') return direct('invalid_request', 'unknown or inactive client_id');
   if (
     !input.redirectUri ||
@@ -233,7 +233,7 @@ export async function validateStart(
   const stepUp = intent === 'step_up' && channel === 'authorize';
   if (intent !== 'login' && intent !== 'register' && !stepUp)
     return fail('invalid_request', 'intent must be login or register');
-  if (intent === 'register' && registrationMode(await currentPolicy(q, realm.id)) === 'closed')
+  if (intent === 'register' && registrationMode(await reads.policy()) === 'closed')
     return fail('access_denied', 'registration is not available in this realm');
   const demanded = withScopeDemands(
     {

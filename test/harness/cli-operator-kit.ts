@@ -2,16 +2,17 @@
 // realm with a bootstrapped administrator, a credentials file of its own, and a way to run more
 // identity-cli commands as that operator.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import type { TestContext } from 'node:test';
+import { injectedIo } from '../../src/main/cli/cli-io.ts';
+import { runIdentityCli } from '../../src/main/cli/identity-cli-main.ts';
 import { decodeBase32 } from '../../src/mfa/base32.ts';
 import { totpAt, totpStep } from '../../src/mfa/otp.ts';
 import { bootstrapAdministrator } from '../../src/setup/bootstrap.service.ts';
 import { childEnv, type RunResult, run } from '../integration/cli/cli-process.ts';
-import { nodeArgs } from './entry-point.ts';
 import { type Harness, type HarnessOptions, startHarness, uniqueRealmName } from './harness.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -24,7 +25,7 @@ export type Stored = Record<string, any>;
 export interface Operator {
   h: Harness;
   realm: string;
-  /** Environment of every identity-cli child of this operator. */
+  /** Environment of every identity-cli run of this operator. */
   env: NodeJS.ProcessEnv;
   /** The credentials file the commands use. */
   file: string;
@@ -40,40 +41,30 @@ export function tempDir(t: TestContext): string {
   return dir;
 }
 
-/** identity-cli login as a child, typing the password and a TOTP code for the enrollment. */
-export function login(env: NodeJS.ProcessEnv, args: string[]): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs('src/main/identity-cli.ts'), 'login', ...args], {
-      cwd: ROOT,
-      env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let written = 0;
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`identity-cli login timed out; stderr so far:\n${stderr}`));
-    }, 60_000);
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      const key = /key: ([A-Z2-7]+)/.exec(stderr)?.[1];
-      if (written === 0 && stderr.includes('Password')) {
-        written = 1;
-        child.stdin.write(`${PASSWORD}\n`);
-      } else if (written === 1 && key) {
-        written = 2;
-        child.stdin.write(`${totpAt(decodeBase32(key), totpStep(Date.now()))}\n`);
-      }
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, signal: null, stdout, stderr });
-    });
-  });
+/**
+ * identity-cli login run in this process, typing the password and a TOTP code for the enrollment
+ * once each prompt shows (test/integration/signin-cli/login.test.ts runs login as a child process).
+ */
+export async function login(env: NodeJS.ProcessEnv, args: string[]): Promise<RunResult> {
+  const stdin = new PassThrough();
+  const io = injectedIo({ env, cwd: ROOT, stdin });
+  let written = 0;
+  io.stderr.onWrite = (stderr) => {
+    const key = /key: ([A-Z2-7]+)/.exec(stderr)?.[1];
+    if (written === 0 && stderr.includes('Password')) {
+      written = 1;
+      stdin.write(`${PASSWORD}\n`);
+    } else if (written === 1 && key) {
+      written = 2;
+      stdin.write(`${totpAt(decodeBase32(key), totpStep(Date.now()))}\n`);
+    }
+  };
+  try {
+    const code = await runIdentityCli(['login', ...args], io);
+    return { code, signal: null, stdout: io.stdout.text, stderr: io.stderr.text };
+  } finally {
+    stdin.end();
+  }
 }
 
 /**

@@ -2,6 +2,7 @@
 // when it has expired, and once more if the server refuses it (401) as it stands. Shared by the
 // commands that change a realm over the API (api, realm set-login-ui / set-policy, config).
 import { type ApiRequest, apiUrl, callApi, usableCredential } from './api-client.ts';
+import { cliIo } from './cli-io.ts';
 import { credentialsPath, readStore, type StoredCredential, selectCredential } from './credentials-store.ts';
 
 export interface SignInTarget {
@@ -19,7 +20,7 @@ const trimSlash = (s: string) => s.replace(/\/+$/, '');
 
 /** The stored sign-in of the realm (and server, when given), or null when there is none. */
 export function findSignIn(t: SignInTarget & { realm: string }): StoredSignIn | null {
-  const file = credentialsPath(t.credentials, process.env);
+  const file = credentialsPath(t.credentials, cliIo().env);
   const server = t.server ? trimSlash(t.server) : undefined;
   const matches = [...readStore(file).values()].filter(
     (c) =>
@@ -33,7 +34,7 @@ export function findSignIn(t: SignInTarget & { realm: string }): StoredSignIn | 
 
 /** The stored sign-in the flags name; the error says to log in when there is none. */
 export function requireSignIn(t: SignInTarget): StoredSignIn {
-  const file = credentialsPath(t.credentials, process.env);
+  const file = credentialsPath(t.credentials, cliIo().env);
   return { file, credential: selectCredential(readStore(file), { realm: t.realm, server: t.server }) };
 }
 

@@ -19,6 +19,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CliError } from './cli-error.ts';
+import { cliIo } from './cli-io.ts';
 
 export interface StoredCredential {
   /** `{public_origin}/realms/{realm}`; the entry's key. */
@@ -44,9 +45,9 @@ export const CREDENTIALS_ENV = 'PROUDAUTH_CREDENTIALS';
 
 /** --credentials, then PROUDAUTH_CREDENTIALS, then the XDG config directory. */
 export function credentialsPath(flag: string | undefined, env: NodeJS.ProcessEnv): string {
-  if (flag) return resolve(flag);
+  if (flag) return resolve(cliIo().cwd, flag);
   const fromEnv = env[CREDENTIALS_ENV];
-  if (fromEnv) return resolve(fromEnv);
+  if (fromEnv) return resolve(cliIo().cwd, fromEnv);
   // The XDG base directory rules ignore a relative XDG_CONFIG_HOME.
   const xdg = env.XDG_CONFIG_HOME;
   const base = xdg && isAbsolute(xdg) ? xdg : join(homedir(), '.config');
@@ -116,7 +117,7 @@ export function readStore(path: string): CredentialStore {
     throw new CliError(`cannot read ${path}: ${(e as Error).message}`);
   }
   if ((statSync(path).mode & 0o077) !== 0) {
-    process.stderr.write(`identity-cli: warning: ${path} is readable by others; run chmod 600 on it\n`);
+    cliIo().stderr.write(`identity-cli: warning: ${path} is readable by others; run chmod 600 on it\n`);
   }
   const damaged = () => new CliError(`${path} is not a credentials file; delete it and log in again`);
   let doc: unknown;

@@ -10,6 +10,7 @@ import { decodeOperatorInput, type OperatorOperation } from '../operator-operati
 import { loadRuntimeConfig } from '../runtime-config.ts';
 import { withCliContext } from './cli-context.ts';
 import { CliError } from './cli-error.ts';
+import { cliIo, configFlag } from './cli-io.ts';
 
 export interface OperatorRun {
   /** Members asked for once the command knows it can run (a password), merged into the input. */
@@ -70,7 +71,7 @@ async function viaRunningServer<I>(
   await call('GET', '/operator');
   const asked = (await run.ask?.()) ?? {};
   const result = await call(op.method, op.path, op.method === 'GET' ? undefined : { ...input, ...asked });
-  process.stderr.write(
+  cliIo().stderr.write(
     `done by the running proudauth dev (pid ${access.pid}), which holds the embedded database\n`,
   );
   return result;
@@ -100,7 +101,7 @@ export async function runOperatorOperation<I>(
     });
   } catch (e) {
     if (!(e instanceof DirectoryLockedError) || e.holder === null) throw e;
-    const dataDir = resolve(loadRuntimeConfig(flags.config as string | undefined).dataDir);
+    const dataDir = resolve(loadRuntimeConfig(configFlag(flags), cliIo().env).dataDir);
     return viaRunningServer(dataDir, e, op, input, run);
   }
 }

@@ -15,6 +15,7 @@ import { adminRequest, findSignIn, problemSummary, responseBody } from './admin-
 import { realmUrl } from './api-client.ts';
 import { withCliContext } from './cli-context.ts';
 import { CliError } from './cli-error.ts';
+import { cliIo, configFlag } from './cli-io.ts';
 
 export interface PolicyCommandFlags {
   config?: string | undefined;
@@ -69,10 +70,10 @@ export async function changeRealmPolicy(
     const out = await responseBody(r.response);
     if (!r.ok) throw new CliError(`PUT /settings: ${problemSummary(r.status, out)}${describeErrors(out)}`);
     const o = out as { policy_revision: number; changed: boolean };
-    process.stderr.write(`changed through the settings API of ${signIn.credential.server}\n`);
+    cliIo().stderr.write(`changed through the settings API of ${signIn.credential.server}\n`);
     return { realm: realmName, policy_revision: o.policy_revision, changed: o.changed, via: 'api' };
   }
-  const server = flags.server ?? loadRuntimeConfig(flags.config).server.publicOrigin;
+  const server = flags.server ?? loadRuntimeConfig(configFlag(flags), cliIo().env).server.publicOrigin;
   if (await serverAnswers(server, realmName))
     throw new CliError(
       `a server answers at ${server}: sign in first (identity-cli login --realm ${realmName} --server ${server}) and the change goes through its API`,

@@ -1,6 +1,7 @@
 // Asking the operator for input. On a terminal, secrets are read without echo; otherwise lines
 // are read from standard input in order, so scripts and tests can answer every prompt.
 import { createInterface, type Interface } from 'node:readline';
+import { cliIo } from './cli-io.ts';
 
 export interface Prompter {
   ask(label: string): Promise<string>;
@@ -16,7 +17,7 @@ class LineQueue {
   private readonly rl: Interface;
 
   constructor() {
-    this.rl = createInterface({ input: process.stdin, terminal: false });
+    this.rl = createInterface({ input: cliIo().stdin, terminal: false });
     this.rl.on('line', (line) => {
       const w = this.waiting.shift();
       if (w) w(line);
@@ -44,16 +45,16 @@ class LineQueue {
 
 function readHidden(question: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const stdin = process.stdin;
-    process.stderr.write(question);
-    stdin.setRawMode(true);
+    const stdin = cliIo().stdin;
+    cliIo().stderr.write(question);
+    stdin.setRawMode?.(true);
     stdin.resume();
     let value = '';
     const finish = (err?: Error) => {
-      stdin.setRawMode(false);
+      stdin.setRawMode?.(false);
       stdin.pause();
       stdin.off('data', onData);
-      process.stderr.write('\n');
+      cliIo().stderr.write('\n');
       if (err) reject(err);
       else resolve(value);
     };
@@ -71,7 +72,11 @@ function readHidden(question: string): Promise<string> {
 
 function readVisible(question: string): Promise<string> {
   return new Promise((resolve) => {
-    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+    const rl = createInterface({
+      input: cliIo().stdin,
+      output: cliIo().stderr as NodeJS.WritableStream,
+      terminal: true,
+    });
     rl.question(question, (answer) => {
       rl.close();
       resolve(answer);
@@ -80,7 +85,7 @@ function readVisible(question: string): Promise<string> {
 }
 
 export function createPrompter(): Prompter {
-  if (process.stdin.isTTY) {
+  if (cliIo().stdin.isTTY) {
     return {
       ask: (label) => readVisible(`${label}: `),
       async secret(label, opts = {}) {
@@ -95,12 +100,12 @@ export function createPrompter(): Prompter {
   const queue = new LineQueue();
   return {
     ask: (label) => {
-      process.stderr.write(`${label}: \n`);
+      cliIo().stderr.write(`${label}: \n`);
       return queue.next();
     },
     // Scripts answer once: confirmation guards against typos, which a pipe does not make.
     secret: (label) => {
-      process.stderr.write(`${label}: \n`);
+      cliIo().stderr.write(`${label}: \n`);
       return queue.next();
     },
     close: () => queue.close(),

@@ -12,10 +12,18 @@ import type { Db } from '../../platform/db/db.ts';
 import { isDatabaseFault } from '../../platform/db/pg-errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Logger } from '../../platform/log.ts';
+import { inRootSpan } from '../../platform/tracing.ts';
 
-/** One task run, under its own run id: the correlation id of the evidence the run writes. */
-const inRun = (run: () => Promise<TaskReport>, now: Date): Promise<TaskReport> =>
-  workerRun.run({ runId: newId('run', now.getTime()) }, run);
+/**
+ * One task run, under its own run id: the correlation id of the evidence the run writes, and the
+ * root span of the run's trace when tracing is on.
+ */
+const inRun = (task: string, run: () => Promise<TaskReport>, now: Date): Promise<TaskReport> => {
+  const runId = newId('run', now.getTime());
+  return workerRun.run({ runId }, () =>
+    inRootSpan(`task ${task}`, { 'proudauth.task': task, 'proudauth.run_id': runId }, run),
+  );
+};
 
 export const WORKER_ID = `wkr-${randomUUID()}`;
 
@@ -179,7 +187,7 @@ export class Scheduler<D> {
     let leased = false;
     try {
       if (task.lease === false) {
-        const report = await inRun(() => task.run(this.deps, now), now);
+        const report = await inRun(task.name, () => task.run(this.deps, now), now);
         this.hooks.onRun(task.name, 'success');
         if (Object.values(report).some((n) => n > 0))
           this.log.info({ task: task.name, ...report }, 'task ran');
@@ -196,7 +204,7 @@ export class Scheduler<D> {
         this.hooks.onRun(task.name, 'skipped');
         return null;
       }
-      const report = await inRun(() => task.run(this.deps, now), now);
+      const report = await inRun(task.name, () => task.run(this.deps, now), now);
       this.hooks.onRun(task.name, 'success');
       if (Object.values(report).some((n) => n > 0)) this.log.info({ task: task.name, ...report }, 'task ran');
       return report;

@@ -101,7 +101,13 @@ const DEFAULTS: Config = {
     kms: { command: null, timeoutMs: 10_000 },
   },
   storage: { statementTimeoutMs: 30_000, maxConns: 20 },
-  observability: { metricsEnabled: true, maxClockSkewMs: 1000, logLevel: 'info', logFormat: 'auto' },
+  observability: {
+    metricsEnabled: true,
+    maxClockSkewMs: 1000,
+    logLevel: 'info',
+    logFormat: 'auto',
+    tracing: { enabled: false, endpoint: null, samplingRatio: 1, serviceName: 'proudauth' },
+  },
   privacy: {
     auditRetentionMs: 400 * DAY,
     auditRetentionByCategory: null,

@@ -161,6 +161,12 @@ function coerce(s: Setting, raw: unknown, from: Origin['kind']): Coerced {
         if (typeof n !== 'number' || !Number.isSafeInteger(n)) return fail(`must be an integer${got}`);
         return n < s.min || n > s.max ? fail(`must be between ${s.min} and ${s.max}${got}`) : ok(n);
       }
+      case 'ratio': {
+        const n = asText && typeof raw === 'string' && /^\d+(?:\.\d+)?$/.test(raw.trim()) ? Number(raw) : raw;
+        if (typeof n !== 'number' || !Number.isFinite(n) || n < 0 || n > 1)
+          return fail(`must be a number from 0 to 1${got}`);
+        return ok(n);
+      }
       case 'bool':
         if (typeof raw === 'boolean') return ok(raw);
         if (asText && (raw === 'true' || raw === 'false')) return ok(raw === 'true');
@@ -221,6 +227,15 @@ function crossRules(c: Config, originOf: (name: string) => string): string[] {
     if (active === null ? listed.length > 0 : !listed.includes(String(active))) {
       add(activeName, `must name a version listed in ${mapName} (listed: ${listed.join(', ') || 'none'})`);
     }
+  }
+  if (c.observability.tracing.enabled && c.observability.tracing.endpoint === null) {
+    add('observability.tracing.endpoint', 'must be set when observability.tracing.enabled is true');
+  }
+  if (
+    c.observability.tracing.endpoint !== null &&
+    !/^https?:\/\/[^/]/.test(c.observability.tracing.endpoint)
+  ) {
+    add('observability.tracing.endpoint', 'must be an http or https URL');
   }
   // Spec doc 2, Limits and Authentication 6 say why production is stricter; the rules are ours to name.
   if (c.environment === 'production') {

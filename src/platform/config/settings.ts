@@ -93,6 +93,7 @@ export interface Config {
     maxClockSkewMs: number;
     logLevel: LogLevel;
     logFormat: LogFormatSetting;
+    tracing: { enabled: boolean; endpoint: string | null; samplingRatio: number; serviceName: string };
   };
   privacy: {
     auditRetentionMs: number;
@@ -146,6 +147,8 @@ export type Setting = Base &
   (
     | { kind: 'string'; default: string | null; nullable?: true; secret?: true }
     | { kind: 'int'; default: number | null; min: number; max: number; nullable?: true }
+    // a fraction from 0 to 1 (a sampling ratio)
+    | { kind: 'ratio'; default: number }
     | { kind: 'bool'; default: boolean }
     | { kind: 'duration'; default: string; min: string; max: string }
     | { kind: 'enum'; default: string; values: readonly string[] }
@@ -263,6 +266,12 @@ export const SETTINGS: readonly Setting[] = [
   bool('observability.metrics_enabled', true, 'Serve /metrics'),
   dur('observability.max_clock_skew', '1s', '0', '10m', 'Clock skew against the database above which readiness degrades'),
   { name: 'observability.log_level', kind: 'enum', default: 'info', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], description: 'Log level' },
+  // OpenTelemetry traces (docs/deployment.md, Tracing): off unless enabled; the endpoint is reached
+  // through the same egress rules as webhooks.
+  bool('observability.tracing.enabled', false, 'Export OpenTelemetry traces by OTLP/HTTP (JSON); off loads no tracing code at all'),
+  { name: 'observability.tracing.endpoint', kind: 'string', default: null, nullable: true, description: 'OTLP/HTTP traces URL of the collector, such as http://collector:4318/v1/traces; reached under delivery.egress_allowlist like any outbound request' },
+  { name: 'observability.tracing.sampling_ratio', kind: 'ratio', default: 1, description: 'Share of new traces recorded, 0 to 1; a trusted proxy\'s sampled flag is followed' },
+  { name: 'observability.tracing.service_name', kind: 'string', default: 'proudauth', description: 'service.name of the exported spans' },
   { name: 'observability.log_format', kind: 'enum', default: 'auto', values: ['auto', 'json', 'pretty'], description: 'Log lines as JSON or human text; auto is human text for proudauth dev on a terminal, JSON otherwise' },
 
   dur('privacy.audit_retention', '400d', '1d', '3650d', 'Audit event retention'),

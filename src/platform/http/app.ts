@@ -7,16 +7,18 @@ import Fastify, {
   type FastifyInstance,
   type FastifyRequest,
   LogController,
+  type RouteHandlerMethod,
 } from 'fastify';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
+import { type Tracer, tracer } from '../tracing.ts';
 import { ClientAddresses } from './client-address.ts';
 import { registerJsonBody } from './json-body.ts';
 import { InflightGate, poolFor } from './load-shed.ts';
 import { type Problem, problem, problemBody } from './problem.ts';
 import { installProblemHandlers, PROBLEM_CONTENT_TYPE, sendProblem } from './problem-mapper.ts';
 import { requestIdFrom } from './request-id.ts';
-import { logRequest } from './request-log.ts';
+import { loggableRealm, logRequest } from './request-log.ts';
 
 export interface EdgeOptions {
   log: Logger;
@@ -49,6 +51,9 @@ function writeRawProblem(res: ServerResponse, p: Problem): void {
 
 export function buildEdge(opts: EdgeOptions): FastifyInstance {
   const gate = opts.maxInflight ? new InflightGate(opts.maxInflight) : null;
+  const addresses = opts.clientAddresses ?? new ClientAddresses([]);
+  // Tracing is installed (or not) before any edge is built; off, no hook below is added.
+  const tracing = tracer();
   const app = Fastify({
     loggerInstance: opts.log as FastifyBaseLogger,
     // Fastify's own request lines carry the raw URL (query strings included); ours name the route.
@@ -77,7 +82,9 @@ export function buildEdge(opts: EdgeOptions): FastifyInstance {
             }
             res.once('close', () => gate.leave());
           }
-          handler(req, res);
+          // A traceparent is continued only from a trusted proxy; any other peer starts a trace.
+          if (tracing) tracing.serve(req, res, addresses.peerIsTrusted(req), () => handler(req, res));
+          else handler(req, res);
         },
       ),
     clientErrorHandler: (err, socket) => {
@@ -98,11 +105,11 @@ export function buildEdge(opts: EdgeOptions): FastifyInstance {
   ROUTE_TABLES.set(app, routes);
   app.addHook('onRoute', (r) => {
     for (const method of [r.method].flat()) routes.push({ method, url: r.url });
+    if (tracing) r.handler = tracedHandler(tracing, `${[r.method].flat().join(',')} ${r.url}`, r.handler);
   });
 
   registerJsonBody(app);
   installProblemHandlers(app, opts.log);
-  const addresses = opts.clientAddresses ?? new ClientAddresses([]);
   app.decorateRequest('clientAddress', {
     getter(this: FastifyRequest) {
       return addresses.of(this);
@@ -126,9 +133,30 @@ export function buildEdge(opts: EdgeOptions): FastifyInstance {
     const route = req.routeOptions.url ?? 'unmatched';
     opts.metrics.httpRequests.inc({ route, status: `${Math.floor(reply.statusCode / 100)}xx` });
     opts.metrics.httpDuration.observe({ route }, reply.elapsedTime / 1000);
-    logRequest(opts.log, req, reply, route);
+    if (tracing) {
+      const realm = loggableRealm(req);
+      tracing.describeRequest(req.raw, route, realm ? { 'proudauth.realm': realm } : {});
+    }
+    logRequest(opts.log, req, reply, route, tracing?.traceIdOf(req.raw));
     done();
   });
 
   return app;
+}
+
+/**
+ * The route handler inside a span of its own: the use case the route runs, a child of the request's
+ * server span, carrying the route pattern and the realm (never a parameter of another kind).
+ */
+function tracedHandler(t: Tracer, name: string, handler: RouteHandlerMethod): RouteHandlerMethod {
+  return function traced(this: FastifyInstance, req, reply) {
+    const realm = loggableRealm(req);
+    const route = req.routeOptions.url ?? 'unmatched';
+    return t.span(
+      `handle ${name}`,
+      'internal',
+      { 'http.route': route, ...(realm ? { 'proudauth.realm': realm } : {}) },
+      async () => handler.call(this, req, reply),
+    );
+  };
 }

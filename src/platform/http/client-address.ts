@@ -157,6 +157,13 @@ export class ClientAddresses {
     return render(this.forwardedClient(req, peer));
   }
 
+  /** Whether the socket peer is inside server.trusted_proxies (so its trace context is taken). */
+  peerIsTrusted(req: AddressSource): boolean {
+    const raw = req.socket.remoteAddress;
+    const peer = raw === undefined ? null : parseAddress(raw);
+    return peer !== null && this.trusted.length > 0 && this.isTrusted(peer);
+  }
+
   private isTrusted(a: Address): boolean {
     return this.trusted.some(([range, bits]) => range.kind() === a.kind() && a.match(range, bits));
   }

@@ -23,11 +23,19 @@ export const loggableId = (id: unknown): string | undefined =>
 export const loggableRealm = (req: FastifyRequest): string | undefined =>
   loggableRealmName((req.params as Record<string, unknown> | undefined)?.realm);
 
-export function logRequest(log: Logger, req: FastifyRequest, reply: FastifyReply, route: string): void {
+export function logRequest(
+  log: Logger,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  route: string,
+  /** The request's trace when tracing is on (docs/deployment.md, Tracing). */
+  traceId?: string,
+): void {
   const status = reply.statusCode;
   const realm = loggableRealm(req);
   const fields = {
     request_id: String(req.id),
+    ...(traceId ? { trace_id: traceId } : {}),
     ...(realm ? { realm } : {}),
     method: req.method,
     route,

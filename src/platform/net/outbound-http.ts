@@ -11,6 +11,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector, request } from 'undici';
+import { inSpan } from '../tracing.ts';
 import { EgressGuard } from './egress-guard.ts';
 
 const OPEN_FOR_TESTS = new EgressGuard({ allowlist: ['0.0.0.0/0', '::/0'], allowPrivate: true });
@@ -166,7 +167,12 @@ export class OutboundHttp {
     return agent;
   }
 
-  async post(req: OutboundPost): Promise<OutboundResult> {
+  /** A POST whose answer is read up to maxResponseBytes; failures are results, never throws. */
+  post(req: OutboundPost): Promise<OutboundResult> {
+    return inSpan('http POST', 'client', outboundAttributes('POST', req.url), () => this.#post(req));
+  }
+
+  async #post(req: OutboundPost): Promise<OutboundResult> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), req.timeoutMs);
     try {
@@ -213,7 +219,12 @@ export class OutboundHttp {
    * OpenID Connect client of federation). Redirects are answers, never followed; an answer larger
    * than `maxResponseBytes` fails rather than being cut, since a cut JSON document is no document.
    */
-  async fetch(req: OutboundFetch): Promise<Response> {
+  fetch(req: OutboundFetch): Promise<Response> {
+    const method = req.method.toUpperCase();
+    return inSpan(`http ${method}`, 'client', outboundAttributes(method, req.url), () => this.#fetch(req));
+  }
+
+  async #fetch(req: OutboundFetch): Promise<Response> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), req.timeoutMs);
     const abort = () => controller.abort();
@@ -267,6 +278,17 @@ export class OutboundHttp {
     this.#agents.clear();
     await Promise.all(agents.map((a) => a.close().catch(() => undefined)));
   }
+}
+
+/** An outbound span names the method and the destination host: never the path or query. */
+function outboundAttributes(method: string, url: string): Record<string, string> {
+  let host = 'invalid';
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    // an unparsable URL fails in the request itself
+  }
+  return { 'http.request.method': method, 'server.address': host };
 }
 
 function findEgressDenial(err: unknown): EgressDeniedError | null {

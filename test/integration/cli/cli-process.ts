@@ -1,12 +1,18 @@
-// Running `identity-cli` and `proudauth` as real child processes against a deployment of their own:
-// a temporary data directory (embedded database) or, when the run uses PostgreSQL, a scratch
-// database. Every process has a time limit and is killed if a test ends while it still runs.
+// Running `identity-cli` and `proudauth` against a deployment of their own: a temporary data
+// directory (embedded database) or, when the run uses PostgreSQL, a scratch database. `run` runs a
+// command in this process with injected argv, environment, standard streams and exit code (the same
+// code the bin entry points run, src/main/cli/cli-io.ts); `runProcess` and `Background` start a real
+// child process, for what only a process shows: the entry point starting, signals, long-running
+// commands. Every child has a time limit and is killed if a test ends while it still runs.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { injectedIo } from '../../../src/main/cli/cli-io.ts';
+import { runIdentityCli } from '../../../src/main/cli/identity-cli-main.ts';
+import { runProudauth } from '../../../src/main/proudauth-main.ts';
 import type { Db } from '../../../src/platform/db/db.ts';
 import { openPostgres } from '../../../src/platform/db/pg.ts';
 import { openPglite } from '../../../src/platform/db/pglite.ts';
@@ -38,7 +44,42 @@ export interface RunOptions {
   timeoutMs?: number;
 }
 
-export function run(program: Program, args: string[], opts: RunOptions): Promise<RunResult> {
+/**
+ * Runs a one-shot command in this process to its end and answers what a child process would have:
+ * the exit code and everything written to stdout and stderr. The working directory is the
+ * repository's, as for `runProcess`.
+ */
+export async function run(program: Program, args: string[], opts: RunOptions): Promise<RunResult> {
+  const io = injectedIo({
+    env: opts.env,
+    cwd: ROOT,
+    ...(opts.input !== undefined ? { input: opts.input } : {}),
+  });
+  const running = program === 'identity-cli' ? runIdentityCli(args, io) : runProudauth(args, io);
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    const ms = opts.timeoutMs ?? 60_000;
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `${program} ${args.join(' ')} did not finish in ${ms} ms\n${io.stdout.text}\n${io.stderr.text}`,
+          ),
+        ),
+      ms,
+    );
+  });
+  try {
+    const code = await Promise.race([running, limit]);
+    if (code === null) throw new Error(`${program} ${args.join(' ')} kept running: use Background`);
+    return { code, signal: null, stdout: io.stdout.text, stderr: io.stderr.text };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Runs the command as a child process started from its entry point, to its end. */
+export function runProcess(program: Program, args: string[], opts: RunOptions): Promise<RunResult> {
   return runToEnd(process.execPath, [...nodeArgs(ENTRY[program]), ...args], {
     cwd: ROOT,
     env: opts.env,

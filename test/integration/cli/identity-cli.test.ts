@@ -1,5 +1,7 @@
-// identity-cli as an operator runs it: a child process over a deployment of its own (a data
-// directory, or a PostgreSQL database when the run uses one), asserting exit codes, output and rows.
+// identity-cli as an operator runs it, over a deployment of its own (a data directory, or a
+// PostgreSQL database when the run uses one), asserting exit codes, output and rows. Commands run in
+// this process with injected argv, environment and streams (cli-process.ts `run`); what only a
+// process shows, the entry points starting and the lock held by another process, runs as a child.
 import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +15,7 @@ import {
   newRootKey,
   type RunResult,
   run,
+  runProcess,
   scratchDeployment,
 } from './cli-process.ts';
 
@@ -280,9 +283,12 @@ describe('identity-cli', () => {
     const lock = join(dep.dataDir, 'proudauth.lock');
     writeFileSync(lock, String(process.pid), { flag: 'wx' });
     try {
-      const held = await cli(['bootstrap', '--realm', 'held', '--admin-email', 'h@example.com'], {
-        input: 'never-read-password-1\n',
-      });
+      // A child process: in this process the lock would name the command's own pid.
+      const held = await runProcess(
+        'identity-cli',
+        ['bootstrap', '--realm', 'held', '--admin-email', 'h@example.com'],
+        { env: dep.env({ PROUDAUTH_SERVER_PUBLIC_ORIGIN: ORIGIN }), input: 'never-read-password-1\n' },
+      );
       assert.notEqual(held.code, 0);
       assert.match(held.stderr, /is in use by another ProudAuth process \(pid \d+\)/);
       assert.doesNotMatch(held.stderr, /Password/);
@@ -374,14 +380,18 @@ describe('identity-cli', () => {
     }
   });
 
-  test('case=an unknown command prints the usage and exits 2', LIMIT, async () => {
-    const [a, b] = await Promise.all([
-      run('identity-cli', ['frobnicate'], { env: childEnv({}) }),
-      run('proudauth', ['frobnicate'], { env: childEnv({}) }),
-    ]);
-    assert.equal(a.code, 2);
-    assert.match(a.stderr, /^usage: identity-cli/);
-    assert.equal(b.code, 2);
-    assert.match(b.stderr, /^usage: proudauth/);
-  });
+  test(
+    'case=an unknown command prints the usage and exits 2 (both entry points as processes)',
+    LIMIT,
+    async () => {
+      const [a, b] = await Promise.all([
+        runProcess('identity-cli', ['frobnicate'], { env: childEnv({}) }),
+        runProcess('proudauth', ['frobnicate'], { env: childEnv({}) }),
+      ]);
+      assert.equal(a.code, 2);
+      assert.match(a.stderr, /^usage: identity-cli/);
+      assert.equal(b.code, 2);
+      assert.match(b.stderr, /^usage: proudauth/);
+    },
+  );
 });

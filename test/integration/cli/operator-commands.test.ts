@@ -8,7 +8,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { TEST_DATABASE_URL } from '../../harness/test-db.ts';
-import { Background, json, run, scratchDeployment } from './cli-process.ts';
+import { Background, json, run, runProcess, scratchDeployment } from './cli-process.ts';
 
 const LISTEN = {
   PROUDAUTH_SERVER_LISTEN: '127.0.0.1:0',
@@ -137,7 +137,8 @@ describe('identity-cli › operator commands while proudauth dev runs', () => {
     t.after(() => dep.cleanup());
     await run('proudauth', ['migrate'], { env: dep.env() });
     writeFileSync(join(dep.dataDir, 'proudauth.lock'), String(process.pid), { flag: 'wx' });
-    const held = await run('identity-cli', ['maintenance', 'status'], { env: dep.env() });
+    // A child process: in this process the lock would name the command's own pid.
+    const held = await runProcess('identity-cli', ['maintenance', 'status'], { env: dep.env() });
     assert.equal(held.code, 2, held.stderr);
     assert.match(held.stderr, /is in use by another ProudAuth process \(pid \d+\)/);
     assert.match(

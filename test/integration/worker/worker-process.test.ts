@@ -8,7 +8,7 @@ import { addEvent } from '../../../src/events/outbox.repo.ts';
 import type { Db } from '../../../src/platform/db/db.ts';
 import { openPostgres } from '../../../src/platform/db/pg.ts';
 import { TEST_DATABASE_URL } from '../../harness/test-db.ts';
-import { Background, type Deployment, run, scratchDeployment } from '../cli/cli-process.ts';
+import { Background, type Deployment, run, runProcess, scratchDeployment } from '../cli/cli-process.ts';
 import { until } from '../faults/drill-kit.ts';
 
 const SHIFTED_CLOCK = join(import.meta.dirname, '..', '..', 'harness', 'shifted-clock.ts');
@@ -95,7 +95,8 @@ describe('worker › the process › restore marker', () => {
       d.query(`insert into restore_marker (marked_at, marked_by) values (now(), 'restore-begin')`),
     );
     for (const command of ['worker', 'dev']) {
-      const r = await run('proudauth', [command], { env: dep.env() });
+      // A start refused in a process of its own: dev and worker never run in the test's process.
+      const r = await runProcess('proudauth', [command], { env: dep.env() });
       assert.equal(r.code, 1, `${command}: ${r.stdout}${r.stderr}`);
       assert.match(r.stderr, /^proudauth: the restore marker is set: .*restore-reconcile/m, command);
       assert.doesNotMatch(r.stdout, /"command":"(worker|dev)"/, `${command} never logs that it started`);

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { parseFlags } from '../../../platform/cli/flags.ts';
 import { adminRequest, problemSummary, requireSignIn, responseBody } from '../admin-api.ts';
 import { CliError } from '../cli-error.ts';
+import { cliIo, cliPath } from '../cli-io.ts';
 import { serverFlag } from '../configured-server.ts';
 
 const USAGE = `usage: identity-cli api METHOD PATH [--data JSON | --data @FILE | --data @-] [--header 'Name: value']...
@@ -19,7 +20,7 @@ export function requestBody(data: string | undefined): string | null {
   if (data.startsWith('@')) {
     const source = data.slice(1);
     try {
-      text = readFileSync(source === '-' ? 0 : source, 'utf8');
+      text = source === '-' ? cliIo().readStdin() : readFileSync(cliPath(source), 'utf8');
     } catch (e) {
       throw new CliError(
         `cannot read ${source === '-' ? 'standard input' : source}: ${(e as Error).message}`,
@@ -76,17 +77,17 @@ export async function api(argv: string[]): Promise<unknown> {
   const { response: res, credential } = await adminRequest(signIn, { method, path, headers, body });
 
   if (flags.include) {
-    process.stderr.write(`HTTP ${res.status} ${res.statusText}\n`);
-    for (const [k, v] of res.headers) process.stderr.write(`${k}: ${v}\n`);
+    cliIo().stderr.write(`HTTP ${res.status} ${res.statusText}\n`);
+    for (const [k, v] of res.headers) cliIo().stderr.write(`${k}: ${v}\n`);
   }
   const out = await responseBody(res);
   if (res.ok) return out;
   // The problem document goes to stdout like any answer, so scripts can read it; exit 1.
   if (out !== undefined) {
-    process.stdout.write(typeof out === 'string' ? `${out}\n` : `${JSON.stringify(out, null, 2)}\n`);
+    cliIo().stdout.write(typeof out === 'string' ? `${out}\n` : `${JSON.stringify(out, null, 2)}\n`);
   }
   const hint = res.status === 401 ? `; run identity-cli login --realm ${credential.realm}` : '';
-  process.stderr.write(`identity-cli: ${method} ${path}: ${problemSummary(res.status, out)}${hint}\n`);
-  process.exitCode = 1;
+  cliIo().stderr.write(`identity-cli: ${method} ${path}: ${problemSummary(res.status, out)}${hint}\n`);
+  cliIo().exitCode = 1;
   return undefined;
 }

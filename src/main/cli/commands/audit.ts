@@ -5,6 +5,7 @@ import { stat } from 'node:fs/promises';
 import { verifyArchive } from '../../../audit/index.ts';
 import { CONFIG_FLAG, parseFlags } from '../cli-context.ts';
 import { CliError } from '../cli-error.ts';
+import { cliIo } from '../cli-io.ts';
 
 const USAGE = 'usage: identity-cli audit verify --archive DIR';
 
@@ -18,6 +19,6 @@ export async function audit(argv: string[]): Promise<unknown> {
   const info = await stat(dir).catch(() => null);
   if (!info?.isDirectory()) throw new CliError(`${dir} is not a directory`);
   const report = await verifyArchive(dir);
-  if (!report.ok) process.exitCode = 1;
+  if (!report.ok) cliIo().exitCode = 1;
   return report;
 }

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { bootstrap as bootstrapOperation } from '../../operator-operations.ts';
 import { CONFIG_FLAG, parseFlags } from '../cli-context.ts';
 import { CliError } from '../cli-error.ts';
+import { cliPath } from '../cli-io.ts';
 import { runOperatorOperation } from '../operator-client.ts';
 import { promptSecret } from '../prompt.ts';
 
@@ -15,7 +16,7 @@ const USAGE =
 async function readPassword(file: string | undefined): Promise<string> {
   if (!file) return promptSecret('Password for the administrator');
   // Only the first line counts, so a trailing newline written by an editor is not part of it.
-  return readFileSync(file, 'utf8').split(/\r?\n/)[0] ?? '';
+  return readFileSync(cliPath(file), 'utf8').split(/\r?\n/)[0] ?? '';
 }
 
 export async function bootstrap(argv: string[]): Promise<unknown> {

@@ -13,6 +13,7 @@ import {
   type StoredSignIn,
 } from '../admin-api.ts';
 import { CliError } from '../cli-error.ts';
+import { cliIo, cliPath } from '../cli-io.ts';
 import { serverFlag } from '../configured-server.ts';
 
 export const EXPORT_USAGE = `usage: identity-cli config export [--out FILE] [--wait SECONDS] [--realm NAME] [--server URL]
@@ -90,10 +91,10 @@ export async function configExport(args: string[]): Promise<unknown> {
   });
   const text = `${JSON.stringify(file.body, null, 2)}\n`;
   if (typeof flags.out === 'string') {
-    writeFileSync(flags.out, text);
-    process.stderr.write(
+    writeFileSync(cliPath(flags.out), text);
+    cliIo().stderr.write(
       `identity-cli: configuration of realm ${signIn.credential.realm} written to ${flags.out}\n`,
     );
-  } else process.stdout.write(text);
+  } else cliIo().stdout.write(text);
   return undefined;
 }

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parseFlags } from '../../../platform/cli/flags.ts';
 import { adminRequest, problemSummary, requireSignIn, responseBody } from '../admin-api.ts';
 import { CliError } from '../cli-error.ts';
+import { cliIo, cliPath } from '../cli-io.ts';
 import { serverFlag } from '../configured-server.ts';
 import { configExport, EXPORT_USAGE } from './config-export.ts';
 
@@ -20,7 +21,7 @@ type Json = Record<string, unknown>;
 function readDocument(source: string): string {
   let text: string;
   try {
-    text = readFileSync(source === '-' ? 0 : source, 'utf8');
+    text = source === '-' ? cliIo().readStdin() : readFileSync(cliPath(source), 'utf8');
   } catch (e) {
     throw new CliError(`cannot read ${source === '-' ? 'standard input' : source}: ${(e as Error).message}`);
   }
@@ -118,7 +119,7 @@ export async function config(argv: string[]): Promise<unknown> {
   const out = (await responseBody(r.response)) as Json | undefined;
   const isPlan = typeof out === 'object' && out !== null && 'errors' in out && 'resources' in out;
   const hasErrors = isPlan && ((out.errors as unknown[]) ?? []).length > 0;
-  if (flags.json) process.stdout.write(`${JSON.stringify(out ?? null, null, 2)}\n`);
+  if (flags.json) cliIo().stdout.write(`${JSON.stringify(out ?? null, null, 2)}\n`);
   else if (isPlan) {
     const realm = signIn.credential.realm;
     const what =
@@ -129,12 +130,12 @@ export async function config(argv: string[]): Promise<unknown> {
           : flags['dry-run'] && r.ok
             ? 'dry run, nothing applied'
             : 'not applied';
-    process.stdout.write(`${formatPlan(out, `realm ${realm}, mode ${String(out.mode)}: ${what}`)}\n`);
+    cliIo().stdout.write(`${formatPlan(out, `realm ${realm}, mode ${String(out.mode)}: ${what}`)}\n`);
   }
   if (!r.ok || hasErrors) {
-    if (!r.ok) process.stderr.write(`identity-cli: POST ${path}: ${problemSummary(r.status, out)}\n`);
-    else process.stderr.write('identity-cli: the configuration document has errors\n');
-    process.exitCode = 1;
+    if (!r.ok) cliIo().stderr.write(`identity-cli: POST ${path}: ${problemSummary(r.status, out)}\n`);
+    else cliIo().stderr.write('identity-cli: the configuration document has errors\n');
+    cliIo().exitCode = 1;
   }
   return undefined;
 }

@@ -3,6 +3,7 @@ import { generateRootKey } from '../../../platform/crypto/keyring.ts';
 import { doctor as doctorOperation } from '../../operator-operations.ts';
 import { CONFIG_FLAG, parseFlags } from '../cli-context.ts';
 import { CliError } from '../cli-error.ts';
+import { cliIo } from '../cli-io.ts';
 import { runOperatorOperation } from '../operator-client.ts';
 
 export async function generateRootKeyCommand(argv: string[]): Promise<string> {
@@ -17,7 +18,7 @@ export async function doctor(argv: string[]): Promise<unknown> {
   const { flags, rest } = parseFlags(argv, CONFIG_FLAG);
   if (rest.length > 0) throw new CliError('usage: identity-cli doctor [--config FILE]');
   const report = (await runOperatorOperation(flags, doctorOperation, {})) as { ok: boolean };
-  if (!report.ok) process.exitCode = 1;
+  if (!report.ok) cliIo().exitCode = 1;
   return report;
 }
 

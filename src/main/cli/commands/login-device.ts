@@ -4,8 +4,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pollDeviceToken, requestDeviceCodes, type TokenSet } from '../api-client.ts';
 import { CliError } from '../cli-error.ts';
+import { cliIo } from '../cli-io.ts';
 
-const say = (line = '') => process.stderr.write(`${line}\n`);
+const say = (line = '') => cliIo().stderr.write(`${line}\n`);
 
 export async function deviceSignIn(server: string, realm: string, audience: string): Promise<TokenSet> {
   const codes = await requestDeviceCodes(server, realm, audience);

@@ -11,6 +11,7 @@ import { QR_STYLES, type QrStyle, renderTerminalQr } from '../../../mfa/terminal
 import { parseFlags } from '../../../platform/cli/flags.ts';
 import { apiBaseOf, discoverRealm, exchangeCode, type TokenSet } from '../api-client.ts';
 import { CliError } from '../cli-error.ts';
+import { cliIo, configFlag } from '../cli-io.ts';
 import { configuredServer } from '../configured-server.ts';
 import {
   credentialsPath,
@@ -34,7 +35,7 @@ interface Action {
 // biome-ignore lint/suspicious/noExplicitAny: the state object is read member by member below
 type State = Record<string, any>;
 
-const say = (line = '') => process.stderr.write(`${line}\n`);
+const say = (line = '') => cliIo().stderr.write(`${line}\n`);
 
 class TransactionClient {
   private readonly base: string;
@@ -204,7 +205,7 @@ function recoveryRefusal(e: unknown): CliError {
 
 /** --qr as given; else explicit colours on a terminal that shows them, the dark style otherwise. */
 function qrStyle(flag: string | undefined): QrStyle {
-  if (flag === undefined) return process.stderr.isTTY && !process.env.NO_COLOR ? 'ansi' : 'dark';
+  if (flag === undefined) return cliIo().stderr.isTTY && !cliIo().env.NO_COLOR ? 'ansi' : 'dark';
   if (!(QR_STYLES as readonly string[]).includes(flag))
     throw new CliError(`--qr must be one of ${QR_STYLES.join(', ')}, not ${flag}`);
   return flag as QrStyle;
@@ -223,10 +224,11 @@ export async function login(argv: string[]): Promise<unknown> {
   const realm = flags.realm as string | undefined;
   if (!realm || rest.length > 0) throw new CliError(USAGE);
   const qr = qrStyle(flags.qr as string | undefined);
-  const file = credentialsPath(flags.credentials as string | undefined, process.env);
-  const server = (
-    (flags.server as string | undefined) ?? configuredServer(flags.config as string | undefined)
-  ).replace(/\/+$/, '');
+  const file = credentialsPath(flags.credentials as string | undefined, cliIo().env);
+  const server = ((flags.server as string | undefined) ?? configuredServer(configFlag(flags))).replace(
+    /\/+$/,
+    '',
+  );
   // The resource must be the audience the server derives from its public origin, which can
   // differ from the URL this command reaches it at; the realm's issuer says which it is.
   const { issuer, audience } = await discoverRealm(server, realm);

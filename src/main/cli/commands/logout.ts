@@ -4,6 +4,7 @@
 import { parseFlags } from '../../../platform/cli/flags.ts';
 import { type Revocation, revokeToken } from '../api-client.ts';
 import { CliError } from '../cli-error.ts';
+import { cliIo } from '../cli-io.ts';
 import { serverFlag } from '../configured-server.ts';
 import {
   credentialsPath,
@@ -31,7 +32,7 @@ async function revokeAll(c: StoredCredential, now: Date): Promise<Outcome> {
     }
     return outcome;
   } catch (e) {
-    process.stderr.write(`identity-cli: warning: ${(e as Error).message}\n`);
+    cliIo().stderr.write(`identity-cli: warning: ${(e as Error).message}\n`);
     return 'failed';
   }
 }
@@ -44,7 +45,7 @@ export async function logout(argv: string[]): Promise<unknown> {
     credentials: { type: 'string' },
   });
   if (rest.length > 0) throw new CliError(USAGE);
-  const file = credentialsPath(flags.credentials as string | undefined, process.env);
+  const file = credentialsPath(flags.credentials as string | undefined, cliIo().env);
   return withStoreLock(file, async () => {
     const store = readStore(file);
     const c = selectCredential(store, {
@@ -55,14 +56,14 @@ export async function logout(argv: string[]): Promise<unknown> {
     store.delete(c.issuer);
     writeStore(file, store);
     if (outcome === 'unsupported') {
-      process.stderr.write(
+      cliIo().stderr.write(
         'identity-cli: warning: the server has no revocation endpoint; the tokens stay valid until they expire\n',
       );
     }
     if (outcome === 'failed') {
-      process.stderr.write('identity-cli: warning: the tokens stay valid at the server until they expire\n');
+      cliIo().stderr.write('identity-cli: warning: the tokens stay valid at the server until they expire\n');
     }
-    process.stderr.write(`Logged out of realm ${c.realm} (${c.issuer}).\n`);
+    cliIo().stderr.write(`Logged out of realm ${c.realm} (${c.issuer}).\n`);
     return { realm: c.realm, issuer: c.issuer, revoked: outcome === 'revoked', credentials: file };
   });
 }

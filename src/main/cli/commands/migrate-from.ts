@@ -17,6 +17,7 @@ import {
 import { parseFlags } from '../../../platform/cli/flags.ts';
 import { requireSignIn } from '../admin-api.ts';
 import { CliError } from '../cli-error.ts';
+import { cliIo } from '../cli-io.ts';
 import { serverFlag } from '../configured-server.ts';
 import { MigrationApi } from '../migration-api.ts';
 import {
@@ -133,7 +134,7 @@ export async function migrateFrom(argv: string[]): Promise<unknown> {
   } finally {
     report.finished_at = new Date().toISOString();
     writePrivate(o.reportFile, report);
-    process.stderr.write(`report written to ${o.reportFile}\n`);
+    cliIo().stderr.write(`report written to ${o.reportFile}\n`);
   }
 }
 
@@ -212,7 +213,7 @@ async function run(o: ReturnType<typeof options>, report: Record<string, unknown
   (report.import as Record<string, unknown>).reconciliation = reconciliation;
   if (reconciliation.matches !== true) {
     report.outcome = 'mismatch';
-    process.exitCode = 1;
+    cliIo().exitCode = 1;
     return;
   }
   report.outcome = 'applied';

@@ -10,6 +10,7 @@ import {
 } from '../../restore-operations.ts';
 import { CONFIG_FLAG, parseFlags } from '../cli-context.ts';
 import { CliError } from '../cli-error.ts';
+import { cliPath } from '../cli-io.ts';
 import { runOperatorOperation } from '../operator-client.ts';
 
 const DAY_MS = 24 * 3_600_000;
@@ -32,7 +33,7 @@ export async function revocationLog(argv: string[]): Promise<unknown> {
       flagNames: { since: '--since' },
     },
   )) as { since: string; records: LogRecord[] };
-  const out = flags.out;
+  const out = cliPath(flags.out);
   // Created 0600 and kept so: the file is appended to on every run.
   closeSync(openSync(out, 'a', 0o600));
   chmodSync(out, 0o600);
@@ -65,7 +66,7 @@ export async function restoreReconcile(argv: string[]): Promise<unknown> {
   };
   if (typeof flags.log === 'string') {
     try {
-      input.log = readFileSync(flags.log, 'utf8');
+      input.log = readFileSync(cliPath(flags.log), 'utf8');
     } catch (e) {
       throw new CliError(`--log ${flags.log}: ${(e as Error).message}`);
     }
