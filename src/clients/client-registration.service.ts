@@ -209,6 +209,8 @@ export async function registerClient(
         tokenEndpointAuthMethod: m.draft.tokenEndpointAuthMethod,
         consentMode: 'required',
         jwks: m.draft.jwks,
+        backchannelLogoutUri: m.draft.backchannelLogoutUri ?? null,
+        backchannelLogoutSessionRequired: m.backchannelLogoutSessionRequired,
         state: held ? 'disabled' : 'active',
         oidcScopes: m.scopes,
       },
@@ -247,6 +249,7 @@ export async function registerClient(
         status: held ? 'pending' : 'approved',
         initial_access_token_id: iat?.id ?? null,
         redirect_uris: row.redirect_uris,
+        backchannel_logout_uri: m.draft.backchannelLogoutUri ?? null,
         scope: m.scopes.join(' '),
       },
     });
@@ -329,8 +332,14 @@ export async function readRegistration(
 }
 
 // Members whose change puts a client that needed approval back in the queue: where it may send
-// people and what it may ask for.
-const REVIEWED = ['redirect_uris', 'post_logout_redirect_uris', 'grant_types', 'scope'] as const;
+// people, where this service sends logout tokens about them, and what it may ask for.
+const REVIEWED = [
+  'redirect_uris',
+  'post_logout_redirect_uris',
+  'backchannel_logout_uri',
+  'grant_types',
+  'scope',
+] as const;
 
 /**
  * PUT: replaces the client's metadata (RFC 7592 section 2.2). client_id must be the client's; the
@@ -383,12 +392,14 @@ export async function replaceRegistration(
     const before: Record<(typeof REVIEWED)[number], string> = {
       redirect_uris: JSON.stringify(record.redirect_uris),
       post_logout_redirect_uris: JSON.stringify(record.post_logout_redirect_uris),
+      backchannel_logout_uri: record.backchannel_logout_uri ?? '',
       grant_types: JSON.stringify(record.grant_types),
       scope: String(reg.metadata.scope ?? ''),
     };
     const after: typeof before = {
       redirect_uris: JSON.stringify(m.draft.redirectUris),
       post_logout_redirect_uris: JSON.stringify(m.draft.postLogoutRedirectUris),
+      backchannel_logout_uri: m.draft.backchannelLogoutUri ?? '',
       grant_types: JSON.stringify(m.draft.grantTypes),
       scope,
     };
@@ -413,8 +424,8 @@ export async function replaceRegistration(
         allowRememberMe: record.allow_remember_me,
         idTokenClaims: record.id_token_claims,
         requirePushedRequests: record.require_pushed_authorization_requests,
-        backchannelLogoutUri: record.backchannel_logout_uri,
-        backchannelLogoutSessionRequired: record.backchannel_logout_session_required,
+        backchannelLogoutUri: m.draft.backchannelLogoutUri ?? null,
+        backchannelLogoutSessionRequired: m.backchannelLogoutSessionRequired,
         jwks: m.draft.jwks,
       },
       r.now,

@@ -37,6 +37,8 @@ export interface RegisteredMetadata {
   draft: ClientDraft;
   /** The OpenID scopes the client registered, all within the policy's open_scopes. */
   scopes: string[];
+  /** OpenID Back-Channel Logout 1.0, section 2.2: whether logout tokens must carry sid. */
+  backchannelLogoutSessionRequired: boolean;
   display: DisplayMetadata;
 }
 
@@ -209,6 +211,14 @@ export function readClientMetadata(
       ? []
       : stringList(m.post_logout_redirect_uris, 'post_logout_redirect_uris', errors);
 
+  // Back-Channel Logout 1.0, section 2.2: judged by the administrator's rule in checkClientDraft.
+  const bclUri = m.backchannel_logout_uri;
+  if (bclUri !== undefined && bclUri !== null && typeof bclUri !== 'string')
+    errors.push({ field: 'backchannel_logout_uri', code: 'type', detail: 'a URL string' });
+  const bclSession = m.backchannel_logout_session_required ?? false;
+  if (typeof bclSession !== 'boolean')
+    errors.push({ field: 'backchannel_logout_session_required', code: 'type', detail: 'true or false' });
+
   const type = typeOf(typeof method === 'string' ? method : 'client_secret_basic', display.application_type);
   const draft: ClientDraft = {
     type,
@@ -216,6 +226,7 @@ export function readClientMetadata(
     grantTypes,
     redirectUris,
     postLogoutRedirectUris: logoutUris,
+    backchannelLogoutUri: typeof bclUri === 'string' ? bclUri : null,
     allowedOrigins: [],
     jwks,
   };
@@ -233,5 +244,13 @@ export function readClientMetadata(
     const aboutRedirects = errors.some((e) => e.field.startsWith('redirect_uris'));
     return { ok: false, error: aboutRedirects ? 'invalid_redirect_uri' : 'invalid_client_metadata', errors };
   }
-  return { ok: true, name, type, draft, scopes, display };
+  return {
+    ok: true,
+    name,
+    type,
+    draft,
+    scopes,
+    display,
+    backchannelLogoutSessionRequired: bclSession === true,
+  };
 }

@@ -72,6 +72,8 @@ function clientInformation(ctx: ApiDeps, realmName: string, a: RegistrationAnswe
     response_types: ['code'],
     token_endpoint_auth_method: r.token_endpoint_auth_method,
     ...(r.jwks ? { jwks: r.jwks } : {}),
+    ...(r.backchannel_logout_uri ? { backchannel_logout_uri: r.backchannel_logout_uri } : {}),
+    backchannel_logout_session_required: r.backchannel_logout_session_required,
     ...a.display,
     // Not an RFC 7591 member: whether the client waits for an administrator (docs/oauth-registration.md).
     approval_status: a.status,

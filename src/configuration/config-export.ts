@@ -29,6 +29,7 @@ export const EXPORT_EXCLUDED = [
   'builtin_resources',
   'builtin_clients',
   'inactive_clients',
+  'client_registrations',
   'builtin_roles',
   'organization_and_project_roles',
   'builtin_permissions',
@@ -111,6 +112,8 @@ function clientOut(c: ClientRecord): Json {
     // Written only when set, so documents of clients without it stay as they were.
     ...(c.require_pushed_authorization_requests ? { require_pushed_authorization_requests: true } : {}),
     ...(c.jwks !== null ? { jwks: c.jwks } : {}),
+    ...(c.backchannel_logout_uri !== null ? { backchannel_logout_uri: c.backchannel_logout_uri } : {}),
+    ...(c.backchannel_logout_session_required ? { backchannel_logout_session_required: true } : {}),
   };
 }
 

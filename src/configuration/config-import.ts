@@ -123,6 +123,10 @@ const clientPatch = (
       ? { requirePushedAuthorizationRequests: v.requirePushedAuthorizationRequests }
       : {}),
     ...(g('jwks') && v.jwks ? { jwks: v.jwks } : {}),
+    ...(g('backchannel_logout_uri') ? { backchannelLogoutUri: v.backchannelLogoutUri ?? null } : {}),
+    ...(g('backchannel_logout_session_required') && v.backchannelLogoutSessionRequired !== undefined
+      ? { backchannelLogoutSessionRequired: v.backchannelLogoutSessionRequired }
+      : {}),
   };
 };
 

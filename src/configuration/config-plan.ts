@@ -172,6 +172,13 @@ export function clientDifferences(current: ClientRecord, c: DocClient): string[]
       'value',
     ],
     ['jwks', v.jwks ?? null, current.jwks, 'value'],
+    ['backchannel_logout_uri', v.backchannelLogoutUri ?? null, current.backchannel_logout_uri, 'value'],
+    [
+      'backchannel_logout_session_required',
+      v.backchannelLogoutSessionRequired ?? false,
+      current.backchannel_logout_session_required,
+      'value',
+    ],
     ['type', v.type, current.type, 'value'],
     ['token_endpoint_auth_method', v.tokenEndpointAuthMethod, current.token_endpoint_auth_method, 'value'],
   ];

@@ -78,15 +78,16 @@ const ACCOUNT_COLUMNS = `
   exists (select 1 from signin_challenges where realm_id = $1 and transaction_id = $5
            and purpose = 'password_reset' and consumed_at is not null) as reset_proved,
   (select state from registration_approvals where realm_id = $1 and user_id = $2::text) as approval,
-  exists (select 1 from terms_acceptances where realm_id = $1 and user_id = $2::text and version = $7) as accepted`;
+  exists (select 1 from terms_acceptances where realm_id = $1 and user_id = $2::text and version = $7) as accepted,
+  exists (select 1 from client_registrations where realm_id = $1 and client_row_id = $8) as third_party`;
 
 const ACCOUNT_SQL = `select ${ACCOUNT_COLUMNS}`;
 
 /**
  * The account facts with the federation facts (federation-facts.ts) in the same statement, for a
- * transaction that needs no organization facts first ($8 organization ids, $9 email domain).
+ * transaction that needs no organization facts first ($9 organization ids, $10 email domain).
  */
-const WITH_FEDERATION = federationSql({ realm: '$1', orgIds: '$8', domain: '$9', tx: '$5' });
+const WITH_FEDERATION = federationSql({ realm: '$1', orgIds: '$9', domain: '$10', tx: '$5' });
 const ACCOUNT_AND_FEDERATION_SQL = `with ${WITH_FEDERATION.cte} select ${ACCOUNT_COLUMNS}, ${WITH_FEDERATION.columns}`;
 
 interface AccountJson {
@@ -114,6 +115,7 @@ interface AccountRow {
   reset_proved: boolean;
   approval: string | null;
   accepted: boolean;
+  third_party: boolean;
 }
 
 function userFacts(u: AccountJson): UserFacts {
@@ -131,7 +133,16 @@ function userFacts(u: AccountJson): UserFacts {
 
 export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): Promise<Facts> {
   const version = termsVersion(input.policy);
-  const params = [t.realmId, t.userId, PRIVILEGED_ROLES, t.clientId, t.id, input.now, version ?? ''];
+  const params = [
+    t.realmId,
+    t.userId,
+    PRIVILEGED_ROLES,
+    t.clientId,
+    t.id,
+    input.now,
+    version ?? '',
+    input.client.id,
+  ];
   // Without organization facts to read first, the federation facts come in the same statement.
   const withFederation = !organizationFactsNeeded(t);
   let federation: FederationFacts | null = null;
@@ -169,7 +180,11 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     webauthnAllowed: webauthnFactorAllowed(input.policy),
     adminPhishingResistant: policyValue(input.policy, 'mfa', 'admin_phishing_resistant') === true,
     privileged: !!user && row.privileged,
-    client: { consentMode: input.client.consent_mode, requireMfa: input.client.require_mfa },
+    client: {
+      consentMode: input.client.consent_mode,
+      requireMfa: input.client.require_mfa,
+      thirdParty: row.third_party,
+    },
     mfaRequirement: policyValue(input.policy, 'mfa', 'requirement') === 'required' ? 'required' : 'optional',
     adminAudienceRequested:
       t.resources.includes(input.adminAudience) || t.resources.includes('builtin:admin'),

@@ -306,7 +306,15 @@ const consent: Stage = (t, f) => {
   if (t.consentScopes !== null) return 'satisfied';
   const asked = f.client.consentMode === 'required' || t.prompt.includes('consent');
   if (!asked || (f.consentCovers && !t.prompt.includes('consent'))) return 'satisfied';
-  return { kind: 'actions', actions: [action('consent', ['approve', 'scopes'], { scopes: t.scopes })] };
+  return {
+    kind: 'actions',
+    actions: [
+      action('consent', ['approve', 'scopes'], {
+        scopes: t.scopes,
+        third_party: f.client.thirdParty === true,
+      }),
+    ],
+  };
 };
 
 export const STAGES: readonly Stage[] = [

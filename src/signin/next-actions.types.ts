@@ -89,7 +89,11 @@ export interface Facts {
   adminPhishingResistant?: boolean;
   /** Holds a privileged realm role (e.g. realm-admin). */
   privileged: boolean;
-  client: { consentMode: string; requireMfa: boolean };
+  /**
+   * thirdParty: the client came from dynamic registration, so someone other than the realm's
+   * owner operates it (the consent step says so).
+   */
+  client: { consentMode: string; requireMfa: boolean; thirdParty?: boolean };
   mfaRequirement: 'optional' | 'required';
   adminAudienceRequested: boolean;
   consentCovers: boolean;

@@ -86,6 +86,8 @@ export const de: Partial<Record<MessageKey, string>> = {
 
   'consent.title': 'Zugriff erlauben',
   'consent.help': '{client} bittet um Zugriff auf:',
+  'consent.third_party':
+    '{client} wird nicht vom Betreiber dieses Anmeldedienstes betrieben, sondern hat sich selbst registriert. Erlauben Sie den Zugriff nur, wenn Sie der Anwendung vertrauen.',
   'consent.approve': 'Erlauben',
   'consent.deny': 'Ablehnen',
 

@@ -89,6 +89,8 @@ export const en = {
 
   'consent.title': 'Allow access',
   'consent.help': '{client} asks for access to:',
+  'consent.third_party':
+    '{client} is not run by the operator of this sign-in service: it registered itself. Allow access only if you trust it.',
   'consent.approve': 'Allow',
   'consent.deny': 'Deny',
 

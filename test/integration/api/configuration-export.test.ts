@@ -17,6 +17,13 @@ type Json = Record<string, unknown>;
 const exportOf = (h: Harness, realm: RealmRow) =>
   exportConfiguration(h.ctx.db, { realm, publicOrigin: h.ctx.config.server.publicOrigin });
 
+/** Two exports carry the same document; only their `realm` metadata differs. */
+function assertSameApartFromRealm(actual: { realm: unknown }, expected: { realm: unknown }): void {
+  const { realm: _a, ...restActual } = actual;
+  const { realm: _b, ...restExpected } = expected;
+  assert.equal(JSON.stringify(restActual), JSON.stringify(restExpected));
+}
+
 test('case=round trip across two realms gives the same document', async (t) => {
   const h = await startHarness(t);
   const source = await h.createRealm();
@@ -86,9 +93,7 @@ test('case=round trip across two realms gives the same document', async (t) => {
   assert.equal(res.status, 200, JSON.stringify(await res.clone().json()));
 
   const second = await exportOf(h, target);
-  const { realm: _a, ...restFirst } = first;
-  const { realm: _b, ...restSecond } = second;
-  assert.equal(JSON.stringify(restSecond), JSON.stringify(restFirst));
+  assertSameApartFromRealm(second, first);
 });
 
 test('case=POST /configuration/exports runs the config.export job; its file is the configuration document', async (t) => {
@@ -132,4 +137,100 @@ test('case=POST /configuration/exports needs realm.configuration.export', async 
   const refused = await viewer.call('POST', '/configuration/exports');
   assert.equal(refused.status, 403);
   assert.equal(((await refused.json()) as Json).code, 'forbidden');
+});
+
+test('case=back-channel logout members and registered clients survive the round trip; registrations stay out', async (t) => {
+  const h = await startHarness(t);
+  const source = await h.createRealm();
+  const target = await h.createRealm();
+  const a = await apiCaller(h, source);
+  const b = await apiCaller(h, target);
+  const created = await a.call('POST', '/clients', {
+    client_id: 'rp',
+    name: 'RP',
+    type: 'web',
+    redirect_uris: ['https://rp.example.com/cb'],
+    backchannel_logout_uri: 'https://rp.example.com/bcl?x=1',
+    backchannel_logout_session_required: true,
+  });
+  assert.equal(created.status, 201, await created.clone().text());
+  await h.setPolicy(source, { client_registration: { enabled: true, open: true } });
+  const iat = (await (await a.call('POST', '/initial-access-tokens', {})).json()) as Json;
+  const register = async (token: string | null, name: string) => {
+    const res = await h.get(`/realms/${source.name}/oauth/register`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+      body: JSON.stringify({
+        redirect_uris: ['https://partner.example.com/cb'],
+        client_name: name,
+        logo_uri: 'https://partner.example.com/logo.png',
+        backchannel_logout_uri: 'https://partner.example.com/bcl',
+      }),
+    });
+    const body = (await res.json()) as Json;
+    assert.equal(res.status, 201, JSON.stringify(body));
+    return String(body.client_id);
+  };
+  const approved = await register(String(iat.token), 'Partner');
+  const held = await register(null, 'Held');
+
+  const first = await exportOf(h, source);
+  assert.ok(first.excluded.includes('client_registrations'));
+  assert.deepEqual(
+    first.clients.map((c) => c.client_id),
+    [approved, 'rp'],
+    'the held registration is disabled and stays out',
+  );
+  const [partner, rp] = first.clients as Json[];
+  assert.equal(partner?.consent_mode, 'required', 'a registered client stays third-party');
+  assert.equal(partner?.backchannel_logout_uri, 'https://partner.example.com/bcl');
+  assert.equal('logo_uri' in (partner ?? {}), false, 'registration metadata is not a client member');
+  assert.equal(rp?.backchannel_logout_uri, 'https://rp.example.com/bcl?x=1');
+  assert.equal(rp?.backchannel_logout_session_required, true);
+  assert.equal(JSON.stringify(first).includes(held), false);
+
+  const forTarget = { ...first, expected_policy_revision: 0 };
+  const res = await b.call('POST', '/configuration/imports', forTarget);
+  assert.equal(res.status, 200, JSON.stringify(await res.clone().json()));
+  const second = await exportOf(h, target);
+  assertSameApartFromRealm(second, first);
+  const registrations = await h.ctx.db.query('select 1 from client_registrations where realm_id = $1', [
+    target.id,
+  ]);
+  assert.equal(registrations.rows.length, 0, 'the importing realm has an ordinary client');
+  const [imported] = (
+    await h.ctx.db.query(
+      'select state, consent_mode, backchannel_logout_uri from clients where realm_id = $1 and client_id = $2',
+      [target.id, approved],
+    )
+  ).rows;
+  assert.deepEqual(imported, {
+    state: 'active',
+    consent_mode: 'required',
+    backchannel_logout_uri: 'https://partner.example.com/bcl',
+  });
+
+  // A changed URI is a difference the create mode reports and the reconcile mode applies.
+  const changed = {
+    ...second,
+    clients: (second.clients as Json[]).map((c) =>
+      c.client_id === 'rp' ? { ...c, backchannel_logout_uri: 'https://rp.example.com/bcl2' } : c,
+    ),
+  };
+  // biome-ignore lint/suspicious/noExplicitAny: a plan body read in assertions only
+  const plan = (await (await b.call('POST', '/configuration/validate', changed)).json()) as any;
+  assert.deepEqual(plan.errors, []);
+  assert.deepEqual(plan.clients.differs, ['rp']);
+  const reconciled = await b.call('POST', '/configuration/validate?mode=reconcile', changed);
+  const reconcile = (await reconciled.json()) as { clients: { update: string[] } };
+  assert.deepEqual(reconcile.clients.update, ['rp']);
+  assert.equal((await b.call('POST', '/configuration/imports?mode=reconcile', changed)).status, 200);
+  const third = await exportOf(h, target);
+  assert.equal(
+    (third.clients as Json[]).find((c) => c.client_id === 'rp')?.backchannel_logout_uri,
+    'https://rp.example.com/bcl2',
+  );
 });

@@ -3,6 +3,7 @@
 // the UI speaks German when asked to.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { apiCaller } from '../../harness/api-kit.ts';
 import { launchBrowser, NO_BROWSER } from '../../harness/browser.ts';
 import {
   ADMIN_EMAIL,
@@ -100,6 +101,11 @@ describe('built-in login UI in a browser', { skip: NO_BROWSER ?? false }, () => 
     await page.getByRole('button', { name: 'Save password' }).click();
     await page.getByRole('heading', { name: 'Allow access' }).waitFor();
     assert.ok(await page.getByText('The Shop asks for access to:').isVisible());
+    assert.equal(
+      await page.locator('[data-third-party]').count(),
+      0,
+      "the realm's own client gets no warning",
+    );
     await page.getByLabel('Your email address').uncheck();
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL(/\/callback\?/);
@@ -111,6 +117,42 @@ describe('built-in login UI in a browser', { skip: NO_BROWSER ?? false }, () => 
       [realm.id, user.id],
     );
     assert.deepEqual([...(consent.rows[0]?.scopes ?? [])].sort(), ['openid', 'profile']);
+
+    // A registered (third-party) client: the consent screen says it is not the realm owner's.
+    await h.setPolicy(realm, { client_registration: { enabled: true } });
+    const admin = await apiCaller(h, realm);
+    const iat = (await (await admin.call('POST', '/initial-access-tokens', {})).json()) as { token: string };
+    const registered = await h.get(`/realms/${realm.name}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${iat.token}` },
+      body: JSON.stringify({
+        redirect_uris: [callback],
+        client_name: 'Partner Tool',
+        token_endpoint_auth_method: 'none',
+        // A loopback http redirect URI is a native app's (RFC 8252).
+        application_type: 'native',
+        scope: 'openid profile',
+      }),
+    });
+    const partner = (await registered.json()) as { client_id: string };
+    assert.equal(registered.status, 201, JSON.stringify(partner));
+    await page.goto(
+      `${h.publicUrl}/realms/${realm.name}/oauth/authorize?${authorizeQuery(partner.client_id, callback, { scope: 'openid profile' }).params}`,
+    );
+    await page.getByRole('heading', { name: 'Allow access' }).waitFor();
+    const warning = page.locator('[data-third-party]');
+    await warning.waitFor();
+    assert.match(
+      (await warning.textContent()) ?? '',
+      /^Partner Tool is not run by the operator of this sign-in service/,
+    );
+    assert.equal(await warning.getAttribute('role'), 'alert');
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await page.waitForURL(/\/callback\?/);
+    assert.ok(
+      new URL(page.url()).searchParams.get('code'),
+      'consent given, the registered client gets a code',
+    );
 
     // A new sign-in in a fresh profile, cancelled: the client hears access_denied.
     const other = await (await browser.newContext()).newPage();

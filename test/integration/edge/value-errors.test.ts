@@ -11,6 +11,7 @@ import { type Decoder, observeBodyDecoding } from '../../../src/platform/http/de
 import { type ApiCallerKit, apiCaller } from '../../harness/api-kit.ts';
 import { type Harness, startHarness } from '../../harness/harness.ts';
 import { seedMembership, seedOrganization } from '../../harness/org-kit.ts';
+import { basic, clientSecret } from '../../harness/token-kit.ts';
 import { valueErrorCases } from '../../harness/value-errors.ts';
 
 type Json = Record<string, unknown>;
@@ -122,6 +123,75 @@ const QUERY_CHECKED: { route: string; query: string; status: number; code: strin
   { route: 'GET /session-events', query: 'wait=2.5', status: 400, code: 'invalid_request' },
   { route: 'GET /session-events', query: 'cursor=not-a-cursor', status: 400, code: 'invalid_request' },
   { route: 'GET /session-events', query: 'limit=10', status: 400, code: 'invalid_request' },
+];
+
+/**
+ * Protocol routes outside the administration API whose values are walked too: dynamic client
+ * registration (RFC 7591/7592, bodies read by hand and refused in RFC 7591's own form) and the
+ * Shared Signals stream endpoints (decoders, answered like the API). A new route under these
+ * prefixes that the walk does not know fails it.
+ */
+const PROTOCOL = /^\/realms\/:realm\/(oauth\/register|ssf\/)/;
+const REGISTER = '/realms/:realm/oauth/register';
+const REGISTRATION_MEMBERS = [
+  'redirect_uris',
+  'post_logout_redirect_uris',
+  'token_endpoint_auth_method',
+  'application_type',
+  'grant_types',
+  'response_types',
+  'scope',
+  'client_name',
+  'client_uri',
+  'logo_uri',
+  'tos_uri',
+  'policy_uri',
+  'contacts',
+  'software_id',
+  'software_version',
+  'jwks',
+  'backchannel_logout_uri',
+  'backchannel_logout_session_required',
+] as const;
+const LIST_MEMBERS = new Set([
+  'redirect_uris',
+  'post_logout_redirect_uris',
+  'grant_types',
+  'response_types',
+  'contacts',
+]);
+const OVERSIZE = 'a'.repeat(5000);
+const CONTROL = 'https://walk.example.com/\u0001cb';
+/** Per member: a wrong JSON type, an oversize value and one with a control character. */
+function malformedMetadata(member: string): unknown[] {
+  const list = LIST_MEMBERS.has(member);
+  return [
+    7,
+    list ? 'https://walk.example.com/cb' : ['x'],
+    { nested: true },
+    list ? [OVERSIZE] : OVERSIZE,
+    list ? [CONTROL] : CONTROL,
+  ];
+}
+/** A value of each JSON type; a member is sent every one its decoder does not take. */
+const ANY_TYPE: { kinds: string[]; value: unknown }[] = [
+  { kinds: ['number'], value: 7 },
+  { kinds: ['string', 'enum', 'literal'], value: 'text' },
+  { kinds: ['array'], value: ['x'] },
+  { kinds: ['object', 'record', 'json'], value: { nested: true } },
+  { kinds: ['boolean'], value: true },
+];
+/** Whole bodies of the wrong JSON type. */
+const WRONG_BODIES: unknown[] = [[], 'text', 7, true];
+/** Path ids no client has: control characters, NUL, too long, not ASCII, a path step. */
+const BAD_CLIENT_IDS = ['%01', '%00', 'a'.repeat(200), '%C3%A4', 'a%2Fb', 'dcr-%20x'];
+/** Query values of stream_id that name no stream or are malformed. */
+const BAD_STREAM_QUERIES: { query: string; status: number }[] = [
+  { query: 'stream_id=%01', status: 404 },
+  { query: `stream_id=${'a'.repeat(300)}`, status: 404 },
+  { query: 'stream_id=', status: 400 },
+  { query: 'stream_id=a&stream_id=b', status: 400 },
+  { query: 'other=1', status: 400 },
 ];
 
 /** Objects the routes' path parameters name, created for real: some routes load before decoding. */
@@ -291,5 +361,155 @@ describe('edge › value errors of every JSON body', () => {
         wrong.push(`${c.route}?${c.query}: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
     }
     assert.deepEqual(wrong, []);
+  });
+
+  test('case=registration and Shared Signals routes answer malformed values with their error, never 500', async (t) => {
+    const h = await startHarness(t);
+    const realm = await h.createRealm();
+    await h.setPolicy(realm, {
+      client_registration: { enabled: true },
+      shared_signals: { enabled: true },
+    });
+    const admin = await apiCaller(h, realm);
+    const iatRes = await admin.call('POST', '/initial-access-tokens', { max_uses: 1000 });
+    const iat = String(((await iatRes.json()) as Json).token);
+    const ssfClient = await h.createClient(realm, {
+      clientId: 'walk-ssf',
+      name: 'Walk SSF',
+      type: 'web',
+      redirectUris: ['https://walk.example.com/cb'],
+    });
+    const ssfAuth = basic('walk-ssf', await clientSecret(h, realm, ssfClient));
+    const base = `/realms/${realm.name}`;
+    const request = (method: string, path: string, auth: string, body?: unknown) =>
+      h.get(`${base}${path}`, {
+        method,
+        headers: {
+          authorization: auth,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    // Every registration, refused or not, spends the network's hourly budget first (document 2,
+    // Limits); the walk sends more than it allows, so its counters are reset between requests.
+    const register = async (body: unknown) => {
+      await h.ctx.db.query(`delete from abuse_counters where bucket like 'dcr:%'`);
+      return request('POST', '/oauth/register', `Bearer ${iat}`, body);
+    };
+    const created = await register({ redirect_uris: ['https://walk.example.com/cb'] });
+    const client = (await created.json()) as Json;
+    assert.equal(created.status, 201, JSON.stringify(client));
+    const clientId = String(client.client_id);
+    const rat = `Bearer ${String(client.registration_access_token)}`;
+    const registeredBefore = await h.ctx.db.query(
+      'select count(*)::int as n from clients where realm_id = $1',
+      [realm.id],
+    );
+
+    const routes = routeTable(h.publicApp)
+      .filter((r) => r.method !== 'HEAD' && PROTOCOL.test(r.url))
+      .map((r) => `${r.method} ${r.url}`);
+    const walked = new Set<string>();
+    const wrong: string[] = [];
+    let checked = 0;
+    /** One malformed request: the status it must get and the member its answer must name. */
+    const expect = async (route: string, res: Response, status: number, field?: string) => {
+      walked.add(route);
+      checked++;
+      const text = await res.text();
+      let body: Json = {};
+      try {
+        body = JSON.parse(text) as Json;
+      } catch {
+        body = {};
+      }
+      const fields = ((body.errors as { field: string }[] | undefined) ?? []).map((e) => e.field);
+      const named = field === undefined || fields.some((f) => f === field || f.startsWith(`${field}[`));
+      if (res.status !== status || typeof body.code !== 'string' || !named)
+        wrong.push(`${route} (${status}${field ? ` ${field}` : ''}): ${res.status} ${text.slice(0, 200)}`);
+    };
+
+    // RFC 7591: each member of the wrong type, oversize or with a control character is 400
+    // invalid_client_metadata (invalid_redirect_uri for redirect URIs) naming it; so is a body
+    // that is no object. PUT (RFC 7592) reads the same metadata with the client's own client_id.
+    for (const member of REGISTRATION_MEMBERS)
+      for (const value of malformedMetadata(member)) {
+        const body = { redirect_uris: ['https://walk.example.com/cb'], [member]: value };
+        await expect(`POST ${REGISTER}`, await register(body), 400, member);
+        const put = await request('PUT', `/oauth/register/${clientId}`, rat, {
+          ...body,
+          client_id: clientId,
+        });
+        await expect(`PUT ${REGISTER}/:client`, put, 400, member);
+      }
+    for (const body of WRONG_BODIES) {
+      await expect(`POST ${REGISTER}`, await register(body), 400);
+      await expect(
+        `PUT ${REGISTER}/:client`,
+        await request('PUT', `/oauth/register/${clientId}`, rat, body),
+        400,
+      );
+    }
+    for (const value of [7, ['x'], '\u0001', OVERSIZE]) {
+      const put = await request('PUT', `/oauth/register/${clientId}`, rat, {
+        redirect_uris: ['https://walk.example.com/cb'],
+        client_id: value,
+      });
+      await expect(`PUT ${REGISTER}/:client`, put, 400, 'client_id');
+    }
+    // RFC 7592: an id no client has is the same 401 as a wrong token, whatever it is made of.
+    for (const id of BAD_CLIENT_IDS)
+      for (const method of ['GET', 'PUT', 'DELETE']) {
+        const body =
+          method === 'PUT' ? { client_id: id, redirect_uris: ['https://walk.example.com/cb'] } : undefined;
+        await expect(
+          `${method} ${REGISTER}/:client`,
+          await request(method, `/oauth/register/${id}`, rat, body),
+          401,
+        );
+      }
+
+    // Shared Signals: the decoders' value rules (422 naming the member), every member of a wrong
+    // JSON type and bodies of the wrong type (400), and malformed stream_id queries.
+    const ssfRoutes = routeTable(h.publicApp).filter(
+      (x) => x.method !== 'HEAD' && x.url.startsWith('/realms/:realm/ssf/'),
+    );
+    for (const r of ssfRoutes) {
+      const route = `${r.method} ${r.url}`;
+      const path = r.url.slice('/realms/:realm'.length);
+      if (!BODY_METHODS.has(r.method)) {
+        for (const q of BAD_STREAM_QUERIES)
+          await expect(route, await request(r.method, `${path}?${q.query}`, ssfAuth), q.status);
+        continue;
+      }
+      const decoders: Decoder<unknown>[] = [];
+      observeBodyDecoding((d) => decoders.push(d));
+      await (await request(r.method, path, ssfAuth, { walk_probe: 1 })).body?.cancel();
+      observeBodyDecoding(null);
+      const decoder = decoders[0];
+      if (decoder?.spec.kind !== 'object') {
+        wrong.push(`${route}: no body decoder reached`);
+        continue;
+      }
+      for (const c of valueErrorCases(decoder))
+        await expect(route, await request(r.method, path, ssfAuth, c.body), c.status, c.field);
+      for (const [member, d] of decoder.spec.members)
+        for (const { kinds, value } of ANY_TYPE)
+          if (!kinds.includes(d.spec.kind))
+            await expect(route, await request(r.method, path, ssfAuth, { [member]: value }), 400, member);
+      for (const body of WRONG_BODIES) await expect(route, await request(r.method, path, ssfAuth, body), 400);
+    }
+
+    const after = await h.ctx.db.query('select count(*)::int as n from clients where realm_id = $1', [
+      realm.id,
+    ]);
+    assert.deepEqual(after.rows, registeredBefore.rows, 'no malformed registration made a client');
+    assert.deepEqual(wrong, [], 'malformed values answered other than with their error');
+    assert.deepEqual(
+      routes.filter((r) => !walked.has(r)),
+      [],
+      'protocol routes the walk does not cover',
+    );
+    assert.ok(checked > 200, `only ${checked} requests checked`);
   });
 });

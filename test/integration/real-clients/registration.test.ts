@@ -6,9 +6,12 @@
 // token rotates on every use; refusals leave nothing issued and nothing written.
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
+import { jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import * as oidc from 'openid-client';
 import { digestToken } from '../../../src/kernel/digest.ts';
+import { workerDeps } from '../../../src/main/worker/worker.ts';
+import { deliverDueLogouts } from '../../../src/oauth/backchannel-logout.task.ts';
 import { DatabaseUnavailable } from '../../../src/platform/db/pg-errors.ts';
 import { APPLY } from '../../../src/restore/reconcile.repo.ts';
 import type { LogRecord } from '../../../src/restore/revocation-log.ts';
@@ -16,6 +19,7 @@ import { type ApiCallerKit, apiCaller } from '../../harness/api-kit.ts';
 import { json } from '../../harness/signin-driver.ts';
 import { audits, count, events, issuedSoFar, rows } from '../../harness/signin-kit.ts';
 import { RACE_NEEDS_POSTGRES } from '../../harness/test-db.ts';
+import { startReceiver } from '../webhooks/webhook-kit.ts';
 import { PASSWORD, REDIRECT, type RpSetup, rpSetup, signInAt, startBodyOf } from './rp-kit.ts';
 
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
@@ -24,8 +28,12 @@ interface Setup extends RpSetup {
   admin: ApiCallerKit;
 }
 
-async function setup(t: TestContext, policy: Record<string, unknown>): Promise<Setup> {
-  const s = await rpSetup(t);
+async function setup(
+  t: TestContext,
+  policy: Record<string, unknown>,
+  overrides?: Record<string, unknown>,
+): Promise<Setup> {
+  const s = await rpSetup(t, overrides ? { overrides } : {});
   if (Object.keys(policy).length > 0) await s.h.setPolicy(s.realm, { client_registration: policy });
   return { ...s, admin: await apiCaller(s.h, s.realm) };
 }
@@ -437,6 +445,97 @@ test('an open registration that changes its redirect URIs after approval waits f
     (e) => (e.data as { state: string }).state,
   );
   assert.deepEqual(states, ['active', 'suspended']);
+
+  // Where logout tokens about its users go is reviewed like a redirect URI.
+  assert.equal((await s.admin.call('POST', `/client-registrations/${clientId}/approve`)).status, 200);
+  const bcl = await put(moved.registration_access_token ?? '', {
+    redirect_uris: ['https://elsewhere.example.com/cb'],
+    backchannel_logout_uri: 'https://elsewhere.example.com/bcl',
+  });
+  assert.equal(bcl.approval_status, 'pending', 'a new back-channel logout URI needs review');
+  assert.equal(bcl.backchannel_logout_uri, 'https://elsewhere.example.com/bcl');
+});
+
+test('openid-client: a registered back-channel logout URI receives a logout token at sign-out', async (t) => {
+  const receiver = await startReceiver(t);
+  const s = await setup(t, { enabled: true }, { 'delivery.egress_allowlist': '127.0.0.1/32' });
+  const iat = await initialAccessToken(s);
+  const bclUri = `http://127.0.0.1:${receiver.port}/bcl`;
+  const refused = await fetch(`${s.issuer}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${iat.token}` },
+    body: JSON.stringify({ redirect_uris: [REDIRECT], backchannel_logout_uri: `${bclUri}#frag` }),
+  });
+  const refusal = (await refused.json()) as { error: string; errors: { field: string }[] };
+  assert.equal(refused.status, 400);
+  assert.equal(refusal.error, 'invalid_client_metadata');
+  assert.deepEqual(
+    refusal.errors.map((e) => e.field),
+    ['backchannel_logout_uri'],
+    "the administrator's rule refuses it",
+  );
+  assert.equal(await registered(s), 0);
+
+  const config = await oidc.dynamicClientRegistration(
+    new URL(s.issuer),
+    {
+      redirect_uris: [REDIRECT],
+      scope: 'openid',
+      backchannel_logout_uri: bclUri,
+      backchannel_logout_session_required: true,
+    },
+    undefined,
+    { initialAccessToken: iat.token, execute: [oidc.allowInsecureRequests] },
+  );
+  const meta = config.clientMetadata();
+  assert.equal(meta.backchannel_logout_uri, bclUri);
+  assert.equal(meta.backchannel_logout_session_required, true);
+  const read = await fetch(String(meta.registration_client_uri), {
+    headers: { authorization: `Bearer ${String(meta.registration_access_token)}` },
+  });
+  const shown = (await read.json()) as Record<string, unknown>;
+  assert.equal(read.status, 200);
+  assert.equal(shown.backchannel_logout_uri, bclUri, 'RFC 7592 GET shows it');
+  assert.equal(shown.backchannel_logout_session_required, true);
+
+  const verifier = oidc.randomPKCECodeVerifier();
+  const nonce = oidc.randomNonce();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT,
+    scope: 'openid',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    nonce,
+  });
+  const tokens = await oidc.authorizationCodeGrant(config, await signInWithConsent(s, url), {
+    pkceCodeVerifier: verifier,
+    expectedNonce: nonce,
+  });
+  const sid = tokens.claims()?.sid;
+  assert.equal(typeof sid, 'string');
+  const out = await fetch(oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token ?? '' }), {
+    redirect: 'manual',
+  });
+  assert.ok(out.status < 500, `sign-out answered ${out.status}`);
+  assert.ok(
+    (await rows(s.h, 'select revoked_at from sessions where id = $1', [sid]))[0]?.revoked_at,
+    'the sign-out ended the session',
+  );
+
+  assert.deepEqual(await deliverDueLogouts(workerDeps(s.h.ctx), 'test-worker', s.h.ctx.clock.now()), {
+    delivered: 1,
+  });
+  assert.equal(receiver.received.length, 1);
+  const token = new URLSearchParams(receiver.received[0]?.body ?? '').get('logout_token') ?? '';
+  const { payload } = await jwtVerify(token, s.jwks, {
+    issuer: s.issuer,
+    audience: meta.client_id,
+    typ: 'logout+jwt',
+    requiredClaims: ['iat', 'exp', 'jti', 'events'],
+  });
+  assert.equal(payload.sid, sid);
+  assert.equal(payload.sub, s.user.id);
+  assert.equal('nonce' in payload, false);
 });
 
 test('restore re-applies initial access token counts and registration token rotations', async (t) => {

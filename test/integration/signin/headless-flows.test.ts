@@ -186,7 +186,7 @@ describe('sign-in › consent', () => {
         type: 'consent',
         required: true,
         fields: ['approve', 'scopes'],
-        options: { scopes: ['openid', 'profile', 'email'] },
+        options: { scopes: ['openid', 'profile', 'email'], third_party: false },
       },
     ]);
     await assertNothingIssued(h, realm);

@@ -1,4 +1,5 @@
-// consent {approve, scopes}: the user grants some or all requested scopes, or refuses.
+// consent {approve, scopes}: the user grants some or all requested scopes, or refuses. With
+// third_party the client is not the realm owner's, and the screen warns before the choice.
 import { checkbox, h } from '../../lib/dom.js';
 import { type MessageKey, t } from '../../lib/i18n.js';
 import type { Screen } from './screen.js';
@@ -21,9 +22,22 @@ export const consentScreen: Screen = {
     });
     const approve = h('button', { type: 'submit', class: 'primary' }, t('consent.approve'));
     const deny = h('button', { type: 'button', class: 'secondary' }, t('consent.deny'));
+    // A registered client is someone else's application (docs/oauth-registration.md): say so before
+    // the person decides.
+    const thirdParty =
+      ctx.action.options?.third_party === true
+        ? [
+            h(
+              'p',
+              { class: 'alert', role: 'alert', 'data-third-party': 'true' },
+              t('consent.third_party', { client: ctx.state.client.name }),
+            ),
+          ]
+        : [];
     const form = h(
       'form',
       {},
+      ...thirdParty,
       h(
         'fieldset',
         {},
