@@ -66,7 +66,7 @@ export type GaugeCollector = () => Promise<number | null>;
  * twice nor each start their own event-loop monitor and GC observer.
  */
 let runtimeRegistry: Registry | null = null;
-function runtimeMetrics(): Registry {
+export function runtimeMetrics(): Registry {
   if (!runtimeRegistry) {
     runtimeRegistry = new Registry();
     collectDefaultMetrics({ register: runtimeRegistry });
