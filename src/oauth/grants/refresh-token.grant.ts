@@ -121,7 +121,11 @@ export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse>
       live.session_absolute_expires_at !== null
         ? {
             id: family.session_id,
-            idleUntil: idleUntil(g.now, live.session_idle_seconds, new Date(live.session_absolute_expires_at)),
+            idleUntil: idleUntil(
+              g.now,
+              live.session_idle_seconds,
+              new Date(live.session_absolute_expires_at),
+            ),
           }
         : null;
     const familyIdleUntil = idleUntil(g.now, family.idle_seconds, new Date(family.absolute_expires_at));

@@ -7,13 +7,13 @@
 import { BUILTIN_USERINFO, userinfoAudience } from '../../kernel/audiences.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import type { Tx } from '../../platform/db/db.ts';
+import { currentPolicy } from '../../realms/index.ts';
 import {
   narrowScopes,
   requireOrganization,
   resolveTarget,
   type Target,
 } from '../../resources/resource-target.ts';
-import { currentPolicy } from '../../realms/index.ts';
 import { addToken, startFamily } from '../../sessions/index.ts';
 import { offlineLifetimesOf } from '../../sessions/session-lifetimes.ts';
 import { findProfileClaims } from '../../users/index.ts';
@@ -182,7 +182,9 @@ export async function startRefreshFamily(
       acr: u.authentication.acr,
       idleMs: lengths.idleMs,
       absoluteExpiresAt:
-        lengths.absoluteMs === null ? session.absoluteExpiresAt : new Date(g.now.getTime() + lengths.absoluteMs),
+        lengths.absoluteMs === null
+          ? session.absoluteExpiresAt
+          : new Date(g.now.getTime() + lengths.absoluteMs),
     },
     g.now,
   );

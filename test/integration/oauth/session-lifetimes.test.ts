@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { test } from 'node:test';
+import type { RealmRow } from '../../../src/realms/index.ts';
 import type { Harness } from '../../harness/harness.ts';
 import { startHeadless } from '../../harness/signin-driver.ts';
 import {
@@ -17,7 +18,6 @@ import {
   signinSetup,
 } from '../../harness/signin-kit.ts';
 import { clientSecret, oauthPost } from '../../harness/token-kit.ts';
-import type { RealmRow } from '../../../src/realms/index.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
