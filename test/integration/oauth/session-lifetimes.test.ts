@@ -8,7 +8,6 @@ import type { RealmRow } from '../../../src/realms/index.ts';
 import type { Harness } from '../../harness/harness.ts';
 import { startHeadless } from '../../harness/signin-driver.ts';
 import {
-  codeOf,
   type MovableClock,
   movableClock,
   PASSWORD,
@@ -17,7 +16,7 @@ import {
   rows,
   signinSetup,
 } from '../../harness/signin-kit.ts';
-import { clientSecret, oauthPost } from '../../harness/token-kit.ts';
+import { clientSecret, exchangeCode, oauthPost } from '../../harness/token-kit.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -48,18 +47,7 @@ async function signIn(
   assert.equal((await tx.step('identify', { identifier: 'alice@example.com' })).status, 200);
   const done = await tx.step('password', { password: PASSWORD });
   assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
-  const token = await oauthPost(
-    s.h,
-    s.realm,
-    'token',
-    {
-      grant_type: 'authorization_code',
-      code: codeOf(done.body.redirect_to),
-      redirect_uri: REDIRECT,
-      code_verifier: tx.verifier,
-    },
-    s.creds,
-  );
+  const token = await exchangeCode(s.h, s.realm, s.creds, done.body.redirect_to, tx.verifier);
   assert.equal(token.status, 200, JSON.stringify(token.body));
   const [session] = await rows(
     s.h,
@@ -73,6 +61,14 @@ async function signIn(
 
 const refresh = (s: Setup, refreshToken: string) =>
   oauthPost(s.h, s.realm, 'token', { grant_type: 'refresh_token', refresh_token: refreshToken }, s.creds);
+
+/** The session has ended at the clock's now, and its refresh token is refused. */
+async function assertEnded(s: Setup, sessionId: string, refreshToken: string): Promise<void> {
+  assert.equal(await isLive(s, sessionId), false);
+  const late = await refresh(s, refreshToken);
+  assert.equal(late.status, 400);
+  assert.equal(late.body.error, 'invalid_grant');
+}
 
 async function sessionRow(s: Setup, id: string): Promise<Row> {
   const [row] = await rows(s.h, 'select * from sessions where realm_id = $1 and id = $2', [s.realm.id, id]);
@@ -105,10 +101,7 @@ test('a realm with a 5-minute idle timeout ends a session after 5 idle minutes',
   s.clock.advance(4 * MINUTE);
   assert.equal(await isLive(s, session.id), true);
   s.clock.advance(2 * MINUTE);
-  assert.equal(await isLive(s, session.id), false);
-  const late = await refresh(s, refreshToken);
-  assert.equal(late.status, 400);
-  assert.equal(late.body.error, 'invalid_grant');
+  await assertEnded(s, session.id, refreshToken);
 });
 
 test('the absolute timeout ends a session however often it is refreshed, and a refresh never extends past it', async (t) => {
@@ -126,10 +119,7 @@ test('the absolute timeout ends a session however often it is refreshed, and a r
   assert.equal(msBetween(after.idle_expires_at, after.absolute_expires_at), 0);
   assert.equal(msBetween(after.absolute_expires_at, session.absolute_expires_at), 0);
   s.clock.advance(20 * MINUTE);
-  assert.equal(await isLive(s, session.id), false);
-  const late = await refresh(s, token);
-  assert.equal(late.status, 400);
-  assert.equal(late.body.error, 'invalid_grant');
+  await assertEnded(s, session.id, token);
 });
 
 test('a refresh every 20 minutes keeps a 30-minute-idle session alive for hours (a long CLI job)', async (t) => {
@@ -149,8 +139,7 @@ test('a refresh every 20 minutes keeps a 30-minute-idle session alive for hours 
   assert.equal(await isLive(s, session.id), true, 'two hours in, past 30 minutes of the sign-in');
   // Without activity the idle timeout still applies.
   s.clock.advance(31 * MINUTE);
-  assert.equal(await isLive(s, session.id), false);
-  assert.equal((await refresh(s, token)).status, 400);
+  await assertEnded(s, session.id, token);
 });
 
 test('remember-me lasts remember_me_days, idling up to 7 days within it; a policy change affects new sessions only', async (t) => {
