@@ -25,6 +25,8 @@ export type AuditType =
   | 'client.created'
   | 'client.secret.issued'
   | 'client.secret.revoked'
+  | 'client.workload_federation.added'
+  | 'client.workload_federation.removed'
   | 'client.registered'
   | 'client.registration.updated'
   | 'client.registration.deleted'

@@ -5,6 +5,7 @@ import { registerSigninCors } from '../api/signin-cors.ts';
 import { registerAuditRoutes } from '../audit/audit.routes.ts';
 import { registerClientRoutes } from '../clients/clients.routes.ts';
 import { registerClientRegistration } from '../clients/registration.routes.ts';
+import { registerWorkloadFederationRoutes } from '../clients/workload-federations.routes.ts';
 import { registerConfigurationRoutes } from '../configuration/configuration.routes.ts';
 import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerEmergencyRoutes } from '../emergency/emergency.routes.ts';
@@ -116,6 +117,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerFederationRoutes(app, ctx);
   registerAuthorize(app, ctx);
   registerClientRoutes(app, ctx);
+  registerWorkloadFederationRoutes(app, ctx);
   registerClientRegistration(app, ctx);
   registerResourceRoutes(app, ctx);
   registerSettingsRoutes(app, ctx);
