@@ -18,11 +18,13 @@ import { brandName, currentPolicy, policyValue } from '../realms/index.ts';
 import { lockUser, removeRequiredAction, setUserState } from '../users/index.ts';
 import { encodeBase32 } from './base32.ts';
 import {
+  allowedEnrolled,
   ENROLLMENT_TTL_MS,
-  hotpAllowed,
+  factorAllowed,
   hotpSettings,
   RESYNC_ATTEMPTS,
   RESYNC_WINDOW_MS,
+  requireFactorAllowed,
   requireMfaForCredentialChange,
   requireMfaSession,
 } from './factor-rules.ts';
@@ -105,10 +107,10 @@ async function enroll(
   const userId = userOf(caller);
   const keyring = keyringOf(ctx);
   return ctx.db.tx(async (q) => {
-    if (kind === 'hotp' && !hotpAllowed(await currentPolicy(q, realm.id)))
-      throw new Problem(409, 'conflict', 'the realm does not allow HOTP (mfa.allowed_factors)');
+    const policy = await currentPolicy(q, realm.id);
+    requireFactorAllowed(policy, kind);
     requireMfaForCredentialChange(
-      await enrolledFactors(q, realm.id, userId),
+      allowedEnrolled(await enrolledFactors(q, realm.id, userId), policy),
       caller.sessionMfa,
       'add_factor',
     );
@@ -167,10 +169,12 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
     const body = decodeBody(codeBody, req.body ?? {});
     const keyring = keyringOf(ctx);
     const result = await ctx.db.tx(async (q) => {
+      const policy = await currentPolicy(q, realm.id);
+      requireFactorAllowed(policy, 'totp');
       const pending = await lockEnrollment(q, realm.id, userId, 'totp', call.now);
       if (!pending) throw problem.conflict('no TOTP enrollment is pending; start with /me/totp/enroll');
       requireMfaForCredentialChange(
-        await enrolledFactors(q, realm.id, userId),
+        allowedEnrolled(await enrolledFactors(q, realm.id, userId), policy),
         caller.sessionMfa,
         'add_factor',
       );
@@ -183,22 +187,23 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
       if (!r.ok) return null;
       await storeTotp(q, keyring, realm.id, userId, secret, r.step, call.now);
       await deleteEnrollment(q, realm.id, pending.id);
-      const codes = generateRecoveryCodes();
-      await replaceRecoveryCodes(q, realm.id, userId, codes, call.now);
+      // Recovery codes come with the authenticator while the realm allows them.
+      const codes = factorAllowed(policy, 'recovery_code') ? generateRecoveryCodes() : null;
+      if (codes) await replaceRecoveryCodes(q, realm.id, userId, codes, call.now);
       await removeRequiredAction(q, realm.id, userId, 'configure_totp', call.now);
       const rec = recorder(q, call);
       await rec.audit('mfa.totp.enrolled', {
         category: 'security',
         subject: { type: 'user', id: userId },
-        data: { credential_id: pending.id, recovery_codes: codes.length, self_service: true },
+        data: { credential_id: pending.id, recovery_codes: codes?.length ?? 0, self_service: true },
       });
       await restoreAccount(q, rec, realm.id, userId, call.now);
-      return codes;
+      return { codes };
     });
     if (!result) throw invalidCode();
     return reply
       .header('cache-control', 'no-store')
-      .send({ status: 'totp_enrolled', recovery_codes: result });
+      .send({ status: 'totp_enrolled', ...(result.codes ? { recovery_codes: result.codes } : {}) });
   });
 
   apiRoute(
@@ -212,7 +217,9 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
       decodeBody(object({}), req.body ?? {});
       requireMfaSession(caller.sessionMfa, 'regenerating recovery codes needs a session that completed MFA');
       const codes = await ctx.db.tx(async (q) => {
-        const enrolled = await enrolledFactors(q, realm.id, userId);
+        const policy = await currentPolicy(q, realm.id);
+        requireFactorAllowed(policy, 'recovery_code');
+        const enrolled = allowedEnrolled(await enrolledFactors(q, realm.id, userId), policy);
         if (!enrolled.totp && !enrolled.hotp && !enrolled.webauthn)
           throw problem.conflict('the account has no second factor');
         const fresh = generateRecoveryCodes();
@@ -234,11 +241,10 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
     const keyring = keyringOf(ctx);
     const result = await ctx.db.tx(async (q) => {
       const policy = await currentPolicy(q, realm.id);
-      if (!hotpAllowed(policy))
-        throw new Problem(409, 'conflict', 'the realm does not allow HOTP (mfa.allowed_factors)');
+      requireFactorAllowed(policy, 'hotp');
       const pending = await lockEnrollment(q, realm.id, userId, 'hotp', call.now);
       if (!pending) throw problem.conflict('no HOTP enrollment is pending; start with /me/hotp/enroll');
-      const enrolled = await enrolledFactors(q, realm.id, userId);
+      const enrolled = allowedEnrolled(await enrolledFactors(q, realm.id, userId), policy);
       requireMfaForCredentialChange(enrolled, caller.sessionMfa, 'add_factor');
       const secret = keyring.decrypt(
         'totp-seed',
@@ -256,7 +262,8 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
         now: call.now,
       });
       await deleteEnrollment(q, realm.id, pending.id);
-      const codes = enrolled.recoveryCodes ? null : generateRecoveryCodes();
+      const codes =
+        enrolled.recoveryCodes || !factorAllowed(policy, 'recovery_code') ? null : generateRecoveryCodes();
       if (codes) await replaceRecoveryCodes(q, realm.id, userId, codes, call.now);
       await removeRequiredAction(q, realm.id, userId, 'configure_totp', call.now);
       const rec = recorder(q, call);

@@ -14,10 +14,10 @@ import type { Tx } from '../../platform/db/db.ts';
 import { decodeBody, object, optional, string, unknownJson } from '../../platform/http/decode.ts';
 import { Problem, problem } from '../../platform/http/problem.ts';
 import { newId } from '../../platform/ids.ts';
-import type { RealmRow } from '../../realms/index.ts';
+import type { RealmPolicy, RealmRow } from '../../realms/index.ts';
 import { brandNameOf, currentPolicy, policyValue } from '../../realms/index.ts';
 import { findPasswordVerifier, lockUser, primaryEmail } from '../../users/index.ts';
-import { requireMfaForCredentialChange } from '../factor-rules.ts';
+import { allowedEnrolled, requireMfaForCredentialChange } from '../factor-rules.ts';
 import { enrolledFactors } from '../factors.repo.ts';
 import { mustUseMfa, restoreAccount } from '../me-factors.routes.ts';
 import { forgetRememberedDevices } from '../remembered-devices.repo.ts';
@@ -37,7 +37,16 @@ import {
   verifyRegistrationAnswer,
 } from './passkeys.service.ts';
 import { CEREMONY_TTL_MS, type RegistrationExpected, registrationOptions } from './registration.ts';
-import { webauthnPolicy } from './webauthn-policy.ts';
+import { passkeyLoginOn, webauthnFactorAllowed, webauthnPolicy } from './webauthn-policy.ts';
+
+/**
+ * A passkey may be registered while the realm allows it as a second factor (mfa.allowed_factors)
+ * or as a sign-in method (login.passkeys); otherwise 409, as for TOTP and HOTP.
+ */
+function requirePasskeysAllowed(policy: RealmPolicy): void {
+  if (!webauthnFactorAllowed(policy) && !passkeyLoginOn(policy))
+    throw new Problem(409, 'conflict', 'the realm allows passkeys neither as a factor nor for sign-in');
+}
 
 const nameDecoder = string({ minLength: 1, maxLength: 64, pattern: /^[^\p{Cc}]*$/u });
 const completeBody = object({
@@ -86,12 +95,13 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
       const userId = userOf(caller);
       decodeBody(object({}), req.body ?? {});
       const options = await ctx.db.tx(async (q) => {
+        const realmPolicy = await currentPolicy(q, realm.id);
+        requirePasskeysAllowed(realmPolicy);
         requireMfaForCredentialChange(
-          await enrolledFactors(q, realm.id, userId),
+          allowedEnrolled(await enrolledFactors(q, realm.id, userId), realmPolicy),
           caller.sessionMfa,
           'add_factor',
         );
-        const realmPolicy = await currentPolicy(q, realm.id);
         const policy = webauthnPolicy(realmPolicy, ctx.config.server.publicOrigin);
         const name = (await primaryEmail(q, realm.id, userId)) ?? userId;
         const r = await registrationOptions(
@@ -157,10 +167,12 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
       const result = await ctx.db.tx(async (q) => {
         if (!(await consumeCeremony(q, realm.id, ceremony.id)))
           throw problem.conflict('the passkey registration was completed already');
-        const enrolled = await enrolledFactors(q, realm.id, userId);
+        const realmPolicy = await currentPolicy(q, realm.id);
+        requirePasskeysAllowed(realmPolicy);
+        const enrolled = allowedEnrolled(await enrolledFactors(q, realm.id, userId), realmPolicy);
         requireMfaForCredentialChange(enrolled, caller.sessionMfa, 'add_factor');
         const name = body.name ?? defaultPasskeyName(call.now);
-        const { id, codes } = await enrollPasskey(q, realm.id, userId, passkey, name, call.now);
+        const { id, codes } = await enrollPasskey(q, realm.id, userId, passkey, name, call.now, realmPolicy);
         const rec = recorder(q, call);
         await rec.audit('mfa.webauthn.enrolled', {
           category: 'security',

@@ -114,7 +114,7 @@ export const webauthnRegisterStep: Step<{ credential: unknown; name?: string }, 
     if (!userId || !(await consumeCeremony(q, t.realmId, ceremonyId)))
       throw problem.conflict('the passkey registration was answered already; request new options');
     const name = body.name ?? defaultPasskeyName(ctx.now);
-    const { id, codes } = await enrollPasskey(q, t.realmId, userId, p, name, ctx.now);
+    const { id, codes } = await enrollPasskey(q, t.realmId, userId, p, name, ctx.now, ctx.policy);
     await stepRecorder(q, t.realmId, ctx, stepActor(userId)).audit('mfa.webauthn.enrolled', {
       category: 'security',
       subject: { type: 'user', id: userId },
