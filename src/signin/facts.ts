@@ -32,6 +32,7 @@ import {
   registrationMode,
   requireApproval,
   requiredProfileFields,
+  signInIdentifiers,
   termsVersion,
 } from './registration-policy.ts';
 import { rememberDevicesOn } from './remembered-device.ts';
@@ -229,6 +230,7 @@ function accountDuties(
       mode: registrationMode(policy),
       requireApproval: requireApproval(policy),
       allowGuests: allowGuests(policy),
+      usernames: signInIdentifiers(policy).includes('username'),
       approvalPending: row?.approval === 'pending' || row?.approval === 'denied',
     },
     terms: { version: termsVersion(policy), accepted: row?.accepted ?? false },

@@ -158,6 +158,12 @@ const emailVerification: Stage = (_t, f) =>
     ? { kind: 'actions', actions: [codeAction('verify_email', 'verify_email', f)] }
     : 'satisfied';
 
+/** The register action's fields: a username only where login.identifiers lists it. */
+const registerFields = (f: Facts): string[] =>
+  f.signup.usernames === false
+    ? ['email', 'password', 'display_name', 'attributes']
+    : ['email', 'password', 'display_name', 'username', 'attributes'];
+
 /** intent register: the new account's details come first (the register action). */
 const registration: Stage = (t, f) => {
   if (t.intent !== 'register' || t.userId !== null || hasPrimary(t) || f.signup.mode === 'closed')
@@ -166,7 +172,7 @@ const registration: Stage = (t, f) => {
   return {
     kind: 'actions',
     actions: [
-      action('register', ['email', 'password', 'display_name', 'username', 'attributes'], {
+      action('register', registerFields(f), {
         mode: f.signup.mode,
         ...(f.signup.requireApproval ? { requires_approval: true } : {}),
         ...(f.profile.required.length > 0 ? { required_attributes: f.profile.required } : {}),

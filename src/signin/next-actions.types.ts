@@ -112,6 +112,8 @@ export interface Facts {
     /** registration.require_approval: a new account waits for an administrator. */
     requireApproval: boolean;
     allowGuests: boolean;
+    /** login.identifiers lists username (a new account may choose one); undefined: yes. */
+    usernames?: boolean;
     /** The account's registration waits for (or was refused by) an administrator. */
     approvalPending: boolean;
   };

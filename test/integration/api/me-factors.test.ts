@@ -518,11 +518,17 @@ describe('self-service › factors the realm allows (mfa.allowed_factors, mfa.ho
     const s = await setup(t);
     const { h, realm, clock, token, me } = s;
     const put = await settingsOf(s);
-    await put({ mfa: { allowed_factors: ['totp', 'hotp', 'recovery_code'], hotp: { look_ahead: 2, resync_window: 5 } } });
+    await put({
+      mfa: { allowed_factors: ['totp', 'hotp', 'recovery_code'], hotp: { look_ahead: 2, resync_window: 5 } },
+    });
     const plain = await token();
     const enrolled = await me(plain, 'POST', '/hotp/enroll', {});
     const secret: string = enrolled.body.secret;
-    expect(await me(plain, 'POST', '/hotp/activate', { code: hotpCode(secret, 3) }), 422, 'validation_failed');
+    expect(
+      await me(plain, 'POST', '/hotp/activate', { code: hotpCode(secret, 3) }),
+      422,
+      'validation_failed',
+    );
     const activated = await me(plain, 'POST', '/hotp/activate', { code: hotpCode(secret, 2) });
     assert.equal(activated.status, 200, JSON.stringify(activated.body));
     // Next counter 3: a code three ahead (6) is outside look_ahead 2 at sign-in.
@@ -536,7 +542,10 @@ describe('self-service › factors the realm allows (mfa.allowed_factors, mfa.ho
     const viaTotp = await token(() => ['totp', totpCode(totp.body.secret, clock.now())]);
     // Stored counter 6: resync_window 5 reaches counter 11, not 12.
     expect(
-      await me(viaTotp, 'POST', '/hotp/resync', { code: hotpCode(secret, 12), next_code: hotpCode(secret, 13) }),
+      await me(viaTotp, 'POST', '/hotp/resync', {
+        code: hotpCode(secret, 12),
+        next_code: hotpCode(secret, 13),
+      }),
       422,
       'validation_failed',
     );
