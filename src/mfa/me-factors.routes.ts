@@ -13,10 +13,11 @@ import type { Tx } from '../platform/db/db.ts';
 import { decodeBody, object, string } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
-import type { RealmRow } from '../realms/index.ts';
+import type { RealmPolicy, RealmRow } from '../realms/index.ts';
 import { brandName, currentPolicy, policyValue } from '../realms/index.ts';
-import { lockUser, removeRequiredAction, setUserState } from '../users/index.ts';
+import { lockUser, primaryEmail, removeRequiredAction, setUserState } from '../users/index.ts';
 import { encodeBase32 } from './base32.ts';
+import { noticeFactorChanged, requestLocale } from './factor-notice.ts';
 import {
   allowedEnrolled,
   ENROLLMENT_TTL_MS,
@@ -95,6 +96,32 @@ export async function restoreAccount(q: Tx, rec: Recorder, realmId: string, user
     state: 'active',
     reason: 'FACTOR_ASSURANCE_RESTORED',
   });
+}
+
+/** notifications.factor_changed for a self-service change (factor-notice.ts). */
+async function mailFactorChange(
+  ctx: ApiDeps,
+  q: Tx,
+  realm: RealmRow,
+  policy: RealmPolicy,
+  userId: string,
+  change: {
+    factor: 'totp' | 'hotp';
+    change: 'added' | 'removed';
+    acceptLanguage: string | string[] | undefined;
+  },
+  now: Date,
+) {
+  const to = await primaryEmail(q, realm.id, userId);
+  const locale = requestLocale(change.acceptLanguage);
+  await noticeFactorChanged(
+    q,
+    ctx,
+    realm,
+    policy,
+    { factor: change.factor, change: change.change, to, locale },
+    now,
+  );
 }
 
 async function enroll(
@@ -198,6 +225,12 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
         data: { credential_id: pending.id, recovery_codes: codes?.length ?? 0, self_service: true },
       });
       await restoreAccount(q, rec, realm.id, userId, call.now);
+      const notice = {
+        factor: 'totp',
+        change: 'added',
+        acceptLanguage: req.headers['accept-language'],
+      } as const;
+      await mailFactorChange(ctx, q, realm, policy, userId, notice, call.now);
       return { codes };
     });
     if (!result) throw invalidCode();
@@ -273,6 +306,12 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
         data: { credential_id: pending.id, recovery_codes: codes?.length ?? 0 },
       });
       await restoreAccount(q, rec, realm.id, userId, call.now);
+      const notice = {
+        factor: 'hotp',
+        change: 'added',
+        acceptLanguage: req.headers['accept-language'],
+      } as const;
+      await mailFactorChange(ctx, q, realm, policy, userId, notice, call.now);
       return { codes };
     });
     if (!result) throw invalidCode();
@@ -341,7 +380,7 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
     return { status: 'hotp_resynced', counter: outcome.counter };
   });
 
-  apiRoute(app, ctx, 'DELETE', '/me/hotp', account, async ({ reply, realm, caller, call }) => {
+  apiRoute(app, ctx, 'DELETE', '/me/hotp', account, async ({ req, reply, realm, caller, call }) => {
     const userId = userOf(caller);
     await ctx.db.tx(async (q) => {
       const enrolled = await enrolledFactors(q, realm.id, userId);
@@ -360,6 +399,12 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
         subject: { type: 'user', id: userId },
         data: { remembered_devices_forgotten: forgotten },
       });
+      const notice = {
+        factor: 'hotp',
+        change: 'removed',
+        acceptLanguage: req.headers['accept-language'],
+      } as const;
+      await mailFactorChange(ctx, q, realm, await currentPolicy(q, realm.id), userId, notice, call.now);
     });
     return reply.code(204).send();
   });

@@ -17,6 +17,7 @@ import { newId } from '../../platform/ids.ts';
 import type { RealmPolicy, RealmRow } from '../../realms/index.ts';
 import { brandNameOf, currentPolicy, policyValue } from '../../realms/index.ts';
 import { findPasswordVerifier, lockUser, primaryEmail } from '../../users/index.ts';
+import { noticeFactorChanged, requestLocale } from '../factor-notice.ts';
 import { allowedEnrolled, requireMfaForCredentialChange } from '../factor-rules.ts';
 import { enrolledFactors } from '../factors.repo.ts';
 import { mustUseMfa, restoreAccount } from '../me-factors.routes.ts';
@@ -82,6 +83,20 @@ async function lastMethod(q: Tx, realm: RealmRow, userId: string, remaining: num
 }
 
 export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): void {
+  /** notifications.factor_changed (factor-notice.ts). */
+  const mailPasskeyChange = async (
+    q: Tx,
+    realm: RealmRow,
+    policy: RealmPolicy,
+    userId: string,
+    change: 'added' | 'removed',
+    acceptLanguage: string | string[] | undefined,
+    now: Date,
+  ) => {
+    const to = await primaryEmail(q, realm.id, userId);
+    const notice = { factor: 'webauthn', change, to, locale: requestLocale(acceptLanguage) } as const;
+    await noticeFactorChanged(q, ctx, realm, policy, notice, now);
+  };
   const enrolling = { audience: 'account', allowedWhileRestricted: true } as const;
   const account = { audience: 'account' } as const;
 
@@ -186,6 +201,15 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
           },
         });
         await restoreAccount(q, rec, realm.id, userId, call.now);
+        await mailPasskeyChange(
+          q,
+          realm,
+          realmPolicy,
+          userId,
+          'added',
+          req.headers['accept-language'],
+          call.now,
+        );
         const row = await lockPasskey(q, realm.id, id);
         return { row, codes };
       });
@@ -260,6 +284,16 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
           target: { type: 'passkey', id: target.id },
           data: { passkey_id: target.id, aaguid: target.aaguid, remembered_devices_forgotten: forgotten },
         });
+        const policy = await currentPolicy(q, realm.id);
+        await mailPasskeyChange(
+          q,
+          realm,
+          policy,
+          userId,
+          'removed',
+          req.headers['accept-language'],
+          call.now,
+        );
       });
       return reply.code(204).send();
     },

@@ -14,7 +14,7 @@ import { Problem } from '../../platform/http/problem.ts';
 import { brandNameOf } from '../../realms/index.ts';
 import { removeRequiredAction } from '../../users/index.ts';
 import { withFactor } from '../transitions.ts';
-import { restoreAfterStrongFactor } from './account-effects.ts';
+import { mailFactorAdded, restoreAfterStrongFactor } from './account-effects.ts';
 import { proofFailed } from './proof-failed.ts';
 import { type Step, type StepContext, stepActor, stepRecorder } from './step.ts';
 import { codeBody } from './totp.ts';
@@ -75,6 +75,7 @@ export const totpActivateStep: Step<{ code: string }> = {
       data: { transaction_id: t.id, recovery_codes: codes?.length ?? 0 },
     });
     await restoreAfterStrongFactor(q, ctx, userId);
+    await mailFactorAdded(q, t, ctx, 'totp');
     return {
       tx: withFactor({ ...t, pendingTotpSealed: null }, 'totp'),
       ...(codes ? { oneTime: { recovery_codes: codes } } : {}),

@@ -25,7 +25,7 @@ import { newId } from '../../platform/ids.ts';
 import { brandNameOf } from '../../realms/index.ts';
 import { phishingResistantDemanded } from '../next-actions.ts';
 import { withFactor } from '../transitions.ts';
-import { restoreAfterStrongFactor } from './account-effects.ts';
+import { mailFactorAdded, restoreAfterStrongFactor } from './account-effects.ts';
 import { type Step, stepActor, stepRecorder } from './step.ts';
 import { credentialBody } from './webauthn.ts';
 
@@ -127,6 +127,7 @@ export const webauthnRegisterStep: Step<{ credential: unknown; name?: string }, 
       },
     });
     await restoreAfterStrongFactor(q, ctx, userId);
+    await mailFactorAdded(q, t, ctx, 'webauthn');
     return {
       tx: withFactor(t, p.userVerified ? 'hwk' : 'swk'),
       ...(codes ? { oneTime: { recovery_codes: codes } } : {}),
