@@ -124,6 +124,21 @@ async function mailFactorChange(
   );
 }
 
+/** A factor activated: a restricted account is active again, and its owner may be mailed. */
+async function afterActivation(
+  ctx: ApiDeps,
+  q: Tx,
+  rec: Recorder,
+  realm: RealmRow,
+  policy: RealmPolicy,
+  a: { userId: string; factor: 'totp' | 'hotp'; acceptLanguage: string | string[] | undefined },
+  now: Date,
+) {
+  await restoreAccount(q, rec, realm.id, a.userId, now);
+  const change = { factor: a.factor, change: 'added', acceptLanguage: a.acceptLanguage } as const;
+  await mailFactorChange(ctx, q, realm, policy, a.userId, change, now);
+}
+
 async function enroll(
   ctx: ApiDeps,
   realm: RealmRow,
@@ -224,13 +239,8 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
         subject: { type: 'user', id: userId },
         data: { credential_id: pending.id, recovery_codes: codes?.length ?? 0, self_service: true },
       });
-      await restoreAccount(q, rec, realm.id, userId, call.now);
-      const notice = {
-        factor: 'totp',
-        change: 'added',
-        acceptLanguage: req.headers['accept-language'],
-      } as const;
-      await mailFactorChange(ctx, q, realm, policy, userId, notice, call.now);
+      const added = { userId, factor: 'totp', acceptLanguage: req.headers['accept-language'] } as const;
+      await afterActivation(ctx, q, rec, realm, policy, added, call.now);
       return { codes };
     });
     if (!result) throw invalidCode();
@@ -305,13 +315,8 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
         subject: { type: 'user', id: userId },
         data: { credential_id: pending.id, recovery_codes: codes?.length ?? 0 },
       });
-      await restoreAccount(q, rec, realm.id, userId, call.now);
-      const notice = {
-        factor: 'hotp',
-        change: 'added',
-        acceptLanguage: req.headers['accept-language'],
-      } as const;
-      await mailFactorChange(ctx, q, realm, policy, userId, notice, call.now);
+      const added = { userId, factor: 'hotp', acceptLanguage: req.headers['accept-language'] } as const;
+      await afterActivation(ctx, q, rec, realm, policy, added, call.now);
       return { codes };
     });
     if (!result) throw invalidCode();
