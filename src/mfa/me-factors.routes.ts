@@ -390,7 +390,9 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
     await ctx.db.tx(async (q) => {
       const enrolled = await enrolledFactors(q, realm.id, userId);
       if (!enrolled.hotp) throw problem.notFound('the account has no HOTP token');
-      requireMfaForCredentialChange(enrolled, caller.sessionMfa, 'remove_factor');
+      // A token the realm no longer allows does not count: its owner can still remove it.
+      const policy = await currentPolicy(q, realm.id);
+      requireMfaForCredentialChange(allowedEnrolled(enrolled, policy), caller.sessionMfa, 'remove_factor');
       if (!enrolled.totp && !enrolled.webauthn && (await mustUseMfa(q, realm, userId)))
         throw new Problem(
           409,
@@ -409,7 +411,7 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
         change: 'removed',
         acceptLanguage: req.headers['accept-language'],
       } as const;
-      await mailFactorChange(ctx, q, realm, await currentPolicy(q, realm.id), userId, notice, call.now);
+      await mailFactorChange(ctx, q, realm, policy, userId, notice, call.now);
     });
     return reply.code(204).send();
   });

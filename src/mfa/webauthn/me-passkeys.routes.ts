@@ -269,8 +269,9 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
         const target = all.find((p) => p.id === req.params.id);
         if (!target || !(await lockPasskey(q, realm.id, target.id)))
           throw problem.notFound('no such passkey');
+        const policy = await currentPolicy(q, realm.id);
         requireMfaForCredentialChange(
-          await enrolledFactors(q, realm.id, userId),
+          allowedEnrolled(await enrolledFactors(q, realm.id, userId), policy),
           caller.sessionMfa,
           'remove_factor',
         );
@@ -284,16 +285,8 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
           target: { type: 'passkey', id: target.id },
           data: { passkey_id: target.id, aaguid: target.aaguid, remembered_devices_forgotten: forgotten },
         });
-        const policy = await currentPolicy(q, realm.id);
-        await mailPasskeyChange(
-          q,
-          realm,
-          policy,
-          userId,
-          'removed',
-          req.headers['accept-language'],
-          call.now,
-        );
+        const language = req.headers['accept-language'];
+        await mailPasskeyChange(q, realm, policy, userId, 'removed', language, call.now);
       });
       return reply.code(204).send();
     },

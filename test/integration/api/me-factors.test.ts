@@ -506,6 +506,20 @@ describe('self-service › factors the realm allows (mfa.allowed_factors, mfa.ho
     assert.deepEqual(actionTypes(back.state.body), ['totp', 'recovery_code']);
   });
 
+  test('case=a token the realm no longer allows can be removed without its MFA/mode=headless', async (t) => {
+    const s = await setup(t);
+    const { token, me } = s;
+    const put = await settingsOf(s);
+    await put({ mfa: { allowed_factors: ['totp', 'hotp', 'recovery_code'] } });
+    const plain = await token();
+    const enrolled = await me(plain, 'POST', '/hotp/enroll', {});
+    await me(plain, 'POST', '/hotp/activate', { code: hotpCode(enrolled.body.secret, 0) });
+    expect(await me(plain, 'DELETE', '/hotp'), 403, 'step_up_required');
+    await put({ mfa: { allowed_factors: ['totp', 'recovery_code'] } });
+    // The sign-in no longer asks for the token, and the password-only session may remove it.
+    assert.equal((await me(await token(), 'DELETE', '/hotp')).status, 204);
+  });
+
   test('case=required MFA with TOTP left out offers only what the realm allows/mode=headless', async (t) => {
     const s = await setup(t);
     const put = await settingsOf(s);
