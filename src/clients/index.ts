@@ -32,3 +32,12 @@ export {
 export { type Change, type ClientsDeps, createClient, newClientProblems } from './clients.service.ts';
 export { claimsSatisfied, WORKLOAD_LIMITS, type WorkloadRule } from './workload-federation.ts';
 export { workloadRulesForIssuer } from './workload-federations.repo.ts';
+export {
+  findSamlClientByEntityId,
+  findSamlSettings,
+  type NameIdFormat,
+  type SamlAttribute,
+  type SamlSettings,
+  SAML_CONTINUE_PATH,
+  samlContinueUrl,
+} from './saml-clients.ts';
