@@ -50,6 +50,8 @@ create table saml_idp_requests (
   acs_url text not null,
   relay_state text,
   code_challenge text not null,
+  -- When the sign-in transaction was started for it: a request state starts one transaction only.
+  started_at timestamptz,
   expires_at timestamptz not null,
   consumed_at timestamptz,
   created_at timestamptz not null,
@@ -58,3 +60,15 @@ create table saml_idp_requests (
 create unique index saml_idp_requests_request_id on saml_idp_requests (realm_id, client_id, request_id)
   where request_id is not null;
 create index saml_idp_requests_expiry on saml_idp_requests (expires_at);
+
+-- Persistent pairwise NameIDs: one random value per service provider and account, stored so it
+-- stays the same across root-key rotations (document 2 "Key custody" 2).
+create table saml_subjects (
+  realm_id text not null,
+  client_id text not null,
+  user_id text not null,
+  name_id text not null,
+  created_at timestamptz not null,
+  primary key (realm_id, client_id, user_id)
+);
+create unique index saml_subjects_name_id on saml_subjects (realm_id, client_id, name_id);

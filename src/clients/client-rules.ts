@@ -47,7 +47,11 @@ export const MAX_ALLOWED_ORIGINS = 20;
 export const MAX_JWKS_KEYS = 20;
 
 export const defaultGrantTypes = (type: ClientType): string[] =>
-  type === 'service' ? [GRANT.clientCredentials] : type === 'saml' ? [GRANT.code] : [GRANT.code, GRANT.refresh];
+  type === 'service'
+    ? [GRANT.clientCredentials]
+    : type === 'saml'
+      ? [GRANT.code]
+      : [GRANT.code, GRANT.refresh];
 
 export const defaultAuthMethod = (type: ClientType): string =>
   type === 'web' || type === 'service' ? 'client_secret_basic' : 'none';

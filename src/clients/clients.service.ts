@@ -95,8 +95,11 @@ const draftOf = (input: CreateClientInput): ClientDraft => ({
 /** The SAML settings a saml client needs and no other client may have. */
 function samlProblems(input: CreateClientInput, env: ClientsDeps['config']['environment']) {
   if (input.type !== 'saml')
-    return input.saml === undefined ? [] : [{ field: 'saml', code: 'not_allowed', detail: 'only for type saml' }];
-  if (input.saml === undefined) return [{ field: 'saml', code: 'required', detail: 'a saml client needs it' }];
+    return input.saml === undefined
+      ? []
+      : [{ field: 'saml', code: 'not_allowed', detail: 'only for type saml' }];
+  if (input.saml === undefined)
+    return [{ field: 'saml', code: 'required', detail: 'a saml client needs it' }];
   return checkSamlSettings(samlSettingsOf(input.saml), env);
 }
 

@@ -30,14 +30,14 @@ export {
   listClientRecords,
 } from './clients.repo.ts';
 export { type Change, type ClientsDeps, createClient, newClientProblems } from './clients.service.ts';
-export { claimsSatisfied, WORKLOAD_LIMITS, type WorkloadRule } from './workload-federation.ts';
-export { workloadRulesForIssuer } from './workload-federations.repo.ts';
 export {
   findSamlClientByEntityId,
   findSamlSettings,
   type NameIdFormat,
+  SAML_CONTINUE_PATH,
   type SamlAttribute,
   type SamlSettings,
-  SAML_CONTINUE_PATH,
   samlContinueUrl,
 } from './saml-clients.ts';
+export { claimsSatisfied, WORKLOAD_LIMITS, type WorkloadRule } from './workload-federation.ts';
+export { workloadRulesForIssuer } from './workload-federations.repo.ts';

@@ -3,10 +3,10 @@
 // (migration 0052). Its one redirect URI is derived (redirectUrisOf): the sign-in transaction
 // comes back to ProudAuth's own SAML continuation, which answers the SP.
 import { X509Certificate } from 'node:crypto';
+import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { array, type Decoded, enumOf, nullable, object, optional, string } from '../platform/http/decode.ts';
 import type { FieldError } from '../platform/http/problem.ts';
-import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
-import { type Environment } from './redirect-uri.ts';
+import type { Environment } from './redirect-uri.ts';
 
 export const NAME_ID_FORMATS = ['persistent', 'email', 'transient'] as const;
 export type NameIdFormat = (typeof NAME_ID_FORMATS)[number];

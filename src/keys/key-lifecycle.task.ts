@@ -9,8 +9,8 @@ import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db } from '../platform/db/db.ts';
 import { Problem } from '../platform/http/problem.ts';
-import { activeNeedsSuccessor, type KeyTimings, pendingIsDue, publishUntil } from './signing-key.states.ts';
 import { runSamlKeyLifecycle } from './saml-keys.ts';
+import { activeNeedsSuccessor, type KeyTimings, pendingIsDue, publishUntil } from './signing-key.states.ts';
 import { rotateSigningKey } from './signing-key-rotation.service.ts';
 
 export interface KeyLifecycleDeps {

@@ -6,14 +6,13 @@
 // custody" 2: a new key is prepared and published, and activated after the prepublish period).
 import { createHash, createPrivateKey, type KeyObject, webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
-import { recorder } from '../audit/index.ts';
-import { inChange } from '../audit/index.ts';
-import { SYSTEM_ACTOR, systemCall } from '../kernel/call.ts';
 import type { Actor } from '../audit/audit.types.ts';
+import { inChange, recorder } from '../audit/index.ts';
+import { SYSTEM_ACTOR, systemCall } from '../kernel/call.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
-import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { many, maybeOne } from '../platform/db/db.ts';
+import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { activeNeedsSuccessor, type KeyTimings, pendingIsDue, publishUntil } from './signing-key.states.ts';
 import type { SigningKeyState } from './signing-keys.repo.ts';
 
@@ -48,26 +47,34 @@ interface SamlKeyMaterial {
 const sealContext = (realmId: string, kid: string) => `saml-signing-key/${realmId}/${kid}`;
 
 const pem = (label: string, der: ArrayBuffer) =>
-  `-----BEGIN ${label}-----\n${(Buffer.from(der).toString('base64').match(/.{1,64}/g) ?? []).join('\n')}\n-----END ${label}-----\n`;
+  `-----BEGIN ${label}-----\n${(
+    Buffer.from(der)
+      .toString('base64')
+      .match(/.{1,64}/g) ?? []
+  ).join('\n')}\n-----END ${label}-----\n`;
 
 /** A fresh RSA-2048 key and its self-signed certificate; the kid is the certificate's SHA-256. */
 export async function generateSamlKeyMaterial(realmName: string, now: Date): Promise<SamlKeyMaterial> {
-  const alg = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 };
+  const alg = {
+    name: 'RSASSA-PKCS1-v1_5',
+    hash: 'SHA-256',
+    publicExponent: new Uint8Array([1, 0, 1]),
+    modulusLength: 2048,
+  };
   const keys = await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify']);
   const notAfter = new Date(now);
   notAfter.setUTCFullYear(notAfter.getUTCFullYear() + CERTIFICATE_YEARS);
-  const cert = await x509.X509CertificateGenerator.createSelfSigned(
-    {
-      serialNumber: webcrypto.getRandomValues(new Uint8Array(16)).reduce((s, b) => s + b.toString(16).padStart(2, '0'), '7'),
-      // The realm name is a DNS-label-like slug, safe inside a distinguished name.
-      name: `CN=ProudAuth SAML ${realmName}`,
-      notBefore: new Date(now.getTime() - 60_000),
-      notAfter,
-      keys,
-      signingAlgorithm: alg,
-    },
-    webcrypto,
-  );
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: webcrypto
+      .getRandomValues(new Uint8Array(16))
+      .reduce((s, b) => s + b.toString(16).padStart(2, '0'), '7'),
+    // The realm name is a DNS-label-like slug, safe inside a distinguished name.
+    name: `CN=ProudAuth SAML ${realmName}`,
+    notBefore: new Date(now.getTime() - 60_000),
+    notAfter,
+    keys,
+    signingAlgorithm: alg,
+  });
   const der = Buffer.from(cert.rawData);
   return {
     kid: createHash('sha256').update(der).digest('base64url'),
@@ -111,7 +118,9 @@ export async function insertSamlKey(
 }
 
 export const findActiveSamlKey = (q: Queryable, realmId: string) =>
-  maybeOne<SamlKeyRow>(q, `select * from saml_signing_keys where realm_id = $1 and state = 'active'`, [realmId]);
+  maybeOne<SamlKeyRow>(q, `select * from saml_signing_keys where realm_id = $1 and state = 'active'`, [
+    realmId,
+  ]);
 
 /** Certificates a peer may meet: pending (prepublished), active and retiring; newest first. */
 export const listPublishedSamlKeys = (q: Queryable, realmId: string) =>
@@ -152,9 +161,7 @@ export async function activeSamlSigner(
   if (row) return unseal(keyring, row);
   const material = await generateSamlKeyMaterial(realm.name, now);
   try {
-    await db.tx((tx) =>
-      insertSamlKey(tx, keyring, realm.id, material, 'active', SYSTEM_ACTOR, now),
-    );
+    await db.tx((tx) => insertSamlKey(tx, keyring, realm.id, material, 'active', SYSTEM_ACTOR, now));
   } catch (e) {
     if (!isUniqueViolation(e)) throw e;
   }
@@ -220,7 +227,11 @@ export async function runSamlKeyLifecycle(
         return true;
       });
       if (done) report.saml_activated++;
-    } else if (!pending && active?.activated_at && activeNeedsSuccessor(new Date(active.activated_at), now, timings)) {
+    } else if (
+      !pending &&
+      active?.activated_at &&
+      activeNeedsSuccessor(new Date(active.activated_at), now, timings)
+    ) {
       const material = await generateSamlKeyMaterial(active.realm_name, now);
       try {
         await db.tx((tx) => insertSamlKey(tx, keyring, realmId, material, 'pending', SYSTEM_ACTOR, now));

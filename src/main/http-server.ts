@@ -49,6 +49,7 @@ import { registerRelationshipRoutes } from '../relationships/relationships.route
 import { registerResourceRoutes } from '../resources/resources.routes.ts';
 import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
 import { registerRoleRoutes } from '../roles/roles.routes.ts';
+import { registerSamlIdpRoutes } from '../saml-idp/saml-idp.routes.ts';
 import { registerScimRoutes } from '../scim/scim.routes.ts';
 import { registerScimConnectorRoutes } from '../scim/scim-connectors.routes.ts';
 import { registerApiKeyRoutes } from '../service-principals/api-keys.routes.ts';
@@ -117,6 +118,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerSigninRoutes(app, ctx);
   registerFederationRoutes(app, ctx);
   registerAuthorize(app, ctx);
+  registerSamlIdpRoutes(app, ctx);
   registerClientRoutes(app, ctx);
   registerUserBulkRoutes(app, ctx);
   registerWorkloadFederationRoutes(app, ctx);
