@@ -5,6 +5,8 @@
 // first time a SAML feature needs one; keys.lifecycle rotates it as planned (document 2 "Key
 // custody" 2: a new key is prepared and published, and activated after the prepublish period).
 import { createHash, createPrivateKey, type KeyObject, webcrypto } from 'node:crypto';
+// @peculiar/x509 needs the reflect polyfill loaded first (as in mfa/webauthn/cert-path.ts).
+import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import type { Actor } from '../audit/audit.types.ts';
 import { inChange, recorder } from '../audit/index.ts';
