@@ -34,6 +34,7 @@ export {
   findSamlClientByEntityId,
   findSamlSettings,
   type NameIdFormat,
+  presentSamlSettings,
   SAML_CONTINUE_PATH,
   type SamlAttribute,
   type SamlSettings,

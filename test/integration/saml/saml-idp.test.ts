@@ -288,4 +288,53 @@ describe('SAML identity provider', () => {
     const late = await s.h.get(pathOf(once.replace(/&?Signature=[^&]*/, '')), { redirect: 'manual' });
     assert.equal(late.status, 400);
   });
+
+  test('case=malformed SAML input is a problem, never a 500', async (t) => {
+    const s = await setup(t);
+    const sso = `/realms/${s.realm.name}/saml/sso`;
+    const doctype = Buffer.from('<!DOCTYPE x [<!ENTITY e "x">]><samlp:AuthnRequest/>').toString('base64');
+    const cases: [string, RequestInit | undefined, number][] = [
+      [`${sso}`, undefined, 400],
+      [`${sso}?SAMLRequest=%%%`, undefined, 400],
+      [`${sso}?SAMLRequest=bm90IGRlZmxhdGVk`, undefined, 400],
+      [`${sso}?SAMLRequest=a&SAMLRequest=b`, undefined, 400],
+      [`/realms/no-such-realm/saml/sso?SAMLRequest=a`, undefined, 404],
+      [`/realms/no-such-realm/saml/metadata`, undefined, 404],
+      [`/realms/${s.realm.name}/saml/start?request=srq_nope`, undefined, 400],
+      [`/realms/${s.realm.name}/saml/start?request=srq_00000000000000000000000000`, undefined, 400],
+      ['/saml/continue?state=srq_00000000000000000000000000&code=x', undefined, 400],
+      ['/saml/continue', undefined, 400],
+      [
+        sso,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `SAMLRequest=${encodeURIComponent(doctype)}`,
+        },
+        400,
+      ],
+      [
+        sso,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `SAMLRequest=${encodeURIComponent(Buffer.from('<a><b></a>').toString('base64'))}`,
+        },
+        400,
+      ],
+    ];
+    const wrong: string[] = [];
+    for (const [path, init, status] of cases) {
+      const res = await s.h.get(path, { redirect: 'manual', ...init });
+      const body = await json(res);
+      if (res.status !== status || typeof body.body?.code !== 'string')
+        wrong.push(`${init?.method ?? 'GET'} ${path}: ${res.status} ${JSON.stringify(body.body)}`);
+    }
+    assert.deepEqual(wrong, []);
+    // Nothing was kept for any of them.
+    assert.equal(
+      (await rows(s.h, 'select 1 from saml_idp_requests where realm_id = $1', [s.realm.id])).length,
+      0,
+    );
+  });
 });
