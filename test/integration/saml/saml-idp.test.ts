@@ -3,12 +3,12 @@
 // against the certificate the metadata published. The sign-in in between is the realm's own
 // browser transaction (password, then TOTP).
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import { describe, type TestContext, test } from 'node:test';
 import { generateSamlKeyMaterial } from '../../../src/keys/saml-keys.ts';
 import type { RealmRow } from '../../../src/realms/index.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import type { Harness } from '../../harness/harness.ts';
+import { ACS, binding, SP_ENTITY, type Sp, samlify, samlPeers } from '../../harness/saml-sp.ts';
 import { json } from '../../harness/signin-driver.ts';
 import {
   enrollTotp,
@@ -21,38 +21,6 @@ import {
   signinSetup,
   totpCode,
 } from '../../harness/signin-kit.ts';
-
-// samlify's declarations pull the browser DOM library into the whole program (as @xmldom's do,
-// src/saml-idp/xml-dom.ts), so it is loaded untyped, with the members used here.
-interface Idp {
-  readonly kind: 'idp';
-}
-interface Sp {
-  createLoginRequest(
-    idp: Idp,
-    binding: 'redirect' | 'post',
-  ): { id: string; context: string; entityEndpoint?: string };
-  parseLoginResponse(
-    idp: Idp,
-    binding: 'post',
-    req: { body: Record<string, string | undefined> },
-    // biome-ignore lint/suspicious/noExplicitAny: the test reads samlify's extract members by name
-  ): Promise<{ extract: any }>;
-}
-const samlify = createRequire(import.meta.url)('samlify') as {
-  setSchemaValidator(v: { validate: (xml: string) => Promise<string> }): void;
-  IdentityProvider(o: Record<string, unknown>): Idp;
-  ServiceProvider(o: Record<string, unknown>): Sp;
-  Constants: { namespace: { binding: { post: string; redirect: string } } };
-};
-
-// samlify asks the application for an XML schema validator; the checks under test are its
-// signature, issuer, audience and time checks, which run regardless.
-samlify.setSchemaValidator({ validate: async () => 'skipped' });
-
-const SP_ENTITY = 'https://sp.example.com/saml/metadata';
-const ACS = 'https://sp.example.com/saml/acs';
-const binding = samlify.Constants.namespace.binding;
 
 interface Setup {
   h: Harness;
@@ -137,25 +105,8 @@ async function postForm(h: Harness, continueTo: string) {
   };
 }
 
-function peers(s: Setup, sp: { privateKey?: string; signingCert?: string } = {}) {
-  const signed = sp.privateKey !== undefined;
-  const idp = samlify.IdentityProvider({
-    // Our metadata leaves WantAuthnRequestsSigned to each SAML client; samlify signs POST
-    // requests only for an IdP that asks, so a signing SP reads it as asking.
-    metadata: signed
-      ? s.idpMetadata.replace('WantAuthnRequestsSigned="false"', 'WantAuthnRequestsSigned="true"')
-      : s.idpMetadata,
-  });
-  const serviceProvider = samlify.ServiceProvider({
-    entityID: SP_ENTITY,
-    assertionConsumerService: [{ Binding: binding.post, Location: ACS }],
-    wantAssertionsSigned: true,
-    wantMessageSigned: true,
-    authnRequestsSigned: signed,
-    ...(signed ? { privateKey: sp.privateKey, signingCert: sp.signingCert } : {}),
-  });
-  return { idp, sp: serviceProvider };
-}
+const peers = (s: Setup, sp: { privateKey?: string; signingCert?: string } = {}) =>
+  samlPeers(s.idpMetadata, sp);
 
 describe('SAML identity provider', () => {
   test('case=SP-initiated, HTTP-Redirect, signed request; the SP checks the Response', async (t) => {
