@@ -30,7 +30,9 @@ async function download(view: View, jobId: string): Promise<void> {
   const issued = (await view.api.call('POST', `/me/jobs/${encodeURIComponent(jobId)}/downloads`)) as {
     download_token: string;
   };
-  const { blob, filename } = await view.api.file('/me/job-downloads', { download_token: issued.download_token });
+  const { blob, filename } = await view.api.file('/me/job-downloads', {
+    download_token: issued.download_token,
+  });
   const url = URL.createObjectURL(blob);
   const a = h('a', { href: url, download: filename });
   document.body.append(a);

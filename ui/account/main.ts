@@ -173,7 +173,11 @@ function sessionList(s: Signed, sessions: Session[]): HTMLElement {
             `${t('acct.session_started', { time: when(x.created_at) })}, ${t('acct.session_seen', { time: when(x.last_seen_at) })}`,
           ),
           h('br'),
-          h('span', { class: 'small methods-used' }, t('acct.session_methods', { methods: factorWords(x.amr) })),
+          h(
+            'span',
+            { class: 'small methods-used' },
+            t('acct.session_methods', { methods: factorWords(x.amr) }),
+          ),
         ),
         end,
       );
@@ -258,7 +262,11 @@ function linkedList(s: Signed, linked: LinkedIdentity[]): HTMLElement {
     ...linked.map((l) => {
       const unlink = h(
         'button',
-        { type: 'button', class: 'secondary', 'aria-label': t('acct.unlink_named', { provider: l.provider_display_name }) },
+        {
+          type: 'button',
+          class: 'secondary',
+          'aria-label': t('acct.unlink_named', { provider: l.provider_display_name }),
+        },
         t('acct.unlink'),
       );
       unlink.addEventListener('click', () => {

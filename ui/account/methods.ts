@@ -131,13 +131,19 @@ function otpSection(view: View, kind: 'totp' | 'hotp'): HTMLElement {
           h('p', { class: 'small' }, t('enroll.manual')),
           h('p', { class: 'secret', 'data-secret': e.secret }, grouped(e.secret)),
           code.wrap,
-          h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, t('enroll.submit')), cancel),
+          h(
+            'div',
+            { class: 'actions' },
+            h('button', { type: 'submit', class: 'primary' }, t('enroll.submit')),
+            cancel,
+          ),
         );
         form.addEventListener('submit', (ev) => {
           ev.preventDefault();
           act(
             view,
-            () => view.api.call('POST', `/me/${kind}/activate`, { code: code.input.value.replace(/\s/g, '') }),
+            () =>
+              view.api.call('POST', `/me/${kind}/activate`, { code: code.input.value.replace(/\s/g, '') }),
             (done) => {
               const codes = (done as { recovery_codes?: string[] }).recovery_codes;
               if (codes?.length) showCodes(view, sec, codes, t(`${k}_enabled`));
@@ -195,14 +201,24 @@ function passkeyItem(view: View, p: Passkey): HTMLElement {
     ),
   );
   rename.addEventListener('click', () => {
-    const input = field(t('acct.pk_new_name'), { name: 'name', value: name, maxlength: '64', required: true });
+    const input = field(t('acct.pk_new_name'), {
+      name: 'name',
+      value: name,
+      maxlength: '64',
+      required: true,
+    });
     const cancel = h('button', { type: 'button', class: 'link' }, t('acct.cancel'));
     cancel.addEventListener('click', () => void view.refresh());
     const form = h(
       'form',
       {},
       input.wrap,
-      h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, t('acct.save')), cancel),
+      h(
+        'div',
+        { class: 'actions' },
+        h('button', { type: 'submit', class: 'primary' }, t('acct.save')),
+        cancel,
+      ),
     );
     form.addEventListener('submit', (e) => {
       e.preventDefault();
@@ -226,10 +242,25 @@ function passkeySection(view: View, passkeys: Passkey[]): HTMLElement {
       ? h('ul', { class: 'passkeys' }, ...passkeys.map((p) => passkeyItem(view, p)))
       : h('p', {}, t('acct.pk_none'));
   if (!passkeysSupported())
-    return section('m-passkeys', t('acct.pk_title'), list, h('p', { class: 'small' }, t('passkey.unsupported')));
-  const name = field(t('enroll_passkey.name'), { name: 'passkey_name', maxlength: '64', autocomplete: 'off' });
+    return section(
+      'm-passkeys',
+      t('acct.pk_title'),
+      list,
+      h('p', { class: 'small' }, t('passkey.unsupported')),
+    );
+  const name = field(t('enroll_passkey.name'), {
+    name: 'passkey_name',
+    maxlength: '64',
+    autocomplete: 'off',
+  });
   const add = h('form', {}, name.wrap, h('button', { type: 'submit', class: 'secondary' }, t('acct.pk_add')));
-  const sec = section('m-passkeys', t('acct.pk_title'), h('p', { class: 'small' }, t('enroll_passkey.help')), list, add);
+  const sec = section(
+    'm-passkeys',
+    t('acct.pk_title'),
+    h('p', { class: 'small' }, t('enroll_passkey.help')),
+    list,
+    add,
+  );
   add.addEventListener('submit', (e) => {
     e.preventDefault();
     const label = name.input.value.trim();
@@ -263,7 +294,12 @@ function passkeySection(view: View, passkeys: Passkey[]): HTMLElement {
 
 function recoveryCodesSection(view: View): HTMLElement {
   const regenerate = h('button', { type: 'button', class: 'secondary' }, t('acct.rc_regenerate'));
-  const sec = section('m-codes', t('acct.rc_title'), h('p', { class: 'small' }, t('acct.rc_help')), regenerate);
+  const sec = section(
+    'm-codes',
+    t('acct.rc_title'),
+    h('p', { class: 'small' }, t('acct.rc_help')),
+    regenerate,
+  );
   regenerate.addEventListener('click', () =>
     act(
       view,

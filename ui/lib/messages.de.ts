@@ -259,7 +259,8 @@ export const de: Partial<Record<MessageKey, string>> = {
   'acct.rd_forget': 'Gemerkte Geräte vergessen',
   'acct.rd_forgotten': 'Ihre gemerkten Geräte sind vergessen.',
   'acct.export_title': 'Ihre Daten',
-  'acct.export_help': 'Laden Sie eine Kopie dessen herunter, was dieser Dienst über Sie speichert (JSON-Datei).',
+  'acct.export_help':
+    'Laden Sie eine Kopie dessen herunter, was dieser Dienst über Sie speichert (JSON-Datei).',
   'acct.export_start': 'Download vorbereiten',
   'acct.export_preparing': 'Ihre Daten werden vorbereitet…',
   'acct.export_ready': 'Ihre Daten sind bereit.',
@@ -271,7 +272,8 @@ export const de: Partial<Record<MessageKey, string>> = {
   'acct.code.not_found': 'Das gibt es nicht mehr. Die Seite ist wieder aktuell.',
   'acct.code.forbidden': 'Das dürfen Sie nicht.',
   'acct.code.invalid': 'Das aktuelle Passwort stimmt nicht.',
-  'acct.code.invalid_code': 'Der Code stimmt nicht. Prüfen Sie die Uhrzeit Ihres Geräts und versuchen Sie den nächsten Code.',
+  'acct.code.invalid_code':
+    'Der Code stimmt nicht. Prüfen Sie die Uhrzeit Ihres Geräts und versuchen Sie den nächsten Code.',
   'acct.code.http_409': 'Das ist mit Ihrem Konto im jetzigen Zustand nicht möglich.',
   'otp.code': 'Code',
   'otp.submit': 'Bestätigen',

@@ -122,7 +122,10 @@ describe('account page › a console that manages every factor', { skip: NO_BROW
       await confirmCodesSaved(page);
       await notice(page, 'Your authenticator app is set up.');
       assert.equal(await page.locator('ol.codes').count(), 0, 'the codes are gone once saved');
-      assert.equal(await count('select count(*) n from totp_credentials where realm_id = $1 and user_id = $2'), 1);
+      assert.equal(
+        await count('select count(*) n from totp_credentials where realm_id = $1 and user_id = $2'),
+        1,
+      );
     });
 
     await t.test('a passkey needs a second step now; the page offers a fresh sign-in', async () => {
@@ -150,7 +153,10 @@ describe('account page › a console that manages every factor', { skip: NO_BROW
         'select name from webauthn_credentials where realm_id = $1 and user_id = $2',
         [realm.id, user.id],
       );
-      assert.deepEqual(names.rows.map((r) => r.name), ['Work laptop']);
+      assert.deepEqual(
+        names.rows.map((r) => r.name),
+        ['Work laptop'],
+      );
       await page.getByRole('button', { name: 'Remove Work laptop' }).click();
       await notice(page, 'Work laptop is removed.');
       assert.equal(
@@ -220,8 +226,15 @@ describe('account page › a console that manages every factor', { skip: NO_BROW
       await page.getByLabel('Language').selectOption('de');
       await page.getByRole('heading', { name: de['acct.title'], level: 1 }).waitFor();
       assert.equal(await page.locator('html').getAttribute('lang'), 'de');
-      assert.equal(await page.evaluate(() => localStorage.getItem('proudauth.account.locale')), 'de');
-      assert.match(await page.locator('ul.sessions .methods-used').first().textContent() ?? '', /Passwort/);
+      assert.equal(
+        await page.evaluate(() =>
+          (
+            globalThis as unknown as { localStorage: { getItem(k: string): string | null } }
+          ).localStorage.getItem('proudauth.account.locale'),
+        ),
+        'de',
+      );
+      assert.match((await page.locator('ul.sessions .methods-used').first().textContent()) ?? '', /Passwort/);
       await page.getByRole('button', { name: de['acct.sign_out'], exact: true }).click();
       await notice(page, de['acct.signed_out'] ?? '');
       assert.equal(await count(LIVE), 1, "this browser's session is ended");
