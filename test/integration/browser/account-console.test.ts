@@ -40,6 +40,19 @@ async function withVirtualAuthenticator(page: Page) {
   });
 }
 
+/** User agents and the device name the page gives each. */
+const DEVICES: Record<string, string> = {
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0':
+    'Edge on Windows',
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15':
+    'Safari on macOS',
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/126.0 Mobile/15E148 Safari/604.1':
+    'Chrome on iOS',
+  'Mozilla/5.0 (Android 14; Mobile; rv:128.0) Gecko/128.0 Firefox/128.0': 'Firefox on Android',
+  'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0': 'Firefox on Linux',
+  'curl/8.5.0': 'curl',
+  '': 'Unknown device',
+};
 const LIVE = 'select count(*) n from sessions where realm_id = $1 and user_id = $2 and revoked_at is null';
 /** Chromium logs each refused request; the refusals this walk asks for are no error. */
 const REFUSED = /^Failed to load resource: the server responded with a status of (403|422) /;
@@ -96,6 +109,15 @@ describe('account page › a console that manages every factor', { skip: NO_BROW
       assert.match((await session.locator('.device').textContent()) ?? '', /^(Headless )?Chrome on Linux$/);
       assert.equal(await session.locator('.methods-used').textContent(), 'Signed in with: Password');
       assert.doesNotMatch((await page.locator('main').textContent()) ?? '', /Mozilla\/5\.0|\bpwd\b/);
+      // The page's own parser on the user agents people have, in the browser as the page runs it.
+      const named = await page.evaluate(
+        async ([module, uas]) => {
+          const words = (await import(module)) as { deviceName(ua: string | null): string };
+          return uas.map((ua) => words.deviceName(ua));
+        },
+        ['/ui/account/words.js', Object.keys(DEVICES)] as const,
+      );
+      assert.deepEqual(named, Object.values(DEVICES));
     });
 
     await t.test('the password is changed with the current one', async () => {
