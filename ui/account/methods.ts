@@ -203,6 +203,7 @@ function passkeyItem(view: View, p: Passkey): HTMLElement {
   rename.addEventListener('click', () => {
     const input = field(t('acct.pk_new_name'), {
       name: 'name',
+      type: 'text',
       value: name,
       maxlength: '64',
       required: true,
@@ -250,6 +251,7 @@ function passkeySection(view: View, passkeys: Passkey[]): HTMLElement {
     );
   const name = field(t('enroll_passkey.name'), {
     name: 'passkey_name',
+    type: 'text',
     maxlength: '64',
     autocomplete: 'off',
   });
