@@ -9,6 +9,8 @@ import type { Page } from 'playwright-core';
 import { JobRunner } from '../../../src/jobs/index.ts';
 import { JOB_TYPES, type WorkerDeps } from '../../../src/main/worker/tasks.ts';
 import { workerDeps } from '../../../src/main/worker/worker.ts';
+import { decodeBase32 } from '../../../src/mfa/base32.ts';
+import { hotp } from '../../../src/mfa/otp.ts';
 import { findPasswordVerifier } from '../../../src/users/users.repo.ts';
 import { de } from '../../../ui/lib/messages.de.ts';
 import { launchBrowser, NO_BROWSER } from '../../harness/browser.ts';
@@ -55,6 +57,7 @@ describe('account page › a console that manages every factor', { skip: NO_BROW
     const realm = await h.createRealm();
     await h.setPolicy(realm, {
       login: { password: true, passkeys: true, remember_devices: true },
+      mfa: { allowed_factors: ['totp', 'webauthn', 'recovery_code', 'hotp'] },
       interaction: { display_name: 'Acme Shop', primary_color: '#0a7d4f' },
     });
     const user = await h.createUser(realm, { email: EMAIL, password: FIRST_PASSWORD });
@@ -208,6 +211,19 @@ describe('account page › a console that manages every factor', { skip: NO_BROW
       await notice(page, 'has ended.');
       assert.equal(await page.locator('ul.sessions li').count(), 2);
       assert.equal(await count(LIVE), 2);
+    });
+
+    await t.test('a code token (HOTP), which this realm allows, is set up and removed', async () => {
+      await page.getByRole('button', { name: 'Set up code token' }).click();
+      const key = (await page.locator('[data-secret]').getAttribute('data-secret')) ?? '';
+      await page.getByLabel('Code shown by the token').fill(hotp(decodeBase32(key), 0));
+      await page.getByRole('button', { name: 'Activate' }).click();
+      await notice(page, 'Your code token is set up.');
+      const tokens = 'select count(*) n from hotp_credentials where realm_id = $1 and user_id = $2';
+      assert.equal(await count(tokens), 1);
+      await page.getByRole('button', { name: 'Remove code token' }).click();
+      await notice(page, 'Your code token is removed.');
+      assert.equal(await count(tokens), 0);
     });
 
     await t.test('a personal data export is prepared and downloaded', async () => {
