@@ -27,6 +27,8 @@ export interface RefreshFamilyRow {
   idle_expires_at: Date;
   absolute_expires_at: Date;
   revoked_at: Date | null;
+  /** The DPoP key thumbprint the family is bound to (public clients), or null. */
+  dpop_jkt: string | null;
 }
 
 export interface NewFamily {
@@ -46,6 +48,8 @@ export interface NewFamily {
   idleMs: number;
   /** Absolute end of the family. */
   absoluteExpiresAt: Date;
+  /** Binds the family to a DPoP key (RFC 9449 section 5, public clients). */
+  dpopJkt?: string | null;
 }
 
 /** Starts a family and returns its first token (shown once): the family and its token in one statement. */
@@ -60,8 +64,8 @@ export async function startFamily(
   await tx.query(
     `with family as (
        insert into refresh_families (realm_id, id, grant_id, user_id, client_id, session_id, offline, scopes,
-         resources, auth_time, amr, acr, created_at, idle_expires_at, absolute_expires_at, org_id)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16))
+         resources, auth_time, amr, acr, created_at, idle_expires_at, absolute_expires_at, org_id, dpop_jkt)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $18))
      insert into refresh_tokens (realm_id, token_digest, family_id, created_at) values ($1, $17, $2, $13)`,
     [
       f.realmId,
@@ -81,6 +85,7 @@ export async function startFamily(
       f.absoluteExpiresAt,
       f.orgId,
       digestToken(token),
+      f.dpopJkt ?? null,
     ],
   );
   return { familyId, token };

@@ -16,7 +16,12 @@ import { addToken, startFamily } from '../../sessions/index.ts';
 import { findProfileClaims } from '../../users/index.ts';
 import { type Authentication, issueAccessToken, issueIdToken } from '../token-issuer.ts';
 import { CLAIM_SCOPES, scopeClaims } from '../tokens/scope-claims.ts';
-import { accessTokenResponse, type GrantContext, type TokenResponse } from './grant-context.ts';
+import {
+  accessTokenResponse,
+  dpopConfirmation,
+  type GrantContext,
+  type TokenResponse,
+} from './grant-context.ts';
 
 const DAY = 24 * 3600 * 1000;
 export const OFFLINE_IDLE_MS = 7 * DAY;
@@ -117,6 +122,7 @@ export async function userTokens(
       ...(share ? { extraAudiences: [share.audience] } : {}),
       authentication: u.authentication,
       orgId: u.orgId,
+      cnf: dpopConfirmation(g),
     },
     g.now,
   );
@@ -179,6 +185,9 @@ export async function startRefreshFamily(
       absoluteExpiresAt: offline
         ? new Date(g.now.getTime() + OFFLINE_ABSOLUTE_MS)
         : session.absoluteExpiresAt,
+      // RFC 9449 section 5: a public client's refresh tokens are bound to its DPoP key; a
+      // confidential client's are bound to its authentication already.
+      dpopJkt: g.caller.method === 'none' ? (g.dpopJkt ?? null) : null,
     },
     g.now,
   );
