@@ -45,6 +45,22 @@ async function webCodeFlow(s: RpSetup) {
   return { as, client, auth, callback, verifier };
 }
 
+/** The code exchange of the web client by hand, with the given DPoP proof. */
+const redeemByHand = (s: RpSetup, callback: URLSearchParams, verifier: string, proof: string) =>
+  oauthPost(
+    s.h,
+    s.realm,
+    'token',
+    {
+      grant_type: 'authorization_code',
+      code: callback.get('code') ?? '',
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+    },
+    { clientId: 'web-app', secret: s.secret },
+    { dpop: proof },
+  );
+
 const userinfoUrl = (s: RpSetup) => `${s.issuer}/oauth/userinfo`;
 
 /** A raw UserInfo call with the given Authorization and DPoP headers. */
@@ -75,18 +91,11 @@ test('oauth4webapi: code flow and refresh give DPoP tokens bound to the key; Use
   // A bad proof at the code exchange is refused and spends nothing: the code still redeems.
   const badKey = await dpopKey('ES256');
   const tokenUrl = `${s.issuer}/oauth/token`;
-  const refused = await oauthPost(
-    s.h,
-    s.realm,
-    'token',
-    {
-      grant_type: 'authorization_code',
-      code: callback.get('code') ?? '',
-      redirect_uri: REDIRECT,
-      code_verifier: verifier,
-    },
-    { clientId: 'web-app', secret: s.secret },
-    { dpop: await badKey.proof({ url: `${tokenUrl}-elsewhere` }) },
+  const refused = await redeemByHand(
+    s,
+    callback,
+    verifier,
+    await badKey.proof({ url: `${tokenUrl}-elsewhere` }),
   );
   assert.equal(refused.status, 400);
   assert.equal(refused.body.error, 'invalid_dpop_proof');
@@ -143,19 +152,7 @@ test('a proof is single use at UserInfo; the replay is refused with a DPoP chall
   const s = await rpSetup(t);
   const key = await dpopKey('ES256');
   const { callback, verifier } = await webCodeFlow(s);
-  const res = await oauthPost(
-    s.h,
-    s.realm,
-    'token',
-    {
-      grant_type: 'authorization_code',
-      code: callback.get('code') ?? '',
-      redirect_uri: REDIRECT,
-      code_verifier: verifier,
-    },
-    { clientId: 'web-app', secret: s.secret },
-    { dpop: await key.proof({ url: `${s.issuer}/oauth/token` }) },
-  );
+  const res = await redeemByHand(s, callback, verifier, await key.proof({ url: `${s.issuer}/oauth/token` }));
   assert.equal(res.status, 200, JSON.stringify(res.body));
   assert.equal(res.body.token_type, 'DPoP');
   const token = String(res.body.access_token);
@@ -216,7 +213,10 @@ test('openid-client, public client: /me takes the bound token with its proof; re
   );
   assert.equal(answer.status, 200);
   const listed = (await answer.json()) as { items: { current: boolean }[] };
-  assert.ok(listed.items.some((x) => x.current), JSON.stringify(listed));
+  assert.ok(
+    listed.items.some((x) => x.current),
+    JSON.stringify(listed),
+  );
   // Without the proof, or as a bearer: refused.
   const plain = await fetch(me, { headers: { authorization: `Bearer ${tokens.access_token}` } });
   assert.equal(plain.status, 401);
@@ -471,52 +471,20 @@ test('server nonces: use_dpop_nonce with a DPoP-Nonce header, then the libraries
 
   // By hand: the refusal names a nonce, a proof with it passes, a forged or stale one does not.
   const key = await dpopKey('ES256', { now: () => s.h.clock.now() });
-  const bare = await oauthPost(
-    s.h,
-    s.realm,
-    'token',
-    { grant_type: 'client_credentials', resource: ORDERS },
-    svc.creds,
-    {
-      dpop: await key.proof({ url: `${s.issuer}/oauth/token` }),
-    },
-  );
+  const byHand = async (nonce?: string) =>
+    oauthPost(s.h, s.realm, 'token', { grant_type: 'client_credentials', resource: ORDERS }, svc.creds, {
+      dpop: await key.proof({ url: `${s.issuer}/oauth/token`, ...(nonce === undefined ? {} : { nonce }) }),
+    });
+  const bare = await byHand();
   assert.deepEqual([bare.status, bare.body.error], [400, 'use_dpop_nonce']);
   const nonce = bare.headers.get('dpop-nonce') ?? '';
   assert.ok(nonce.length > 0);
-  const withNonce = await oauthPost(
-    s.h,
-    s.realm,
-    'token',
-    { grant_type: 'client_credentials', resource: ORDERS },
-    svc.creds,
-    {
-      dpop: await key.proof({ url: `${s.issuer}/oauth/token`, nonce }),
-    },
-  );
+  const withNonce = await byHand(nonce);
   assert.equal(withNonce.status, 200, JSON.stringify(withNonce.body));
-  const forged = await oauthPost(
-    s.h,
-    s.realm,
-    'token',
-    { grant_type: 'client_credentials', resource: ORDERS },
-    svc.creds,
-    {
-      dpop: await key.proof({ url: `${s.issuer}/oauth/token`, nonce: `${nonce.slice(0, -2)}AA` }),
-    },
-  );
+  const forged = await byHand(`${nonce.slice(0, -1)}${nonce.endsWith('A') ? 'B' : 'A'}`);
   assert.deepEqual([forged.status, forged.body.error], [400, 'use_dpop_nonce']);
   s.h.clock.advance(121_000);
-  const stale = await oauthPost(
-    s.h,
-    s.realm,
-    'token',
-    { grant_type: 'client_credentials', resource: ORDERS },
-    svc.creds,
-    {
-      dpop: await key.proof({ url: `${s.issuer}/oauth/token`, nonce }),
-    },
-  );
+  const stale = await byHand(nonce);
   assert.deepEqual([stale.status, stale.body.error], [400, 'use_dpop_nonce']);
   assert.notEqual(stale.headers.get('dpop-nonce'), nonce, 'a fresh nonce comes with the refusal');
 });
