@@ -108,13 +108,13 @@ function presentedToken(app: ApiDeps, req: FastifyRequest): PresentedAuthorizati
 
 const dpopRefusal = (
   app: ApiDeps,
-  realm: RealmRow,
+  realmId: string,
   error: Parameters<typeof dpopChallenge>[2],
   description?: string,
 ) =>
   problem.unauthorized(
     description ?? 'the access token is missing, invalid or no longer active',
-    dpopChallenge(app, realm.id, error, description),
+    dpopChallenge(app, realmId, error, description),
   );
 
 /** The DPoP proof of a DPoP-scheme request, for the token's key (doc 1, Authentication 8). */
@@ -127,7 +127,7 @@ async function requireProof(
 ): Promise<void> {
   const jkt = t.cnf && 'jkt' in t.cnf ? t.cnf.jkt : null;
   const proof = await checkResourceProof(app, req, realm.id, token, jkt);
-  if (!proof.ok) throw dpopRefusal(app, realm, proof.error, proof.description);
+  if (!proof.ok) throw dpopRefusal(app, realm.id, proof.error, proof.description);
 }
 
 /** A token verified offline and live, or why not (an offline rejection, or inactive). */
@@ -187,6 +187,8 @@ export interface PendingCaller {
   now: Date;
   /** Anything but GET and HEAD. */
   write: boolean;
+  /** The token came under the DPoP scheme: refusals carry a DPoP challenge. */
+  dpop: boolean;
 }
 
 /**
@@ -214,7 +216,7 @@ export async function verifyApiCaller(
   };
   let v = await verifyFor(opts.audience);
   if (!v.verified.ok && opts.audience === 'admin' && opts.accountTokensToo) v = await verifyFor('account');
-  if (!v.verified.ok) throw scheme === 'dpop' ? dpopRefusal(app, realm, 'invalid_token') : invalidToken();
+  if (!v.verified.ok) throw scheme === 'dpop' ? dpopRefusal(app, realm.id, 'invalid_token') : invalidToken();
   const t = v.verified.token;
   if (scheme === 'dpop') await requireProof(app, req, realm, token, t);
   return {
@@ -222,6 +224,7 @@ export async function verifyApiCaller(
     audience: v.kind,
     now: app.clock.now(),
     write: req.method !== 'GET' && req.method !== 'HEAD',
+    dpop: scheme === 'dpop',
     facts: {
       ...factsOfToken(realm.id, t, v.audience, v.kind === 'admin' ? BUILTIN_ADMIN : BUILTIN_ACCOUNT),
       withRoles: v.kind === 'admin',
@@ -238,7 +241,8 @@ export function authorizeApiCaller(
   opts: ApiAuthOptions,
 ): ApiCaller {
   const { token: t, now } = pending;
-  if (!live.active || live.subjectType === null) throw invalidToken();
+  if (!live.active || live.subjectType === null)
+    throw pending.dpop ? dpopRefusal(app, pending.facts.realmId, 'invalid_token') : invalidToken();
   const caller: ApiCaller = {
     kind: live.subjectType,
     id: t.subject,

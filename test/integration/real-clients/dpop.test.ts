@@ -386,6 +386,12 @@ test('administration API: a DPoP-bound admin token needs its proof; bearer use a
   // The refresh (a public client) keeps the binding.
   const next = await tokens.refresh();
   assert.deepEqual(decodeJwt(next).cnf, { jkt: key.jkt });
+  // Revoked (RFC 7009 takes a bound token without a proof): the live check refuses it, in DPoP terms.
+  const revoked = await oauthPost(h, realm, 'revoke', { token: next, client_id: 'identity-cli' });
+  assert.equal(revoked.status, 200);
+  const afterRevoke = await call(`DPoP ${next}`, await key.proof({ method: 'GET', url, accessToken: next }));
+  assert.equal(afterRevoke.status, 401);
+  assert.match(afterRevoke.headers.get('www-authenticate') ?? '', /^DPoP error="invalid_token"/);
 });
 
 test('a proof used at one process is refused at another process on the same database', async (t) => {
