@@ -47,6 +47,7 @@ import { registerBrandingRoutes } from '../realms/branding.routes.ts';
 import { registerSettingsRoutes } from '../realms/settings.routes.ts';
 import { registerRelationshipRoutes } from '../relationships/relationships.routes.ts';
 import { registerResourceRoutes } from '../resources/resources.routes.ts';
+import { registerAccessReviewRoutes } from '../reviews/access-reviews.routes.ts';
 import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
 import { registerRoleRoutes } from '../roles/roles.routes.ts';
 import { registerScimRoutes } from '../scim/scim.routes.ts';
@@ -118,6 +119,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerFederationRoutes(app, ctx);
   registerAuthorize(app, ctx);
   registerClientRoutes(app, ctx);
+  registerAccessReviewRoutes(app, ctx);
   registerUserBulkRoutes(app, ctx);
   registerWorkloadFederationRoutes(app, ctx);
   registerClientRegistration(app, ctx);

@@ -51,7 +51,8 @@ export type IdPrefix =
   | 'dva'
   | 'iat'
   | 'ssf'
-  | 'wlf';
+  | 'wlf'
+  | 'arv';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

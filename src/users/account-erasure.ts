@@ -132,6 +132,18 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     why: 'it is what keeps every token issued before the erasure inactive (doc 2, Revocation exposure)',
   },
   {
+    table: 'access_reviews',
+    columns: ['created_by_id', 'scope_id'],
+    disposition: 'kept',
+    why: 'who started an access review (an id, as the audit trail keeps it); a scope is a role or an organization, never an account',
+  },
+  {
+    table: 'access_review_items',
+    columns: ['user_id', 'decided_by'],
+    disposition: 'kept',
+    why: 'the evidence of an access review: ids and decisions only, the audit trail of who kept what',
+  },
+  {
     table: 'oauth_grants',
     columns: ['user_id'],
     disposition: 'kept',

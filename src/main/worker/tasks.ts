@@ -40,6 +40,7 @@ import {
 import { cleanupAuditRetention } from '../../ops/audit-retention.task.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
 import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
+import { closeDueReviews } from '../../reviews/access-reviews.close.ts';
 import { pruneSessionEventsTask } from '../../sessions/session-events-prune.task.ts';
 import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
 import { cleanupSignin } from '../../signin/signin-cleanup.task.ts';
@@ -107,6 +108,8 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   // Every worker runs jobs; each job is claimed under its own lease (jobs/job-runner.ts).
   { name: 'jobs.run', intervalMs: 1_000, lease: false, run: runJobsTask(JOB_TYPES, WORKER_ID) },
   { name: 'jobs.purge', intervalMs: 600_000, run: purgeJobResults },
+  // document 2, Limits: access reviews closed 20 at a time every 30 seconds (docs/access-reviews.md).
+  { name: 'access_reviews.close', intervalMs: 30_000, run: closeDueReviews },
   // Every worker sends; each message is claimed under its own lease (notifications/).
   { name: 'notifications.send', intervalMs: 1_000, lease: false, run: sendNotificationsTask(WORKER_ID) },
   { name: 'notifications.cleanup', intervalMs: 3_600_000, run: cleanupNotifications },
