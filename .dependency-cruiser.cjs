@@ -61,6 +61,7 @@ const TIERS = [
       restore: [],
       scim: [],
       bulk: [],
+      recovery: [],
     },
   },
   { tier: 'edges', folders: { api: [] } },

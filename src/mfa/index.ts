@@ -16,6 +16,7 @@ export {
   lockEnrollment,
   lockHotp,
   recordResyncAttempt,
+  resetSecondFactors,
   storeHotp,
 } from './factors.repo.ts';
 export {
