@@ -29,7 +29,8 @@ const OWNER_VIEW_LIMIT = 50;
 
 export function registerAssistedRecoveryRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const assist = { audience: 'admin', permissions: [ASSIST_PERMISSION] } as const;
-  const deps = { db: ctx.db, keyring: ctx.keyring, publicOrigin: ctx.config.server.publicOrigin };
+  // Read per request: the public origin is settled once the listener is (tests bind port 0).
+  const deps = () => ({ db: ctx.db, keyring: ctx.keyring, publicOrigin: ctx.config.server.publicOrigin });
 
   apiRoute<{ user: string }>(
     app,
@@ -42,7 +43,7 @@ export function registerAssistedRecoveryRoutes(app: FastifyInstance, ctx: ApiDep
       const input = decodeRecoveryRequest(req.body);
       if (input.resetMfa && !caller.permissions.has(CREDENTIALS_PERMISSION))
         throw problem.forbidden(`reset_mfa needs the permission ${CREDENTIALS_PERMISSION}`);
-      const r = await requestRecovery(deps, call, userId, input);
+      const r = await requestRecovery(deps(), call, userId, input);
       const body = {
         recovery_id: r.row.id,
         effective_at: r.row.effective_at.toISOString(),
