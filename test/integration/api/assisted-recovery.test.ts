@@ -228,14 +228,7 @@ test('case=done when: cooling-off with a second approver; requester and owner ca
   assert.equal(approved.body.status, 'approved');
   assert.equal((await s.approver.call('POST', `/assisted-recoveries/${id}/approve`)).status, 409);
 
-  assert.deepEqual(await s.due(), {
-    executed: 0,
-    expired: 0,
-    account_unavailable: 0,
-    requester_no_longer_authorized: 0,
-    contact_unverified: 0,
-    failed: 0,
-  });
+  assert.equal((await s.due()).executed, 0);
   assert.equal((await recoveryRow(s, id))?.status, 'approved', 'not before effective_at');
   s.h.clock.advance(DAY);
   assert.equal((await s.due()).executed, 1);
