@@ -11,7 +11,9 @@ export type TemplateName =
   | 'join_request_decision'
   | 'sms_code'
   | 'recovery_scheduled'
-  | 'recovery_setup';
+  | 'recovery_setup'
+  | 'new_sign_in'
+  | 'factor_changed';
 
 export type Locale = 'en' | 'de';
 
@@ -25,7 +27,20 @@ export interface TemplateVars {
   /** A point in time, already written for the reader (UTC). */
   when?: string;
   hours?: number;
+  /** new_sign_in: the browser or app as its user agent names it, and when (UTC). */
+  device?: string;
+  time?: string;
+  /** factor_changed: which factor, and whether it was added or removed. */
+  factor?: 'totp' | 'hotp' | 'webauthn';
+  change?: 'added' | 'removed';
 }
+
+const FACTOR_EN = { totp: 'An authenticator app', hotp: 'An HOTP token', webauthn: 'A passkey' } as const;
+const FACTOR_DE = {
+  totp: 'Eine Authenticator-App',
+  hotp: 'Ein HOTP-Token',
+  webauthn: 'Ein Passkey',
+} as const;
 
 interface Text {
   subject: string;
@@ -102,6 +117,21 @@ const en: Record<TemplateName, Render> = {
       `The link works once and expires in ${v.hours} hours. At your next sign-in you set up an authenticator app.`,
     ],
   }),
+  new_sign_in: (v) => ({
+    subject: `New sign-in to your ${v.realm} account`,
+    lines: [
+      `Your account was signed in to from a device it had not used before, at ${v.time} (UTC).`,
+      `Device: ${v.device}`,
+      `If this was you, nothing needs doing. If not, change your password at once and review your account's sessions and factors.`,
+    ],
+  }),
+  factor_changed: (v) => ({
+    subject: `A sign-in factor of your ${v.realm} account changed`,
+    lines: [
+      `${FACTOR_EN[v.factor ?? 'totp']} was ${v.change === 'removed' ? 'removed from' : 'added to'} your account.`,
+      `If this was you, nothing needs doing. If not, change your password at once and review your account's factors.`,
+    ],
+  }),
 };
 
 const de: Record<TemplateName, Render> = {
@@ -170,6 +200,21 @@ const de: Record<TemplateName, Render> = {
       `Ihr Konto bei ${v.realm} wurde wiederhergestellt. Öffnen Sie diesen Link, um ein neues Passwort festzulegen:`,
       `${v.link}`,
       `Der Link gilt einmal und läuft in ${v.hours} Stunden ab. Bei der nächsten Anmeldung richten Sie eine Authenticator-App ein.`,
+    ],
+  }),
+  new_sign_in: (v) => ({
+    subject: `Neue Anmeldung bei Ihrem Konto bei ${v.realm}`,
+    lines: [
+      `Bei Ihrem Konto wurde sich am ${v.time} (UTC) von einem Gerät angemeldet, das es bisher nicht benutzt hat.`,
+      `Gerät: ${v.device}`,
+      `Falls Sie das waren, ist nichts zu tun. Falls nicht, ändern Sie sofort Ihr Passwort und prüfen Sie die Sitzungen und Faktoren Ihres Kontos.`,
+    ],
+  }),
+  factor_changed: (v) => ({
+    subject: `Ein Anmeldefaktor Ihres Kontos bei ${v.realm} wurde geändert`,
+    lines: [
+      `${FACTOR_DE[v.factor ?? 'totp']} wurde ${v.change === 'removed' ? 'aus Ihrem Konto entfernt' : 'Ihrem Konto hinzugefügt'}.`,
+      `Falls Sie das waren, ist nichts zu tun. Falls nicht, ändern Sie sofort Ihr Passwort und prüfen Sie die Faktoren Ihres Kontos.`,
     ],
   }),
 };
