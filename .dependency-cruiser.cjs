@@ -62,6 +62,7 @@ const TIERS = [
       scim: [],
       reviews: [],
       bulk: [],
+      recovery: [],
     },
   },
   { tier: 'edges', folders: { api: [] } },

@@ -45,6 +45,7 @@ import { ClientAddresses } from '../platform/http/client-address.ts';
 import { registerProjectRoutes } from '../projects/projects.routes.ts';
 import { registerBrandingRoutes } from '../realms/branding.routes.ts';
 import { registerSettingsRoutes } from '../realms/settings.routes.ts';
+import { registerAssistedRecoveryRoutes } from '../recovery/assisted-recovery.routes.ts';
 import { registerRelationshipRoutes } from '../relationships/relationships.routes.ts';
 import { registerResourceRoutes } from '../resources/resources.routes.ts';
 import { registerAccessReviewRoutes } from '../reviews/access-reviews.routes.ts';
@@ -121,6 +122,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerClientRoutes(app, ctx);
   registerAccessReviewRoutes(app, ctx);
   registerUserBulkRoutes(app, ctx);
+  registerAssistedRecoveryRoutes(app, ctx);
   registerWorkloadFederationRoutes(app, ctx);
   registerClientRegistration(app, ctx);
   registerResourceRoutes(app, ctx);

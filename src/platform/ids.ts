@@ -6,6 +6,7 @@ export type IdPrefix =
   | 'rlm'
   | 'iae'
   | 'usr'
+  | 'arc'
   | 'idf'
   | 'rol'
   | 'ras'

@@ -110,6 +110,18 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     why: 'the source id goes, its digest stays, so importing the same record again answers skipped_deleted',
     sql: `update user_external_ids set source_id = null, erased_at = $3 where realm_id = $1 and user_id = $2`,
   },
+  {
+    table: 'assisted_recoveries',
+    columns: ['user_id', 'requested_by_id', 'approved_by_id', 'cancelled_by_id'],
+    disposition: 'anonymised',
+    why: 'kept without cleanup (doc 2, Data lifecycle 4); an open request of the account ends cancelled (doc 1, state table: account deletion), and its reason, evidence reference and setup link go; rows naming the account as operator keep the id as evidence',
+    sql: `update assisted_recoveries
+             set status = case when status in ('scheduled', 'approved') then 'cancelled' else status end,
+                 cancel_reason = case when status in ('scheduled', 'approved') then 'account_unavailable' else cancel_reason end,
+                 cancelled_at = case when status in ('scheduled', 'approved') then $3 else cancelled_at end,
+                 reason = null, evidence_reference = null, setup_token_digest = null, updated_at = $3
+           where realm_id = $1 and user_id = $2`,
+  },
   ownerCleared('projects', 'project'),
   ownerCleared('service_principals', 'principal'),
   ownerCleared('webhook_subscriptions', 'subscription'),

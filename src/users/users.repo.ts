@@ -305,3 +305,18 @@ export async function primaryEmail(q: Queryable, realmId: string, userId: string
   );
   return r.rows[0]?.value ?? null;
 }
+
+/**
+ * The account's primary email address, whether it is verified, and the language its profile names
+ * (attribute locale): where and in which language mail about the account goes. Null without an
+ * email address.
+ */
+export const primaryEmailContact = (q: Queryable, realmId: string, userId: string) =>
+  maybeOne<{ email: string; verified: boolean; locale: string | null }>(
+    q,
+    `select i.value as email, i.verified, u.attributes->>'locale' as locale
+       from user_identifiers i join users u on u.realm_id = i.realm_id and u.id = i.user_id
+      where i.realm_id = $1 and i.user_id = $2 and i.type = 'email'
+      order by i.is_primary desc, i.created_at limit 1`,
+    [realmId, userId],
+  );

@@ -40,6 +40,7 @@ import {
 import { cleanupAuditRetention } from '../../ops/audit-retention.task.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
 import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
+import { runAssistedRecoveriesDue } from '../../recovery/assisted-recovery-due.task.ts';
 import { closeDueReviews } from '../../reviews/access-reviews.close.ts';
 import { pruneSessionEventsTask } from '../../sessions/session-events-prune.task.ts';
 import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
@@ -115,6 +116,8 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'notifications.cleanup', intervalMs: 3_600_000, run: cleanupNotifications },
   { name: 'users.deletion', intervalMs: 300_000, run: eraseDueAccounts },
   { name: 'users.lifecycle', intervalMs: 600_000, run: expireAccounts },
+  // Assisted recoveries that came due: executed, cancelled by a re-check, or expired (docs/recovery.md).
+  { name: 'recovery.assisted_due', intervalMs: 60_000, run: runAssistedRecoveriesDue },
   // Every worker delivers; each delivery attempt is claimed under its own lease.
   { name: 'webhooks.deliver', intervalMs: 1_000, lease: false, run: deliverWebhooksTask(WORKER_ID) },
   { name: 'webhooks.cleanup', intervalMs: 3_600_000, run: cleanupDeliveries },
