@@ -50,6 +50,8 @@ export type AuditType =
   | 'user.required_actions.completed'
   | 'consent.granted'
   | 'user.updated'
+  | 'user.required_action.added'
+  | 'user.bulk.requested'
   | 'user.password_set'
   | 'user.suspended'
   | 'user.locked'

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { registerCors } from '../api/protocol-cors.ts';
 import { registerSigninCors } from '../api/signin-cors.ts';
 import { registerAuditRoutes } from '../audit/audit.routes.ts';
+import { registerUserBulkRoutes } from '../bulk/user-bulk.routes.ts';
 import { registerClientRoutes } from '../clients/clients.routes.ts';
 import { registerClientRegistration } from '../clients/registration.routes.ts';
 import { registerWorkloadFederationRoutes } from '../clients/workload-federations.routes.ts';
@@ -117,6 +118,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerFederationRoutes(app, ctx);
   registerAuthorize(app, ctx);
   registerClientRoutes(app, ctx);
+  registerUserBulkRoutes(app, ctx);
   registerWorkloadFederationRoutes(app, ctx);
   registerClientRegistration(app, ctx);
   registerResourceRoutes(app, ctx);
