@@ -15,6 +15,9 @@ export interface UserRow {
   /** When the profile (display name, identifiers) last changed: UserInfo's updated_at. */
   profile_updated_at: Date;
   last_login_at: Date | null;
+  /** A deactivation an administrator scheduled (lifecycle rule scheduled_deactivation). */
+  deactivate_at?: Date | null;
+  deactivation_reason?: string | null;
 }
 
 export interface IdentifierRow {

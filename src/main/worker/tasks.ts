@@ -40,7 +40,7 @@ import { organizationDeleteJob } from '../../organizations/organization-delete.j
 import { pruneSessionEventsTask } from '../../sessions/session-events-prune.task.ts';
 import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
 import { cleanupSignin } from '../../signin/signin-cleanup.task.ts';
-import { expireAccounts } from '../../users/lifecycle-expiry.task.ts';
+import { runLifecycleRules } from '../../users/lifecycle.task.ts';
 import { eraseDueAccounts } from '../../users/self-deletion.ts';
 import {
   cleanupDeliveries,
@@ -99,7 +99,8 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'notifications.send', intervalMs: 1_000, lease: false, run: sendNotificationsTask(WORKER_ID) },
   { name: 'notifications.cleanup', intervalMs: 3_600_000, run: cleanupNotifications },
   { name: 'users.deletion', intervalMs: 300_000, run: eraseDueAccounts },
-  { name: 'users.lifecycle', intervalMs: 600_000, run: expireAccounts },
+  // The four lifecycle rules (docs/users.md, Lifecycle rules), under the task's lease.
+  { name: 'lifecycle.users', intervalMs: 600_000, run: runLifecycleRules },
   // Every worker delivers; each delivery attempt is claimed under its own lease.
   { name: 'webhooks.deliver', intervalMs: 1_000, lease: false, run: deliverWebhooksTask(WORKER_ID) },
   { name: 'webhooks.cleanup', intervalMs: 3_600_000, run: cleanupDeliveries },
