@@ -66,6 +66,17 @@ async function account(
   return u.id;
 }
 
+/** Runs `body` (PL/pgSQL) whenever the account's row is about to change: a fault or a race. */
+async function onUpdateOf(t: TestContext, h: Harness, userId: string, name: string, body: string) {
+  await h.ctx.db.query(`create function ${name}() returns trigger language plpgsql as $$
+    begin ${body} end $$`);
+  await h.ctx.db.query(`create trigger ${name} before update on users for each row
+    when (old.id = '${userId}') execute function ${name}()`);
+  t.after(async () => {
+    await h.ctx.db.query(`drop trigger if exists ${name} on users`);
+  });
+}
+
 const stateOf = async (h: Harness, realm: RealmRow, id: string) => (await userRow(h, realm, id)).state;
 
 describe('users › lifecycle rules', () => {
@@ -229,13 +240,7 @@ describe('users › lifecycle rules', () => {
     await h.ctx.db.query('update realms set policy_revision = policy_revision + 1000 where id = $1', [
       broken.id,
     ]);
-    await h.ctx.db.query(`create function lifecycle_test_fault() returns trigger language plpgsql as $$
-      begin raise exception 'injected fault'; end $$`);
-    await h.ctx.db.query(`create trigger lifecycle_test_fault before update on users for each row
-      when (old.id = '${poisoned}') execute function lifecycle_test_fault()`);
-    t.after(async () => {
-      await h.ctx.db.query('drop trigger if exists lifecycle_test_fault on users');
-    });
+    await onUpdateOf(t, h, poisoned, 'lifecycle_test_fault', "raise exception 'injected fault';");
 
     const report = await run();
     assert.deepEqual([report.failed_realms, report.failed_accounts, report.erased], [1, 1, 2]);
@@ -296,14 +301,13 @@ describe('users › lifecycle rules', () => {
     const second = await account(h, realm, { ageMs: 2 * HOUR, state: 'pending_verification' });
     // While the run erases the first account, the second one verifies its address (it turns active):
     // the selection named it, the re-check under its lock no longer does.
-    await h.ctx.db.query(`create function lifecycle_test_verify() returns trigger language plpgsql as $$
-      begin update users set state = 'active' where realm_id = old.realm_id and id = '${second}';
-      return new; end $$`);
-    await h.ctx.db.query(`create trigger lifecycle_test_verify before update on users for each row
-      when (old.id = '${first}') execute function lifecycle_test_verify()`);
-    t.after(async () => {
-      await h.ctx.db.query('drop trigger if exists lifecycle_test_verify on users');
-    });
+    await onUpdateOf(
+      t,
+      h,
+      first,
+      'lifecycle_test_verify',
+      `update users set state = 'active' where realm_id = old.realm_id and id = '${second}'; return new;`,
+    );
     const report = await run();
     assert.deepEqual([report.erased, report.skipped, report.failed_accounts], [1, 1, 0]);
     assert.equal(await stateOf(h, realm, first), 'deleted');
