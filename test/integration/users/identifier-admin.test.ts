@@ -212,6 +212,56 @@ describe('users › identifier administration', () => {
   });
 });
 
+describe('users › identifier removal under /me', () => {
+  test('case=removing the primary email promotes a verified one before an older unverified one', async (t) => {
+    const { h, realm, admin } = await setup(t);
+    const dana = await h.createUser(realm, {
+      email: 'dana@example.com',
+      emailVerified: true,
+      password: 'correct-horse-9',
+    });
+    const add = async (value: string) => {
+      const [status, body] = await answer(
+        await admin.call('POST', `/users/${dana.id}/identifiers`, { type: 'email', value, reason: 'r' }),
+      );
+      assert.equal(status, 201);
+      return String(body.id);
+    };
+    await add('dana.old@example.com');
+    const vouched = await add('dana.new@example.com');
+    const [overridden] = await answer(
+      await admin.call('POST', `/users/${dana.id}/verification-overrides`, {
+        identifier_id: vouched,
+        reason: 'r',
+      }),
+    );
+    assert.equal(overridden, 200);
+    const primaryId = String(
+      (
+        await rows(h, 'select id from user_identifiers where realm_id = $1 and user_id = $2 and is_primary', [
+          realm.id,
+          dana.id,
+        ])
+      )[0]?.id,
+    );
+    const self = await apiCaller(h, realm, {
+      audience: 'account',
+      userId: dana.id,
+      password: 'correct-horse-9',
+    });
+    assert.equal((await self.call('DELETE', `/me/identifiers/${primaryId}`)).status, 204);
+    const primaries = await rows(
+      h,
+      'select id from user_identifiers where realm_id = $1 and user_id = $2 and is_primary',
+      [realm.id, dana.id],
+    );
+    assert.deepEqual(
+      primaries.map((r) => r.id),
+      [vouched],
+    );
+  });
+});
+
 describe('users › scheduled deactivation', () => {
   test('case=schedule, move and cancel, with every refusal', async (t) => {
     const { h, realm, admin } = await setup(t);
