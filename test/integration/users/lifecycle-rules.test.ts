@@ -37,7 +37,16 @@ async function setup(t: TestContext) {
     assert.ok(report, 'the run took the lease and did not fail');
     return report;
   };
-  return { h, run };
+  /** A run while another worker holds the task's lease: it must not run. */
+  const runWhileLeasedElsewhere = async () => {
+    await h.ctx.db.query(
+      `insert into worker_leases (name, holder, locked_until) values ('lifecycle.users', 'other-worker', $1)
+       on conflict (name) do update set holder = excluded.holder, locked_until = excluded.locked_until`,
+      [new Date(h.clock.now().getTime() + TEN_MINUTES)],
+    );
+    return worker.scheduler.runOnce(task);
+  };
+  return { h, run, runWhileLeasedElsewhere };
 }
 
 /** An account whose last activity (creation, or sign-in when given) lies `ageMs` in the past. */
@@ -272,8 +281,8 @@ describe('users › lifecycle rules', () => {
     assert.deepEqual([next.failed_realms, next.failed_accounts, next.erased], [0, 0, 2]);
   });
 
-  test('case=a run takes 100 accounts per rule and realm', async (t) => {
-    const { h, run } = await setup(t);
+  test('case=a run takes 100 accounts per rule and realm, and none while another worker leases the task', async (t) => {
+    const { h, run, runWhileLeasedElsewhere } = await setup(t);
     const realm = await h.createRealm();
     await h.setPolicy(realm, { lifecycle: { unverified_account_ttl_hours: 1 } });
     const created = new Date(h.clock.now().getTime() - 2 * HOUR);
@@ -283,6 +292,8 @@ describe('users › lifecycle rules', () => {
          from generate_series(1, 105) g`,
       [realm.id, created],
     );
+    assert.equal(await runWhileLeasedElsewhere(), null);
+    h.clock.advance(TEN_MINUTES);
     assert.equal((await run()).erased, 100);
     const left = await rows(
       h,
