@@ -60,6 +60,7 @@ const TIERS = [
       imports: [],
       restore: [],
       scim: [],
+      bulk: [],
     },
   },
   { tier: 'edges', folders: { api: [] } },

@@ -14,6 +14,7 @@ export const GRANT = {
   clientCredentials: 'client_credentials',
   exchange: 'urn:ietf:params:oauth:grant-type:token-exchange',
   device: 'urn:ietf:params:oauth:grant-type:device_code',
+  jwtBearer: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
 } as const;
 
 // Token exchange needs an authenticated (confidential) client, so only web and service have it.
@@ -24,14 +25,15 @@ const GRANTS_BY_TYPE: Record<ClientType, readonly string[]> = {
   spa: [GRANT.code, GRANT.refresh],
   native: [GRANT.code, GRANT.refresh, GRANT.device],
   device: [GRANT.code, GRANT.refresh, GRANT.device],
-  service: [GRANT.clientCredentials, GRANT.exchange],
+  service: [GRANT.clientCredentials, GRANT.exchange, GRANT.jwtBearer],
 };
 const KNOWN_GRANTS: ReadonlySet<string> = new Set(Object.values(GRANT));
 
 const CONFIDENTIAL_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
 const METHODS_BY_TYPE: Record<ClientType, readonly string[]> = {
   web: CONFIDENTIAL_METHODS,
-  service: CONFIDENTIAL_METHODS,
+  // `none` only for a workload that proves itself with an outside issuer's assertion (below).
+  service: [...CONFIDENTIAL_METHODS, 'none'],
   spa: ['none'],
   native: ['none'],
   device: ['none'],
@@ -136,6 +138,18 @@ function checkAuthMethod(d: ClientDraft, errors: FieldError[]): void {
       field: 'token_endpoint_auth_method',
       code: 'not_allowed',
       detail: `a ${d.type} client uses one of: ${allowed.join(', ')}`,
+    });
+  } else if (
+    d.type === 'service' &&
+    d.tokenEndpointAuthMethod === 'none' &&
+    d.grantTypes.some((g) => g !== GRANT.jwtBearer)
+  ) {
+    // Without a secret or a key of its own, a service client is only as good as the outside
+    // issuer's assertion its workload federation rules accept (docs/workload-federation.md).
+    errors.push({
+      field: 'token_endpoint_auth_method',
+      code: 'not_allowed',
+      detail: `a service client without credentials may use only the ${GRANT.jwtBearer} grant`,
     });
   }
 }
@@ -243,6 +257,11 @@ function checkJwks(d: ClientDraft, errors: FieldError[], given: boolean): void {
   const count = countError('jwks.keys', keys.length, 1, MAX_JWKS_KEYS);
   if (count) errors.push(count);
   if (count || !given) return;
+  checkPublicKeys(keys, errors);
+}
+
+/** Each key of a `jwks.keys` list is a usable public signature key, and no kid repeats. */
+export function checkPublicKeys(keys: Record<string, unknown>[], errors: FieldError[]): void {
   const kids = new Set<string>();
   keys.forEach((key, i) => {
     const code = publicJwkProblem(key);

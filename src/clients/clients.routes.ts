@@ -19,7 +19,7 @@ import {
 } from './clients.decode.ts';
 import { type Change, type ClientView, createClient, getClient, listClients } from './clients.service.ts';
 
-const WRITE = { audience: 'admin', permissions: ['realm.clients.write'] } as const;
+export const WRITE = { audience: 'admin', permissions: ['realm.clients.write'] } as const;
 // Reads show redirect URIs and key sets but never secrets; they need the same permission.
 const READ = WRITE;
 
@@ -64,12 +64,12 @@ export function presentClient({ record: r, secrets }: ClientView) {
 }
 
 // A path segment that cannot be a client id names no client (and never reaches SQL with a NUL).
-function clientParam(raw: string): string {
+export function clientParam(raw: string): string {
   if (!/^[\x21-\x7e]{1,128}$/.test(raw)) throw problem.notFound('no such client');
   return raw;
 }
 
-const actorOf = (caller: ApiCaller): Actor => ({ type: caller.kind, id: caller.id });
+export const actorOf = (caller: ApiCaller): Actor => ({ type: caller.kind, id: caller.id });
 
 function sendClient(reply: FastifyReply, view: ClientView, status = 200) {
   return reply.code(status).header('etag', etagOf(view.record)).send(presentClient(view));

@@ -2,7 +2,11 @@
 // Other folders reach this context's tables through this file, never through its *.repo.ts files
 // (docs/architecture.md, import rules).
 
-export { CLIENT_SIGNING_ALGORITHMS } from './client-assertion.ts';
+export {
+  CLIENT_SIGNING_ALGORITHMS,
+  digestJti,
+  MAX_ASSERTION_LIFETIME_SECONDS,
+} from './client-assertion.ts';
 export type { ClientAuthFacts, ClientAuthRow } from './client-auth.repo.ts';
 export {
   clientAuthFactsFrom,
@@ -11,10 +15,11 @@ export {
   clientAuthRowFrom,
   clientForAuthJson,
   deleteExpiredAssertionJtis,
+  recordAssertionJti,
   secretsAsOf,
 } from './client-auth.repo.ts';
 export { setClientStateInTx, updateClient } from './client-changes.service.ts';
-export { GRANT, pushReceiverUriProblem } from './client-rules.ts';
+export { GRANT, publicJwkProblem, pushReceiverUriProblem } from './client-rules.ts';
 export { type CreateClientInput, decodeCreateClient, type UpdateClientInput } from './clients.decode.ts';
 export type { ClientRecord, ClientRow } from './clients.repo.ts';
 export {
@@ -25,3 +30,5 @@ export {
   listClientRecords,
 } from './clients.repo.ts';
 export { type Change, type ClientsDeps, createClient, newClientProblems } from './clients.service.ts';
+export { claimsSatisfied, WORKLOAD_LIMITS, type WorkloadRule } from './workload-federation.ts';
+export { workloadRulesForIssuer } from './workload-federations.repo.ts';

@@ -8,6 +8,7 @@ import { UpstreamClient } from '../federation/upstream-client.ts';
 import { KeyStore } from '../keys/key-store.ts';
 import { FidoMetadata } from '../mfa/index.ts';
 import type { Mailer, SmsSender } from '../notifications/index.ts';
+import { WorkloadKeySets } from '../oauth/workload-key-sets.ts';
 import type { MetricsAuth } from '../ops/internal.routes.ts';
 import { MaintenanceGate } from '../ops/maintenance.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
@@ -187,6 +188,15 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       maxTokenBytes: config.limits.maxTokenBytes,
     }),
     hasher: new PasswordHasher(config.security.password, pepper, root),
+    workloadKeys: new WorkloadKeySets(
+      outbound,
+      {
+        environment: config.environment,
+        egressAllowlist: config.delivery.egressAllowlist,
+        allowPrivate: config.delivery.allowPrivateWebhooks,
+      },
+      () => clock.now().getTime(),
+    ),
     migrations: loadMigrations(),
     metricsAuth,
     draining: false,

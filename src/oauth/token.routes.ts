@@ -12,6 +12,7 @@ import { authorizationCodeGrant } from './grants/authorization-code.grant.ts';
 import { clientCredentialsGrant, prefetchServiceToken } from './grants/client-credentials.grant.ts';
 import { DEVICE_CODE, deviceCodeGrant } from './grants/device-code.grant.ts';
 import { type GrantContext, type TokenResponse, tokenSettings } from './grants/grant-context.ts';
+import { JWT_BEARER, jwtBearerGrant } from './grants/jwt-bearer.grant.ts';
 import { refreshTokenGrant } from './grants/refresh-token.grant.ts';
 import { TOKEN_EXCHANGE, tokenExchangeGrant } from './grants/token-exchange.grant.ts';
 import { SigningError } from './token-issuer.ts';
@@ -23,6 +24,7 @@ const GRANTS: Record<string, { label: string; run: (g: GrantContext) => Promise<
   client_credentials: { label: 'client_credentials', run: clientCredentialsGrant },
   [TOKEN_EXCHANGE]: { label: 'token_exchange', run: tokenExchangeGrant },
   [DEVICE_CODE]: { label: 'device_code', run: deviceCodeGrant },
+  [JWT_BEARER]: { label: 'jwt_bearer', run: jwtBearerGrant },
 };
 
 export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void {

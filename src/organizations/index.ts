@@ -10,5 +10,7 @@ export {
   orgRefKey,
   resolveImportOrganizations,
 } from './membership-import.ts';
+export { addMember as addOrganizationMember } from './memberships.service.ts';
 export { changeOrganizationStateInTx } from './organization-state.service.ts';
 export { findOrganization } from './organizations.repo.ts';
+export type { OrgCall } from './organizations.types.ts';

@@ -50,7 +50,8 @@ export type IdPrefix =
   | 'fxt'
   | 'dva'
   | 'iat'
-  | 'ssf';
+  | 'ssf'
+  | 'wlf';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

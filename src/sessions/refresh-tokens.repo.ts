@@ -24,6 +24,8 @@ export interface RefreshFamilyRow {
   auth_time: Date;
   amr: string[];
   acr: string;
+  /** The idle length the family started with: its session's, or the policy's offline one. */
+  idle_seconds: number;
   idle_expires_at: Date;
   absolute_expires_at: Date;
   revoked_at: Date | null;
@@ -60,8 +62,8 @@ export async function startFamily(
   await tx.query(
     `with family as (
        insert into refresh_families (realm_id, id, grant_id, user_id, client_id, session_id, offline, scopes,
-         resources, auth_time, amr, acr, created_at, idle_expires_at, absolute_expires_at, org_id)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16))
+         resources, auth_time, amr, acr, created_at, idle_expires_at, absolute_expires_at, org_id, idle_seconds)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $18))
      insert into refresh_tokens (realm_id, token_digest, family_id, created_at) values ($1, $17, $2, $13)`,
     [
       f.realmId,
@@ -81,6 +83,7 @@ export async function startFamily(
       f.absoluteExpiresAt,
       f.orgId,
       digestToken(token),
+      Math.round(f.idleMs / 1000),
     ],
   );
   return { familyId, token };
@@ -131,12 +134,25 @@ export async function markRotated(tx: Tx, realmId: string, token: string, now: D
   ]);
 }
 
-export async function touchFamily(tx: Tx, realmId: string, familyId: string, idleUntil: Date): Promise<void> {
-  await tx.query('update refresh_families set idle_expires_at = $3 where realm_id = $1 and id = $2', [
-    realmId,
-    familyId,
-    idleUntil,
-  ]);
+/**
+ * A rotation is activity: the family's idle expiry moves to `idleUntil`, and the SSO session it is
+ * bound to (if any) is seen now and its idle expiry moves to `session.idleUntil`, never backwards
+ * (the caller bounds both by their absolute expiries). One statement for both.
+ */
+export async function touchFamily(
+  tx: Tx,
+  realmId: string,
+  familyId: string,
+  idleUntil: Date,
+  session: { id: string; idleUntil: Date } | null,
+  now: Date,
+): Promise<void> {
+  await tx.query(
+    `with family as (update refresh_families set idle_expires_at = $3 where realm_id = $1 and id = $2)
+     update sessions set last_seen_at = $6, idle_expires_at = greatest(idle_expires_at, $5)
+      where realm_id = $1 and id = $4 and revoked_at is null`,
+    [realmId, familyId, idleUntil, session?.id ?? null, session?.idleUntil ?? null, now],
+  );
 }
 
 export async function revokeFamily(tx: Tx, realmId: string, familyId: string, reason: string, now: Date) {

@@ -1,6 +1,6 @@
 import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
-import { type Lifetimes, lifetimesFor } from './session-lifetimes.ts';
+import { idleUntil, type Lifetimes } from './session-lifetimes.ts';
 import { liveSessionSql } from './session-liveness.ts';
 
 export interface SessionRow {
@@ -14,6 +14,8 @@ export interface SessionRow {
   recovery_restricted: boolean;
   remember_me: boolean;
   transient: boolean;
+  /** The idle length the session started with (docs/signin.md "Session lifetimes"). */
+  idle_seconds: number;
   idle_expires_at: Date;
   absolute_expires_at: Date;
   revoked_at: Date | null;
@@ -42,8 +44,9 @@ export interface NewSession {
 export async function insertSession(tx: Tx, s: NewSession, now: Date): Promise<SessionRow> {
   const r = await tx.query<SessionRow>(
     `insert into sessions (realm_id, id, user_id, cookie_digest, auth_time, amr, acr, mfa, recovery_restricted,
-       remember_me, transient, created_at, last_seen_at, idle_expires_at, absolute_expires_at, client_id, user_agent)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $5, $5, $12, $13, $14, $15) returning *`,
+       remember_me, transient, created_at, last_seen_at, idle_expires_at, absolute_expires_at, client_id, user_agent,
+       idle_seconds)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $5, $5, $12, $13, $14, $15, $16) returning *`,
     [
       s.realmId,
       newId('ses', now.getTime()),
@@ -60,6 +63,7 @@ export async function insertSession(tx: Tx, s: NewSession, now: Date): Promise<S
       new Date(now.getTime() + s.lifetimes.absoluteMs),
       s.clientId ?? null,
       s.userAgent ?? null,
+      Math.round(s.lifetimes.idleMs / 1000),
     ],
   );
   return r.rows[0] as SessionRow;
@@ -94,15 +98,14 @@ export async function reuseSession(
     [realmId, sessionId, userId, now],
   );
   if (!live) return null;
-  const idle = lifetimesFor({ rememberMe: live.remember_me, transient: live.transient }).idleMs;
-  const idleUntil = new Date(Math.min(now.getTime() + idle, new Date(live.absolute_expires_at).getTime()));
+  const idleEnd = idleUntil(now, live.idle_seconds, new Date(live.absolute_expires_at));
   const amr = [...new Set([...live.amr, ...factors])];
   const r = await tx.query<SessionRow>(
     `update sessions set last_seen_at = $3, idle_expires_at = $4, amr = $5, mfa = mfa or $6,
        acr = case when acr = 'phishing_resistant' or $5::text[] && array['hwk', 'x509'] then 'phishing_resistant'
                   when mfa or $6 then 'mfa' else acr end
      where realm_id = $1 and id = $2 returning *`,
-    [realmId, sessionId, now, idleUntil, amr, mfa],
+    [realmId, sessionId, now, idleEnd, amr, mfa],
   );
   return r.rows[0] ?? null;
 }

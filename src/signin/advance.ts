@@ -327,6 +327,7 @@ export async function settle(
         app,
         q,
         realm,
+        after.policy,
         withOrganization(tx, after.facts),
         after.facts.user?.state ?? 'active',
         now,

@@ -90,7 +90,7 @@ async function fromSession(
   if (loaded.evaluation.kind === 'complete') {
     const state = loaded.facts.user?.state ?? 'active';
     const tx = withOrganization(created.tx, loaded.facts);
-    const done = await completeTransaction(app, q, realm, tx, state, now, correlationId);
+    const done = await completeTransaction(app, q, realm, loaded.policy, tx, state, now, correlationId);
     await saveTransaction(q, done.tx, now);
     return { kind: 'redirect', location: done.tx.redirectTo as string };
   }

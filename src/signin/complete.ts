@@ -7,7 +7,7 @@ import { digestToken } from '../kernel/digest.ts';
 import { maybeOne, type Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { randomToken } from '../platform/ids.ts';
-import type { RealmRow } from '../realms/index.ts';
+import type { RealmPolicy, RealmRow } from '../realms/index.ts';
 import {
   insertSession,
   newTokensLiveFrom,
@@ -16,7 +16,7 @@ import {
   tokensLiveFromRevocation,
   upsertGrant,
 } from '../sessions/index.ts';
-import { lifetimesFor } from '../sessions/session-lifetimes.ts';
+import { lifetimesFor, sessionPolicyOf } from '../sessions/session-lifetimes.ts';
 import { insertAuthorizationCode } from './authorization-codes.repo.ts';
 import { authorizationRedirect } from './authorization-response.ts';
 import { approveDevice } from './device-decision.ts';
@@ -76,11 +76,15 @@ async function redirectFor(
 export const errorRedirect = (app: SigninDeps, q: Tx, realm: RealmRow, t: SigninTx, now: Date) =>
   redirectFor(app, q, realm, t, { error: 'access_denied' }, now);
 
-/** `t.organizationId` is the organization signed in to (organization-rules.ts withOrganization). */
+/**
+ * `t.organizationId` is the organization signed in to (organization-rules.ts withOrganization);
+ * `policy` is the realm policy the step already read (a new session's lifetimes come from it).
+ */
 export async function completeTransaction(
   app: SigninDeps,
   q: Tx,
   realm: RealmRow,
+  policy: RealmPolicy,
   t: SigninTx,
   userState: string,
   now: Date,
@@ -107,7 +111,7 @@ export async function completeTransaction(
         recoveryRestricted: userState === 'recovery_restricted',
         rememberMe: t.rememberMe && !t.transient,
         transient: t.transient,
-        lifetimes: lifetimesFor(t),
+        lifetimes: lifetimesFor(t, sessionPolicyOf(policy.document.sessions)),
         clientId: t.clientId,
         userAgent: t.userAgent,
       },

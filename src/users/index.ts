@@ -38,8 +38,10 @@ export {
   takenIdentifiers,
 } from './user-import.repo.ts';
 export {
+  addAccountRequiredActionInTx,
   changeAccountStateInTx,
   deleteAccountInTx,
+  revokeAccountSessionsInTx,
   type StateChange,
   updateAccountProfileInTx,
 } from './users.admin.ts';
@@ -65,4 +67,5 @@ export {
   setPassword,
   setUserState,
 } from './users.repo.ts';
+export type { AdminCall } from './users.service.ts';
 export { createUserInTx, type NewUser, type UserView, viewOf } from './users.service.ts';

@@ -209,24 +209,57 @@ export async function revokeAccountSessions(
   userId: string,
   reason: string | null,
 ): Promise<AccountRevocation> {
-  return inChange(db, call, async (tx, record) => {
-    await requireUser(tx, call.realmId, userId);
-    const revoked = await endAccountSessions(
-      tx,
-      call.realmId,
-      userId,
-      'admin_revoked',
-      call.now,
-      call.correlationId,
-    );
-    await record.audit('user.sessions_revoked', {
-      category: 'security',
-      subject: userSubject(userId),
-      reason,
-      data: revocationCounts(revoked),
-    });
-    return revoked;
+  return inChange(db, call, (tx, record) => revokeAccountSessionsInTx(tx, record, call, userId, reason));
+}
+
+/** The transactional part of revokeAccountSessions. */
+export async function revokeAccountSessionsInTx(
+  tx: Tx,
+  record: Recorder,
+  call: AdminCall,
+  userId: string,
+  reason: string | null,
+): Promise<AccountRevocation> {
+  await requireUser(tx, call.realmId, userId);
+  const revoked = await endAccountSessions(
+    tx,
+    call.realmId,
+    userId,
+    'admin_revoked',
+    call.now,
+    call.correlationId,
+  );
+  await record.audit('user.sessions_revoked', {
+    category: 'security',
+    subject: userSubject(userId),
+    reason,
+    data: revocationCounts(revoked),
   });
+  return revoked;
+}
+
+/**
+ * Adds a required action the account meets at its next sign-in (a bulk action; users.decode.ts
+ * lists the ones an administrator may set). Answers false when the account already has it.
+ */
+export async function addAccountRequiredActionInTx(
+  tx: Tx,
+  record: Recorder,
+  call: AdminCall,
+  userId: string,
+  action: string,
+  reason: string | null,
+): Promise<boolean> {
+  const user = await requireUser(tx, call.realmId, userId);
+  if (user.required_actions.includes(action)) return false;
+  await addRequiredAction(tx, call.realmId, userId, action, call.now);
+  await record.audit('user.required_action.added', {
+    category: 'identity',
+    subject: userSubject(userId),
+    reason,
+    data: { required_action: action },
+  });
+  return true;
 }
 
 export async function deleteAccount(db: Db, call: AdminCall, userId: string): Promise<void> {

@@ -7,6 +7,7 @@ import {
   sealAudit,
   verifyRecentAudit,
 } from '../../audit/index.ts';
+import { userBulkJob } from '../../bulk/user-bulk.job.ts';
 import { type ConfigExportDeps, configExportJob } from '../../configuration/config-export.job.ts';
 import { cleanupOutbox, dispatchOutboxTo, type OutboxDispatchDeps } from '../../events/index.ts';
 import { auditExportJob } from '../../exports/audit-export.job.ts';
@@ -77,6 +78,7 @@ export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [
   auditExportJob,
   userExportJob,
   userImportJob,
+  userBulkJob,
 ];
 
 export const TASKS: readonly Task<WorkerDeps>[] = [

@@ -8,7 +8,6 @@ import { oauthError } from '../../kernel/oauth-error.ts';
 import { isCodeVerifier, verifyS256 } from '../../kernel/pkce.ts';
 import { maybeOne, type Tx } from '../../platform/db/db.ts';
 import { findLiveGrant, liveSessionSql, revokeFamily } from '../../sessions/index.ts';
-import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
 import { mayHoldTokens } from '../../users/account.states.ts';
 import { userMayActIn } from '../org-context.ts';
 import {
@@ -50,7 +49,7 @@ interface Issued {
 interface SessionFacts {
   live: boolean;
   transient: boolean;
-  remember_me: boolean;
+  idle_seconds: number;
   absolute_expires_at: Date;
   user_state: string;
   recovery_restricted: boolean;
@@ -86,7 +85,7 @@ export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResp
     const session = await maybeOne<SessionFacts>(
       tx,
       `select (${liveSessionSql('s', '$3')}) as live,
-              s.transient, s.remember_me, s.absolute_expires_at, u.state as user_state,
+              s.transient, s.idle_seconds, s.absolute_expires_at, u.state as user_state,
               s.recovery_restricted
          from sessions s join users u on u.realm_id = s.realm_id and u.id = s.user_id
         where s.realm_id = $1 and s.id = $2`,
@@ -120,7 +119,7 @@ export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResp
     const tokens = await userTokens(g, tx, user, audience, { withIdToken: true });
     const family = await startRefreshFamily(g, tx, user, {
       transient: session.transient,
-      idleMs: lifetimesFor({ rememberMe: session.remember_me, transient: session.transient }).idleMs,
+      idleSeconds: session.idle_seconds,
       absoluteExpiresAt: new Date(session.absolute_expires_at),
     });
     const issued: Issued = { jti: tokens.jti, exp: tokens.exp, family_id: family?.familyId ?? null };

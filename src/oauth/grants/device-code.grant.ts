@@ -6,7 +6,6 @@ import { digestToken } from '../../kernel/digest.ts';
 import { type OAuthError, oauthError } from '../../kernel/oauth-error.ts';
 import { maybeOne } from '../../platform/db/db.ts';
 import { findLiveGrant, liveSessionSql } from '../../sessions/index.ts';
-import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
 import {
   type DeviceAuthorizationRow,
   lockByDeviceCode,
@@ -26,7 +25,7 @@ const SLOW_DOWN_STEP_SECONDS = 5;
 interface SessionFacts {
   live: boolean;
   transient: boolean;
-  remember_me: boolean;
+  idle_seconds: number;
   absolute_expires_at: Date;
   auth_time: Date;
   amr: string[];
@@ -82,7 +81,7 @@ async function approved(
   if (!row.user_id || !row.session_id) return ended;
   const session = await maybeOne<SessionFacts>(
     tx,
-    `select (${liveSessionSql('s', '$3')}) as live, s.transient, s.remember_me, s.absolute_expires_at,
+    `select (${liveSessionSql('s', '$3')}) as live, s.transient, s.idle_seconds, s.absolute_expires_at,
             s.auth_time, s.amr, s.acr, u.state as user_state, s.recovery_restricted
        from sessions s join users u on u.realm_id = s.realm_id and u.id = s.user_id
       where s.realm_id = $1 and s.id = $2`,
@@ -114,7 +113,7 @@ async function approved(
   const tokens = await userTokens(g, tx, user, audience, { withIdToken: true });
   const family = await startRefreshFamily(g, tx, user, {
     transient: session.transient,
-    idleMs: lifetimesFor({ rememberMe: session.remember_me, transient: session.transient }).idleMs,
+    idleSeconds: session.idle_seconds,
     absoluteExpiresAt: new Date(session.absolute_expires_at),
   });
   await markConsumed(tx, row, g.now);

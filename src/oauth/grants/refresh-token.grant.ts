@@ -16,7 +16,7 @@ import {
   revokeFamily,
   touchFamily,
 } from '../../sessions/index.ts';
-import { lifetimesFor } from '../../sessions/session-lifetimes.ts';
+import { idleUntil } from '../../sessions/session-lifetimes.ts';
 import { mayHoldTokens } from '../../users/account.states.ts';
 import { userMayActIn } from '../org-context.ts';
 import {
@@ -27,14 +27,14 @@ import {
   type TokenResponse,
 } from './grant-context.ts';
 import { isRecoveryRestricted, restrictedAudienceError } from './recovery-restriction.ts';
-import { chooseAudience, OFFLINE_IDLE_MS, type UserGrant, userTokens } from './user-tokens.ts';
+import { chooseAudience, type UserGrant, userTokens } from './user-tokens.ts';
 
 interface Liveness {
   user_state: string | null;
   grant_live: boolean;
   session_live: boolean | null;
-  session_transient: boolean | null;
-  session_remember: boolean | null;
+  session_idle_seconds: number | null;
+  session_absolute_expires_at: Date | null;
   session_restricted: boolean | null;
 }
 
@@ -70,8 +70,9 @@ export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse>
          exists (select 1 from oauth_grants gr where gr.realm_id = $1 and gr.id = $3 and gr.revoked_at is null) as grant_live,
          (select ${liveSessionSql('s', '$5')}
             from sessions s where s.realm_id = $1 and s.id = $4) as session_live,
-         (select s.transient from sessions s where s.realm_id = $1 and s.id = $4) as session_transient,
-         (select s.remember_me from sessions s where s.realm_id = $1 and s.id = $4) as session_remember,
+         (select s.idle_seconds from sessions s where s.realm_id = $1 and s.id = $4) as session_idle_seconds,
+         (select s.absolute_expires_at from sessions s where s.realm_id = $1 and s.id = $4)
+           as session_absolute_expires_at,
          (select s.recovery_restricted from sessions s where s.realm_id = $1 and s.id = $4) as session_restricted
        from users u where u.realm_id = $1 and u.id = $2`,
       [g.realm.id, family.user_id, family.grant_id, family.session_id, g.now],
@@ -110,14 +111,25 @@ export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse>
     const tokens = await userTokens(g, tx, user, audience, { withIdToken: true });
     await markRotated(tx, g.realm.id, presented, g.now);
     const next = await addToken(tx, g.realm.id, family.id, g.now);
-    const idleMs = family.offline
-      ? OFFLINE_IDLE_MS
-      : lifetimesFor({
-          rememberMe: live.session_remember === true,
-          transient: live.session_transient === true,
-        }).idleMs;
-    const idleUntil = new Date(Math.min(nowMs + idleMs, new Date(family.absolute_expires_at).getTime()));
-    await touchFamily(tx, g.realm.id, family.id, idleUntil);
+    // Each family and session idles by the length it started with (docs/signin.md "Session
+    // lifetimes"). A refresh through a session-bound family is activity of the SSO session too
+    // (as in Keycloak): its idle expiry moves on, never past its absolute one. An offline family
+    // outlives its session and leaves it alone.
+    const session =
+      family.session_id !== null &&
+      live.session_idle_seconds !== null &&
+      live.session_absolute_expires_at !== null
+        ? {
+            id: family.session_id,
+            idleUntil: idleUntil(
+              g.now,
+              live.session_idle_seconds,
+              new Date(live.session_absolute_expires_at),
+            ),
+          }
+        : null;
+    const familyIdleUntil = idleUntil(g.now, family.idle_seconds, new Date(family.absolute_expires_at));
+    await touchFamily(tx, g.realm.id, family.id, familyIdleUntil, session, g.now);
     return { tokens: { ...tokens.response, refresh_token: next } } as const;
   });
   if ('error' in outcome) throw oauthError.invalidGrant(outcome.error);

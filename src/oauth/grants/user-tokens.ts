@@ -1,11 +1,13 @@
 // The token response for a user: an access token for one authorized resource, an ID token when
 // openid was granted, and a refresh token when the client may refresh (spec doc 1, Limits:
-// offline grants 7 d idle and 30 d absolute; transient sessions never get one). Every token of a
+// offline grants by default 7 d idle and 30 d absolute, the realm policy's tokens members when
+// set; transient sessions never get one). Every token of a
 // grant in an organization carries its org_id, whatever the resource.
 
 import { BUILTIN_USERINFO, userinfoAudience } from '../../kernel/audiences.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import type { Tx } from '../../platform/db/db.ts';
+import { currentPolicy } from '../../realms/index.ts';
 import {
   narrowScopes,
   requireOrganization,
@@ -13,14 +15,11 @@ import {
   type Target,
 } from '../../resources/resource-target.ts';
 import { addToken, startFamily } from '../../sessions/index.ts';
+import { offlineLifetimesOf } from '../../sessions/session-lifetimes.ts';
 import { findProfileClaims } from '../../users/index.ts';
 import { type Authentication, issueAccessToken, issueIdToken } from '../token-issuer.ts';
 import { CLAIM_SCOPES, scopeClaims } from '../tokens/scope-claims.ts';
 import { accessTokenResponse, type GrantContext, type TokenResponse } from './grant-context.ts';
-
-const DAY = 24 * 3600 * 1000;
-export const OFFLINE_IDLE_MS = 7 * DAY;
-export const OFFLINE_ABSOLUTE_MS = 30 * DAY;
 
 export interface UserGrant {
   userId: string;
@@ -144,13 +143,16 @@ export async function userTokens(
 
 export interface SessionBounds {
   transient: boolean;
-  idleMs: number;
+  /** The session's own idle length (its idle_seconds). */
+  idleSeconds: number;
   absoluteExpiresAt: Date;
 }
 
 /**
  * A new refresh family for a code redemption, or null when the client may not refresh or the
- * session is transient. offline_access makes the family outlive the browser session.
+ * session is transient. offline_access makes the family outlive the browser session, with the
+ * lengths the realm policy's tokens members give at this moment (only then is the policy read);
+ * otherwise the family lives and idles as its session does.
  */
 export async function startRefreshFamily(
   g: GrantContext,
@@ -160,6 +162,9 @@ export async function startRefreshFamily(
 ): Promise<{ familyId: string; token: string } | null> {
   if (!g.caller.client.grant_types.includes('refresh_token') || session.transient) return null;
   const offline = u.scopes.includes('offline_access');
+  const lengths = offline
+    ? offlineLifetimesOf((await currentPolicy(tx, g.realm.id)).document.tokens)
+    : { idleMs: session.idleSeconds * 1000, absoluteMs: null };
   return startFamily(
     tx,
     {
@@ -175,10 +180,11 @@ export async function startRefreshFamily(
       authTime: u.authentication.authTime,
       amr: u.authentication.amr,
       acr: u.authentication.acr,
-      idleMs: offline ? OFFLINE_IDLE_MS : session.idleMs,
-      absoluteExpiresAt: offline
-        ? new Date(g.now.getTime() + OFFLINE_ABSOLUTE_MS)
-        : session.absoluteExpiresAt,
+      idleMs: lengths.idleMs,
+      absoluteExpiresAt:
+        lengths.absoluteMs === null
+          ? session.absoluteExpiresAt
+          : new Date(g.now.getTime() + lengths.absoluteMs),
     },
     g.now,
   );

@@ -73,8 +73,8 @@ export async function seedOrgGrant(s: OrgSetup, userId: string, orgId: string) {
   );
   await db.query(
     `insert into refresh_families (realm_id, id, grant_id, user_id, client_id, offline, scopes, resources, auth_time,
-       amr, acr, created_at, idle_expires_at, absolute_expires_at, org_id)
-     values ($1, $2, $3, $4, 'web-app', false, '{openid}', '{}', $5, '{pwd}', 'basic', $5, $6, $6, $7)`,
+       amr, acr, created_at, idle_expires_at, absolute_expires_at, org_id, idle_seconds)
+     values ($1, $2, $3, $4, 'web-app', false, '{openid}', '{}', $5, '{pwd}', 'basic', $5, $6, $6, $7, 86400)`,
     [s.realm.id, familyId, grantId, userId, now, later, orgId],
   );
   await db.query(
