@@ -5,14 +5,18 @@
 import { inChange, type Recorder } from '../audit/index.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
-import { type IdentifierType, identifierKey } from './identifiers.ts';
+import type { IdentifierType } from './identifiers.ts';
 import {
+  findIdentifierHolder,
   type IdentifierRow,
   insertIdentifier,
   listIdentifiers,
   lockUser,
+  markIdentifierVerifiedById,
   removeRequiredAction,
+  setPrimaryIdentifier,
   setUserState,
+  touchProfile,
   type UserRow,
 } from './users.repo.ts';
 import { type AdminCall, userSubject } from './users.service.ts';
@@ -29,13 +33,6 @@ async function identifierOf(tx: Tx, call: AdminCall, userId: string, id: string)
   return found;
 }
 
-const touchProfile = (tx: Tx, call: AdminCall, userId: string) =>
-  tx.query('update users set profile_updated_at = $3, updated_at = $3 where realm_id = $1 and id = $2', [
-    call.realmId,
-    userId,
-    call.now,
-  ]);
-
 const identifierTarget = (id: string) => ({ type: 'identifier', id });
 
 /**
@@ -50,11 +47,7 @@ export async function addIdentifier(
 ): Promise<IdentifierRow> {
   return inChange(db, call, async (tx, record) => {
     await lockAccount(tx, call, userId);
-    const holder = await tx.query<{ user_id: string; verified: boolean }>(
-      `select user_id, verified from user_identifiers where realm_id = $1 and type = $2 and value_key = $3`,
-      [call.realmId, input.type, identifierKey(input.type, input.value)],
-    );
-    const held = holder.rows[0];
+    const held = await findIdentifierHolder(tx, call.realmId, input.type, input.value);
     if (held && held.user_id === userId) throw problem.conflict('the account already has this identifier');
     if (held) {
       throw problem.conflict(
@@ -73,7 +66,7 @@ export async function addIdentifier(
       },
       call.now,
     );
-    await touchProfile(tx, call, userId);
+    await touchProfile(tx, call.realmId, userId, call.now);
     await record.audit('user.identifier.added', {
       category: 'identity',
       subject: userSubject(userId),
@@ -104,11 +97,8 @@ export async function overrideVerification(
     const user = await lockAccount(tx, call, userId);
     const target = await identifierOf(tx, call, userId, input.identifierId);
     if (target.verified) return target;
-    await tx.query(
-      `update user_identifiers set verified = true, verified_at = $3 where realm_id = $1 and id = $2`,
-      [call.realmId, target.id, call.now],
-    );
-    await touchProfile(tx, call, userId);
+    await markIdentifierVerifiedById(tx, call.realmId, target.id, call.now);
+    await touchProfile(tx, call.realmId, userId, call.now);
     await record.audit('user.identifier.verification_overridden', {
       category: 'security',
       subject: userSubject(userId),
@@ -163,12 +153,8 @@ export async function makePrimary(
     }
     if (target.is_primary) return target;
     const previous = identifiers.find((i) => i.type === target.type && i.is_primary) ?? null;
-    await tx.query(
-      `update user_identifiers set is_primary = (id = $4)
-        where realm_id = $1 and user_id = $2 and type = $3`,
-      [call.realmId, userId, target.type, target.id],
-    );
-    await touchProfile(tx, call, userId);
+    await setPrimaryIdentifier(tx, call.realmId, userId, target.type, target.id);
+    await touchProfile(tx, call.realmId, userId, call.now);
     await record.audit('user.identifier.primary_set', {
       category: 'identity',
       subject: userSubject(userId),

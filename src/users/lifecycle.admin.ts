@@ -13,7 +13,7 @@ import {
   type LifecycleRuleName,
   lifecycleSettings,
 } from './lifecycle.rules.ts';
-import { lockUser } from './users.repo.ts';
+import { lockUser, setScheduledDeactivation } from './users.repo.ts';
 import { type AdminCall, userSubject } from './users.service.ts';
 
 export interface ScheduledDeactivation {
@@ -40,11 +40,7 @@ export async function scheduleDeactivation(
   return inChange(db, call, async (tx, record) => {
     const user = await lockUser(tx, call.realmId, userId);
     if (!user) throw problem.notFound('no such user');
-    await tx.query(
-      `update users set deactivate_at = $3, deactivation_reason = $4, updated_at = $5
-        where realm_id = $1 and id = $2`,
-      [call.realmId, userId, input.at, input.reason, call.now],
-    );
+    await setScheduledDeactivation(tx, call.realmId, userId, input, call.now);
     const before = user.deactivate_at ?? null;
     await record.audit('user.deactivation_scheduled', {
       category: 'identity',
@@ -68,11 +64,7 @@ export async function cancelDeactivation(db: Db, call: AdminCall, userId: string
     if (!user) throw problem.notFound('no such user');
     const at = user.deactivate_at ?? null;
     if (at === null) throw problem.notFound('no deactivation is scheduled for this account');
-    await tx.query(
-      `update users set deactivate_at = null, deactivation_reason = null, updated_at = $3
-        where realm_id = $1 and id = $2`,
-      [call.realmId, userId, call.now],
-    );
+    await setScheduledDeactivation(tx, call.realmId, userId, null, call.now);
     await record.audit('user.deactivation_cancelled', {
       category: 'identity',
       subject: userSubject(userId),

@@ -20,6 +20,7 @@ import {
   lockIfStillDue,
 } from './lifecycle.rules.ts';
 import { changeAccountStateInTx } from './users.admin.ts';
+import { flagDormant, setScheduledDeactivation } from './users.repo.ts';
 import { userSubject } from './users.service.ts';
 
 export interface LifecycleDeps {
@@ -100,11 +101,7 @@ async function applyRule(
       return 'erased';
     }
     if (rule.name === 'dormant') {
-      await tx.query('update users set dormant_flagged_at = $3 where realm_id = $1 and id = $2', [
-        realmId,
-        userId,
-        now,
-      ]);
+      await flagDormant(tx, realmId, userId, now);
       await record.audit('user.dormant_detected', {
         category: 'identity',
         subject: userSubject(userId),
@@ -113,10 +110,7 @@ async function applyRule(
       });
       if (action === 'report') return 'dormant_reported';
     } else {
-      await tx.query(
-        'update users set deactivate_at = null, deactivation_reason = null where realm_id = $1 and id = $2',
-        [realmId, userId],
-      );
+      await setScheduledDeactivation(tx, realmId, userId, null, now);
     }
     await changeAccountStateInTx(tx, record, adminCallOf(call, userId), userId, 'suspend', rule.reason);
     return 'suspended';
