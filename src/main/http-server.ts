@@ -61,6 +61,7 @@ import { registerFederationRoutes } from '../signin/federation.routes.ts';
 import { registerRegistrationRoutes } from '../signin/registrations.routes.ts';
 import { registerSigninRoutes } from '../signin/signin.routes.ts';
 import { registerSupportRoutes } from '../support/support-grants.routes.ts';
+import { registerLifecycleRoutes } from '../users/lifecycle.routes.ts';
 import { registerMeAccountRoutes } from '../users/me-account.routes.ts';
 import { registerMeSecurityRoutes } from '../users/me-security.routes.ts';
 import { registerUserRoutes } from '../users/users.routes.ts';
@@ -139,6 +140,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerDiscovery(app, ctx);
   registerSharedSignals(app, ctx);
   registerUserRoutes(app, ctx);
+  registerLifecycleRoutes(app, ctx);
   registerRegistrationRoutes(app, ctx);
   registerMeAccountRoutes(app, ctx);
   registerRoleRoutes(app, ctx);

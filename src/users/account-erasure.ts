@@ -132,7 +132,8 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     disposition: 'anonymised',
     why: 'a tombstone: state deleted, the id kept so tokens, audit records and events still resolve, the profile gone',
     sql: `update users set state = 'deleted', display_name = null, required_actions = '{}', attributes = '{}',
-                 admin_metadata = '{}', deletion_due_at = null, updated_at = $3, profile_updated_at = $3
+                 admin_metadata = '{}', deletion_due_at = null, deactivate_at = null,
+                 deactivation_reason = null, dormant_flagged_at = null, updated_at = $3, profile_updated_at = $3
            where realm_id = $1 and id = $2`,
   },
 

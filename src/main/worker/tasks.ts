@@ -45,7 +45,7 @@ import { closeDueReviews } from '../../reviews/access-reviews.close.ts';
 import { pruneSessionEventsTask } from '../../sessions/session-events-prune.task.ts';
 import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
 import { cleanupSignin } from '../../signin/signin-cleanup.task.ts';
-import { expireAccounts } from '../../users/lifecycle-expiry.task.ts';
+import { runLifecycleRules } from '../../users/lifecycle.task.ts';
 import { eraseDueAccounts } from '../../users/self-deletion.ts';
 import {
   cleanupDeliveries,
@@ -115,7 +115,8 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'notifications.send', intervalMs: 1_000, lease: false, run: sendNotificationsTask(WORKER_ID) },
   { name: 'notifications.cleanup', intervalMs: 3_600_000, run: cleanupNotifications },
   { name: 'users.deletion', intervalMs: 300_000, run: eraseDueAccounts },
-  { name: 'users.lifecycle', intervalMs: 600_000, run: expireAccounts },
+  // The four lifecycle rules (docs/api-users.md, Lifecycle rules), under the task's lease.
+  { name: 'lifecycle.users', intervalMs: 600_000, run: runLifecycleRules },
   // Assisted recoveries that came due: executed, cancelled by a re-check, or expired (docs/recovery.md).
   { name: 'recovery.assisted_due', intervalMs: 60_000, run: runAssistedRecoveriesDue },
   // Every worker delivers; each delivery attempt is claimed under its own lease.
