@@ -2,6 +2,8 @@
 // (test/harness/saml-idp.ts): it reads the connection's SP metadata, checks our signed
 // AuthnRequest, and answers at the ACS. Every refused answer leaves nothing signed in and no account.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import {
   createConnection,
@@ -322,4 +324,71 @@ describe('federation › SAML', () => {
         });
       }
     });
+
+  test('case=metadata by URL through the egress guard; bad definitions are 422; bad ACS posts are 400 and change nothing', async (t) => {
+    const s = await federationSetup(t);
+    const idp = await startSamlIdp();
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/samlmetadata+xml' }).end(idp.metadata);
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    t.after(() => server.close());
+    const metadataUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metadata`;
+    const c = await createConnection(s, {
+      alias: 'by-url',
+      display_name: 'By URL',
+      kind: 'saml',
+      config: { metadata_url: metadataUrl },
+    });
+    assert.equal(c.issuer, idp.entityId);
+    assert.equal(c.config.sso_url, `${new URL(idp.entityId).origin}/sso`);
+    assert.equal(c.config.idp_certificates.length, 1);
+    const exported = await rows(s.h, 'select client_secret_sealed from identity_providers where id = $1', [
+      c.id,
+    ]);
+    assert.ok(exported[0]?.client_secret_sealed, 'the SP private key is sealed');
+    assert.doesNotMatch(String(exported[0]?.client_secret_sealed), /PRIVATE KEY/);
+
+    const bad = async (body: Record<string, unknown>, fields: string[]) => {
+      const res = await s.admin.call('POST', '/identity-providers', {
+        alias: 'bad',
+        display_name: 'Bad',
+        kind: 'saml',
+        config: {},
+        ...body,
+      });
+      const problem = (await res.json()) as { errors?: { field: string }[] };
+      assert.equal(res.status, 422, JSON.stringify(problem));
+      assert.deepEqual(problem.errors?.map((e) => e.field).sort(), fields.sort());
+    };
+    await bad({ issuer: 'urn:idp' }, ['config.sso_url', 'config.idp_certificates']);
+    await bad({ idp_metadata_xml: idp.metadata, client_secret: 'x' }, ['client_secret']);
+    await bad({ idp_metadata_xml: '<x/>' }, ['idp_metadata_xml']);
+    await bad({ idp_metadata_xml: `<!DOCTYPE x [<!ENTITY a "b">]>${idp.metadata}` }, ['idp_metadata_xml']);
+    await bad({ idp_metadata_xml: idp.metadata, config: { client_id: 'x' } }, ['config.client_id']);
+
+    const acs = `${s.h.publicUrl}/realms/${s.realm.name}/federation/by-url/saml/acs`;
+    const before = await usersOf(s);
+    const forms: Record<string, string>[] = [
+      {},
+      { SAMLResponse: 'AAAA' },
+      { SAMLResponse: 'AAAA', RelayState: 'unknown' },
+      { SAMLResponse: 'x'.repeat(300 * 1024), RelayState: 'unknown' },
+    ];
+    for (const form of forms) {
+      const res = await fetch(acs, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(form).toString(),
+      });
+      assert.ok([400, 413].includes(res.status), `${res.status}`);
+    }
+    // A garbage response to a real request: a failed proof, never a 500.
+    await connect(s, idp);
+    await refusedWith(s, idp, async () => b64('<not-saml/>'));
+    assert.equal(await usersOf(s), before);
+    const missing = await fetch(`${s.h.publicUrl}/realms/${s.realm.name}/federation/nope/saml/metadata`);
+    assert.equal(missing.status, 404);
+  });
 });
