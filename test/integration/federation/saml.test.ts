@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
+import { endOneTimeProofs } from '../../../src/restore/one-time-proofs.ts';
 import {
   createConnection,
   type FederationSetup,
@@ -390,5 +391,34 @@ describe('federation › SAML', () => {
     assert.equal(await usersOf(s), before);
     const missing = await fetch(`${s.h.publicUrl}/realms/${s.realm.name}/federation/nope/saml/metadata`);
     assert.equal(missing.status, 404);
+  });
+
+  test('case=a restore ends open SAML request states: their answers find no request', async (t) => {
+    const s = await federationSetup(t);
+    const idp = await startSamlIdp();
+    await connect(s, idp);
+    const before = await usersOf(s);
+    const sent = await sendToIdp(s, idp);
+    const ended = await s.h.ctx.db.tx((tx) => endOneTimeProofs(tx, s.h.clock.now()));
+    assert.equal(ended.saml_request_states, 1);
+    assert.equal(ended.federation_requests, 0);
+    const res = await post(
+      sent.acs,
+      await idp.respond(sent.spMetadata, sent.requestId, ADA),
+      sent.relayState,
+    );
+    assert.equal(res.status, 400);
+    assert.equal(await usersOf(s), before);
+  });
+
+  test("case=control: the XSW tests' parse and serialize round trip alone still signs in", async (t) => {
+    const s = await federationSetup(t);
+    const idp = await startSamlIdp({ signResponse: true });
+    await connect(s, idp);
+    const sent = await sendToIdp(s, idp);
+    const doc = parseXml(xmlOf(await idp.respond(sent.spMetadata, sent.requestId, ADA)));
+    const back = await post(sent.acs, b64(serializeXml(doc)), sent.relayState);
+    assert.equal(back.status, 200);
+    assert.equal((await sent.tx.get()).body.status, 'completed');
   });
 });
