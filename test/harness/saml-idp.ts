@@ -101,7 +101,9 @@ export interface SamlIdp {
 
 let counter = 0;
 
-export async function startSamlIdp(o: { encrypt?: boolean; signResponse?: boolean } = {}): Promise<SamlIdp> {
+export async function startSamlIdp(
+  o: { encrypt?: boolean; signResponse?: boolean; ssoUrl?: string } = {},
+): Promise<SamlIdp> {
   counter += 1;
   const entityId = `https://idp${counter}.saml.test/metadata`;
   const keys = await newSpKeyPair('samlify test idp', new Date());
@@ -109,7 +111,7 @@ export async function startSamlIdp(o: { encrypt?: boolean; signResponse?: boolea
     entityID: entityId,
     privateKey: keys.privateKeyPem,
     signingCert: keys.certificatePem,
-    singleSignOnService: [{ Binding: REDIRECT, Location: `https://idp${counter}.saml.test/sso` }],
+    singleSignOnService: [{ Binding: REDIRECT, Location: o.ssoUrl ?? `https://idp${counter}.saml.test/sso` }],
     isAssertionEncrypted: o.encrypt === true,
     wantAuthnRequestsSigned: true,
   });
