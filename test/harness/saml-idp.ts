@@ -194,3 +194,13 @@ export async function startSamlIdp(
     },
   };
 }
+
+/** The administration API body of a connection to this IdP, by uploaded metadata. */
+export const samlConnectionBody = (idp: SamlIdp, extra: Record<string, unknown> = {}) => ({
+  alias: 'corp-saml',
+  display_name: 'Corp SAML',
+  kind: 'saml',
+  idp_metadata_xml: idp.metadata,
+  config: { trust_email: true },
+  ...extra,
+});

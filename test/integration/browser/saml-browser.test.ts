@@ -9,10 +9,10 @@ import { describe, test } from 'node:test';
 import { launchBrowser, NO_BROWSER } from '../../harness/browser.ts';
 import { createConnection, federationSetup } from '../../harness/federation-kit.ts';
 import { accountPage, accountShown } from '../../harness/login-ui-kit.ts';
-import { type SamlIdp, startSamlIdp } from '../../harness/saml-idp.ts';
+import { type SamlIdp, samlConnectionBody, startSamlIdp } from '../../harness/saml-idp.ts';
 import { rows } from '../../harness/signin-kit.ts';
 
-const escape = (v: string) => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+const htmlAttr = (v: string) => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
 describe('SAML federation in a browser', { skip: NO_BROWSER ?? false }, () => {
   test('case=sign in to the account page through a SAML IdP, created just in time/mode=browser', async (t) => {
@@ -33,9 +33,9 @@ describe('SAML federation in a browser', { skip: NO_BROWSER ?? false }, () => {
         res
           .writeHead(200, { 'content-type': 'text/html' })
           .end(
-            `<!doctype html><form method="post" action="${escape(r.acs)}">` +
-              `<input type="hidden" name="SAMLResponse" value="${escape(answer)}">` +
-              `<input type="hidden" name="RelayState" value="${escape(r.relayState)}">` +
+            `<!doctype html><form method="post" action="${htmlAttr(r.acs)}">` +
+              `<input type="hidden" name="SAMLResponse" value="${htmlAttr(answer)}">` +
+              `<input type="hidden" name="RelayState" value="${htmlAttr(r.relayState)}">` +
               '<button type="submit">Continue</button></form><script>document.forms[0].submit()</script>',
           );
       })().catch(() => res.writeHead(500).end());
@@ -43,13 +43,7 @@ describe('SAML federation in a browser', { skip: NO_BROWSER ?? false }, () => {
     await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
     t.after(() => server.close());
     idp = await startSamlIdp({ ssoUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/sso` });
-    await createConnection(s, {
-      alias: 'corp-saml',
-      display_name: 'Corp SAML',
-      kind: 'saml',
-      idp_metadata_xml: idp.metadata,
-      config: { trust_email: true },
-    });
+    await createConnection(s, samlConnectionBody(idp));
 
     const browser = await launchBrowser(t);
     const page = await (await browser.newContext()).newPage();

@@ -24,6 +24,7 @@ import {
   SAMLP_NS,
   type SamlIdp,
   type SamlUser,
+  samlConnectionBody,
   serializeXml,
   startSamlIdp,
   type Tamper,
@@ -34,16 +35,8 @@ import { rows } from '../../harness/signin-kit.ts';
 
 const ADA: SamlUser = { nameId: 'saml-ada', email: 'ada@idp.example', displayName: 'Ada Saml' };
 
-async function connect(s: FederationSetup, idp: SamlIdp, extra: Record<string, unknown> = {}) {
-  return createConnection(s, {
-    alias: 'corp-saml',
-    display_name: 'Corp SAML',
-    kind: 'saml',
-    idp_metadata_xml: idp.metadata,
-    config: { trust_email: true },
-    ...extra,
-  });
-}
+const connect = (s: FederationSetup, idp: SamlIdp, extra: Record<string, unknown> = {}) =>
+  createConnection(s, samlConnectionBody(idp, extra));
 
 /** A headless sign-in sent to the IdP: the request it received and the SP metadata. */
 async function sendToIdp(s: FederationSetup, idp: SamlIdp) {
