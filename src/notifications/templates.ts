@@ -9,7 +9,11 @@ export type TemplateName =
   | 'account_exists'
   | 'invitation'
   | 'join_request_decision'
-  | 'sms_code';
+  | 'sms_code'
+  | 'recovery_scheduled'
+  | 'recovery_setup'
+  | 'new_sign_in'
+  | 'factor_changed';
 
 export type Locale = 'en' | 'de';
 
@@ -20,7 +24,23 @@ export interface TemplateVars {
   minutes?: number;
   organization?: string;
   decision?: 'approved' | 'denied';
+  /** A point in time, already written for the reader (UTC). */
+  when?: string;
+  hours?: number;
+  /** new_sign_in: the browser or app as its user agent names it, and when (UTC). */
+  device?: string;
+  time?: string;
+  /** factor_changed: which factor, and whether it was added or removed. */
+  factor?: 'totp' | 'hotp' | 'webauthn';
+  change?: 'added' | 'removed';
 }
+
+const FACTOR_EN = { totp: 'An authenticator app', hotp: 'An HOTP token', webauthn: 'A passkey' } as const;
+const FACTOR_DE = {
+  totp: 'Eine Authenticator-App',
+  hotp: 'Ein HOTP-Token',
+  webauthn: 'Ein Passkey',
+} as const;
 
 interface Text {
   subject: string;
@@ -82,6 +102,36 @@ const en: Record<TemplateName, Render> = {
     subject: '',
     lines: [`${v.code} is your ${v.realm} code. It expires in ${v.minutes} minutes.`],
   }),
+  recovery_scheduled: (v) => ({
+    subject: `Recovery of your ${v.realm} account was requested`,
+    lines: [
+      `A support operator asked to recover your ${v.realm} account. Unless it is cancelled, your sessions end and a link to set a new password comes to this address from ${v.when}.`,
+      `If you did not ask for this, sign in and cancel it under your account's security settings (pending assisted recoveries), or contact your administrator.`,
+    ],
+  }),
+  recovery_setup: (v) => ({
+    subject: `Set up your ${v.realm} account again`,
+    lines: [
+      `Your ${v.realm} account was recovered. Open this link to choose a new password:`,
+      `${v.link}`,
+      `The link works once and expires in ${v.hours} hours. At your next sign-in you set up an authenticator app.`,
+    ],
+  }),
+  new_sign_in: (v) => ({
+    subject: `New sign-in to your ${v.realm} account`,
+    lines: [
+      `Your account was signed in to from a device it had not used before, at ${v.time} (UTC).`,
+      `Device: ${v.device}`,
+      `If this was you, nothing needs doing. If not, change your password at once and review your account's sessions and factors.`,
+    ],
+  }),
+  factor_changed: (v) => ({
+    subject: `A sign-in factor of your ${v.realm} account changed`,
+    lines: [
+      `${FACTOR_EN[v.factor ?? 'totp']} was ${v.change === 'removed' ? 'removed from' : 'added to'} your account.`,
+      `If this was you, nothing needs doing. If not, change your password at once and review your account's factors.`,
+    ],
+  }),
 };
 
 const de: Record<TemplateName, Render> = {
@@ -136,6 +186,36 @@ const de: Record<TemplateName, Render> = {
   sms_code: (v) => ({
     subject: '',
     lines: [`${v.code} ist Ihr ${v.realm}-Code. Er läuft in ${v.minutes} Minuten ab.`],
+  }),
+  recovery_scheduled: (v) => ({
+    subject: `Wiederherstellung Ihres Kontos bei ${v.realm} angefordert`,
+    lines: [
+      `Ein Support-Mitarbeiter hat die Wiederherstellung Ihres Kontos bei ${v.realm} angefordert. Wird sie nicht abgebrochen, enden Ihre Sitzungen ab ${v.when}, und an diese Adresse geht ein Link, mit dem Sie ein neues Passwort festlegen.`,
+      `Falls Sie das nicht veranlasst haben, melden Sie sich an und brechen Sie die Wiederherstellung in den Sicherheitseinstellungen Ihres Kontos ab (ausstehende Wiederherstellungen), oder wenden Sie sich an Ihre Administration.`,
+    ],
+  }),
+  recovery_setup: (v) => ({
+    subject: `Richten Sie Ihr Konto bei ${v.realm} neu ein`,
+    lines: [
+      `Ihr Konto bei ${v.realm} wurde wiederhergestellt. Öffnen Sie diesen Link, um ein neues Passwort festzulegen:`,
+      `${v.link}`,
+      `Der Link gilt einmal und läuft in ${v.hours} Stunden ab. Bei der nächsten Anmeldung richten Sie eine Authenticator-App ein.`,
+    ],
+  }),
+  new_sign_in: (v) => ({
+    subject: `Neue Anmeldung bei Ihrem Konto bei ${v.realm}`,
+    lines: [
+      `Bei Ihrem Konto wurde sich am ${v.time} (UTC) von einem Gerät angemeldet, das es bisher nicht benutzt hat.`,
+      `Gerät: ${v.device}`,
+      `Falls Sie das waren, ist nichts zu tun. Falls nicht, ändern Sie sofort Ihr Passwort und prüfen Sie die Sitzungen und Faktoren Ihres Kontos.`,
+    ],
+  }),
+  factor_changed: (v) => ({
+    subject: `Ein Anmeldefaktor Ihres Kontos bei ${v.realm} wurde geändert`,
+    lines: [
+      `${FACTOR_DE[v.factor ?? 'totp']} wurde ${v.change === 'removed' ? 'aus Ihrem Konto entfernt' : 'Ihrem Konto hinzugefügt'}.`,
+      `Falls Sie das waren, ist nichts zu tun. Falls nicht, ändern Sie sofort Ihr Passwort und prüfen Sie die Faktoren Ihres Kontos.`,
+    ],
   }),
 };
 

@@ -7,7 +7,7 @@ import type { ApiDeps } from '../api/api.deps.ts';
 import { type ApiCaller, requireRecentAuth } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { recorder } from '../audit/index.ts';
-import { requireMfaForCredentialChange } from '../mfa/factor-rules.ts';
+import { allowedEnrolled, requireMfaForCredentialChange } from '../mfa/factor-rules.ts';
 import { enrolledFactors } from '../mfa/index.ts';
 import { decodeBody, object, string } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -38,12 +38,12 @@ export function registerMeSecurityRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     const userId = userOf(caller);
     const body = decodeBody(passwordBody, req.body ?? {});
     requireRecentAuth(ctx, caller, call.now);
+    const policy = await currentPolicy(ctx.db, realm.id);
     requireMfaForCredentialChange(
-      await enrolledFactors(ctx.db, realm.id, userId),
+      allowedEnrolled(await enrolledFactors(ctx.db, realm.id, userId), policy),
       caller.sessionMfa,
       'password',
     );
-    const policy = await currentPolicy(ctx.db, realm.id);
     const refused = passwordsRefused(policy);
     // Hashing runs before the transaction (it is the slow part and needs no lock).
     const current = await findPasswordVerifier(ctx.db, realm.id, userId);
@@ -96,10 +96,13 @@ export function registerMeSecurityRoutes(app: FastifyInstance, ctx: ApiDeps): vo
             'the last identifier of the account cannot be removed',
           );
         await q.query('delete from user_identifiers where realm_id = $1 and id = $2', [realm.id, target.id]);
+        // The next primary of the type is a verified one where there is one, as an administrator's
+        // choice must be (POST /users/{user}/identifiers/{id}/primary).
         if (target.is_primary) {
           await q.query(
             `update user_identifiers set is_primary = true where realm_id = $1 and id = (
-             select id from user_identifiers where realm_id = $1 and user_id = $2 and type = $3 order by created_at limit 1)`,
+             select id from user_identifiers where realm_id = $1 and user_id = $2 and type = $3
+              order by verified desc, created_at limit 1)`,
             [realm.id, userId, target.type],
           );
         }

@@ -289,4 +289,15 @@ export const de: Partial<Record<MessageKey, string>> = {
   'device.done_title': 'Gerät verbunden',
   'device.done': 'Sie sind auf Ihrem Gerät angemeldet. Sie können jetzt zu Ihrem Gerät zurückkehren.',
   'device.denied': 'Das Gerät wurde nicht verbunden. Sie können diese Seite schließen.',
+  'recovery_setup.title': 'Konto neu einrichten',
+  'recovery_setup.help': 'Ihr Konto wurde wiederhergestellt. Wählen Sie ein neues Passwort dafür.',
+  'recovery_setup.password': 'Neues Passwort',
+  'recovery_setup.submit': 'Passwort speichern',
+  'recovery_setup.done_title': 'Passwort gespeichert',
+  'recovery_setup.done':
+    'Melden Sie sich in der Anwendung, die Sie nutzen, mit dem neuen Passwort an. Danach richten Sie eine Authenticator-App ein.',
+  'recovery_setup.invalid':
+    'Dieser Link gilt nicht mehr: Er wurde schon benutzt oder ist abgelaufen. Bitten Sie den Support um einen neuen.',
+  'recovery_setup.rejected':
+    'Wählen Sie ein stärkeres Passwort oder eines, das Sie hier noch nicht verwendet haben.',
 };

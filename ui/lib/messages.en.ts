@@ -28,6 +28,16 @@ export const en = {
   'device.done_title': 'Device connected',
   'device.done': 'You are signed in on your device. You can return to your device now.',
   'device.denied': 'The device was not connected. You can close this page.',
+  'recovery_setup.title': 'Set up your account again',
+  'recovery_setup.help': 'Your account was recovered. Choose a new password for it.',
+  'recovery_setup.password': 'New password',
+  'recovery_setup.submit': 'Save password',
+  'recovery_setup.done_title': 'Password saved',
+  'recovery_setup.done':
+    'Sign in with your new password from the application you use. You will then set up an authenticator app.',
+  'recovery_setup.invalid':
+    'This link is not valid any more: it was used or has expired. Ask support for a new one.',
+  'recovery_setup.rejected': 'Choose a stronger password, or one you have not used here before.',
 
   'identify.title': 'Sign in',
   'identify.identifier': 'Email or username',
