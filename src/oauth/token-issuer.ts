@@ -6,6 +6,7 @@ import {
   type AccessTokenInput,
   type Actor,
   accessTokenLifetimeSeconds,
+  type Confirmation,
   issueOpaqueAccessToken,
   signAccessToken,
 } from '../access/access-token.ts';
@@ -63,6 +64,8 @@ export interface AccessTokenRequest {
   notAfterSeconds?: number;
   /** Support access: the grant behind the token. */
   supportGrantId?: string | null;
+  /** The key the token is bound to (DPoP `jkt`). */
+  cnf?: Confirmation | null;
 }
 
 export interface IssuedAccessToken {
@@ -100,6 +103,7 @@ export async function issueAccessToken(
     act: r.act ?? null,
     grantClientId: r.grantClientId ?? null,
     supportGrantId: r.supportGrantId ?? null,
+    cnf: r.cnf ?? null,
   };
   if (r.target.resource.tokenFormat === 'jwt') {
     if (r.extraAudiences?.length) input.extraAudiences = r.extraAudiences;

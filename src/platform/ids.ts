@@ -7,6 +7,7 @@ export type IdPrefix =
   | 'srq'
   | 'iae'
   | 'usr'
+  | 'arc'
   | 'idf'
   | 'rol'
   | 'ras'
@@ -52,7 +53,8 @@ export type IdPrefix =
   | 'dva'
   | 'iat'
   | 'ssf'
-  | 'wlf';
+  | 'wlf'
+  | 'arv';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -1,5 +1,7 @@
 // The worker's periodic tasks: name, interval, function (docs/architecture.md, where does this rule
 // live: which worker tasks run).
+
+import { deleteExpiredProofs } from '../../access/dpop.ts';
 import {
   archiveAudit,
   type IntegrityReport,
@@ -38,10 +40,12 @@ import {
 import { cleanupAuditRetention } from '../../ops/audit-retention.task.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
 import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
+import { runAssistedRecoveriesDue } from '../../recovery/assisted-recovery-due.task.ts';
+import { closeDueReviews } from '../../reviews/access-reviews.close.ts';
 import { pruneSessionEventsTask } from '../../sessions/session-events-prune.task.ts';
 import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
 import { cleanupSignin } from '../../signin/signin-cleanup.task.ts';
-import { expireAccounts } from '../../users/lifecycle-expiry.task.ts';
+import { runLifecycleRules } from '../../users/lifecycle.task.ts';
 import { eraseDueAccounts } from '../../users/self-deletion.ts';
 import {
   cleanupDeliveries,
@@ -91,17 +95,30 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   },
   { name: 'outbox.cleanup', intervalMs: 3_600_000, run: cleanupOutbox },
   { name: 'signin.cleanup', intervalMs: 600_000, run: cleanupSignin },
-  { name: 'tokens.cleanup', intervalMs: 600_000, run: cleanupTokens },
+  // DPoP proof records (access/dpop.ts) go with the other expired token records.
+  {
+    name: 'tokens.cleanup',
+    intervalMs: 600_000,
+    run: async (deps, now) => ({
+      ...(await cleanupTokens(deps, now)),
+      dpop_proofs: await deleteExpiredProofs(deps.db, now, 1000),
+    }),
+  },
   { name: 'session_events.prune', intervalMs: 600_000, run: pruneSessionEventsTask },
   { name: 'organizations.memberships', intervalMs: 60_000, run: sweepMemberships },
   // Every worker runs jobs; each job is claimed under its own lease (jobs/job-runner.ts).
   { name: 'jobs.run', intervalMs: 1_000, lease: false, run: runJobsTask(JOB_TYPES, WORKER_ID) },
   { name: 'jobs.purge', intervalMs: 600_000, run: purgeJobResults },
+  // document 2, Limits: access reviews closed 20 at a time every 30 seconds (docs/access-reviews.md).
+  { name: 'access_reviews.close', intervalMs: 30_000, run: closeDueReviews },
   // Every worker sends; each message is claimed under its own lease (notifications/).
   { name: 'notifications.send', intervalMs: 1_000, lease: false, run: sendNotificationsTask(WORKER_ID) },
   { name: 'notifications.cleanup', intervalMs: 3_600_000, run: cleanupNotifications },
   { name: 'users.deletion', intervalMs: 300_000, run: eraseDueAccounts },
-  { name: 'users.lifecycle', intervalMs: 600_000, run: expireAccounts },
+  // The four lifecycle rules (docs/api-users.md, Lifecycle rules), under the task's lease.
+  { name: 'lifecycle.users', intervalMs: 600_000, run: runLifecycleRules },
+  // Assisted recoveries that came due: executed, cancelled by a re-check, or expired (docs/recovery.md).
+  { name: 'recovery.assisted_due', intervalMs: 60_000, run: runAssistedRecoveriesDue },
   // Every worker delivers; each delivery attempt is claimed under its own lease.
   { name: 'webhooks.deliver', intervalMs: 1_000, lease: false, run: deliverWebhooksTask(WORKER_ID) },
   { name: 'webhooks.cleanup', intervalMs: 3_600_000, run: cleanupDeliveries },
