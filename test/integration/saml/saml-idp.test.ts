@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { generateSamlKeyMaterial } from '../../../src/keys/saml-keys.ts';
 import type { RealmRow } from '../../../src/realms/index.ts';
+import { endOneTimeProofs } from '../../../src/restore/one-time-proofs.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import type { Harness } from '../../harness/harness.ts';
 import { ACS, binding, SP_ENTITY, type Sp, samlify, samlPeers } from '../../harness/saml-sp.ts';
@@ -287,5 +288,22 @@ describe('SAML identity provider', () => {
       (await rows(s.h, 'select 1 from saml_idp_requests where realm_id = $1', [s.realm.id])).length,
       0,
     );
+  });
+
+  test('case=a restore reconciliation ends outstanding SAML request states', async (t) => {
+    const s = await setup(t);
+    const { idp, sp } = peers(s);
+    const request = sp.createLoginRequest(idp, 'post');
+    const posted = await s.h.get(pathOf(request.entityEndpoint ?? ''), {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ SAMLRequest: request.context }).toString(),
+    });
+    assert.equal(posted.status, 303);
+    const ended = await s.h.ctx.db.tx((tx) => endOneTimeProofs(tx, s.clock.now()));
+    assert.ok((ended.saml_idp_request_states as number) >= 1);
+    const start = await s.h.get(posted.headers.get('location') ?? '', { redirect: 'manual' });
+    assert.equal(start.status, 400, 'the request state ended with the reconciliation');
   });
 });
