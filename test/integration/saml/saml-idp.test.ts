@@ -4,7 +4,11 @@
 // browser transaction (password, then TOTP).
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
-import { generateSamlKeyMaterial } from '../../../src/keys/saml-keys.ts';
+import {
+  activeSamlSigner,
+  generateSamlKeyMaterial,
+  runSamlKeyLifecycle,
+} from '../../../src/keys/saml-keys.ts';
 import type { RealmRow } from '../../../src/realms/index.ts';
 import { endOneTimeProofs } from '../../../src/restore/one-time-proofs.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
@@ -305,5 +309,62 @@ describe('SAML identity provider', () => {
     assert.ok((ended.saml_idp_request_states as number) >= 1);
     const start = await s.h.get(posted.headers.get('location') ?? '', { redirect: 'manual' });
     assert.equal(start.status, 400, 'the request state ended with the reconciliation');
+  });
+
+  test('case=the SAML signing key rotates as planned: prepublished, activated, retired', async (t) => {
+    const s = await setup(t);
+    const certificates = async () =>
+      (
+        (await (await s.h.get(`/realms/${s.realm.name}/saml/metadata`)).text()).match(
+          /<ds:X509Certificate>/g,
+        ) ?? []
+      ).length;
+    const keys = () =>
+      rows(s.h, 'select kid, state from saml_signing_keys where realm_id = $1 order by created_at', [
+        s.realm.id,
+      ]);
+    assert.ok(s.h.ctx.keyring);
+    const deps = {
+      db: s.h.ctx.db,
+      keyring: s.h.ctx.keyring,
+      timings: {
+        prepublishPeriodMs: 60_000,
+        rotationIntervalMs: 3_600_000,
+        retirementPeriodMs: 60_000,
+        maxAccessTokenTtlMs: 60_000,
+      },
+    };
+    const [first] = await keys();
+    assert.equal(first?.state, 'active');
+    assert.equal(await certificates(), 1);
+    await runSamlKeyLifecycle(deps, s.clock.now());
+    assert.equal((await keys()).length, 1, 'nothing is due yet');
+
+    s.clock.advance(3_600_000);
+    assert.ok((await runSamlKeyLifecycle(deps, s.clock.now())).saml_rotations_started >= 1);
+    assert.deepEqual(
+      (await keys()).map((k) => k.state),
+      ['active', 'pending'],
+    );
+    assert.equal(await certificates(), 2, 'the next certificate is published before it signs');
+
+    s.clock.advance(60_000);
+    assert.ok((await runSamlKeyLifecycle(deps, s.clock.now())).saml_activated >= 1);
+    assert.deepEqual(
+      (await keys()).map((k) => k.state),
+      ['retiring', 'active'],
+    );
+    // The new key signs from now on; the retiring one stays in the metadata until publish_until.
+    const signer = await activeSamlSigner(s.h.ctx.db, s.h.ctx.keyring, s.realm, s.clock.now());
+    assert.equal(signer.kid, (await keys())[1]?.kid);
+    assert.equal(await certificates(), 2);
+
+    s.clock.advance(120_000);
+    assert.ok((await runSamlKeyLifecycle(deps, s.clock.now())).saml_retired >= 1);
+    assert.deepEqual(
+      (await keys()).map((k) => k.state),
+      ['retired', 'active'],
+    );
+    assert.equal(await certificates(), 1);
   });
 });
