@@ -6,6 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { array, type Decoded, enumOf, nullable, object, optional, string } from '../platform/http/decode.ts';
 import type { FieldError } from '../platform/http/problem.ts';
+import { pushReceiverUriProblem } from './client-rules.ts';
 import type { Environment } from './redirect-uri.ts';
 
 export const NAME_ID_FORMATS = ['persistent', 'email', 'transient'] as const;
@@ -46,23 +47,6 @@ export const samlSettingsOf = (input: SamlSettingsInput): SamlSettings => ({
   attributes: input.attributes ?? ['email', 'name'],
 });
 
-/** An ACS URL: absolute http(s) in its canonical form, https in production, no fragment. */
-function acsUrlProblem(raw: string, env: Environment): string | null {
-  if (/[\s\\\p{Cc}]/u.test(raw)) return 'no spaces, backslashes or control characters';
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return 'an absolute https URL';
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'an absolute https URL';
-  if (url.username || url.password) return 'no user information';
-  if (raw.includes('#')) return 'no fragment';
-  if (url.href !== raw && url.href !== `${raw}/`) return 'write the URL in its canonical form';
-  if (env === 'production' && url.protocol !== 'https:') return 'https is required in production';
-  return null;
-}
-
 /** Field errors of a SAML client's settings (names under `saml.`). */
 export function checkSamlSettings(s: SamlSettings, env: Environment): FieldError[] {
   const errors: FieldError[] = [];
@@ -73,7 +57,8 @@ export function checkSamlSettings(s: SamlSettings, env: Environment): FieldError
     errors.push({ field: 'saml.acs_urls', code: 'too_many', detail: `at most ${MAX_ACS_URLS}` });
   const seen = new Set<string>();
   s.acsUrls.forEach((u, i) => {
-    const why = seen.has(u) ? 'repeats an earlier item' : acsUrlProblem(u, env);
+    // The same URL rules as a back-channel receiver's (client-rules.ts).
+    const why = seen.has(u) ? 'repeats an earlier item' : pushReceiverUriProblem(u, env);
     if (why) errors.push({ field: `saml.acs_urls[${i}]`, code: 'invalid_uri', detail: why });
     seen.add(u);
   });

@@ -110,6 +110,15 @@ async function postForm(h: Harness, continueTo: string) {
   };
 }
 
+/** The HTTP-POST binding: the form samlify built, posted to our SSO endpoint. */
+const postRequest = (s: Setup, request: { context: string; entityEndpoint?: string }, extra = {}) =>
+  s.h.get(pathOf(request.entityEndpoint ?? ''), {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ SAMLRequest: request.context, ...extra }).toString(),
+  });
+
 const peers = (s: Setup, sp: { privateKey?: string; signingCert?: string } = {}) =>
   samlPeers(s.idpMetadata, sp);
 
@@ -163,12 +172,7 @@ describe('SAML identity provider', () => {
     const s = await setup(t, { name_id_format: 'email' });
     const { idp, sp } = peers(s);
     const request = sp.createLoginRequest(idp, 'post');
-    const posted = await s.h.get(pathOf(request.entityEndpoint ?? ''), {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ SAMLRequest: request.context, RelayState: 'rs-1' }).toString(),
-    });
+    const posted = await postRequest(s, request, { RelayState: 'rs-1' });
     assert.equal(posted.status, 303, await posted.clone().text());
     const start = await s.h.get(posted.headers.get('location') ?? '', { redirect: 'manual' });
     const { continueTo } = await signIn(s, start);
@@ -297,13 +301,7 @@ describe('SAML identity provider', () => {
   test('case=a restore reconciliation ends outstanding SAML request states', async (t) => {
     const s = await setup(t);
     const { idp, sp } = peers(s);
-    const request = sp.createLoginRequest(idp, 'post');
-    const posted = await s.h.get(pathOf(request.entityEndpoint ?? ''), {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ SAMLRequest: request.context }).toString(),
-    });
+    const posted = await postRequest(s, sp.createLoginRequest(idp, 'post'));
     assert.equal(posted.status, 303);
     const ended = await s.h.ctx.db.tx((tx) => endOneTimeProofs(tx, s.clock.now()));
     assert.ok((ended.saml_idp_request_states as number) >= 1);
