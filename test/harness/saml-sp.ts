@@ -50,7 +50,20 @@ export function samlPeers(idpMetadata: string, sp: { privateKey?: string; signin
     wantAssertionsSigned: true,
     wantMessageSigned: true,
     authnRequestsSigned: signed,
-    ...(signed ? { privateKey: sp.privateKey, signingCert: sp.signingCert } : {}),
+    ...(signed
+      ? {
+          privateKey: sp.privateKey,
+          signingCert: sp.signingCert,
+          // samlify's default signature place is a Response's Issuer; a request's is its own.
+          signatureConfig: {
+            prefix: 'ds',
+            location: {
+              reference: "/*[local-name(.)='AuthnRequest']/*[local-name(.)='Issuer']",
+              action: 'after',
+            },
+          },
+        }
+      : {}),
   });
   return { idp, sp: serviceProvider };
 }

@@ -365,4 +365,32 @@ describe('SAML identity provider', () => {
     );
     assert.equal(await certificates(), 1);
   });
+
+  test('case=HTTP-POST signed request: accepted as signed, refused when changed after signing', async (t) => {
+    const spKey = await generateSamlKeyMaterial('sp', new Date());
+    const s = await setup(t, { signing_certificate: spKey.certificate });
+    const { idp, sp } = peers(s, { privateKey: spKey.privatePkcs8, signingCert: spKey.certificate });
+    const signed = sp.createLoginRequest(idp, 'post');
+    const xml = Buffer.from(signed.context, 'base64').toString('utf8');
+    assert.match(xml, /<ds:Signature|<Signature/);
+    const tampered = Buffer.from(
+      xml.replace('<samlp:AuthnRequest ', '<samlp:AuthnRequest ForceAuthn="true" '),
+    ).toString('base64');
+    assert.notEqual(tampered, signed.context);
+    const refused = await postRequest(s, { ...signed, context: tampered });
+    assert.equal(refused.status, 400);
+    assert.match((await json(refused)).body.detail, /not signed with the registered certificate/);
+    // A second signature-bearing copy wrapped around it (signature wrapping) is refused too.
+    const wrapped = Buffer.from(
+      xml.replace(
+        /<saml:Issuer/,
+        `<samlp:Extensions>${xml.replace(/^<\?xml[^>]*>/, '')}</samlp:Extensions><saml:Issuer`,
+      ),
+    ).toString('base64');
+    const wrappedAnswer = await postRequest(s, { ...signed, context: wrapped });
+    assert.equal(wrappedAnswer.status, 400);
+    assert.match((await json(wrappedAnswer)).body.detail, /not signed with the registered certificate/);
+    const accepted = await postRequest(s, signed);
+    assert.equal(accepted.status, 303, await accepted.clone().text());
+  });
 });
