@@ -18,6 +18,7 @@ import { isSigningAlgorithm, SIGNING_ALGORITHMS } from '../keys/jws.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import type { Actor } from './access-token.ts';
+import { certificateConfirms } from './mtls-confirmation.ts';
 
 export type AccessTokenRejection =
   | 'oversized'
@@ -68,6 +69,8 @@ export interface AccessTokenExpectations {
   realmName: string;
   issuer: string;
   audience: string;
+  /** The request's client-certificate thumbprint: a matching `x5t#S256` token passes (mtls-confirmation.ts). */
+  certificateThumbprint?: string | null;
 }
 
 /** KeyStore satisfies this; the verifier follows whatever caching it does. */
@@ -331,7 +334,7 @@ function optional<T>(v: unknown, ok: (x: unknown) => x is T): T | null | undefin
 export function checkAccessTokenClaims(
   header: { alg?: unknown; kid?: unknown; typ?: unknown },
   payload: unknown,
-  expected: { issuer: string; audience: string },
+  expected: { issuer: string; audience: string; certificateThumbprint?: string | null },
   now: Date,
   clockSkewMs: number,
 ): AccessTokenVerification {
@@ -340,9 +343,10 @@ export function checkAccessTokenClaims(
   if (!isNonEmptyString(kid)) return reject('unknown_key');
   if (!isAccessTokenTyp(header.typ)) return reject('wrong_typ');
   if (!isRecord(payload)) return reject('malformed');
-  // A sender-constrained token presented as a plain bearer is refused whatever its cnf holds;
-  // proof-of-possession verification is a different path.
-  if (Object.hasOwn(payload, 'cnf')) return reject('sender_constrained');
+  // A sender-constrained token presented as a plain bearer is refused whatever its cnf holds,
+  // unless it is certificate-bound and the request presented that certificate (RFC 8705).
+  if (Object.hasOwn(payload, 'cnf') && !certificateConfirms(payload.cnf, expected.certificateThumbprint))
+    return reject('sender_constrained');
   if (payload.iss !== expected.issuer) return reject('wrong_issuer');
   const audiences = audienceList(payload.aud);
   if (!audiences) return reject('invalid_claims', 'aud');

@@ -120,12 +120,15 @@ export async function verifyOwnToken(
     withRoles?: boolean;
     rolesOrgId?: string | null;
     now: Date;
+    /** The request's client certificate thumbprint, for certificate-bound tokens (RFC 8705). */
+    certificateThumbprint?: string | null;
   },
 ): Promise<OwnToken> {
   const verified = await app.tokenVerifier.verify(token, {
     realmName: realm.name,
     issuer: issuerOf(app.config.server.publicOrigin, realm.name),
     audience: target.audience,
+    certificateThumbprint: target.certificateThumbprint ?? null,
   });
   if (!verified.ok) return { ok: false, reason: verified.reason };
   const t = verified.token;
@@ -176,6 +179,7 @@ export async function verifyApiCaller(
       realmName: realm.name,
       issuer: issuerOf(origin, realm.name),
       audience,
+      certificateThumbprint: req.clientCertificate?.thumbprint ?? null,
     });
     return { kind, audience, verified };
   };

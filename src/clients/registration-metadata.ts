@@ -42,7 +42,13 @@ export interface RegisteredMetadata {
   display: DisplayMetadata;
 }
 
-const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
+const AUTH_METHODS = [
+  'client_secret_basic',
+  'client_secret_post',
+  'private_key_jwt',
+  'self_signed_tls_client_auth',
+  'none',
+];
 // A registered client signs people in; it gets no service principal and no token exchange.
 const REGISTRABLE_GRANTS: readonly string[] = [GRANT.code, GRANT.refresh];
 const MAX_NAME = 200;

@@ -10,7 +10,13 @@ import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import { OIDC_SCOPES } from '../resources/builtin-resources.ts';
 import { SCOPE_CLAIMS } from './tokens/scope-claims.ts';
 
-const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
+const AUTH_METHODS = [
+  'client_secret_basic',
+  'client_secret_post',
+  'private_key_jwt',
+  'self_signed_tls_client_auth',
+  'none',
+];
 // Introspection needs a confidential client (spec doc 2, Authentication 7).
 const INTROSPECTION_AUTH_METHODS = AUTH_METHODS.filter((m) => m !== 'none');
 
@@ -40,6 +46,7 @@ export function providerMetadata(
   signingAlgorithms: readonly SigningAlgorithm[],
   requirePushedRequests = false,
   registrationEnabled = false,
+  mtlsOrigin: string | null = null,
 ): Record<string, unknown> {
   const issuer = issuerOf(publicOrigin, realmName);
   const oauth = `${issuer}/oauth`;
@@ -98,5 +105,21 @@ export function providerMetadata(
     // Logout tokens to each client's backchannel_logout_uri, always with sid (ID tokens carry it).
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
+    // RFC 8705: certificate-bound access tokens, and the endpoints on the mutual-TLS listener.
+    tls_client_certificate_bound_access_tokens: true,
+    ...(mtlsOrigin ? { mtls_endpoint_aliases: mtlsAliases(issuerOf(mtlsOrigin, realmName)) } : {}),
+  };
+}
+
+/** RFC 8705 section 5: the endpoints that take client certificates, on the mutual-TLS origin. */
+function mtlsAliases(issuer: string): Record<string, string> {
+  const oauth = `${issuer}/oauth`;
+  return {
+    token_endpoint: `${oauth}/token`,
+    revocation_endpoint: `${oauth}/revoke`,
+    introspection_endpoint: `${oauth}/introspect`,
+    userinfo_endpoint: `${oauth}/userinfo`,
+    device_authorization_endpoint: `${oauth}/device_authorization`,
+    pushed_authorization_request_endpoint: `${oauth}/par`,
   };
 }

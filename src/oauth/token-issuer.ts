@@ -6,6 +6,7 @@ import {
   type AccessTokenInput,
   type Actor,
   accessTokenLifetimeSeconds,
+  type Confirmation,
   issueOpaqueAccessToken,
   signAccessToken,
 } from '../access/access-token.ts';
@@ -36,6 +37,8 @@ export interface IssuerSettings {
   publicOrigin: string;
   maxAccessTokenTtlMs: number;
   idTokenTtlMs: number;
+  /** The request's proof-of-possession key: every access token it issues carries it as cnf. */
+  confirmation?: Confirmation | null;
 }
 
 /** What the subject proved and when; null for service principals. */
@@ -101,6 +104,7 @@ export async function issueAccessToken(
     grantClientId: r.grantClientId ?? null,
     supportGrantId: r.supportGrantId ?? null,
   };
+  if (settings.confirmation) input.cnf = settings.confirmation;
   if (r.target.resource.tokenFormat === 'jwt') {
     if (r.extraAudiences?.length) input.extraAudiences = r.extraAudiences;
     const signed = await signing(() => signAccessToken(input, signer, now));

@@ -16,6 +16,7 @@ import { JWT_BEARER, jwtBearerGrant } from './grants/jwt-bearer.grant.ts';
 import { refreshTokenGrant } from './grants/refresh-token.grant.ts';
 import { TOKEN_EXCHANGE, tokenExchangeGrant } from './grants/token-exchange.grant.ts';
 import { SigningError } from './token-issuer.ts';
+import { certificateConfirmation } from './mtls-binding.ts';
 import { logTokenOutcome } from './token-log.ts';
 
 const GRANTS: Record<string, { label: string; run: (g: GrantContext) => Promise<TokenResponse> }> = {
@@ -91,7 +92,7 @@ export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void 
           form: call.form,
           caller,
           signer,
-          settings: tokenSettings(ctx),
+          settings: { ...tokenSettings(ctx), confirmation: certificateConfirmation(call.req) },
           now,
           correlationId: call.req.id,
           prefetched,

@@ -47,6 +47,7 @@ async function answer(ctx: ApiDeps, req: UserinfoRequest, reply: FastifyReply) {
     audience: userinfoAudience(ctx.config.server.publicOrigin, realm.name),
     resourceId: BUILTIN_USERINFO,
     now: ctx.clock.now(),
+    certificateThumbprint: req.clientCertificate?.thumbprint ?? null,
   });
   if (!own.ok && own.reason === 'wrong_audience') {
     // The commonest mistake with SPA libraries: an access token for an API whose grant had no
