@@ -8,7 +8,8 @@ const THUMBPRINT = /^[A-Za-z0-9_-]{43}$/;
 
 /** Whether `cnf` is exactly `{ "x5t#S256": thumbprint }` for the presented certificate's thumbprint. */
 export function certificateConfirms(cnf: unknown, presented: string | null | undefined): boolean {
-  if (typeof presented !== 'string' || typeof cnf !== 'object' || cnf === null || Array.isArray(cnf)) return false;
+  if (typeof presented !== 'string' || typeof cnf !== 'object' || cnf === null || Array.isArray(cnf))
+    return false;
   const members = Object.keys(cnf);
   if (members.length !== 1 || members[0] !== 'x5t#S256') return false;
   const bound = (cnf as Record<string, unknown>)['x5t#S256'];

@@ -16,12 +16,11 @@ import {
 import {
   type ClientAuthInput,
   type ClientAuthMethod,
-  type PresentedCredentials,
   readPresentedCredentials,
 } from './client-auth-request.ts';
 import { touchSecretUsed } from './client-secrets.repo.ts';
-import { certificateProves, isMtlsMethod } from './mtls-client-auth.ts';
 import { matchClientSecret, spendClientSecretCheck } from './client-secrets.ts';
+import { certificateProves, isMtlsMethod } from './mtls-client-auth.ts';
 
 export interface ClientAuthOptions<C extends ClientAuthFacts = ClientAuthRow> {
   now: Date;

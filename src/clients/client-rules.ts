@@ -3,9 +3,9 @@
 // decisions D1-D2), browser origins (Origin row) and private_key_jwt public keys. Pure: every
 // rule returns field errors, so one request reports everything wrong at once.
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
-import { checkCertificateKeys } from './mtls-client-rules.ts';
 import type { FieldError } from '../platform/http/problem.ts';
 import type { ClientType } from './clients.repo.ts';
+import { checkCertificateKeys } from './mtls-client-rules.ts';
 import { validateOrigin } from './origin.ts';
 import { type Environment, validateRedirectUri } from './redirect-uri.ts';
 

@@ -28,6 +28,7 @@ export function selfSignedMatches(jwks: JSONWebKeySet | null, cert: X509Certific
 /** Whether the presented certificate proves the client under its registered mutual-TLS method. */
 export function certificateProves(client: ClientAuthFacts, cert: X509Certificate | null): boolean {
   if (!cert) return false;
-  if (client.token_endpoint_auth_method === 'self_signed_tls_client_auth') return selfSignedMatches(client.jwks, cert);
+  if (client.token_endpoint_auth_method === 'self_signed_tls_client_auth')
+    return selfSignedMatches(client.jwks, cert);
   return false;
 }

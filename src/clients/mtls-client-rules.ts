@@ -10,7 +10,10 @@ const MAX_X5C = 10;
 
 function keyMatchesCertificate(key: Record<string, unknown>, cert: X509Certificate): boolean {
   try {
-    const fromJwk = createPublicKey({ key: key as JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'der' });
+    const fromJwk = createPublicKey({ key: key as JsonWebKey, format: 'jwk' }).export({
+      type: 'spki',
+      format: 'der',
+    });
     return cert.publicKey.export({ type: 'spki', format: 'der' }).equals(fromJwk);
   } catch {
     return false;
@@ -22,8 +25,17 @@ export function checkCertificateKeys(keys: Record<string, unknown>[], errors: Fi
   keys.forEach((key, i) => {
     const x5c = key.x5c;
     const field = `jwks.keys[${i}].x5c`;
-    if (!Array.isArray(x5c) || x5c.length === 0 || x5c.length > MAX_X5C || !x5c.every((c) => typeof c === 'string')) {
-      errors.push({ field, code: 'required', detail: 'self_signed_tls_client_auth keys carry their certificate in x5c' });
+    if (
+      !Array.isArray(x5c) ||
+      x5c.length === 0 ||
+      x5c.length > MAX_X5C ||
+      !x5c.every((c) => typeof c === 'string')
+    ) {
+      errors.push({
+        field,
+        code: 'required',
+        detail: 'self_signed_tls_client_auth keys carry their certificate in x5c',
+      });
       return;
     }
     let cert: X509Certificate;
@@ -34,6 +46,10 @@ export function checkCertificateKeys(keys: Record<string, unknown>[], errors: Fi
       return;
     }
     if (!keyMatchesCertificate(key, cert))
-      errors.push({ field: `${field}[0]`, code: 'key_mismatch', detail: 'the certificate is not for this key' });
+      errors.push({
+        field: `${field}[0]`,
+        code: 'key_mismatch',
+        detail: 'the certificate is not for this key',
+      });
   });
 }

@@ -15,8 +15,8 @@ import { type GrantContext, type TokenResponse, tokenSettings } from './grants/g
 import { JWT_BEARER, jwtBearerGrant } from './grants/jwt-bearer.grant.ts';
 import { refreshTokenGrant } from './grants/refresh-token.grant.ts';
 import { TOKEN_EXCHANGE, tokenExchangeGrant } from './grants/token-exchange.grant.ts';
-import { SigningError } from './token-issuer.ts';
 import { certificateConfirmation } from './mtls-binding.ts';
+import { SigningError } from './token-issuer.ts';
 import { logTokenOutcome } from './token-log.ts';
 
 const GRANTS: Record<string, { label: string; run: (g: GrantContext) => Promise<TokenResponse> }> = {

@@ -51,7 +51,10 @@ export function parseClientCertHeader(value: string | string[] | undefined): X50
  * The request's client certificate, or null. `peerIsTrusted` says whether the socket peer is a
  * trusted proxy (ClientAddresses.peerIsTrusted).
  */
-export function clientCertificateOf(req: CertificateSource, peerIsTrusted: boolean): PresentedCertificate | null {
+export function clientCertificateOf(
+  req: CertificateSource,
+  peerIsTrusted: boolean,
+): PresentedCertificate | null {
   const own = fromSocket(req.socket);
   if (own) return presented(own);
   if (!peerIsTrusted) return null;

@@ -142,7 +142,10 @@ test('a Client-Cert header counts only from a trusted proxy', async (t) => {
   const post = (s: Setup) =>
     s.h.get(`/realms/${s.realm.name}/oauth/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'client-cert': clientCertHeader(s.client) },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'client-cert': clientCertHeader(s.client),
+      },
       body: new URLSearchParams({
         grant_type: 'client_credentials',
         client_id: 'mtls-svc',
@@ -200,7 +203,10 @@ test('a public client presenting a certificate gets bound tokens that /me and Us
   const sessions = `/api/v1/realms/${s.realm.name}/me/sessions`;
   assert.equal((await withCert(`${s.mtlsUrl}${sessions}`, { headers: bearer })).status, 200);
   assert.equal((await s.h.get(sessions, { headers: bearer })).status, 401);
-  assert.equal((await mtlsFetch(t, s.server, s.other)(`${s.mtlsUrl}${sessions}`, { headers: bearer })).status, 401);
+  assert.equal(
+    (await mtlsFetch(t, s.server, s.other)(`${s.mtlsUrl}${sessions}`, { headers: bearer })).status,
+    401,
+  );
   assert.equal(
     (await s.h.get(sessions, { headers: { ...bearer, 'client-cert': clientCertHeader(s.client) } })).status,
     401,
