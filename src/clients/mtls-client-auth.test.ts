@@ -14,6 +14,7 @@ import {
 } from '../platform/http/client-certificate.ts';
 import { checkClientDraft } from './client-rules.ts';
 import { selfSignedMatches } from './mtls-client-auth.ts';
+import { readClientMetadata } from './registration-metadata.ts';
 
 let a: TestCertificate;
 let b: TestCertificate;
@@ -94,5 +95,31 @@ describe('where the client certificate comes from', () => {
       assert.equal(parseClientCertHeader(v), null, v);
     }
     assert.equal(parseClientCertHeader([header(), header()]), null);
+  });
+});
+
+describe('dynamic registration (RFC 7591) of a self_signed_tls_client_auth client', () => {
+  const CB = 'https://app.example.com/cb';
+  const read = (jwks: unknown) =>
+    readClientMetadata(
+      { redirect_uris: [CB], token_endpoint_auth_method: 'self_signed_tls_client_auth', jwks },
+      ['openid'],
+      'production',
+    );
+  test('a web client with its certificate keys registers', () => {
+    const m = read({ keys: [a.jwk] });
+    assert.ok(m.ok);
+    assert.equal(m.type, 'web');
+    assert.equal(m.draft.tokenEndpointAuthMethod, 'self_signed_tls_client_auth');
+  });
+  test('keys without their certificate are invalid_client_metadata', () => {
+    const { x5c: _x5c, ...bare } = a.jwk;
+    const m = read({ keys: [bare] });
+    assert.ok(!m.ok);
+    assert.equal(m.error, 'invalid_client_metadata');
+    assert.deepEqual(
+      m.errors.map((e) => e.field),
+      ['jwks.keys[0].x5c'],
+    );
   });
 });
