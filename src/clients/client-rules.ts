@@ -36,6 +36,9 @@ const CONFIDENTIAL_METHODS = [
   'private_key_jwt',
   'self_signed_tls_client_auth',
 ] as const;
+/** Every token endpoint authentication method a client may register (discovery lists the same). */
+export const TOKEN_ENDPOINT_AUTH_METHODS: readonly string[] = [...CONFIDENTIAL_METHODS, 'none'];
+
 const METHODS_BY_TYPE: Record<ClientType, readonly string[]> = {
   web: CONFIDENTIAL_METHODS,
   // `none` only for a workload that proves itself with an outside issuer's assertion (below).

@@ -2,7 +2,7 @@
 // (one document serves both). It advertises what this release implements and nothing more, so a
 // client that trusts it never meets a refusal for something listed here.
 
-import { CLIENT_SIGNING_ALGORITHMS } from '../clients/index.ts';
+import { CLIENT_SIGNING_ALGORITHMS, TOKEN_ENDPOINT_AUTH_METHODS } from '../clients/index.ts';
 import { issuerOf } from '../kernel/audiences.ts';
 import { UI_LOCALES } from '../kernel/ui-locales.ts';
 import { SIGNING_ALGORITHMS } from '../keys/jws.ts';
@@ -10,13 +10,7 @@ import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import { OIDC_SCOPES } from '../resources/builtin-resources.ts';
 import { SCOPE_CLAIMS } from './tokens/scope-claims.ts';
 
-const AUTH_METHODS = [
-  'client_secret_basic',
-  'client_secret_post',
-  'private_key_jwt',
-  'self_signed_tls_client_auth',
-  'none',
-];
+const AUTH_METHODS = TOKEN_ENDPOINT_AUTH_METHODS;
 // Introspection needs a confidential client (spec doc 2, Authentication 7).
 const INTROSPECTION_AUTH_METHODS = AUTH_METHODS.filter((m) => m !== 'none');
 
