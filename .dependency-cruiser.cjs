@@ -16,7 +16,7 @@ const TIERS = [
       audit: ['events'],
       realms: ['audit', 'events'],
       keys: ['audit', 'events'],
-      mfa: ['realms'],
+      mfa: ['realms', 'notifications'],
       'support-grants': ['events'],
       sessions: ['audit', 'events', 'realms', 'clients', 'support-grants'],
       users: ['audit', 'events', 'realms', 'sessions'],

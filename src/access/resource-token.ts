@@ -22,10 +22,13 @@ export async function verifyResourceToken(
   app: ResourceTokenDeps,
   realm: RealmRef,
   token: string,
+  /** Introspection shows sender-constrained tokens with their cnf; the decision API does not take them. */
+  opts: { senderConstrained?: boolean } = {},
 ): Promise<{ token: VerifiedAccessToken; audience: string } | null> {
   const v = await app.tokenVerifier.verifyOwnAudience(token, {
     realmName: realm.name,
     issuer: issuerOf(app.config.server.publicOrigin, realm.name),
+    senderConstrained: opts.senderConstrained === true,
   });
   if (!v.ok) return null;
   const aud = v.token.audiences[0];

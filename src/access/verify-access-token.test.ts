@@ -151,6 +151,7 @@ describe('access token verification: round trips', () => {
         act: { sub: 'cli_svc' },
         grantClientId: 'cli_web',
         supportGrantId: null,
+        cnf: null,
       });
     });
   }
@@ -355,6 +356,28 @@ describe('access token verification: type, audience, issuer, confirmation', () =
       assertRefused(
         await verifier.verify(await forge('EdDSA', baseClaims({ cnf })), EXPECTED),
         'sender_constrained',
+      );
+    }
+  });
+
+  test('case=a caller that proves possession itself gets the cnf; a malformed one is refused', async () => {
+    const { verifier } = fixture();
+    const signer = signerOf(keys.get('EdDSA')!);
+    const asProver = { ...EXPECTED, senderConstrained: true };
+    for (const cnf of [{ jkt: JKT }, { 'x5t#S256': JKT }] as const) {
+      const { token } = await signAccessToken(userInput({ cnf }), signer, T0);
+      const r = await verifier.verify(token, asProver);
+      assert.ok(r.ok, JSON.stringify(r));
+      assert.deepEqual(r.token.cnf, cnf);
+    }
+    const plain = await verifier.verify((await signAccessToken(userInput({}), signer, T0)).token, asProver);
+    assert.ok(plain.ok);
+    assert.equal(plain.token.cnf, null, 'the caller refuses an unbound token under its scheme');
+    for (const cnf of [null, {}, 'x', { jkt: JKT, 'x5t#S256': JKT }, { jkt: '' }]) {
+      assertRefused(
+        await verifier.verify(await forge('EdDSA', baseClaims({ cnf })), asProver),
+        'invalid_claims',
+        'cnf',
       );
     }
   });

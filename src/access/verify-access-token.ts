@@ -17,7 +17,7 @@ import { isScopeName } from '../kernel/scope.ts';
 import { isSigningAlgorithm, SIGNING_ALGORITHMS } from '../keys/jws.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
-import type { Actor } from './access-token.ts';
+import type { Actor, Confirmation } from './access-token.ts';
 import { certificateConfirms } from './mtls-confirmation.ts';
 
 export type AccessTokenRejection =
@@ -59,6 +59,8 @@ export interface VerifiedAccessToken {
   grantClientId: string | null;
   /** support_grant_id: the token acts under a support grant (docs/support-access.md). */
   supportGrantId: string | null;
+  /** The token's confirmation; only ever set when the caller asked for senderConstrained. */
+  cnf: Confirmation | null;
 }
 
 export type AccessTokenVerification =
@@ -69,6 +71,11 @@ export interface AccessTokenExpectations {
   realmName: string;
   issuer: string;
   audience: string;
+  /**
+   * The caller proves possession itself (the DPoP scheme): a token with `cnf` is accepted and its
+   * confirmation returned. Without it any token with `cnf` is refused (Authentication 8).
+   */
+  senderConstrained?: boolean;
   /** The request's client-certificate thumbprint: a matching `x5t#S256` token passes (mtls-confirmation.ts). */
   certificateThumbprint?: string | null;
 }
@@ -334,7 +341,12 @@ function optional<T>(v: unknown, ok: (x: unknown) => x is T): T | null | undefin
 export function checkAccessTokenClaims(
   header: { alg?: unknown; kid?: unknown; typ?: unknown },
   payload: unknown,
-  expected: { issuer: string; audience: string; certificateThumbprint?: string | null },
+  expected: {
+    issuer: string;
+    audience: string;
+    senderConstrained?: boolean;
+    certificateThumbprint?: string | null;
+  },
   now: Date,
   clockSkewMs: number,
 ): AccessTokenVerification {
@@ -344,9 +356,16 @@ export function checkAccessTokenClaims(
   if (!isAccessTokenTyp(header.typ)) return reject('wrong_typ');
   if (!isRecord(payload)) return reject('malformed');
   // A sender-constrained token presented as a plain bearer is refused whatever its cnf holds,
-  // unless it is certificate-bound and the request presented that certificate (RFC 8705).
-  if (Object.hasOwn(payload, 'cnf') && !certificateConfirms(payload.cnf, expected.certificateThumbprint))
+  // unless it is certificate-bound and the request presented that certificate (RFC 8705); DPoP
+  // proof-of-possession verification is a different path.
+  const cnf = Object.hasOwn(payload, 'cnf') ? confirmationOf(payload.cnf) : null;
+  if (
+    Object.hasOwn(payload, 'cnf') &&
+    !expected.senderConstrained &&
+    !certificateConfirms(payload.cnf, expected.certificateThumbprint)
+  )
     return reject('sender_constrained');
+  if (cnf === undefined) return reject('invalid_claims', 'cnf');
   if (payload.iss !== expected.issuer) return reject('wrong_issuer');
   const audiences = audienceList(payload.aud);
   if (!audiences) return reject('invalid_claims', 'aud');
@@ -406,6 +425,15 @@ export function checkAccessTokenClaims(
       act,
       grantClientId,
       supportGrantId,
+      cnf,
     },
   };
+}
+
+/** One SHA-256 thumbprint under jkt or x5t#S256 (RFC 9449 section 6, RFC 8705 section 3.1). */
+function confirmationOf(v: unknown): Confirmation | undefined {
+  if (!isRecord(v) || Object.keys(v).length !== 1) return undefined;
+  if (isNonEmptyString(v.jkt)) return { jkt: v.jkt };
+  const x5t = v['x5t#S256'];
+  return isNonEmptyString(x5t) ? { 'x5t#S256': x5t } : undefined;
 }

@@ -12,11 +12,16 @@ import {
   BUILTIN_ADMIN,
   issuerOf,
 } from '../kernel/audiences.ts';
-import { bearerToken } from '../platform/http/bearer.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/index.ts';
 import { permissionsOf, type RoleHolding } from '../roles/effective-roles.ts';
 import type { ApiDeps } from './api.deps.ts';
+import {
+  checkResourceProof,
+  dpopChallenge,
+  type PresentedAuthorization,
+  presentedAuthorization,
+} from './dpop-auth.ts';
 
 export type ApiAudience = 'admin' | 'account';
 
@@ -81,7 +86,7 @@ const challenge = (error: 'invalid_token' | 'invalid_request', description?: str
 export const invalidToken = (detail = 'the access token is missing, invalid or no longer active') =>
   problem.unauthorized(detail, challenge('invalid_token'));
 
-function presentedToken(app: ApiDeps, req: FastifyRequest): string {
+function presentedToken(app: ApiDeps, req: FastifyRequest): PresentedAuthorization {
   // The token travels in the Authorization header only (doc 1, Authentication 7).
   const query = req.query as Record<string, unknown> | undefined;
   if (query && 'access_token' in query) {
@@ -96,9 +101,33 @@ function presentedToken(app: ApiDeps, req: FastifyRequest): string {
   const header = req.headers.authorization;
   if (header === undefined)
     throw problem.unauthorized('an access token is required', { 'www-authenticate': 'Bearer' });
-  const token = bearerToken(header, app.config.limits.maxTokenBytes);
-  if (!token) throw invalidToken();
-  return token;
+  const presented = presentedAuthorization(header, app.config.limits.maxTokenBytes);
+  if (!presented) throw invalidToken();
+  return presented;
+}
+
+const dpopRefusal = (
+  app: ApiDeps,
+  realmId: string,
+  error: Parameters<typeof dpopChallenge>[2],
+  description?: string,
+) =>
+  problem.unauthorized(
+    description ?? 'the access token is missing, invalid or no longer active',
+    dpopChallenge(app, realmId, error, description),
+  );
+
+/** The DPoP proof of a DPoP-scheme request, for the token's key (doc 1, Authentication 8). */
+async function requireProof(
+  app: ApiDeps,
+  req: FastifyRequest,
+  realm: RealmRow,
+  token: string,
+  t: VerifiedAccessToken,
+): Promise<void> {
+  const jkt = t.cnf && 'jkt' in t.cnf ? t.cnf.jkt : null;
+  const proof = await checkResourceProof(app, req, realm.id, token, jkt);
+  if (!proof.ok) throw dpopRefusal(app, realm.id, proof.error, proof.description);
 }
 
 /** A token verified offline and live, or why not (an offline rejection, or inactive). */
@@ -120,6 +149,8 @@ export async function verifyOwnToken(
     withRoles?: boolean;
     rolesOrgId?: string | null;
     now: Date;
+    /** The DPoP scheme: the caller checks the proof against the returned token's cnf. */
+    senderConstrained?: boolean;
     /** The request's client certificate thumbprint, for certificate-bound tokens (RFC 8705). */
     certificateThumbprint?: string | null;
   },
@@ -128,6 +159,7 @@ export async function verifyOwnToken(
     realmName: realm.name,
     issuer: issuerOf(app.config.server.publicOrigin, realm.name),
     audience: target.audience,
+    senderConstrained: target.senderConstrained === true,
     certificateThumbprint: target.certificateThumbprint ?? null,
   });
   if (!verified.ok) return { ok: false, reason: verified.reason };
@@ -158,6 +190,8 @@ export interface PendingCaller {
   now: Date;
   /** Anything but GET and HEAD. */
   write: boolean;
+  /** The token came under the DPoP scheme: refusals carry a DPoP challenge. */
+  dpop: boolean;
 }
 
 /**
@@ -170,7 +204,7 @@ export async function verifyApiCaller(
   realm: RealmRow,
   opts: ApiAuthOptions,
 ): Promise<PendingCaller> {
-  const token = presentedToken(app, req);
+  const { token, scheme } = presentedToken(app, req);
   const origin = app.config.server.publicOrigin;
   const verifyFor = async (kind: ApiAudience) => {
     const audience =
@@ -179,19 +213,22 @@ export async function verifyApiCaller(
       realmName: realm.name,
       issuer: issuerOf(origin, realm.name),
       audience,
+      senderConstrained: scheme === 'dpop',
       certificateThumbprint: req.clientCertificate?.thumbprint ?? null,
     });
     return { kind, audience, verified };
   };
   let v = await verifyFor(opts.audience);
   if (!v.verified.ok && opts.audience === 'admin' && opts.accountTokensToo) v = await verifyFor('account');
-  if (!v.verified.ok) throw invalidToken();
+  if (!v.verified.ok) throw scheme === 'dpop' ? dpopRefusal(app, realm.id, 'invalid_token') : invalidToken();
   const t = v.verified.token;
+  if (scheme === 'dpop') await requireProof(app, req, realm, token, t);
   return {
     token: t,
     audience: v.kind,
     now: app.clock.now(),
     write: req.method !== 'GET' && req.method !== 'HEAD',
+    dpop: scheme === 'dpop',
     facts: {
       ...factsOfToken(realm.id, t, v.audience, v.kind === 'admin' ? BUILTIN_ADMIN : BUILTIN_ACCOUNT),
       withRoles: v.kind === 'admin',
@@ -208,7 +245,8 @@ export function authorizeApiCaller(
   opts: ApiAuthOptions,
 ): ApiCaller {
   const { token: t, now } = pending;
-  if (!live.active || live.subjectType === null) throw invalidToken();
+  if (!live.active || live.subjectType === null)
+    throw pending.dpop ? dpopRefusal(app, pending.facts.realmId, 'invalid_token') : invalidToken();
   const caller: ApiCaller = {
     kind: live.subjectType,
     id: t.subject,

@@ -45,7 +45,7 @@ async function allowedOrigin(ctx: ApiDeps, req: FastifyRequest): Promise<string 
 function allow(reply: FastifyReply, origin: string): void {
   reply.header('access-control-allow-origin', origin);
   if (origin !== '*') reply.header('vary', 'Origin');
-  reply.header('access-control-expose-headers', 'www-authenticate');
+  reply.header('access-control-expose-headers', 'www-authenticate, dpop-nonce');
 }
 
 export function registerCors(app: FastifyInstance, ctx: ApiDeps): void {
@@ -65,7 +65,7 @@ export function registerCors(app: FastifyInstance, ctx: ApiDeps): void {
       allow(reply, origin);
       reply
         .header('access-control-allow-methods', 'GET, POST')
-        .header('access-control-allow-headers', 'authorization, content-type')
+        .header('access-control-allow-headers', 'authorization, content-type, dpop')
         .header('access-control-max-age', String(PREFLIGHT_MAX_AGE_SECONDS));
     }
     return reply.code(204).send();

@@ -130,6 +130,8 @@ export interface RegistrationAnswer {
   status: RegistrationRow['status'];
   display: Record<string, unknown>;
   clientSecret: string | null;
+  /** When the issued secret expires (machine.client_secret_max_lifetime_days); null: never. */
+  clientSecretExpiresAt?: Date | null;
   registrationToken: string | null;
 }
 
@@ -260,6 +262,7 @@ export async function registerClient(
       status: held ? 'pending' : 'approved',
       display: { ...display, scope: m.scopes.join(' ') },
       clientSecret: issued?.secret ?? null,
+      clientSecretExpiresAt: issued?.expiresAt ?? null,
       registrationToken: token,
     };
   });

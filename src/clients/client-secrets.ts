@@ -10,6 +10,7 @@ import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Queryable, Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
+import { currentPolicy, policyValue } from '../realms/index.ts';
 import {
   type ClientSecretRow,
   countActiveSecrets,
@@ -135,6 +136,28 @@ const metadataOf = (r: ClientSecretRow): ClientSecretMetadata => ({
   revokedAt: toDate(r.revoked_at),
 });
 
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * machine.client_secret_max_lifetime_days (0: no limit): a secret issued without an expiry gets the
+ * longest one the realm allows; one asked to live longer is refused (docs/decisions.md).
+ */
+async function cappedExpiry(tx: Tx, realmId: string, asked: Date | null, now: Date): Promise<Date | null> {
+  const days = policyValue(await currentPolicy(tx, realmId), 'machine', 'client_secret_max_lifetime_days');
+  if (typeof days !== 'number' || !Number.isInteger(days) || days <= 0) return asked;
+  const latest = new Date(now.getTime() + days * DAY_MS);
+  if (asked === null) return latest;
+  if (asked.getTime() > latest.getTime())
+    throw problem.validation([
+      {
+        field: 'expires_at',
+        code: 'too_large',
+        detail: `the realm allows client secrets at most ${days} days (machine.client_secret_max_lifetime_days)`,
+      },
+    ]);
+  return asked;
+}
+
 export async function issueClientSecret(
   tx: Tx,
   keyring: RootKeyring,
@@ -149,12 +172,13 @@ export async function issueClientSecret(
   if (!SECRET_AUTH_METHODS.has(client.token_endpoint_auth_method)) {
     throw problem.conflict(`a client using ${client.token_endpoint_auth_method} has no secrets`);
   }
-  const expiresAt = opts.expiresAt ?? null;
-  if (expiresAt && expiresAt.getTime() <= now.getTime()) {
+  const asked = opts.expiresAt ?? null;
+  if (asked && asked.getTime() <= now.getTime()) {
     throw problem.validation([
       { field: 'expires_at', code: 'not_in_future', detail: 'must be later than now' },
     ]);
   }
+  const expiresAt = await cappedExpiry(tx, realmId, asked, now);
   if ((await countActiveSecrets(tx, realmId, clientRowId, now)) >= MAX_ACTIVE_CLIENT_SECRETS) {
     throw problem.conflict(
       `a client has at most ${MAX_ACTIVE_CLIENT_SECRETS} active secrets; revoke one before issuing another`,

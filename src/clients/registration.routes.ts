@@ -61,7 +61,13 @@ function clientInformation(ctx: ApiDeps, realmName: string, a: RegistrationAnswe
   const issuer = issuerOf(ctx.config.server.publicOrigin, realmName);
   return {
     client_id: r.client_id,
-    ...(a.clientSecret ? { client_secret: a.clientSecret, client_secret_expires_at: 0 } : {}),
+    ...(a.clientSecret
+      ? {
+          client_secret: a.clientSecret,
+          // RFC 7591: 0 means the secret does not expire.
+          client_secret_expires_at: a.clientSecretExpiresAt ? epoch(a.clientSecretExpiresAt) : 0,
+        }
+      : {}),
     client_id_issued_at: epoch(r.created_at),
     ...(a.registrationToken ? { registration_access_token: a.registrationToken } : {}),
     registration_client_uri: `${issuer}/oauth/register/${encodeURIComponent(r.client_id)}`,

@@ -23,7 +23,10 @@ export type OAuthErrorCode =
   // RFC 9126 section 2.3: the PAR endpoint answers the authorization endpoint's errors in JSON
   | 'unsupported_response_type'
   | 'access_denied'
-  | 'invalid_request_object';
+  | 'invalid_request_object'
+  // RFC 9449 sections 5 and 8: a bad DPoP proof, or one without the server nonce asked for
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce';
 
 export class OAuthError extends Error {
   readonly status: number;

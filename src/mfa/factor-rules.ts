@@ -44,10 +44,36 @@ export function requireMfaSession(sessionMfa: boolean, detail: string): void {
   if (!sessionMfa) throw mfaRequired(detail);
 }
 
-export const hotpAllowed = (policy: RealmPolicy): boolean => {
+export type MfaFactor = 'totp' | 'hotp' | 'webauthn' | 'recovery_code';
+
+/** mfa.allowed_factors of a new realm (HOTP is opt-in). */
+const DEFAULT_FACTORS: readonly string[] = ['totp', 'webauthn', 'recovery_code'];
+
+/**
+ * Whether mfa.allowed_factors lists the factor. One that is not listed cannot be enrolled and, when
+ * an account holds it already, is neither offered nor accepted at sign-in until the realm lists it
+ * again; the stored credential stays (docs/decisions.md).
+ */
+export function factorAllowed(policy: RealmPolicy, factor: MfaFactor): boolean {
   const allowed = policyValue(policy, 'mfa', 'allowed_factors');
-  return Array.isArray(allowed) && allowed.includes('hotp');
-};
+  return (Array.isArray(allowed) ? allowed : DEFAULT_FACTORS).includes(factor);
+}
+
+export const hotpAllowed = (policy: RealmPolicy): boolean => factorAllowed(policy, 'hotp');
+
+/** The 409 of a self-service enrollment the realm does not allow. */
+export function requireFactorAllowed(policy: RealmPolicy, factor: MfaFactor): void {
+  if (!factorAllowed(policy, factor))
+    throw new Problem(409, 'conflict', `the realm does not allow ${factor} (mfa.allowed_factors)`);
+}
+
+/** The enrolled factors that count under the realm's mfa.allowed_factors. */
+export const allowedEnrolled = (enrolled: EnrolledFactors, policy: RealmPolicy): EnrolledFactors => ({
+  totp: enrolled.totp && factorAllowed(policy, 'totp'),
+  hotp: enrolled.hotp && factorAllowed(policy, 'hotp'),
+  webauthn: enrolled.webauthn && factorAllowed(policy, 'webauthn'),
+  recoveryCodes: enrolled.recoveryCodes && factorAllowed(policy, 'recovery_code'),
+});
 
 export interface HotpSettings {
   lookAhead: number;

@@ -3,6 +3,7 @@
 // (docs/architecture.md, import rules).
 
 export { decodeBase32 } from './base32.ts';
+export { type FactorChange, noticeFactorChanged, requestLocale } from './factor-notice.ts';
 export {
   advanceHotp,
   deleteEnrollment,

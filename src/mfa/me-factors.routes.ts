@@ -13,16 +13,19 @@ import type { Tx } from '../platform/db/db.ts';
 import { decodeBody, object, string } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
-import type { RealmRow } from '../realms/index.ts';
+import type { RealmPolicy, RealmRow } from '../realms/index.ts';
 import { brandName, currentPolicy, policyValue } from '../realms/index.ts';
-import { lockUser, removeRequiredAction, setUserState } from '../users/index.ts';
+import { lockUser, primaryEmail, removeRequiredAction, setUserState } from '../users/index.ts';
 import { encodeBase32 } from './base32.ts';
+import { noticeFactorChanged, requestLocale } from './factor-notice.ts';
 import {
+  allowedEnrolled,
   ENROLLMENT_TTL_MS,
-  hotpAllowed,
+  factorAllowed,
   hotpSettings,
   RESYNC_ATTEMPTS,
   RESYNC_WINDOW_MS,
+  requireFactorAllowed,
   requireMfaForCredentialChange,
   requireMfaSession,
 } from './factor-rules.ts';
@@ -95,6 +98,47 @@ export async function restoreAccount(q: Tx, rec: Recorder, realmId: string, user
   });
 }
 
+/** notifications.factor_changed for a self-service change (factor-notice.ts). */
+async function mailFactorChange(
+  ctx: ApiDeps,
+  q: Tx,
+  realm: RealmRow,
+  policy: RealmPolicy,
+  userId: string,
+  change: {
+    factor: 'totp' | 'hotp';
+    change: 'added' | 'removed';
+    acceptLanguage: string | string[] | undefined;
+  },
+  now: Date,
+) {
+  const to = await primaryEmail(q, realm.id, userId);
+  const locale = requestLocale(change.acceptLanguage);
+  await noticeFactorChanged(
+    q,
+    ctx,
+    realm,
+    policy,
+    { factor: change.factor, change: change.change, to, locale },
+    now,
+  );
+}
+
+/** A factor activated: a restricted account is active again, and its owner may be mailed. */
+async function afterActivation(
+  ctx: ApiDeps,
+  q: Tx,
+  rec: Recorder,
+  realm: RealmRow,
+  policy: RealmPolicy,
+  a: { userId: string; factor: 'totp' | 'hotp'; acceptLanguage: string | string[] | undefined },
+  now: Date,
+) {
+  await restoreAccount(q, rec, realm.id, a.userId, now);
+  const change = { factor: a.factor, change: 'added', acceptLanguage: a.acceptLanguage } as const;
+  await mailFactorChange(ctx, q, realm, policy, a.userId, change, now);
+}
+
 async function enroll(
   ctx: ApiDeps,
   realm: RealmRow,
@@ -105,10 +149,10 @@ async function enroll(
   const userId = userOf(caller);
   const keyring = keyringOf(ctx);
   return ctx.db.tx(async (q) => {
-    if (kind === 'hotp' && !hotpAllowed(await currentPolicy(q, realm.id)))
-      throw new Problem(409, 'conflict', 'the realm does not allow HOTP (mfa.allowed_factors)');
+    const policy = await currentPolicy(q, realm.id);
+    requireFactorAllowed(policy, kind);
     requireMfaForCredentialChange(
-      await enrolledFactors(q, realm.id, userId),
+      allowedEnrolled(await enrolledFactors(q, realm.id, userId), policy),
       caller.sessionMfa,
       'add_factor',
     );
@@ -167,10 +211,12 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
     const body = decodeBody(codeBody, req.body ?? {});
     const keyring = keyringOf(ctx);
     const result = await ctx.db.tx(async (q) => {
+      const policy = await currentPolicy(q, realm.id);
+      requireFactorAllowed(policy, 'totp');
       const pending = await lockEnrollment(q, realm.id, userId, 'totp', call.now);
       if (!pending) throw problem.conflict('no TOTP enrollment is pending; start with /me/totp/enroll');
       requireMfaForCredentialChange(
-        await enrolledFactors(q, realm.id, userId),
+        allowedEnrolled(await enrolledFactors(q, realm.id, userId), policy),
         caller.sessionMfa,
         'add_factor',
       );
@@ -183,22 +229,24 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
       if (!r.ok) return null;
       await storeTotp(q, keyring, realm.id, userId, secret, r.step, call.now);
       await deleteEnrollment(q, realm.id, pending.id);
-      const codes = generateRecoveryCodes();
-      await replaceRecoveryCodes(q, realm.id, userId, codes, call.now);
+      // Recovery codes come with the authenticator while the realm allows them.
+      const codes = factorAllowed(policy, 'recovery_code') ? generateRecoveryCodes() : null;
+      if (codes) await replaceRecoveryCodes(q, realm.id, userId, codes, call.now);
       await removeRequiredAction(q, realm.id, userId, 'configure_totp', call.now);
       const rec = recorder(q, call);
       await rec.audit('mfa.totp.enrolled', {
         category: 'security',
         subject: { type: 'user', id: userId },
-        data: { credential_id: pending.id, recovery_codes: codes.length, self_service: true },
+        data: { credential_id: pending.id, recovery_codes: codes?.length ?? 0, self_service: true },
       });
-      await restoreAccount(q, rec, realm.id, userId, call.now);
-      return codes;
+      const added = { userId, factor: 'totp', acceptLanguage: req.headers['accept-language'] } as const;
+      await afterActivation(ctx, q, rec, realm, policy, added, call.now);
+      return { codes };
     });
     if (!result) throw invalidCode();
     return reply
       .header('cache-control', 'no-store')
-      .send({ status: 'totp_enrolled', recovery_codes: result });
+      .send({ status: 'totp_enrolled', ...(result.codes ? { recovery_codes: result.codes } : {}) });
   });
 
   apiRoute(
@@ -212,7 +260,9 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
       decodeBody(object({}), req.body ?? {});
       requireMfaSession(caller.sessionMfa, 'regenerating recovery codes needs a session that completed MFA');
       const codes = await ctx.db.tx(async (q) => {
-        const enrolled = await enrolledFactors(q, realm.id, userId);
+        const policy = await currentPolicy(q, realm.id);
+        requireFactorAllowed(policy, 'recovery_code');
+        const enrolled = allowedEnrolled(await enrolledFactors(q, realm.id, userId), policy);
         if (!enrolled.totp && !enrolled.hotp && !enrolled.webauthn)
           throw problem.conflict('the account has no second factor');
         const fresh = generateRecoveryCodes();
@@ -234,11 +284,10 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
     const keyring = keyringOf(ctx);
     const result = await ctx.db.tx(async (q) => {
       const policy = await currentPolicy(q, realm.id);
-      if (!hotpAllowed(policy))
-        throw new Problem(409, 'conflict', 'the realm does not allow HOTP (mfa.allowed_factors)');
+      requireFactorAllowed(policy, 'hotp');
       const pending = await lockEnrollment(q, realm.id, userId, 'hotp', call.now);
       if (!pending) throw problem.conflict('no HOTP enrollment is pending; start with /me/hotp/enroll');
-      const enrolled = await enrolledFactors(q, realm.id, userId);
+      const enrolled = allowedEnrolled(await enrolledFactors(q, realm.id, userId), policy);
       requireMfaForCredentialChange(enrolled, caller.sessionMfa, 'add_factor');
       const secret = keyring.decrypt(
         'totp-seed',
@@ -256,7 +305,8 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
         now: call.now,
       });
       await deleteEnrollment(q, realm.id, pending.id);
-      const codes = enrolled.recoveryCodes ? null : generateRecoveryCodes();
+      const codes =
+        enrolled.recoveryCodes || !factorAllowed(policy, 'recovery_code') ? null : generateRecoveryCodes();
       if (codes) await replaceRecoveryCodes(q, realm.id, userId, codes, call.now);
       await removeRequiredAction(q, realm.id, userId, 'configure_totp', call.now);
       const rec = recorder(q, call);
@@ -265,7 +315,8 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
         subject: { type: 'user', id: userId },
         data: { credential_id: pending.id, recovery_codes: codes?.length ?? 0 },
       });
-      await restoreAccount(q, rec, realm.id, userId, call.now);
+      const added = { userId, factor: 'hotp', acceptLanguage: req.headers['accept-language'] } as const;
+      await afterActivation(ctx, q, rec, realm, policy, added, call.now);
       return { codes };
     });
     if (!result) throw invalidCode();
@@ -334,12 +385,14 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
     return { status: 'hotp_resynced', counter: outcome.counter };
   });
 
-  apiRoute(app, ctx, 'DELETE', '/me/hotp', account, async ({ reply, realm, caller, call }) => {
+  apiRoute(app, ctx, 'DELETE', '/me/hotp', account, async ({ req, reply, realm, caller, call }) => {
     const userId = userOf(caller);
     await ctx.db.tx(async (q) => {
       const enrolled = await enrolledFactors(q, realm.id, userId);
       if (!enrolled.hotp) throw problem.notFound('the account has no HOTP token');
-      requireMfaForCredentialChange(enrolled, caller.sessionMfa, 'remove_factor');
+      // A token the realm no longer allows does not count: its owner can still remove it.
+      const policy = await currentPolicy(q, realm.id);
+      requireMfaForCredentialChange(allowedEnrolled(enrolled, policy), caller.sessionMfa, 'remove_factor');
       if (!enrolled.totp && !enrolled.webauthn && (await mustUseMfa(q, realm, userId)))
         throw new Problem(
           409,
@@ -353,6 +406,12 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
         subject: { type: 'user', id: userId },
         data: { remembered_devices_forgotten: forgotten },
       });
+      const notice = {
+        factor: 'hotp',
+        change: 'removed',
+        acceptLanguage: req.headers['accept-language'],
+      } as const;
+      await mailFactorChange(ctx, q, realm, policy, userId, notice, call.now);
     });
     return reply.code(204).send();
   });

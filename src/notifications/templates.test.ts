@@ -38,4 +38,16 @@ describe('notification templates', () => {
     assert.match(de.subject, /Registrierungsversuch/);
     assert.match(de.text, /bereits ein Konto/);
   });
+
+  test('case=the new sign-in and factor notices, in English and German', () => {
+    const signIn = { realm: 'Acme', device: 'Firefox on Linux', time: '2026-01-02 03:04' };
+    const en = render('new_sign_in', 'en', signIn);
+    assert.match(en.subject, /New sign-in to your Acme account/);
+    assert.match(en.text, /Device: Firefox on Linux/);
+    assert.match(render('new_sign_in', 'de', signIn).text, /Gerät: Firefox on Linux/);
+    const added = render('factor_changed', 'en', { realm: 'Acme', factor: 'webauthn', change: 'added' });
+    assert.match(added.text, /A passkey was added to your account\./);
+    const removed = render('factor_changed', 'de', { realm: 'Acme', factor: 'hotp', change: 'removed' });
+    assert.match(removed.text, /Ein HOTP-Token wurde aus Ihrem Konto entfernt\./);
+  });
 });

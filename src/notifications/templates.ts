@@ -9,7 +9,9 @@ export type TemplateName =
   | 'account_exists'
   | 'invitation'
   | 'join_request_decision'
-  | 'sms_code';
+  | 'sms_code'
+  | 'new_sign_in'
+  | 'factor_changed';
 
 export type Locale = 'en' | 'de';
 
@@ -20,7 +22,20 @@ export interface TemplateVars {
   minutes?: number;
   organization?: string;
   decision?: 'approved' | 'denied';
+  /** new_sign_in: the browser or app as its user agent names it, and when (UTC). */
+  device?: string;
+  time?: string;
+  /** factor_changed: which factor, and whether it was added or removed. */
+  factor?: 'totp' | 'hotp' | 'webauthn';
+  change?: 'added' | 'removed';
 }
+
+const FACTOR_EN = { totp: 'An authenticator app', hotp: 'An HOTP token', webauthn: 'A passkey' } as const;
+const FACTOR_DE = {
+  totp: 'Eine Authenticator-App',
+  hotp: 'Ein HOTP-Token',
+  webauthn: 'Ein Passkey',
+} as const;
 
 interface Text {
   subject: string;
@@ -82,6 +97,21 @@ const en: Record<TemplateName, Render> = {
     subject: '',
     lines: [`${v.code} is your ${v.realm} code. It expires in ${v.minutes} minutes.`],
   }),
+  new_sign_in: (v) => ({
+    subject: `New sign-in to your ${v.realm} account`,
+    lines: [
+      `Your account was signed in to from a device it had not used before, at ${v.time} (UTC).`,
+      `Device: ${v.device}`,
+      `If this was you, nothing needs doing. If not, change your password at once and review your account's sessions and factors.`,
+    ],
+  }),
+  factor_changed: (v) => ({
+    subject: `A sign-in factor of your ${v.realm} account changed`,
+    lines: [
+      `${FACTOR_EN[v.factor ?? 'totp']} was ${v.change === 'removed' ? 'removed from' : 'added to'} your account.`,
+      `If this was you, nothing needs doing. If not, change your password at once and review your account's factors.`,
+    ],
+  }),
 };
 
 const de: Record<TemplateName, Render> = {
@@ -136,6 +166,21 @@ const de: Record<TemplateName, Render> = {
   sms_code: (v) => ({
     subject: '',
     lines: [`${v.code} ist Ihr ${v.realm}-Code. Er läuft in ${v.minutes} Minuten ab.`],
+  }),
+  new_sign_in: (v) => ({
+    subject: `Neue Anmeldung bei Ihrem Konto bei ${v.realm}`,
+    lines: [
+      `Bei Ihrem Konto wurde sich am ${v.time} (UTC) von einem Gerät angemeldet, das es bisher nicht benutzt hat.`,
+      `Gerät: ${v.device}`,
+      `Falls Sie das waren, ist nichts zu tun. Falls nicht, ändern Sie sofort Ihr Passwort und prüfen Sie die Sitzungen und Faktoren Ihres Kontos.`,
+    ],
+  }),
+  factor_changed: (v) => ({
+    subject: `Ein Anmeldefaktor Ihres Kontos bei ${v.realm} wurde geändert`,
+    lines: [
+      `${FACTOR_DE[v.factor ?? 'totp']} wurde ${v.change === 'removed' ? 'aus Ihrem Konto entfernt' : 'Ihrem Konto hinzugefügt'}.`,
+      `Falls Sie das waren, ist nichts zu tun. Falls nicht, ändern Sie sofort Ihr Passwort und prüfen Sie die Faktoren Ihres Kontos.`,
+    ],
   }),
 };
 

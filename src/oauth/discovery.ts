@@ -2,6 +2,7 @@
 // (one document serves both). It advertises what this release implements and nothing more, so a
 // client that trusts it never meets a refusal for something listed here.
 
+import { DPOP_ALGORITHMS } from '../access/dpop-proof.ts';
 import { CLIENT_SIGNING_ALGORITHMS, TOKEN_ENDPOINT_AUTH_METHODS } from '../clients/index.ts';
 import { issuerOf } from '../kernel/audiences.ts';
 import { UI_LOCALES } from '../kernel/ui-locales.ts';
@@ -99,6 +100,8 @@ export function providerMetadata(
     // Logout tokens to each client's backchannel_logout_uri, always with sid (ID tokens carry it).
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
+    // RFC 9449 section 5.1: the proof algorithms of spec doc 1, Authentication 8.
+    dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
     // RFC 8705: certificate-bound access tokens, and the endpoints on the mutual-TLS listener.
     tls_client_certificate_bound_access_tokens: true,
     ...(mtlsOrigin ? { mtls_endpoint_aliases: mtlsAliases(issuerOf(mtlsOrigin, realmName)) } : {}),

@@ -24,7 +24,9 @@ export interface ActiveIntrospection {
   iat: number;
   nbf?: number;
   jti: string;
-  token_type: 'Bearer';
+  /** DPoP for a key-bound token (RFC 9449 section 6.2), which also shows its cnf. */
+  token_type: 'Bearer' | 'DPoP';
+  cnf?: AccessTokenClaims['cnf'];
   sid?: string;
   auth_time?: number;
   acr?: string;
@@ -120,7 +122,7 @@ export async function candidateFor(
 export const INACTIVE_ANSWER = INACTIVE;
 
 async function jwtCandidate(app: OAuthDeps, realm: RealmRef, token: string): Promise<Candidate | null> {
-  const v = await verifyResourceToken(app, realm, token);
+  const v = await verifyResourceToken(app, realm, token, { senderConstrained: true });
   if (!v) return null;
   const { token: t, audience: aud } = v;
   const claims: Candidate['claims'] = {
@@ -145,6 +147,7 @@ async function jwtCandidate(app: OAuthDeps, realm: RealmRef, token: string): Pro
   // Kept for the live check only; the introspection answer does not show it.
   if (t.grantClientId !== null) claims.grant_client_id = t.grantClientId;
   if (t.supportGrantId !== null) claims.support_grant_id = t.supportGrantId;
+  if (t.cnf !== null) claims.cnf = t.cnf;
   return { claims, resourceId: null, keyId: t.kid };
 }
 
@@ -157,10 +160,9 @@ async function opaqueCandidate(
   const stored = await findLiveOpaqueToken(app.db, realm.id, token, now, app.config.tokens.clockSkewMs);
   if (!stored) return null;
   const { claims } = stored;
-  // A record written under another public origin names an issuer that no longer exists; a
-  // sender-constrained one needs proof-of-possession checks this endpoint does not make.
-  if (claims.iss !== issuerOf(app.config.server.publicOrigin, realm.name) || claims.cnf !== undefined)
-    return null;
+  // A record written under another public origin names an issuer that no longer exists. A
+  // sender-constrained one is shown with its cnf: the resource server checks the proof.
+  if (claims.iss !== issuerOf(app.config.server.publicOrigin, realm.name)) return null;
   if (isBuiltinAudience(app, realm, resourceAudienceOf(claims.aud))) return null;
   return { claims, resourceId: stored.resourceId, keyId: null };
 }
@@ -175,8 +177,9 @@ function presentActive(c: Candidate['claims'], authzVersion: number | null): Act
     exp: c.exp,
     iat: c.iat,
     jti: c.jti,
-    token_type: 'Bearer',
+    token_type: c.cnf && 'jkt' in c.cnf ? 'DPoP' : 'Bearer',
   };
+  if (c.cnf !== undefined) out.cnf = c.cnf;
   if (c.scope !== undefined) out.scope = c.scope;
   if (c.nbf !== undefined) out.nbf = c.nbf;
   if (c.sid !== undefined) out.sid = c.sid;

@@ -82,6 +82,8 @@ async function revokeJwt(r: Revocation): Promise<void> {
   const v = await r.app.tokenVerifier.verifyOwnAudience(r.token, {
     realmName: r.realm.name,
     issuer: issuerOf(r.app.config.server.publicOrigin, r.realm.name),
+    // The client that holds a DPoP-bound token may revoke it like any other (RFC 7009 needs no proof).
+    senderConstrained: true,
   });
   if (!v.ok || v.token.clientId !== r.clientId) return;
   const t = v.token;

@@ -37,7 +37,10 @@ export interface IssuerSettings {
   publicOrigin: string;
   maxAccessTokenTtlMs: number;
   idTokenTtlMs: number;
-  /** The request's proof-of-possession key: every access token it issues carries it as cnf. */
+  /**
+   * The request's client certificate (RFC 8705): access tokens it issues carry it as cnf, unless
+   * the request bound them to a DPoP key (AccessTokenRequest.cnf), which wins.
+   */
   confirmation?: Confirmation | null;
 }
 
@@ -66,6 +69,8 @@ export interface AccessTokenRequest {
   notAfterSeconds?: number;
   /** Support access: the grant behind the token. */
   supportGrantId?: string | null;
+  /** The key the token is bound to (DPoP `jkt`). */
+  cnf?: Confirmation | null;
 }
 
 export interface IssuedAccessToken {
@@ -103,8 +108,9 @@ export async function issueAccessToken(
     act: r.act ?? null,
     grantClientId: r.grantClientId ?? null,
     supportGrantId: r.supportGrantId ?? null,
+    cnf: r.cnf ?? null,
   };
-  if (settings.confirmation) input.cnf = settings.confirmation;
+  if (settings.confirmation && !input.cnf) input.cnf = settings.confirmation;
   if (r.target.resource.tokenFormat === 'jwt') {
     if (r.extraAudiences?.length) input.extraAudiences = r.extraAudiences;
     const signed = await signing(() => signAccessToken(input, signer, now));

@@ -8,6 +8,7 @@ import { authenticateOAuthClient, failureSubjectOf, oauthEndpoint } from '../api
 import { singleParam } from '../clients/client-auth-request.ts';
 import { oauthError } from '../kernel/oauth-error.ts';
 import { BlockLease } from '../platform/abuse-budget.ts';
+import { tokenRequestJkt } from './dpop-token-request.ts';
 import { authorizationCodeGrant } from './grants/authorization-code.grant.ts';
 import { clientCredentialsGrant, prefetchServiceToken } from './grants/client-credentials.grant.ts';
 import { DEVICE_CODE, deviceCodeGrant } from './grants/device-code.grant.ts';
@@ -77,6 +78,7 @@ export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void 
       if (!caller.client.grant_types.includes(grantType)) {
         throw oauthError.unauthorizedClient('the client may not use this grant type');
       }
+      const dpopJkt = await tokenRequestJkt(ctx, call.req, call.reply, call.realm.id, now);
       const prefetched = prefetch?.take() ?? null;
       const signer = prefetched
         ? ctx.keyStore.signerFrom(call.realm.id, prefetched.key)
@@ -96,6 +98,7 @@ export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void 
           now,
           correlationId: call.req.id,
           prefetched,
+          dpopJkt,
         })
         .catch((e: unknown) => failureBudgetsOf(ctx).counted(ctx.db, 'token', subject, e, now));
       ctx.metrics.tokens.inc({ grant_type: grant.label, outcome: 'success' });

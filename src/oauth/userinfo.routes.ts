@@ -6,10 +6,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { verifyOwnToken } from '../api/api-auth.ts';
+import {
+  checkResourceProof,
+  dpopChallenge,
+  presentedAuthorization,
+  type ResourceProofError,
+} from '../api/dpop-auth.ts';
 import { useFormBodies, useOAuthErrors } from '../api/oauth-endpoint.ts';
 import { BUILTIN_USERINFO, userinfoAudience } from '../kernel/audiences.ts';
 import { OAuthError, type OAuthErrorCode } from '../kernel/oauth-error.ts';
-import { bearerToken } from '../platform/http/bearer.ts';
 import { problem } from '../platform/http/problem.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { findProfileClaims } from '../users/index.ts';
@@ -27,6 +32,10 @@ function bearerError(status: number, error: BearerErrorCode | null, description:
 const invalidToken = () =>
   bearerError(401, 'invalid_token', 'the access token is invalid, expired or no longer active');
 
+// RFC 9449 section 7.1: a DPoP-scheme request is answered with a DPoP challenge.
+const dpopError = (ctx: ApiDeps, realmId: string, error: ResourceProofError, description: string) =>
+  new OAuthError(401, error, description, dpopChallenge(ctx, realmId, error, description));
+
 type UserinfoRequest = FastifyRequest<{ Params: { realm: string } }>;
 
 async function answer(ctx: ApiDeps, req: UserinfoRequest, reply: FastifyReply) {
@@ -41,14 +50,29 @@ async function answer(ctx: ApiDeps, req: UserinfoRequest, reply: FastifyReply) {
   const header = req.headers.authorization;
   // RFC 6750 section 3.1: a request without any credentials gets a challenge without an error code.
   if (header === undefined) throw bearerError(401, null, 'an access token is required');
-  const token = bearerToken(header, ctx.config.limits.maxTokenBytes);
-  if (!token) throw invalidToken();
+  const presented = presentedAuthorization(header, ctx.config.limits.maxTokenBytes);
+  if (!presented) throw invalidToken();
+  const { token } = presented;
+  const dpop = presented.scheme === 'dpop';
   const own = await verifyOwnToken(ctx, realm, token, {
     audience: userinfoAudience(ctx.config.server.publicOrigin, realm.name),
     resourceId: BUILTIN_USERINFO,
     now: ctx.clock.now(),
+    senderConstrained: dpop,
     certificateThumbprint: req.clientCertificate?.thumbprint ?? null,
   });
+  if (dpop) {
+    if (!own.ok)
+      throw dpopError(
+        ctx,
+        realm.id,
+        'invalid_token',
+        'the access token is invalid, expired or no longer active',
+      );
+    const jkt = own.token.cnf && 'jkt' in own.token.cnf ? own.token.cnf.jkt : null;
+    const proof = await checkResourceProof(ctx, req, realm.id, token, jkt);
+    if (!proof.ok) throw dpopError(ctx, realm.id, proof.error, proof.description);
+  }
   if (!own.ok && own.reason === 'wrong_audience') {
     // The commonest mistake with SPA libraries: an access token for an API whose grant had no
     // openid (docs/tokens.md, UserInfo audience).

@@ -1,7 +1,7 @@
 // The organizations context's public surface for other folders (docs/architecture.md, import
 // rules): reading one organization (audit retention reads its audit_retention_days).
 
-export { joinThroughFederation } from './federated-membership.ts';
+export { joinFromDirectory, joinThroughFederation, leaveFromDirectory } from './federated-membership.ts';
 export {
   type ImportedMembership,
   type ImportOrganization,

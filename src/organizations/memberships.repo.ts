@@ -1,7 +1,7 @@
 // SQL of memberships and the role assignments held through them. A removed or expired
 // membership is history: a later membership of the same user is a new row.
 
-import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
+import { many, maybeOne, one, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import type { MembershipRoleRow, MembershipRow, MembershipState } from './organizations.types.ts';
 
@@ -50,6 +50,17 @@ export const findLiveMembership = (q: Queryable, realmId: string, orgId: string,
         and state not in ('removed', 'expired')`,
     [realmId, orgId, userId],
   );
+
+/** Live memberships (not removed or expired) the account holds in any organization. */
+export const countLiveMembershipsOfUser = async (q: Queryable, realmId: string, userId: string) =>
+  (
+    await one<{ n: number }>(
+      q,
+      `select count(*)::int as n from memberships
+        where realm_id = $1 and user_id = $2 and state not in ('removed', 'expired')`,
+      [realmId, userId],
+    )
+  ).n;
 
 export const lockMembership = (tx: Tx, realmId: string, orgId: string, membershipId: string) =>
   maybeOne<MembershipRow>(

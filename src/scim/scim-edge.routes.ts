@@ -65,6 +65,7 @@ export async function scimRequest(ctx: ApiDeps, req: FastifyRequest): Promise<Sc
       correlationId: String(req.id),
       now,
       connectorId: connector.id,
+      organizationId: connector.organization_id,
     },
   };
 }

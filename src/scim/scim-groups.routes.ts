@@ -1,4 +1,4 @@
-// SCIM Groups (RFC 7644 §3) over the realm-wide groups: list with filter and paging, create,
+// SCIM Groups (RFC 7644 §3) over the connector's groups (the realm's or its organization's): list with filter and paging, create,
 // read, replace, patch (members added and removed one by one), delete.
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
@@ -12,8 +12,9 @@ import {
   createScimGroup,
   deleteScimGroup,
   groupOf,
-  realmGroups,
   replaceScimGroup,
+  type ScimScope,
+  scopedGroups,
   userMembersOf,
 } from './scim-groups.service.ts';
 import { decodePaging, MAX_EXAMINED } from './scim-list.ts';
@@ -22,18 +23,18 @@ import { applyPatch, decodePatch } from './scim-patch.ts';
 const ifMatchOf = (h: string | string[] | undefined) => (Array.isArray(h) ? h.join(',') : h);
 
 export function registerScimGroupRoutes(scope: FastifyInstance, ctx: ApiDeps): void {
-  const present = async (realmId: string, id: string, base: string) => {
-    const g = await groupOf(ctx.db, realmId, id);
-    return groupResource(g, await userMembersOf(ctx.db, realmId, id), base);
+  const present = async (scope: ScimScope, id: string, base: string) => {
+    const g = await groupOf(ctx.db, scope, id);
+    return groupResource(g, await userMembersOf(ctx.db, scope.realmId, id), base);
   };
   const answer = async (
     reply: Parameters<typeof sendScim>[0],
-    realmId: string,
+    scope: ScimScope,
     id: string,
     base: string,
     status = 200,
   ) => {
-    const r = await present(realmId, id, base);
+    const r = await present(scope, id, base);
     return sendScim(reply, status, r, (r.meta as { version: string }).version);
   };
 
@@ -44,7 +45,7 @@ export function registerScimGroupRoutes(scope: FastifyInstance, ctx: ApiDeps): v
     const filter = typeof q.filter === 'string' ? parseFilter(q.filter) : null;
     const paging = decodePaging(q);
     // Groups are listed by scanning them; beyond the bound only an id equality could be answered.
-    const all = await realmGroups(ctx.db, s.realm.id, MAX_EXAMINED);
+    const all = await scopedGroups(ctx.db, s.call, MAX_EXAMINED);
     if (all.length > MAX_EXAMINED)
       throw new ScimError(400, 'tooMany', `listing groups examines at most ${MAX_EXAMINED} of them`);
     // Filters see name and external id; members are not loaded for every group of the realm.
@@ -61,11 +62,11 @@ export function registerScimGroupRoutes(scope: FastifyInstance, ctx: ApiDeps): v
   scimRoute(scope, ctx, 'POST', '/Groups', 'Group', async (s, req, reply) => {
     const g = await createScimGroup(ctx.db, s.call, decodeGroupResource(req.body));
     reply.header('location', `${s.base}/Groups/${g.id}`);
-    return answer(reply, s.realm.id, g.id, s.base, 201);
+    return answer(reply, s.call, g.id, s.base, 201);
   });
 
   scimRoute(scope, ctx, 'GET', '/Groups/:id', 'Group', async (s, req, reply) => {
-    const r = await present(s.realm.id, req.params.id as string, s.base);
+    const r = await present(s.call, req.params.id as string, s.base);
     return sendScim(reply, 200, project(r, req.query), (r.meta as { version: string }).version);
   });
 
@@ -73,26 +74,26 @@ export function registerScimGroupRoutes(scope: FastifyInstance, ctx: ApiDeps): v
     const input = decodeGroupResource(req.body);
     const g = await checkGroupIfMatch(
       ctx.db,
-      s.realm.id,
+      s.call,
       req.params.id as string,
       ifMatchOf(req.headers['if-match']),
     );
     await replaceScimGroup(ctx.db, s.call, g, input);
-    return answer(reply, s.realm.id, g.id, s.base);
+    return answer(reply, s.call, g.id, s.base);
   });
 
   scimRoute(scope, ctx, 'PATCH', '/Groups/:id', 'Group', async (s, req, reply) => {
     const ops = decodePatch(req.body);
     const id = req.params.id as string;
-    const g = await checkGroupIfMatch(ctx.db, s.realm.id, id, ifMatchOf(req.headers['if-match']));
+    const g = await checkGroupIfMatch(ctx.db, s.call, id, ifMatchOf(req.headers['if-match']));
     const current = groupResource(g, await userMembersOf(ctx.db, s.realm.id, id), s.base);
     const next = decodeGroupResource(applyPatch(current, ops));
     await replaceScimGroup(ctx.db, s.call, g, { ...next, members: next.members ?? [] });
-    return answer(reply, s.realm.id, id, s.base);
+    return answer(reply, s.call, id, s.base);
   });
 
   scimRoute(scope, ctx, 'DELETE', '/Groups/:id', 'Group', async (s, req, reply) => {
-    await checkGroupIfMatch(ctx.db, s.realm.id, req.params.id as string, ifMatchOf(req.headers['if-match']));
+    await checkGroupIfMatch(ctx.db, s.call, req.params.id as string, ifMatchOf(req.headers['if-match']));
     await deleteScimGroup(ctx.db, s.call, req.params.id as string);
     return reply.code(204).send();
   });

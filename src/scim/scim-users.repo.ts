@@ -1,5 +1,6 @@
-// SQL for provisioned users (migration 0037). Reads join the account for its state and display
-// name; only accounts that still exist (not deleted) are served.
+// SQL for provisioned users (migrations 0037, 0053). Reads join the account for its state and
+// display name; only accounts that still exist (not deleted) are served. `scope` is the connector
+// whose accounts alone are seen (an organization connector's), or null for every provisioned one.
 import { jsonColumn, many, maybeOne, one, type Queryable, type Tx } from '../platform/db/db.ts';
 
 export interface ScimUserRow {
@@ -28,11 +29,25 @@ function parsed(row: ScimUserRow | null): ScimUserRow | null {
   return row;
 }
 
-export const findScimUser = async (q: Queryable, realmId: string, userId: string) =>
-  parsed(await maybeOne<ScimUserRow>(q, `${SELECT} and s.user_id = $2`, [realmId, userId]));
+const IN_SCOPE = (n: number) => `($${n}::text is null or s.connector_id = $${n})`;
 
-export const lockScimUser = async (tx: Tx, realmId: string, userId: string) =>
-  parsed(await maybeOne<ScimUserRow>(tx, `${SELECT} and s.user_id = $2 for update of s`, [realmId, userId]));
+export const findScimUser = async (q: Queryable, realmId: string, userId: string, scope: string | null) =>
+  parsed(
+    await maybeOne<ScimUserRow>(q, `${SELECT} and s.user_id = $2 and ${IN_SCOPE(3)}`, [
+      realmId,
+      userId,
+      scope,
+    ]),
+  );
+
+export const lockScimUser = async (tx: Tx, realmId: string, userId: string, scope: string | null) =>
+  parsed(
+    await maybeOne<ScimUserRow>(tx, `${SELECT} and s.user_id = $2 and ${IN_SCOPE(3)} for update of s`, [
+      realmId,
+      userId,
+      scope,
+    ]),
+  );
 
 export const findUserIdByUserName = async (q: Queryable, realmId: string, userName: string) =>
   (
@@ -49,6 +64,7 @@ export const findScimUsersBy = async (
   realmId: string,
   by: 'user_name' | 'external_id' | 'id',
   value: string,
+  scope: string | null,
 ) => {
   const where =
     by === 'user_name'
@@ -56,15 +72,22 @@ export const findScimUsersBy = async (
       : by === 'external_id'
         ? 's.external_id = $2'
         : 's.user_id = $2';
-  const rows = await many<ScimUserRow>(q, `${SELECT} and ${where} order by s.user_id`, [
+  const rows = await many<ScimUserRow>(q, `${SELECT} and ${where} and ${IN_SCOPE(3)} order by s.user_id`, [
     realmId,
     by === 'user_name' ? userNameKey(value) : value,
+    scope,
   ]);
   return rows.map((r) => parsed(r) as ScimUserRow);
 };
 
-export const countScimUsers = async (q: Queryable, realmId: string) =>
-  (await one<{ n: number }>(q, 'select count(*)::int as n from scim_users where realm_id = $1', [realmId])).n;
+export const countScimUsers = async (q: Queryable, realmId: string, scope: string | null) =>
+  (
+    await one<{ n: number }>(
+      q,
+      'select count(*)::int as n from scim_users where realm_id = $1 and ($2::text is null or connector_id = $2)',
+      [realmId, scope],
+    )
+  ).n;
 
 /**
  * One page of every provisioned user, in id order: $2 rows after offset $3. The page is cut from
@@ -72,16 +95,23 @@ export const countScimUsers = async (q: Queryable, realmId: string) =>
  * account has no SCIM record left, and a join under the offset would make the planner walk both
  * tables for every skipped row.
  */
-export const pageScimUsers = async (q: Queryable, realmId: string, limit: number, offset: number) =>
+export const pageScimUsers = async (
+  q: Queryable,
+  realmId: string,
+  limit: number,
+  offset: number,
+  scope: string | null,
+) =>
   (
     await many<ScimUserRow>(
       q,
       `select s.user_id, s.connector_id, s.user_name, s.external_id, s.attributes, s.version,
           s.created_at, s.updated_at, u.state, u.display_name
-         from (select * from scim_users where realm_id = $1 order by user_id limit $2 offset $3) s
+         from (select * from scim_users where realm_id = $1 and ($4::text is null or connector_id = $4)
+                order by user_id limit $2 offset $3) s
          join users u on u.realm_id = s.realm_id and u.id = s.user_id
         order by s.user_id`,
-      [realmId, limit, offset],
+      [realmId, limit, offset, scope],
     )
   ).map((r) => parsed(r) as ScimUserRow);
 
@@ -126,3 +156,7 @@ export const touchScimUser = (tx: Tx, realmId: string, userId: string, now: Date
     'update scim_users set version = version + 1, updated_at = $3 where realm_id = $1 and user_id = $2',
     [realmId, userId, now],
   );
+
+/** The SCIM record alone, when the account outlives its provisioning (an organization connector). */
+export const deleteScimRecord = (tx: Tx, realmId: string, userId: string) =>
+  tx.query('delete from scim_users where realm_id = $1 and user_id = $2', [realmId, userId]);

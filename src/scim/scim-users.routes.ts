@@ -14,6 +14,7 @@ import {
   getScimUser,
   patchScimUser,
   replaceScimUser,
+  userScopeOf,
 } from './scim-users.service.ts';
 
 const USER_INDEXES: Record<string, IndexedKey> = {
@@ -32,6 +33,7 @@ export function registerScimUserRoutes(scope: FastifyInstance, ctx: ApiDeps): vo
     const filter = typeof q.filter === 'string' ? parseFilter(q.filter) : null;
     const paging = decodePaging(q);
     const realmId = s.realm.id;
+    const scope = userScopeOf(s.call);
     const { total, rows } = await listResources<ScimUserRow>(
       {
         byIndex: (key, value) =>
@@ -40,9 +42,10 @@ export function registerScimUserRoutes(scope: FastifyInstance, ctx: ApiDeps): vo
             realmId,
             key === 'user_name' ? 'user_name' : key === 'id' ? 'id' : 'external_id',
             value,
+            scope,
           ),
-        count: () => countScimUsers(ctx.db, realmId),
-        page: (limit, offset) => pageScimUsers(ctx.db, realmId, limit, offset),
+        count: () => countScimUsers(ctx.db, realmId, scope),
+        page: (limit, offset) => pageScimUsers(ctx.db, realmId, limit, offset, scope),
         resource: (r) => userResource(r, s.base),
       },
       filter,
@@ -67,7 +70,7 @@ export function registerScimUserRoutes(scope: FastifyInstance, ctx: ApiDeps): vo
   });
 
   scimRoute(scope, ctx, 'GET', '/Users/:id', 'User', async (s, req, reply) => {
-    const row = await getScimUser(ctx.db, s.realm.id, req.params.id as string);
+    const row = await getScimUser(ctx.db, s.call, req.params.id as string);
     return sendScim(reply, 200, project(userResource(row, s.base), req.query), etagOf(row.version));
   });
 

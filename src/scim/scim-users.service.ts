@@ -4,6 +4,7 @@
 // administrator's delete does; `active: false` suspends it (docs/decisions.md, SCIM).
 import { inChange, type Recorder } from '../audit/index.ts';
 import type { Call } from '../kernel/call.ts';
+import { joinFromDirectory, leaveFromDirectory } from '../organizations/index.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import {
   changeAccountStateInTx,
@@ -24,6 +25,7 @@ import {
   userResource,
 } from './scim-user-resource.ts';
 import {
+  deleteScimRecord,
   findScimUser,
   findUserIdByUserName,
   insertScimUser,
@@ -33,11 +35,20 @@ import {
   updateScimUser,
 } from './scim-users.repo.ts';
 
-/** A SCIM request's call: the connector is the actor; the request id is the correlation id. */
+/**
+ * A SCIM request's call: the connector is the actor; the request id is the correlation id. An
+ * organization connector names its organization: it provisions members of it and sees only the
+ * accounts it provisioned (docs/scim.md, "Organization connectors").
+ */
 export interface ScimCall extends Call {
   correlationId: string;
   connectorId: string;
+  organizationId: string | null;
 }
+
+/** Whose accounts a call sees: every provisioned one (realm connector) or its own. */
+export const userScopeOf = (call: ScimCall): string | null =>
+  call.organizationId === null ? null : call.connectorId;
 
 const notFound = () => new ScimError(404, null, 'no such user');
 const taken = () => new ScimError(409, 'uniqueness', 'userName is already in use');
@@ -95,9 +106,12 @@ export async function createScimUser(
       },
       call.now,
     );
+    // An organization's directory provisions members of that organization.
+    if (call.organizationId !== null)
+      await joinFromDirectory(tx, call, call.organizationId, user.id, [], SCIM_SOURCE);
     if (!input.active)
       await changeAccountStateInTx(tx, record, call, user.id, 'suspend', 'provisioned inactive by SCIM');
-    return (await lockScimUser(tx, call.realmId, user.id)) as ScimUserRow;
+    return (await lockScimUser(tx, call.realmId, user.id, null)) as ScimUserRow;
   });
 }
 
@@ -152,11 +166,11 @@ async function replaceInTx(
   } else if (changed) {
     await touchScimUser(tx, call.realmId, row.user_id, call.now);
   }
-  return (await lockScimUser(tx, call.realmId, row.user_id)) as ScimUserRow;
+  return (await lockScimUser(tx, call.realmId, row.user_id, null)) as ScimUserRow;
 }
 
 async function lockedForWrite(tx: Tx, call: ScimCall, userId: string, ifMatch: string | undefined) {
-  const row = await lockScimUser(tx, call.realmId, userId);
+  const row = await lockScimUser(tx, call.realmId, userId, userScopeOf(call));
   if (!row) throw notFound();
   checkIfMatch(row.version, ifMatch);
   return row;
@@ -187,14 +201,34 @@ export const patchScimUser = (
     return replaceInTx(tx, record, call, row, next);
   });
 
+/**
+ * A realm connector's DELETE erases the account. An organization connector's ends the account's
+ * membership of its organization, and erases the account only when no other organization holds it;
+ * otherwise the account stays, no longer provisioned by this directory (docs/decisions.md, SCIM).
+ */
 export const deleteScimUser = (db: Db, call: ScimCall, userId: string, ifMatch?: string) =>
   inChange(db, call, async (tx, record) => {
     await lockedForWrite(tx, call, userId, ifMatch);
+    if (call.organizationId !== null) {
+      const elsewhere = await leaveFromDirectory(
+        tx,
+        call,
+        call.organizationId,
+        userId,
+        'deprovisioned by SCIM',
+      );
+      if (elsewhere > 0) {
+        await deleteScimRecord(tx, call.realmId, userId);
+        return;
+      }
+    }
     await deleteAccountInTx(tx, record, call, userId);
   });
 
-export async function getScimUser(q: Queryable, realmId: string, userId: string): Promise<ScimUserRow> {
-  const row = await findScimUser(q, realmId, userId);
+export async function getScimUser(q: Queryable, call: ScimCall, userId: string): Promise<ScimUserRow> {
+  const row = await findScimUser(q, call.realmId, userId, userScopeOf(call));
   if (!row) throw notFound();
   return row;
 }
+
+export const SCIM_SOURCE = 'scim';

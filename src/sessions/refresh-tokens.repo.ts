@@ -29,6 +29,8 @@ export interface RefreshFamilyRow {
   idle_expires_at: Date;
   absolute_expires_at: Date;
   revoked_at: Date | null;
+  /** The DPoP key thumbprint the family is bound to (public clients), or null. */
+  dpop_jkt: string | null;
 }
 
 export interface NewFamily {
@@ -48,6 +50,8 @@ export interface NewFamily {
   idleMs: number;
   /** Absolute end of the family. */
   absoluteExpiresAt: Date;
+  /** Binds the family to a DPoP key (RFC 9449 section 5, public clients). */
+  dpopJkt?: string | null;
 }
 
 /** Starts a family and returns its first token (shown once): the family and its token in one statement. */
@@ -62,8 +66,8 @@ export async function startFamily(
   await tx.query(
     `with family as (
        insert into refresh_families (realm_id, id, grant_id, user_id, client_id, session_id, offline, scopes,
-         resources, auth_time, amr, acr, created_at, idle_expires_at, absolute_expires_at, org_id, idle_seconds)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $18))
+         resources, auth_time, amr, acr, created_at, idle_expires_at, absolute_expires_at, org_id, idle_seconds, dpop_jkt)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $18, $19))
      insert into refresh_tokens (realm_id, token_digest, family_id, created_at) values ($1, $17, $2, $13)`,
     [
       f.realmId,
@@ -84,6 +88,7 @@ export async function startFamily(
       f.orgId,
       digestToken(token),
       Math.round(f.idleMs / 1000),
+      f.dpopJkt ?? null,
     ],
   );
   return { familyId, token };

@@ -28,6 +28,7 @@ import { evaluate } from './next-actions.ts';
 import type { Evaluation, Facts } from './next-actions.types.ts';
 import { withOrganization } from './organization-rules.ts';
 import { notePresentedToken, rememberDeviceDays } from './remembered-device.ts';
+import { noticeNewSignIn } from './sign-in-notice.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import { findTransaction, lockTransaction, type StoredTx, saveTransaction } from './signin.repo.ts';
 import { enforceSigninBudgets, networkOf } from './signin-budgets.ts';
@@ -333,6 +334,9 @@ export async function settle(
         now,
         correlationId,
       );
+      // A new session (not a reused SSO one) may be a sign-in from a new device.
+      if (!tx.sessionId)
+        await noticeNewSignIn(app, q, realm, after.policy, after.facts, done.tx, done.session.id, now);
       tx = done.tx;
       tokensLiveFrom = done.tokensLiveFrom;
       if (done.sessionCookie) {

@@ -2,7 +2,7 @@
 // the step's own database transaction.
 
 import type { ClientRow } from '../clients/index.ts';
-import { hotpAllowed } from '../mfa/factor-rules.ts';
+import { factorAllowed, hotpAllowed } from '../mfa/factor-rules.ts';
 import { passkeyLoginOn, webauthnFactorAllowed } from '../mfa/index.ts';
 import { emailConfigured, smsConfigured } from '../notifications/index.ts';
 import type { Config } from '../platform/config/settings.ts';
@@ -32,6 +32,7 @@ import {
   registrationMode,
   requireApproval,
   requiredProfileFields,
+  signInIdentifiers,
   termsVersion,
 } from './registration-policy.ts';
 import { rememberDevicesOn } from './remembered-device.ts';
@@ -173,9 +174,11 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     ...(flow ? { flow } : {}),
     rememberedDevice,
     offerRememberDevice: rememberDevicesOn(input.policy) && (choice?.remember ?? null) === null,
-    hasTotp: !!user && row.totp,
+    // mfa.allowed_factors: a factor the realm leaves out is not offered, even when enrolled.
+    hasTotp: !!user && row.totp && factorAllowed(input.policy, 'totp'),
+    totpAllowed: factorAllowed(input.policy, 'totp'),
     hasHotp: !!user && row.hotp && hotpAllowed(input.policy),
-    hasRecoveryCodes: !!user && row.codes,
+    hasRecoveryCodes: !!user && row.codes && factorAllowed(input.policy, 'recovery_code'),
     hasWebauthn: !!user && row.passkey && webauthnFactorAllowed(input.policy),
     webauthnAllowed: webauthnFactorAllowed(input.policy),
     adminPhishingResistant: policyValue(input.policy, 'mfa', 'admin_phishing_resistant') === true,
@@ -227,6 +230,7 @@ function accountDuties(
       mode: registrationMode(policy),
       requireApproval: requireApproval(policy),
       allowGuests: allowGuests(policy),
+      usernames: signInIdentifiers(policy).includes('username'),
       approvalPending: row?.approval === 'pending' || row?.approval === 'denied',
     },
     terms: { version: termsVersion(policy), accepted: row?.accepted ?? false },

@@ -158,6 +158,12 @@ const emailVerification: Stage = (_t, f) =>
     ? { kind: 'actions', actions: [codeAction('verify_email', 'verify_email', f)] }
     : 'satisfied';
 
+/** The register action's fields: a username only where login.identifiers lists it. */
+const registerFields = (f: Facts): string[] =>
+  f.signup.usernames === false
+    ? ['email', 'password', 'display_name', 'attributes']
+    : ['email', 'password', 'display_name', 'username', 'attributes'];
+
 /** intent register: the new account's details come first (the register action). */
 const registration: Stage = (t, f) => {
   if (t.intent !== 'register' || t.userId !== null || hasPrimary(t) || f.signup.mode === 'closed')
@@ -166,7 +172,7 @@ const registration: Stage = (t, f) => {
   return {
     kind: 'actions',
     actions: [
-      action('register', ['email', 'password', 'display_name', 'username', 'attributes'], {
+      action('register', registerFields(f), {
         mode: f.signup.mode,
         ...(f.signup.requireApproval ? { requires_approval: true } : {}),
         ...(f.profile.required.length > 0 ? { required_attributes: f.profile.required } : {}),
@@ -273,13 +279,18 @@ const rememberDevice: Stage = (t, f) =>
 
 const requiredActions: Stage = (t, f) => {
   const otp = f.hasTotp || f.hasHotp === true;
-  // An administrator's configure_totp asks for an authenticator app in particular.
-  if (f.user?.requiredActions.includes('configure_totp') && !otp)
+  const totpAllowed = f.totpAllowed !== false;
+  // An administrator's configure_totp asks for an authenticator app in particular (while the
+  // realm allows one; otherwise MFA enrollment below offers what it allows).
+  if (f.user?.requiredActions.includes('configure_totp') && !otp && totpAllowed)
     return { kind: 'actions', actions: [action('enroll_totp', [])] };
   // Multi-factor authentication the connection trusts the upstream with needs no local factor.
   if (mfaRequired(t, f) && !otp && f.hasWebauthn !== true && !t.completedFactors.includes('fed_mfa')) {
-    const actions = [action('enroll_totp', [])];
+    const actions: NextAction[] = [];
+    if (totpAllowed) actions.push(action('enroll_totp', []));
     if (f.webauthnAllowed !== false) actions.push(action('enroll_webauthn', ['credential', 'name']));
+    // Only HOTP allowed: it is enrolled from the account API, never during a sign-in.
+    if (actions.length === 0) return { kind: 'blocked', reason: 'login_method_not_allowed' };
     return { kind: 'actions', actions: oneOf('mfa_enrollment', actions) };
   }
   const required = f.user?.requiredActions ?? [];

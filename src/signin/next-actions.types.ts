@@ -71,7 +71,10 @@ export interface LoginMethods {
 
 export interface Facts {
   user: UserFacts | null;
+  /** An authenticator app that counts: enrolled and mfa.allowed_factors lists totp. */
   hasTotp: boolean;
+  /** mfa.allowed_factors lists totp (an authenticator app may be enrolled); undefined: yes. */
+  totpAllowed?: boolean;
   /** An HOTP token that counts: enrolled and mfa.allowed_factors lists hotp. */
   hasHotp?: boolean;
   /** The authentication-flow rule that matched (undefined: the realm has none, or no account yet). */
@@ -80,6 +83,7 @@ export interface Facts {
   rememberedDevice?: boolean;
   /** login.remember_devices is on and the user has not answered remember_device yet. */
   offerRememberDevice?: boolean;
+  /** Unused recovery codes that count: mfa.allowed_factors lists recovery_code. */
   hasRecoveryCodes: boolean;
   /** The account has a passkey and mfa.allowed_factors lets it count as a second factor. */
   hasWebauthn?: boolean;
@@ -108,6 +112,8 @@ export interface Facts {
     /** registration.require_approval: a new account waits for an administrator. */
     requireApproval: boolean;
     allowGuests: boolean;
+    /** login.identifiers lists username (a new account may choose one); undefined: yes. */
+    usernames?: boolean;
     /** The account's registration waits for (or was refused by) an administrator. */
     approvalPending: boolean;
   };

@@ -7,7 +7,7 @@ import type { ApiDeps } from '../api/api.deps.ts';
 import { type ApiCaller, requireRecentAuth } from '../api/api-auth.ts';
 import { apiRoute } from '../api/api-route.ts';
 import { recorder } from '../audit/index.ts';
-import { requireMfaForCredentialChange } from '../mfa/factor-rules.ts';
+import { allowedEnrolled, requireMfaForCredentialChange } from '../mfa/factor-rules.ts';
 import { enrolledFactors } from '../mfa/index.ts';
 import { decodeBody, object, string } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -38,12 +38,12 @@ export function registerMeSecurityRoutes(app: FastifyInstance, ctx: ApiDeps): vo
     const userId = userOf(caller);
     const body = decodeBody(passwordBody, req.body ?? {});
     requireRecentAuth(ctx, caller, call.now);
+    const policy = await currentPolicy(ctx.db, realm.id);
     requireMfaForCredentialChange(
-      await enrolledFactors(ctx.db, realm.id, userId),
+      allowedEnrolled(await enrolledFactors(ctx.db, realm.id, userId), policy),
       caller.sessionMfa,
       'password',
     );
-    const policy = await currentPolicy(ctx.db, realm.id);
     const refused = passwordsRefused(policy);
     // Hashing runs before the transaction (it is the slow part and needs no lock).
     const current = await findPasswordVerifier(ctx.db, realm.id, userId);

@@ -34,6 +34,8 @@ export interface CliSignInOptions {
   organization?: string;
   /** acr_values of the request, e.g. 'mfa' to have a second factor asked for. */
   acrValues?: string;
+  /** DPoP: the proof header of each token request, given the token endpoint's URL (RFC 9449). */
+  dpopProof?: (url: string) => Promise<string>;
 }
 
 // TOTP secrets the kits enrolled, per harness and user, and the last step each one spent: the
@@ -105,14 +107,24 @@ export async function cliSignIn(
   if (!session) throw new Error('the code names no session');
   const sessionId: string = session.id;
   const resource = o.resources[0] ?? '';
-  const exchanged = await oauthPost(h, realm, 'token', {
-    grant_type: 'authorization_code',
-    client_id: CLI_CLIENT_ID,
-    code,
-    redirect_uri: CLI_REDIRECT,
-    code_verifier: tx.verifier,
-    resource,
-  });
+  const tokenUrl = `${h.ctx.config.server.publicOrigin}/realms/${realm.name}/oauth/token`;
+  const dpop = async (): Promise<Record<string, string>> =>
+    o.dpopProof ? { dpop: await o.dpopProof(tokenUrl) } : {};
+  const exchanged = await oauthPost(
+    h,
+    realm,
+    'token',
+    {
+      grant_type: 'authorization_code',
+      client_id: CLI_CLIENT_ID,
+      code,
+      redirect_uri: CLI_REDIRECT,
+      code_verifier: tx.verifier,
+      resource,
+    },
+    undefined,
+    await dpop(),
+  );
   if (exchanged.status !== 200) throw new Error(`code exchange: ${JSON.stringify(exchanged.body)}`);
   let access: string = exchanged.body.access_token;
   let refreshToken: string = exchanged.body.refresh_token;
@@ -127,12 +139,14 @@ export async function cliSignIn(
     },
     sessionId,
     async refresh() {
-      const r = await oauthPost(h, realm, 'token', {
-        grant_type: 'refresh_token',
-        client_id: CLI_CLIENT_ID,
-        refresh_token: refreshToken,
-        resource,
-      });
+      const r = await oauthPost(
+        h,
+        realm,
+        'token',
+        { grant_type: 'refresh_token', client_id: CLI_CLIENT_ID, refresh_token: refreshToken, resource },
+        undefined,
+        await dpop(),
+      );
       if (r.status !== 200) throw new Error(`refresh: ${r.status} ${JSON.stringify(r.body)}`);
       access = r.body.access_token;
       refreshToken = r.body.refresh_token;

@@ -50,12 +50,14 @@ export async function startHeadless(
   clientId: string,
   redirectUri: string,
   extra: Record<string, unknown> = {},
+  /** Request headers of the start, e.g. a user-agent. */
+  startHeaders: Record<string, string> = {},
 ): Promise<HeadlessTx> {
   const verifier = newVerifier();
   const start = await json(
     await h.get(`/api/v1/realms/${realm}/auth/transactions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...startHeaders },
       body: JSON.stringify(startBody(clientId, redirectUri, verifier, extra)),
     }),
   );

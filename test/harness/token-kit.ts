@@ -27,6 +27,7 @@ export async function oauthPost(
   endpoint: string,
   params: Record<string, string | string[]>,
   auth?: { clientId: string; secret: string },
+  headers: Record<string, string> = {},
 ): Promise<JsonResponse> {
   const form = new URLSearchParams();
   for (const [k, v] of Object.entries(params))
@@ -37,6 +38,7 @@ export async function oauthPost(
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
         ...(auth ? { authorization: basic(auth.clientId, auth.secret) } : {}),
+        ...headers,
       },
       body: form.toString(),
     }),

@@ -1,5 +1,7 @@
 // The worker's periodic tasks: name, interval, function (docs/architecture.md, where does this rule
 // live: which worker tasks run).
+
+import { deleteExpiredProofs } from '../../access/dpop.ts';
 import {
   archiveAudit,
   type IntegrityReport,
@@ -91,7 +93,15 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   },
   { name: 'outbox.cleanup', intervalMs: 3_600_000, run: cleanupOutbox },
   { name: 'signin.cleanup', intervalMs: 600_000, run: cleanupSignin },
-  { name: 'tokens.cleanup', intervalMs: 600_000, run: cleanupTokens },
+  // DPoP proof records (access/dpop.ts) go with the other expired token records.
+  {
+    name: 'tokens.cleanup',
+    intervalMs: 600_000,
+    run: async (deps, now) => ({
+      ...(await cleanupTokens(deps, now)),
+      dpop_proofs: await deleteExpiredProofs(deps.db, now, 1000),
+    }),
+  },
   { name: 'session_events.prune', intervalMs: 600_000, run: pruneSessionEventsTask },
   { name: 'organizations.memberships', intervalMs: 60_000, run: sweepMemberships },
   // Every worker runs jobs; each job is claimed under its own lease (jobs/job-runner.ts).

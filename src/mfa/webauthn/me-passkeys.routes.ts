@@ -14,10 +14,11 @@ import type { Tx } from '../../platform/db/db.ts';
 import { decodeBody, object, optional, string, unknownJson } from '../../platform/http/decode.ts';
 import { Problem, problem } from '../../platform/http/problem.ts';
 import { newId } from '../../platform/ids.ts';
-import type { RealmRow } from '../../realms/index.ts';
+import type { RealmPolicy, RealmRow } from '../../realms/index.ts';
 import { brandNameOf, currentPolicy, policyValue } from '../../realms/index.ts';
 import { findPasswordVerifier, lockUser, primaryEmail } from '../../users/index.ts';
-import { requireMfaForCredentialChange } from '../factor-rules.ts';
+import { noticeFactorChanged, requestLocale } from '../factor-notice.ts';
+import { allowedEnrolled, requireMfaForCredentialChange } from '../factor-rules.ts';
 import { enrolledFactors } from '../factors.repo.ts';
 import { mustUseMfa, restoreAccount } from '../me-factors.routes.ts';
 import { forgetRememberedDevices } from '../remembered-devices.repo.ts';
@@ -37,7 +38,16 @@ import {
   verifyRegistrationAnswer,
 } from './passkeys.service.ts';
 import { CEREMONY_TTL_MS, type RegistrationExpected, registrationOptions } from './registration.ts';
-import { webauthnPolicy } from './webauthn-policy.ts';
+import { passkeyLoginOn, webauthnFactorAllowed, webauthnPolicy } from './webauthn-policy.ts';
+
+/**
+ * A passkey may be registered while the realm allows it as a second factor (mfa.allowed_factors)
+ * or as a sign-in method (login.passkeys); otherwise 409, as for TOTP and HOTP.
+ */
+function requirePasskeysAllowed(policy: RealmPolicy): void {
+  if (!webauthnFactorAllowed(policy) && !passkeyLoginOn(policy))
+    throw new Problem(409, 'conflict', 'the realm allows passkeys neither as a factor nor for sign-in');
+}
 
 const nameDecoder = string({ minLength: 1, maxLength: 64, pattern: /^[^\p{Cc}]*$/u });
 const completeBody = object({
@@ -73,6 +83,20 @@ async function lastMethod(q: Tx, realm: RealmRow, userId: string, remaining: num
 }
 
 export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): void {
+  /** notifications.factor_changed (factor-notice.ts). */
+  const mailPasskeyChange = async (
+    q: Tx,
+    realm: RealmRow,
+    policy: RealmPolicy,
+    userId: string,
+    change: 'added' | 'removed',
+    acceptLanguage: string | string[] | undefined,
+    now: Date,
+  ) => {
+    const to = await primaryEmail(q, realm.id, userId);
+    const notice = { factor: 'webauthn', change, to, locale: requestLocale(acceptLanguage) } as const;
+    await noticeFactorChanged(q, ctx, realm, policy, notice, now);
+  };
   const enrolling = { audience: 'account', allowedWhileRestricted: true } as const;
   const account = { audience: 'account' } as const;
 
@@ -86,12 +110,13 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
       const userId = userOf(caller);
       decodeBody(object({}), req.body ?? {});
       const options = await ctx.db.tx(async (q) => {
+        const realmPolicy = await currentPolicy(q, realm.id);
+        requirePasskeysAllowed(realmPolicy);
         requireMfaForCredentialChange(
-          await enrolledFactors(q, realm.id, userId),
+          allowedEnrolled(await enrolledFactors(q, realm.id, userId), realmPolicy),
           caller.sessionMfa,
           'add_factor',
         );
-        const realmPolicy = await currentPolicy(q, realm.id);
         const policy = webauthnPolicy(realmPolicy, ctx.config.server.publicOrigin);
         const name = (await primaryEmail(q, realm.id, userId)) ?? userId;
         const r = await registrationOptions(
@@ -157,10 +182,12 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
       const result = await ctx.db.tx(async (q) => {
         if (!(await consumeCeremony(q, realm.id, ceremony.id)))
           throw problem.conflict('the passkey registration was completed already');
-        const enrolled = await enrolledFactors(q, realm.id, userId);
+        const realmPolicy = await currentPolicy(q, realm.id);
+        requirePasskeysAllowed(realmPolicy);
+        const enrolled = allowedEnrolled(await enrolledFactors(q, realm.id, userId), realmPolicy);
         requireMfaForCredentialChange(enrolled, caller.sessionMfa, 'add_factor');
         const name = body.name ?? defaultPasskeyName(call.now);
-        const { id, codes } = await enrollPasskey(q, realm.id, userId, passkey, name, call.now);
+        const { id, codes } = await enrollPasskey(q, realm.id, userId, passkey, name, call.now, realmPolicy);
         const rec = recorder(q, call);
         await rec.audit('mfa.webauthn.enrolled', {
           category: 'security',
@@ -174,6 +201,15 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
           },
         });
         await restoreAccount(q, rec, realm.id, userId, call.now);
+        await mailPasskeyChange(
+          q,
+          realm,
+          realmPolicy,
+          userId,
+          'added',
+          req.headers['accept-language'],
+          call.now,
+        );
         const row = await lockPasskey(q, realm.id, id);
         return { row, codes };
       });
@@ -233,8 +269,9 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
         const target = all.find((p) => p.id === req.params.id);
         if (!target || !(await lockPasskey(q, realm.id, target.id)))
           throw problem.notFound('no such passkey');
+        const policy = await currentPolicy(q, realm.id);
         requireMfaForCredentialChange(
-          await enrolledFactors(q, realm.id, userId),
+          allowedEnrolled(await enrolledFactors(q, realm.id, userId), policy),
           caller.sessionMfa,
           'remove_factor',
         );
@@ -248,6 +285,8 @@ export function registerMePasskeyRoutes(app: FastifyInstance, ctx: ApiDeps): voi
           target: { type: 'passkey', id: target.id },
           data: { passkey_id: target.id, aaguid: target.aaguid, remembered_devices_forgotten: forgotten },
         });
+        const language = req.headers['accept-language'];
+        await mailPasskeyChange(q, realm, policy, userId, 'removed', language, call.now);
       });
       return reply.code(204).send();
     },

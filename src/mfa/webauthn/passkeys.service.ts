@@ -3,7 +3,8 @@
 import type { Db, Queryable, Tx } from '../../platform/db/db.ts';
 import { type FieldError, Problem } from '../../platform/http/problem.ts';
 import { newId } from '../../platform/ids.ts';
-import { currentPolicy } from '../../realms/index.ts';
+import { currentPolicy, type RealmPolicy } from '../../realms/index.ts';
+import { factorAllowed } from '../factor-rules.ts';
 import { enrolledFactors } from '../factors.repo.ts';
 import { replaceRecoveryCodes } from '../mfa.repo.ts';
 import { generateRecoveryCodes } from '../recovery-codes.ts';
@@ -105,7 +106,7 @@ export async function storePasskey(
 
 /**
  * A checked registration stored for the account, with recovery codes issued when it had none
- * (shown once by the caller), as TOTP and HOTP activation do.
+ * (shown once by the caller) while the realm allows them, as TOTP and HOTP activation do.
  */
 export async function enrollPasskey(
   q: Tx,
@@ -114,9 +115,13 @@ export async function enrollPasskey(
   p: RegisteredPasskey,
   name: string,
   now: Date,
+  policy: RealmPolicy,
 ): Promise<{ id: string; codes: string[] | null }> {
   const id = await storePasskey(q, realmId, userId, p, name, now);
-  const codes = (await enrolledFactors(q, realmId, userId)).recoveryCodes ? null : generateRecoveryCodes();
+  // Not while the realm leaves recovery codes out of mfa.allowed_factors.
+  const issue =
+    factorAllowed(policy, 'recovery_code') && !(await enrolledFactors(q, realmId, userId)).recoveryCodes;
+  const codes = issue ? generateRecoveryCodes() : null;
   if (codes) await replaceRecoveryCodes(q, realmId, userId, codes, now);
   return { id, codes };
 }

@@ -3,6 +3,7 @@
 // follow from the public origin when the realm names none.
 import type { RealmPolicy } from '../../realms/index.ts';
 import { policyValue } from '../../realms/index.ts';
+import { factorAllowed } from '../factor-rules.ts';
 
 export type Attestation = 'none' | 'indirect' | 'direct' | 'enterprise';
 export type UserVerification = 'required' | 'preferred' | 'discouraged';
@@ -75,10 +76,7 @@ export const CRED_PROTECT_LEVEL: Record<CredProtectPolicy, number> = {
 };
 
 /** Passkeys are on as a second factor unless mfa.allowed_factors leaves webauthn out. */
-export function webauthnFactorAllowed(policy: RealmPolicy): boolean {
-  const allowed = policyValue(policy, 'mfa', 'allowed_factors');
-  return !Array.isArray(allowed) || allowed.includes('webauthn');
-}
+export const webauthnFactorAllowed = (policy: RealmPolicy): boolean => factorAllowed(policy, 'webauthn');
 
 /** login.passkeys: passkeys as a primary (passwordless) method. */
 export const passkeyLoginOn = (policy: RealmPolicy): boolean =>

@@ -30,6 +30,7 @@ import { serviceOrganization } from '../org-context.ts';
 import { issueAccessToken } from '../token-issuer.ts';
 import {
   accessTokenResponse,
+  dpopConfirmation,
   type GrantContext,
   type KeyRow,
   type PrincipalRow,
@@ -188,6 +189,7 @@ export async function clientCredentialsGrant(g: GrantContext): Promise<TokenResp
       scopes,
       authentication: null,
       orgId,
+      cnf: dpopConfirmation(g),
     },
     g.now,
   );

@@ -1,4 +1,5 @@
 // What every grant handler of the token endpoint receives, and the response it builds.
+import type { Confirmation } from '../../access/access-token.ts';
 import type { AuthenticatedClient } from '../../clients/client-auth.ts';
 import { singleParam } from '../../clients/client-auth-request.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
@@ -20,12 +21,14 @@ export interface GrantContext {
   correlationId: string;
   /** client_credentials: what was read while the client authenticated. */
   prefetched?: ServicePrefetch | null;
+  /** The key thumbprint of the request's DPoP proof (RFC 9449 section 5); null without one. */
+  dpopJkt?: string | null;
 }
 
 /** RFC 6749 section 5.1 (and RFC 8693 section 2.2.1 for issued_token_type). */
 export interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer' | 'N_A';
+  token_type: 'Bearer' | 'DPoP' | 'N_A';
   expires_in: number;
   scope?: string;
   id_token?: string;
@@ -77,6 +80,10 @@ export function resourceParam(g: GrantContext): string | null {
   return v;
 }
 
+/** The `cnf` of what this request issues: the DPoP key, when the request carried a proof. */
+export const dpopConfirmation = (g: GrantContext): Confirmation | null =>
+  g.dpopJkt ? { jkt: g.dpopJkt } : null;
+
 export const tokenSettings = (app: OAuthDeps): IssuerSettings => ({
   publicOrigin: app.config.server.publicOrigin,
   maxAccessTokenTtlMs: app.config.tokens.maxAccessTokenTtlMs,
@@ -85,12 +92,13 @@ export const tokenSettings = (app: OAuthDeps): IssuerSettings => ({
 
 /** The RFC 6749 section 5.1 members of an access token; `scope` only when there is one. */
 export function accessTokenResponse(
-  access: { token: string; expiresIn: number },
+  access: { token: string; expiresIn: number; claims?: { cnf?: Confirmation } },
   scopes: readonly string[],
 ): TokenResponse {
   const response: TokenResponse = {
     access_token: access.token,
-    token_type: 'Bearer',
+    // RFC 9449 section 5: a key-bound token is of type DPoP.
+    token_type: access.claims?.cnf && 'jkt' in access.claims.cnf ? 'DPoP' : 'Bearer',
     expires_in: access.expiresIn,
   };
   if (scopes.length > 0) response.scope = scopes.join(' ');

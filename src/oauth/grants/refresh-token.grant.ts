@@ -57,6 +57,11 @@ export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse>
       await revokeStolen(g, tx, family, 'reuse');
       return { error: 'refresh token already used' } as const;
     }
+    // RFC 9449 section 5: a family bound to a DPoP key refreshes only with a proof of that key;
+    // refused before anything is spent.
+    if (family.dpop_jkt !== null && family.dpop_jkt !== (g.dpopJkt ?? null)) {
+      return { error: 'the refresh token is bound to another DPoP key' } as const;
+    }
     const nowMs = g.now.getTime();
     if (
       new Date(family.idle_expires_at).getTime() <= nowMs ||

@@ -19,7 +19,12 @@ import { offlineLifetimesOf } from '../../sessions/session-lifetimes.ts';
 import { findProfileClaims } from '../../users/index.ts';
 import { type Authentication, issueAccessToken, issueIdToken } from '../token-issuer.ts';
 import { CLAIM_SCOPES, scopeClaims } from '../tokens/scope-claims.ts';
-import { accessTokenResponse, type GrantContext, type TokenResponse } from './grant-context.ts';
+import {
+  accessTokenResponse,
+  dpopConfirmation,
+  type GrantContext,
+  type TokenResponse,
+} from './grant-context.ts';
 
 export interface UserGrant {
   userId: string;
@@ -116,6 +121,7 @@ export async function userTokens(
       ...(share ? { extraAudiences: [share.audience] } : {}),
       authentication: u.authentication,
       orgId: u.orgId,
+      cnf: dpopConfirmation(g),
     },
     g.now,
   );
@@ -185,6 +191,9 @@ export async function startRefreshFamily(
         lengths.absoluteMs === null
           ? session.absoluteExpiresAt
           : new Date(g.now.getTime() + lengths.absoluteMs),
+      // RFC 9449 section 5: a public client's refresh tokens are bound to its DPoP key; a
+      // confidential client's are bound to its authentication already.
+      dpopJkt: g.caller.method === 'none' ? (g.dpopJkt ?? null) : null,
     },
     g.now,
   );

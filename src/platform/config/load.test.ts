@@ -69,6 +69,7 @@ const DEFAULTS: Config = {
     deviceCodeTtlMs: 10 * MIN,
     maxAccessTokenTtlMs: 60 * MIN,
     clockSkewMs: 60_000,
+    dpopNonceRequired: false,
   },
   security: {
     recentAuthWindowMs: 10 * MIN,

@@ -53,6 +53,7 @@ export interface Config {
     deviceCodeTtlMs: number;
     maxAccessTokenTtlMs: number;
     clockSkewMs: number;
+    dpopNonceRequired: boolean;
   };
   security: {
     recentAuthWindowMs: number;
@@ -235,6 +236,7 @@ export const SETTINGS: readonly Setting[] = [
   dur('tokens.device_code_ttl', '10m', '1m', '1h', 'Device code lifetime'),
   dur('tokens.max_access_token_ttl', '60m', '30s', '24h', 'Cap on access token lifetimes'),
   dur('tokens.clock_skew', '60s', '0', '10m', 'Tolerance for time claims in received tokens'),
+  bool('tokens.dpop_nonce_required', false, 'DPoP proofs must carry a server nonce (DPoP-Nonce) at the token endpoint and at this service\'s resources'),
 
   dur('security.recent_auth_window', '10m', '1m', '24h', 'How recent authentication must be for sensitive actions'),
   dur('security.min_auth_response', '250ms', '0', '5s', 'Password step responses are padded to at least this'),

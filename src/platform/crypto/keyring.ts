@@ -27,7 +27,7 @@ export type KeyPurpose =
   | 'user-import';
 
 /** Purposes of keyed digests (verifiers), each with its own HKDF label apart from the sealing keys. */
-export type MacPurpose = 'client-secret';
+export type MacPurpose = 'client-secret' | 'dpop-nonce';
 
 export class KeyringError extends Error {
   constructor(message: string) {

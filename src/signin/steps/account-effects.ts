@@ -1,7 +1,11 @@
 // Account-state effects of second factors (spec doc 1, "Account states"): a recovery-code sign-in
-// restricts the account; a strong factor restores it. Each change is audited and published.
+// restricts the account; a strong factor restores it. Each change is audited and published. A
+// factor enrolled during a sign-in mails the account when notifications.factor_changed is on.
+import { noticeFactorChanged } from '../../mfa/index.ts';
+import { localeOf } from '../../notifications/index.ts';
 import type { Tx } from '../../platform/db/db.ts';
 import { setUserState } from '../../users/index.ts';
+import type { SigninTx } from '../transaction.ts';
 import { type StepContext, stepActor, stepRecorder } from './step.ts';
 
 async function changeState(
@@ -40,4 +44,20 @@ export async function restoreAfterStrongFactor(
   if (state === 'recovery_restricted') {
     await changeState(q, ctx, userId, 'active', 'FACTOR_ASSURANCE_RESTORED');
   }
+}
+
+/** notifications.factor_changed for a factor enrolled during a sign-in (mfa/factor-notice.ts). */
+export async function mailFactorAdded(
+  q: Tx,
+  t: SigninTx,
+  ctx: StepContext,
+  factor: 'totp' | 'webauthn',
+): Promise<void> {
+  const notice = {
+    factor,
+    change: 'added',
+    to: ctx.facts.user?.email ?? null,
+    locale: localeOf(t.uiLocales),
+  } as const;
+  await noticeFactorChanged(q, ctx.app, ctx.realm, ctx.policy, notice, ctx.now);
 }

@@ -11,6 +11,7 @@ import {
   repepperPassword,
 } from '../../users/index.ts';
 import type { PasswordVerifier } from '../../users/password-hasher.ts';
+import { refuseIdentifierType } from '../registration-policy.ts';
 import { withFactor } from '../transitions.ts';
 import { proofFailed } from './proof-failed.ts';
 import type { Step } from './step.ts';
@@ -56,7 +57,9 @@ export const passwordStep: Step<{ password: string; identifier?: string }, Prepa
         : null;
     return { userId, identifier, valid, rehashed };
   },
-  async run(q, t, _body, ctx, prepared) {
+  async run(q, t, body, ctx, prepared) {
+    // login.identifiers: a typed identifier of a type the realm leaves out is refused.
+    if (body.identifier !== undefined) refuseIdentifierType(ctx.policy, 'identifier', body.identifier);
     const identified = { ...t, identifier: prepared.identifier, userId: prepared.userId };
     if (!prepared.valid || !prepared.userId) return proofFailed(q, identified, ctx, 'pwd');
     if (prepared.rehashed)

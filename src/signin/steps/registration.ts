@@ -19,7 +19,12 @@ import {
 import type { PasswordVerifier } from '../../users/password-hasher.ts';
 import { MIN_PASSWORD_LENGTH } from '../../users/password-rules.ts';
 import { holdRegistration } from '../registration.repo.ts';
-import { allowedDomains, profileAttributes, requireEmailVerification } from '../registration-policy.ts';
+import {
+  allowedDomains,
+  profileAttributes,
+  requireEmailVerification,
+  signInIdentifiers,
+} from '../registration-policy.ts';
 import { withFactor } from '../transitions.ts';
 import { decoyFor, registerTakenAddress } from './registration-decoy.ts';
 import type { Step } from './step.ts';
@@ -59,6 +64,9 @@ export const registrationStep: Step<RegistrationBody, PasswordVerifier | null> =
     const domain = asciiLower(body.email.slice(body.email.lastIndexOf('@') + 1));
     if (mode === 'domain_restricted' && !allowedDomains(ctx.policy).includes(domain))
       errors.push({ field: 'email', code: 'domain_not_allowed' });
+    // login.identifiers: a username only where users sign in with one.
+    if (body.username !== undefined && !signInIdentifiers(ctx.policy).includes('username'))
+      errors.push({ field: 'username', code: 'not_allowed' });
     if (ctx.facts.methods.password && body.password === undefined)
       errors.push({ field: 'password', code: 'required' });
     if (body.password !== undefined && body.password.length < MIN_PASSWORD_LENGTH)

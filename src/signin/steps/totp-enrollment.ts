@@ -1,8 +1,10 @@
 // totp/enroll {} then totp/activate {code} (spec doc 1, endpoint table): a new secret is shown
 // once and held sealed in the transaction until a code from it proves the authenticator works.
-// Activation stores the authenticator, issues recovery codes (shown once), clears the
+// Activation stores the authenticator, issues recovery codes (shown once; while the realm allows
+// them), clears the
 // configure_totp required action and counts as the second factor.
 import { encodeBase32 } from '../../mfa/base32.ts';
+import { factorAllowed } from '../../mfa/factor-rules.ts';
 import { replaceRecoveryCodes, storeTotp } from '../../mfa/index.ts';
 import { verifyTotp } from '../../mfa/otp.ts';
 import { newTotpSecret, totpUri } from '../../mfa/otpauth-uri.ts';
@@ -12,7 +14,7 @@ import { Problem } from '../../platform/http/problem.ts';
 import { brandNameOf } from '../../realms/index.ts';
 import { removeRequiredAction } from '../../users/index.ts';
 import { withFactor } from '../transitions.ts';
-import { restoreAfterStrongFactor } from './account-effects.ts';
+import { mailFactorAdded, restoreAfterStrongFactor } from './account-effects.ts';
 import { proofFailed } from './proof-failed.ts';
 import { type Step, type StepContext, stepActor, stepRecorder } from './step.ts';
 import { codeBody } from './totp.ts';
@@ -63,15 +65,20 @@ export const totpActivateStep: Step<{ code: string }> = {
     const r = verifyTotp(secret, body.code.trim(), ctx.now.getTime());
     if (!r.ok) return proofFailed(q, t, ctx, 'totp');
     await storeTotp(q, keyring, t.realmId, userId, secret, r.step, ctx.now);
-    const codes = generateRecoveryCodes();
-    await replaceRecoveryCodes(q, t.realmId, userId, codes, ctx.now);
+    // Recovery codes come with the authenticator while mfa.allowed_factors lists them.
+    const codes = factorAllowed(ctx.policy, 'recovery_code') ? generateRecoveryCodes() : null;
+    if (codes) await replaceRecoveryCodes(q, t.realmId, userId, codes, ctx.now);
     await removeRequiredAction(q, t.realmId, userId, 'configure_totp', ctx.now);
     await stepRecorder(q, t.realmId, ctx, stepActor(userId)).audit('mfa.totp.enrolled', {
       category: 'security',
       subject: { type: 'user', id: userId },
-      data: { transaction_id: t.id, recovery_codes: codes.length },
+      data: { transaction_id: t.id, recovery_codes: codes?.length ?? 0 },
     });
     await restoreAfterStrongFactor(q, ctx, userId);
-    return { tx: withFactor({ ...t, pendingTotpSealed: null }, 'totp'), oneTime: { recovery_codes: codes } };
+    await mailFactorAdded(q, t, ctx, 'totp');
+    return {
+      tx: withFactor({ ...t, pendingTotpSealed: null }, 'totp'),
+      ...(codes ? { oneTime: { recovery_codes: codes } } : {}),
+    };
   },
 };

@@ -25,7 +25,7 @@ import { newId } from '../../platform/ids.ts';
 import { brandNameOf } from '../../realms/index.ts';
 import { phishingResistantDemanded } from '../next-actions.ts';
 import { withFactor } from '../transitions.ts';
-import { restoreAfterStrongFactor } from './account-effects.ts';
+import { mailFactorAdded, restoreAfterStrongFactor } from './account-effects.ts';
 import { type Step, stepActor, stepRecorder } from './step.ts';
 import { credentialBody } from './webauthn.ts';
 
@@ -114,7 +114,7 @@ export const webauthnRegisterStep: Step<{ credential: unknown; name?: string }, 
     if (!userId || !(await consumeCeremony(q, t.realmId, ceremonyId)))
       throw problem.conflict('the passkey registration was answered already; request new options');
     const name = body.name ?? defaultPasskeyName(ctx.now);
-    const { id, codes } = await enrollPasskey(q, t.realmId, userId, p, name, ctx.now);
+    const { id, codes } = await enrollPasskey(q, t.realmId, userId, p, name, ctx.now, ctx.policy);
     await stepRecorder(q, t.realmId, ctx, stepActor(userId)).audit('mfa.webauthn.enrolled', {
       category: 'security',
       subject: { type: 'user', id: userId },
@@ -127,6 +127,7 @@ export const webauthnRegisterStep: Step<{ credential: unknown; name?: string }, 
       },
     });
     await restoreAfterStrongFactor(q, ctx, userId);
+    await mailFactorAdded(q, t, ctx, 'webauthn');
     return {
       tx: withFactor(t, p.userVerified ? 'hwk' : 'swk'),
       ...(codes ? { oneTime: { recovery_codes: codes } } : {}),

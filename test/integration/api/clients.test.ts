@@ -13,6 +13,7 @@ import { OAuthError } from '../../../src/kernel/oauth-error.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { type ApiCallerKit, apiCaller } from '../../harness/api-kit.ts';
 import { type Harness, type HarnessOptions, startHarness, TEST_ROOT_KEY } from '../../harness/harness.ts';
+import { oauthPost } from '../../harness/token-kit.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked member by member
 type Json = Record<string, any>;
@@ -1039,6 +1040,46 @@ describe('clients api › secrets', () => {
       'client.secret.issued',
       'client.secret.revoked',
     ]);
+  });
+
+  test('case=machine.client_secret_max_lifetime_days caps every new secret; an expired one fails client authentication', async (t) => {
+    const { h, realm, admin } = await setup(t);
+    const put = await send(admin, 'PUT', '/settings', {
+      policy: { machine: { client_secret_max_lifetime_days: 30 } },
+    });
+    assert.equal(put.status, 200, put.text);
+    const DAY = 86_400_000;
+    /** The expiry is the longest allowed: 30 days after the request (the harness clock runs). */
+    const isLongest = (before: number, at: string) => {
+      const expires = new Date(at).getTime();
+      assert.ok(expires >= before + 30 * DAY && expires <= h.clock.now().getTime() + 30 * DAY, at);
+    };
+    let before = h.clock.now().getTime();
+    const created = await send(admin, 'POST', '/clients', {
+      client_id: 'svc',
+      name: 'Service',
+      type: 'service',
+    });
+    assert.equal(created.status, 201, created.text);
+    isLongest(before, created.body.secrets[0].expires_at);
+    before = h.clock.now().getTime();
+    const rotated = await send(admin, 'POST', '/clients/svc/secrets');
+    isLongest(before, rotated.body.expires_at);
+    const shorter = new Date(h.clock.now().getTime() + 5 * DAY).toISOString();
+    assert.equal(
+      (await send(admin, 'POST', '/clients/svc/secrets', { expires_at: shorter })).body.expires_at,
+      shorter,
+    );
+    const longer = new Date(h.clock.now().getTime() + 31 * DAY).toISOString();
+    const refused = await send(admin, 'POST', '/clients/svc/secrets', { expires_at: longer });
+    assert.deepEqual([refused.status, errorsOf(refused.body)], [422, [['expires_at', 'too_large']]]);
+
+    const grant = { grant_type: 'client_credentials' };
+    const creds = { clientId: 'svc', secret: created.body.client_secret as string };
+    assert.notEqual((await oauthPost(h, realm, 'token', grant, creds)).status, 401);
+    h.clock.advance(30 * DAY + 1000);
+    const expired = await oauthPost(h, realm, 'token', grant, creds);
+    assert.deepEqual([expired.status, expired.body.error], [401, 'invalid_client']);
   });
 
   test('case=secret refusals', async (t) => {

@@ -8,7 +8,7 @@ import { describe, type TestContext, test } from 'node:test';
 import { decodeBase32 } from '../../../src/mfa/base32.ts';
 import { hotp } from '../../../src/mfa/otp.ts';
 import { newId } from '../../../src/platform/ids.ts';
-import { meCaller } from '../../harness/api-kit.ts';
+import { apiCaller, meCaller } from '../../harness/api-kit.ts';
 import { startHeadless } from '../../harness/signin-driver.ts';
 import {
   actionTypes,
@@ -443,5 +443,126 @@ describe('self-service › factors', () => {
 
     assert.equal((await me(tok, 'DELETE', '/remembered-devices')).status, 204);
     expect(await me(tok, 'DELETE', `/remembered-devices/${newId('rdv')}`), 404, 'not_found');
+  });
+});
+
+describe('self-service › factors the realm allows (mfa.allowed_factors, mfa.hotp)', () => {
+  /** The realm policy changed through PUT /settings by a realm administrator. */
+  const settingsOf = async (s: Awaited<ReturnType<typeof setup>>) => {
+    const admin = await apiCaller(s.h, s.realm);
+    return async (policy: Record<string, unknown>) => {
+      const res = await admin.call('PUT', '/settings', { policy });
+      assert.equal(res.status, 200, await res.text());
+    };
+  };
+
+  test('case=a factor left out is not enrolled, offered or accepted; listed again it counts/mode=headless', async (t) => {
+    const s = await setup(t);
+    const { h, realm, user, clock, token, me } = s;
+    const put = await settingsOf(s);
+    const plain = await token();
+    const enrolled = await me(plain, 'POST', '/totp/enroll', {});
+    const activated = await me(plain, 'POST', '/totp/activate', {
+      code: totpCode(enrolled.body.secret, clock.now()),
+    });
+    const codes: string[] = activated.body.recovery_codes;
+    assert.equal(codes.length, 10);
+
+    // TOTP left out: the enrolled authenticator is neither asked for nor makes MFA required.
+    await put({ mfa: { allowed_factors: ['webauthn', 'recovery_code'] } });
+    const withoutTotp = await token();
+    expect(await me(withoutTotp, 'POST', '/totp/enroll', {}), 409, 'conflict');
+    const signin = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
+    assert.equal(signin.state.body.status, 'completed', JSON.stringify(signin.state.body));
+    const stored = 'select 1 from totp_credentials where realm_id = $1 and user_id = $2';
+    assert.equal(await count(h, stored, [realm.id, user.id]), 1, 'the authenticator stays stored');
+
+    // TOTP back, recovery codes out: only the authenticator is offered and codes are refused.
+    await put({ mfa: { allowed_factors: ['totp'] } });
+    const { tx, state } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
+    assert.deepEqual(actionTypes(state.body), ['totp']);
+    expect(await tx.step('recovery-code', { code: codes[0] }), 409, 'conflict');
+    nextTotpStep(clock);
+    const strong = await token((types) => {
+      assert.deepEqual(types, ['totp']);
+      return ['totp', totpCode(enrolled.body.secret, clock.now())];
+    });
+    expect(await me(strong, 'POST', '/recovery-codes/regenerate', {}), 409, 'conflict');
+    // A new authenticator comes without recovery codes while they are left out.
+    const again = await me(strong, 'POST', '/totp/enroll', {});
+    assert.equal(again.status, 201, JSON.stringify(again.body));
+    nextTotpStep(clock);
+    const replaced = await me(strong, 'POST', '/totp/activate', {
+      code: totpCode(again.body.secret, clock.now()),
+    });
+    assert.equal(replaced.status, 200, JSON.stringify(replaced.body));
+    assert.equal(replaced.body.recovery_codes, undefined);
+    // Passkeys left out as a factor and as a sign-in method: registration is refused.
+    expect(await me(strong, 'POST', '/webauthn/registration-options', {}), 409, 'conflict');
+
+    // Listed again, the stored recovery codes count once more.
+    await put({ mfa: { allowed_factors: ['totp', 'recovery_code'] } });
+    const back = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
+    assert.deepEqual(actionTypes(back.state.body), ['totp', 'recovery_code']);
+  });
+
+  test('case=a token the realm no longer allows can be removed without its MFA/mode=headless', async (t) => {
+    const s = await setup(t);
+    const { token, me } = s;
+    const put = await settingsOf(s);
+    await put({ mfa: { allowed_factors: ['totp', 'hotp', 'recovery_code'] } });
+    const plain = await token();
+    const enrolled = await me(plain, 'POST', '/hotp/enroll', {});
+    await me(plain, 'POST', '/hotp/activate', { code: hotpCode(enrolled.body.secret, 0) });
+    expect(await me(plain, 'DELETE', '/hotp'), 403, 'step_up_required');
+    await put({ mfa: { allowed_factors: ['totp', 'recovery_code'] } });
+    // The sign-in no longer asks for the token, and the password-only session may remove it.
+    assert.equal((await me(await token(), 'DELETE', '/hotp')).status, 204);
+  });
+
+  test('case=required MFA with TOTP left out offers only what the realm allows/mode=headless', async (t) => {
+    const s = await setup(t);
+    const put = await settingsOf(s);
+    await put({ mfa: { requirement: 'required', allowed_factors: ['webauthn', 'recovery_code'] } });
+    const { state } = await passwordSignIn(s.h, s.realm.name, 'web-app', 'alice@example.com');
+    assert.deepEqual(actionTypes(state.body), ['enroll_webauthn']);
+  });
+
+  test('case=mfa.hotp look_ahead and resync_window bound activation, sign-in and resync/mode=headless', async (t) => {
+    const s = await setup(t);
+    const { h, realm, clock, token, me } = s;
+    const put = await settingsOf(s);
+    await put({
+      mfa: { allowed_factors: ['totp', 'hotp', 'recovery_code'], hotp: { look_ahead: 2, resync_window: 5 } },
+    });
+    const plain = await token();
+    const enrolled = await me(plain, 'POST', '/hotp/enroll', {});
+    const secret: string = enrolled.body.secret;
+    expect(
+      await me(plain, 'POST', '/hotp/activate', { code: hotpCode(secret, 3) }),
+      422,
+      'validation_failed',
+    );
+    const activated = await me(plain, 'POST', '/hotp/activate', { code: hotpCode(secret, 2) });
+    assert.equal(activated.status, 200, JSON.stringify(activated.body));
+    // Next counter 3: a code three ahead (6) is outside look_ahead 2 at sign-in.
+    const { tx } = await passwordSignIn(h, realm.name, 'web-app', 'alice@example.com');
+    assert.equal((await tx.step('hotp', { code: hotpCode(secret, 6) })).body.status, 'pending');
+    // Resync needs another factor's MFA: enroll TOTP from an HOTP session.
+    const viaHotp = await token(() => ['hotp', hotpCode(secret, 5)]);
+    const totp = await me(viaHotp, 'POST', '/totp/enroll', {});
+    await me(viaHotp, 'POST', '/totp/activate', { code: totpCode(totp.body.secret, clock.now()) });
+    nextTotpStep(clock);
+    const viaTotp = await token(() => ['totp', totpCode(totp.body.secret, clock.now())]);
+    /** Resync with the codes at counters `from` and `from + 1`. */
+    const resyncFrom = (from: number) =>
+      me(viaTotp, 'POST', '/hotp/resync', {
+        code: hotpCode(secret, from),
+        next_code: hotpCode(secret, from + 1),
+      });
+    // Stored counter 6: resync_window 5 reaches counter 11, not 12.
+    expect(await resyncFrom(12), 422, 'validation_failed');
+    const resynced = await resyncFrom(11);
+    assert.deepEqual([resynced.status, resynced.body.counter], [200, 13], JSON.stringify(resynced.body));
   });
 });

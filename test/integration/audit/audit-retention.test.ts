@@ -149,6 +149,39 @@ describe('audit › retention', () => {
     const pruned = await rows(h, 'select sum(pruned_count)::int as n from audit_batches');
     assert.ok(Number(pruned[0]?.n) >= 6);
   });
+
+  test('case=audit.retention_days set through PUT /settings counts at least 30 days and never shortens', async (t) => {
+    const { h, realm, admin, worker, retainAt, alive } = await setup(t, {
+      overrides: { 'privacy.audit_retention_by_category': 'data_access=30d' },
+    });
+    const other = await h.createRealm();
+    const otherAdmin = await apiCaller(h, other);
+    for (const [caller, days] of [
+      [admin, 10],
+      [otherAdmin, 60],
+    ] as const) {
+      const put = await caller.call('PUT', '/settings', { policy: { audit: { retention_days: days } } });
+      assert.equal(put.status, 200, await put.text());
+    }
+    const ids = {
+      // 10 days counts as 30, which does not shorten the 400-day default of other categories.
+      identity: await evidence(h, { realmId: realm.id, category: 'identity' }),
+      // ...and extends nothing past the 30 days of data_access.
+      shortAccess: await evidence(h, { realmId: realm.id, category: 'data_access' }),
+      // 60 days extends data_access beyond its 30.
+      longAccess: await evidence(h, { realmId: other.id, category: 'data_access' }),
+    };
+    await worker.scheduler.runOnce(task('audit.seal'));
+    await retainAt(31);
+    let left = await alive(Object.values(ids));
+    assert.deepEqual(
+      [left.has(ids.identity), left.has(ids.shortAccess), left.has(ids.longAccess)],
+      [true, false, true],
+    );
+    await retainAt(61);
+    left = await alive(Object.values(ids));
+    assert.deepEqual([left.has(ids.identity), left.has(ids.longAccess)], [true, false]);
+  });
 });
 
 describe('audit › archive', () => {

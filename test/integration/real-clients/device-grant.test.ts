@@ -7,6 +7,7 @@ import { type TestContext, test } from 'node:test';
 import { decodeJwt, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import * as oidc from 'openid-client';
+import { dpopKey } from '../../harness/dpop-kit.ts';
 import { json } from '../../harness/signin-driver.ts';
 import { PASSWORD, type RpSetup, rpSetup } from './rp-kit.ts';
 
@@ -328,4 +329,66 @@ test('without a login UI the device authorization endpoint answers temporarily_u
   assert.equal(res.status, 503);
   assert.equal(res.body.error, 'temporarily_unavailable');
   assert.equal(await count(s, 'select count(*) as n from device_authorizations where realm_id = $1'), 0);
+});
+
+test('DPoP: a poll with a bad proof spends nothing; with the handle the token and the refresh family are bound to the key', async (t) => {
+  const s = await deviceSetup(t);
+  const codes = await requestCodes(s);
+  const signedIn = await signIn(s, codes.user_code);
+  assert.equal(signedIn.last.body.status, 'completed', JSON.stringify(signedIn.last.body));
+  const tokenUrl = `${s.issuer}/oauth/token`;
+  const poll = (proof: string) =>
+    s.h
+      .get(`/realms/${s.realm.name}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: proof },
+        body: new URLSearchParams({
+          grant_type: DEVICE_GRANT,
+          device_code: codes.device_code,
+          client_id: 'tv-app',
+        }),
+      })
+      .then(json);
+  const stranger = await dpopKey('ES256');
+  const bad = await poll(await stranger.proof({ url: `${tokenUrl}/x` }));
+  assert.deepEqual([bad.status, bad.body.error], [400, 'invalid_dpop_proof']);
+  assert.deepEqual(await issued(s), NOTHING);
+
+  const keyPair = await oauth.generateKeyPair('ES256');
+  const client: oauth.Client = { client_id: 'tv-app' };
+  const dpop = oauth.DPoP(client, keyPair);
+  const tokens = await oauth.processDeviceCodeResponse(
+    s.as,
+    client,
+    await oauth.deviceCodeGrantRequest(s.as, client, oauth.None(), codes.device_code, {
+      ...insecure,
+      DPoP: dpop,
+    }),
+  );
+  assert.equal(tokens.token_type, 'dpop');
+  assert.deepEqual(decodeJwt(tokens.access_token).cnf, { jkt: await dpop.calculateThumbprint() });
+  // The public client's refresh token answers only to its key.
+  const refresh = (proof: string) =>
+    s.h
+      .get(`/realms/${s.realm.name}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: proof },
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: tokens.refresh_token ?? '',
+          client_id: 'tv-app',
+        }),
+      })
+      .then(json);
+  const stolen = await refresh(await stranger.proof({ url: tokenUrl }));
+  assert.deepEqual([stolen.status, stolen.body.error], [400, 'invalid_grant']);
+  const next = await oauth.processRefreshTokenResponse(
+    s.as,
+    client,
+    await oauth.refreshTokenGrantRequest(s.as, client, oauth.None(), tokens.refresh_token ?? '', {
+      ...insecure,
+      DPoP: dpop,
+    }),
+  );
+  assert.equal(next.token_type, 'dpop');
 });

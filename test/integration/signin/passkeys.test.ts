@@ -2,6 +2,7 @@
 // phishing-resistant profile), driven by the software authenticator (test/harness).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { apiCaller } from '../../harness/api-kit.ts';
 import {
   answerWithPasskey,
   enrollInTransaction,
@@ -74,6 +75,23 @@ describe('sign-in › passkeys', () => {
     const done = await tx.step('webauthn/verify', { credential });
     assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
     assert.deepEqual(done.body.completed_factors, ['hwk']);
+  });
+
+  test('case=login.passkeys decides whether a passkey alone is offered to sign in/mode=headless', async (t) => {
+    const { h, realm, authenticator } = await passkeySetup(t);
+    await enrollInTransaction(h, realm, authenticator);
+    const off = await startSignIn(h, realm);
+    assert.deepEqual(actionTypes(off.start.body.state), ['identify', 'password']);
+    assert.equal(
+      (await off.step('webauthn/options', {})).status,
+      409,
+      'not offered before an account is named',
+    );
+    const admin = await apiCaller(h, realm);
+    const put = await admin.call('PUT', '/settings', { policy: { login: { passkeys: true } } });
+    assert.equal(put.status, 200, await put.text());
+    const on = await startSignIn(h, realm);
+    assert.deepEqual(actionTypes(on.start.body.state), ['identify', 'password', 'webauthn']);
   });
 
   test('case=a user handle naming another account fails the proof, identified or discoverable/mode=headless', async (t) => {
