@@ -21,7 +21,14 @@ import {
 } from '../../harness/mtls-kit.ts';
 import { startHeadless } from '../../harness/signin-driver.ts';
 import { codeOf, PASSWORD } from '../../harness/signin-kit.ts';
-import { seedGrant } from '../../harness/token-kit.ts';
+import {
+  basic,
+  oauthPost,
+  registerIntrospector,
+  seedGrant,
+  seedResource,
+  seedServiceClient,
+} from '../../harness/token-kit.ts';
 
 const http = { [oauth.allowInsecureRequests]: true } as const;
 
@@ -217,4 +224,36 @@ test('a public client presenting a certificate gets bound tokens that /me and Us
   const plain = await s.h.get(userinfo, { headers: bearer });
   assert.equal(plain.status, 401);
   assert.match(plain.headers.get('www-authenticate') ?? '', /invalid_token/);
+});
+
+test('a secret client presenting a certificate gets a bound token that introspection shows with its cnf', async (t) => {
+  const s = await setup(t);
+  const api = 'https://orders.example.com';
+  const resource = await seedResource(s.h, s.realm, { audience: api, scopes: ['orders:read'] });
+  const svc = await seedServiceClient(s.h, s.realm, 'billing');
+  await seedGrant(s.h, s.realm, svc.client, resource, {
+    scopes: ['orders:read'],
+    subjectTypes: ['service_principal'],
+  });
+  const rs = await seedServiceClient(s.h, s.realm, 'orders-api');
+  await registerIntrospector(s.h, s.realm, resource, rs.client);
+
+  const r = await mtlsFetch(
+    t,
+    s.server,
+    s.client,
+  )(`${issuerOf(s.mtlsUrl, s.realm.name)}/oauth/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: basic(svc.creds.clientId, svc.creds.secret),
+    },
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource: api }).toString(),
+  });
+  assert.equal(r.status, 200);
+  const body = (await r.json()) as { access_token: string; token_type: string };
+  assert.equal(body.token_type, 'Bearer');
+  const introspected = await oauthPost(s.h, s.realm, 'introspect', { token: body.access_token }, rs.creds);
+  assert.equal(introspected.body.active, true);
+  assert.deepEqual(introspected.body.cnf, { 'x5t#S256': thumbprint(s.client) });
 });
