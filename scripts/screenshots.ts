@@ -122,6 +122,10 @@ try {
   await page.setViewportSize({ width: 820, height: 640 });
   await accountShown(page);
   await shoot(page, 'account');
+  // The same page in German, chosen from its language list.
+  await page.getByLabel('Language').selectOption('de');
+  await page.getByRole('heading', { name: 'Ihr Konto', level: 1 }).waitFor();
+  await shoot(page, 'account-de');
 
   h.clock.advance(30_000);
   const again = await open(560, 560);

@@ -107,7 +107,8 @@ export const EVENT_CATALOG: { readonly [T in EventType]: CatalogEntry<T> } = {
     orgId: 'never',
     data: ['user_id', 'state'],
     standardOnly: [],
-    emittedBy: 'POST /users/{user}/suspend; POST /registrations/{user}/deny',
+    emittedBy:
+      'POST /users/{user}/suspend; POST /registrations/{user}/deny; worker task lifecycle.users (scheduled deactivation, dormant accounts under `dormant_action: suspend`)',
   },
   'user.locked': {
     orgId: 'never',
@@ -132,7 +133,7 @@ export const EVENT_CATALOG: { readonly [T in EventType]: CatalogEntry<T> } = {
     data: ['user_id'],
     standardOnly: [],
     emittedBy:
-      'DELETE /users/{user}; worker tasks users.deletion (self-service deletion after its grace) and users.lifecycle (expired unverified registrations and guests)',
+      'DELETE /users/{user}; worker tasks users.deletion (self-service deletion after its grace) and lifecycle.users (expired unverified registrations and guests)',
   },
   'user.merged': {
     orgId: 'never',

@@ -148,3 +148,29 @@ export async function enrolledFactors(
     recoveryCodes: row?.codes ?? false,
   };
 }
+
+/**
+ * Takes every second factor from the account (an assisted recovery with reset_mfa, document 1
+ * "Recovery and account administration"): TOTP, HOTP, passkeys, pending enrollments and remembered
+ * devices go; unused recovery codes are spent rather than deleted, so the revocation log records
+ * each one (migrations/0033_revocation_log.sql) and a restore does not bring them back.
+ */
+export async function resetSecondFactors(
+  q: Tx,
+  realmId: string,
+  userId: string,
+  now: Date,
+): Promise<{ totp: number; hotp: number; passkeys: number; recoveryCodes: number }> {
+  const del = async (table: string) =>
+    (await q.query(`delete from ${table} where realm_id = $1 and user_id = $2`, [realmId, userId])).rowCount;
+  const totp = await del('totp_credentials');
+  const hotp = await del('hotp_credentials');
+  const passkeys = await del('webauthn_credentials');
+  await del('factor_enrollments');
+  await del('remembered_devices');
+  const codes = await q.query(
+    'update recovery_codes set used_at = $3 where realm_id = $1 and user_id = $2 and used_at is null',
+    [realmId, userId, now],
+  );
+  return { totp, hotp, passkeys, recoveryCodes: codes.rowCount };
+}

@@ -17,6 +17,7 @@ export {
   lockEnrollment,
   lockHotp,
   recordResyncAttempt,
+  resetSecondFactors,
   storeHotp,
 } from './factors.repo.ts';
 export {

@@ -10,6 +10,8 @@ export type TemplateName =
   | 'invitation'
   | 'join_request_decision'
   | 'sms_code'
+  | 'recovery_scheduled'
+  | 'recovery_setup'
   | 'new_sign_in'
   | 'factor_changed';
 
@@ -22,6 +24,9 @@ export interface TemplateVars {
   minutes?: number;
   organization?: string;
   decision?: 'approved' | 'denied';
+  /** A point in time, already written for the reader (UTC). */
+  when?: string;
+  hours?: number;
   /** new_sign_in: the browser or app as its user agent names it, and when (UTC). */
   device?: string;
   time?: string;
@@ -97,6 +102,21 @@ const en: Record<TemplateName, Render> = {
     subject: '',
     lines: [`${v.code} is your ${v.realm} code. It expires in ${v.minutes} minutes.`],
   }),
+  recovery_scheduled: (v) => ({
+    subject: `Recovery of your ${v.realm} account was requested`,
+    lines: [
+      `A support operator asked to recover your ${v.realm} account. Unless it is cancelled, your sessions end and a link to set a new password comes to this address from ${v.when}.`,
+      `If you did not ask for this, sign in and cancel it under your account's security settings (pending assisted recoveries), or contact your administrator.`,
+    ],
+  }),
+  recovery_setup: (v) => ({
+    subject: `Set up your ${v.realm} account again`,
+    lines: [
+      `Your ${v.realm} account was recovered. Open this link to choose a new password:`,
+      `${v.link}`,
+      `The link works once and expires in ${v.hours} hours. At your next sign-in you set up an authenticator app.`,
+    ],
+  }),
   new_sign_in: (v) => ({
     subject: `New sign-in to your ${v.realm} account`,
     lines: [
@@ -166,6 +186,21 @@ const de: Record<TemplateName, Render> = {
   sms_code: (v) => ({
     subject: '',
     lines: [`${v.code} ist Ihr ${v.realm}-Code. Er läuft in ${v.minutes} Minuten ab.`],
+  }),
+  recovery_scheduled: (v) => ({
+    subject: `Wiederherstellung Ihres Kontos bei ${v.realm} angefordert`,
+    lines: [
+      `Ein Support-Mitarbeiter hat die Wiederherstellung Ihres Kontos bei ${v.realm} angefordert. Wird sie nicht abgebrochen, enden Ihre Sitzungen ab ${v.when}, und an diese Adresse geht ein Link, mit dem Sie ein neues Passwort festlegen.`,
+      `Falls Sie das nicht veranlasst haben, melden Sie sich an und brechen Sie die Wiederherstellung in den Sicherheitseinstellungen Ihres Kontos ab (ausstehende Wiederherstellungen), oder wenden Sie sich an Ihre Administration.`,
+    ],
+  }),
+  recovery_setup: (v) => ({
+    subject: `Richten Sie Ihr Konto bei ${v.realm} neu ein`,
+    lines: [
+      `Ihr Konto bei ${v.realm} wurde wiederhergestellt. Öffnen Sie diesen Link, um ein neues Passwort festzulegen:`,
+      `${v.link}`,
+      `Der Link gilt einmal und läuft in ${v.hours} Stunden ab. Bei der nächsten Anmeldung richten Sie eine Authenticator-App ein.`,
+    ],
   }),
   new_sign_in: (v) => ({
     subject: `Neue Anmeldung bei Ihrem Konto bei ${v.realm}`,

@@ -6,6 +6,7 @@ export type IdPrefix =
   | 'rlm'
   | 'iae'
   | 'usr'
+  | 'arc'
   | 'idf'
   | 'rol'
   | 'ras'
@@ -51,7 +52,8 @@ export type IdPrefix =
   | 'dva'
   | 'iat'
   | 'ssf'
-  | 'wlf';
+  | 'wlf'
+  | 'arv';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -4,6 +4,7 @@
 
 export type { AdminChange } from './admin-call.ts';
 export { deleteAssignmentsOfSubject, heldRoleIds } from './assignments.repo.ts';
+export { unassignRole } from './assignments.service.ts';
 export { assignRealmRole, findRoleByName, insertBuiltinRoles } from './builtin-roles.repo.ts';
 export type { Delegator } from './delegator.ts';
 export { createPermission } from './permissions.service.ts';
@@ -26,5 +27,5 @@ export {
   type RoleRow,
   registeredPermissions,
 } from './roles.repo.ts';
-export { createRole, replaceRoleDefinition } from './roles.service.ts';
+export { createRole, getRole, replaceRoleDefinition } from './roles.service.ts';
 export { type Standing, standingOf } from './standing-permissions.ts';

@@ -40,6 +40,7 @@ export const REALM_PERMISSIONS = [
   'realm.service_principals.write',
   'realm.relationships.read',
   'realm.relationships.write',
+  'realm.access_reviews.manage',
 ] as const;
 
 /**

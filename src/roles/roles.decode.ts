@@ -4,15 +4,13 @@
 import {
   array,
   boolean,
+  dateTime,
   decodeBody,
   enumOf,
   integer,
-  map,
   nullable,
   object,
   optional,
-  refine,
-  string,
 } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { idText, invalid, plainText } from './admin-call.ts';
@@ -25,17 +23,6 @@ export const SENSITIVITIES = ['low', 'normal', 'high', 'privileged'] as const;
 
 /** Printable ASCII without spaces, as scope names are. */
 const permissionName = idText;
-
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
-export const timestamp = () =>
-  map(
-    refine(
-      string({ maxLength: 64 }),
-      (v) => (RFC3339.test(v) && !Number.isNaN(Date.parse(v)) ? null : 'an RFC 3339 date-time'),
-      'pattern',
-    ),
-    (v) => new Date(v),
-  );
 
 // ---- permissions -------------------------------------------------------------------------------
 
@@ -91,8 +78,8 @@ const assignmentFields = {
   subject_type: enumOf(SUBJECT_TYPES),
   subject_id: idText(),
   conditions: optional(nullable(conditionsShape)),
-  valid_from: optional(timestamp()),
-  expires_at: optional(timestamp()),
+  valid_from: optional(dateTime()),
+  expires_at: optional(dateTime()),
   reason: optional(plainText(500, 1)),
 };
 const assignmentShape = object({

@@ -110,6 +110,18 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     why: 'the source id goes, its digest stays, so importing the same record again answers skipped_deleted',
     sql: `update user_external_ids set source_id = null, erased_at = $3 where realm_id = $1 and user_id = $2`,
   },
+  {
+    table: 'assisted_recoveries',
+    columns: ['user_id', 'requested_by_id', 'approved_by_id', 'cancelled_by_id'],
+    disposition: 'anonymised',
+    why: 'kept without cleanup (doc 2, Data lifecycle 4); an open request of the account ends cancelled (doc 1, state table: account deletion), and its reason, evidence reference and setup link go; rows naming the account as operator keep the id as evidence',
+    sql: `update assisted_recoveries
+             set status = case when status in ('scheduled', 'approved') then 'cancelled' else status end,
+                 cancel_reason = case when status in ('scheduled', 'approved') then 'account_unavailable' else cancel_reason end,
+                 cancelled_at = case when status in ('scheduled', 'approved') then $3 else cancelled_at end,
+                 reason = null, evidence_reference = null, setup_token_digest = null, updated_at = $3
+           where realm_id = $1 and user_id = $2`,
+  },
   ownerCleared('projects', 'project'),
   ownerCleared('service_principals', 'principal'),
   ownerCleared('webhook_subscriptions', 'subscription'),
@@ -120,7 +132,8 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     disposition: 'anonymised',
     why: 'a tombstone: state deleted, the id kept so tokens, audit records and events still resolve, the profile gone',
     sql: `update users set state = 'deleted', display_name = null, required_actions = '{}', attributes = '{}',
-                 admin_metadata = '{}', deletion_due_at = null, updated_at = $3, profile_updated_at = $3
+                 admin_metadata = '{}', deletion_due_at = null, deactivate_at = null,
+                 deactivation_reason = null, dormant_flagged_at = null, updated_at = $3, profile_updated_at = $3
            where realm_id = $1 and id = $2`,
   },
 
@@ -130,6 +143,18 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     columns: ['user_id'],
     disposition: 'kept',
     why: 'it is what keeps every token issued before the erasure inactive (doc 2, Revocation exposure)',
+  },
+  {
+    table: 'access_reviews',
+    columns: ['created_by_id', 'scope_id'],
+    disposition: 'kept',
+    why: 'who started an access review (an id, as the audit trail keeps it); a scope is a role or an organization, never an account',
+  },
+  {
+    table: 'access_review_items',
+    columns: ['user_id', 'decided_by'],
+    disposition: 'kept',
+    why: 'the evidence of an access review: ids and decisions only, the audit trail of who kept what',
   },
   {
     table: 'oauth_grants',

@@ -1,11 +1,15 @@
 // The one answer to "may an account in this state ..." (document 1, Account states), used by
 // sign-in, the live-access checks behind tokens, and the decision API. The administrator moves
 // between states are in users.admin.ts; the sign-in moves (recovery code, restored assurance) in
-// signin/steps/account-effects.ts.
+// signin/steps/account-effects.ts; the lifecycle rules (users/lifecycle.rules.ts) suspend active
+// accounts that are dormant or past a scheduled deactivation, and erase expired unverified
+// registrations and guests.
 //
 //   active <--recovery code / strong factor--> recovery_restricted
 //   active | pending_verification | recovery_restricted | pending_deletion --suspend, lock--> suspended | locked
 //   suspended | locked | recovery_restricted | pending_deletion --reactivate--> active
+//   active --dormant rule (suspend), scheduled deactivation--> suspended
+//   pending_verification | active guest --lifecycle expiry--> deleted
 //   any --delete--> deleted (not found afterwards)
 
 export const ACCOUNT_STATES = [

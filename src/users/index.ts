@@ -48,6 +48,7 @@ export {
 export { ADMIN_REQUIRED_ACTIONS, type AdminRequiredAction } from './users.decode.ts';
 export type { UserRow } from './users.repo.ts';
 export {
+  addRequiredAction,
   cancelDeletion,
   countUsers,
   findPasswordVerifier,
@@ -61,6 +62,7 @@ export {
   markIdentifierVerified,
   mergeUserAttributes,
   primaryEmail,
+  primaryEmailContact,
   removeRequiredAction,
   repepperPassword,
   requestDeletion,

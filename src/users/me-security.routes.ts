@@ -96,10 +96,13 @@ export function registerMeSecurityRoutes(app: FastifyInstance, ctx: ApiDeps): vo
             'the last identifier of the account cannot be removed',
           );
         await q.query('delete from user_identifiers where realm_id = $1 and id = $2', [realm.id, target.id]);
+        // The next primary of the type is a verified one where there is one, as an administrator's
+        // choice must be (POST /users/{user}/identifiers/{id}/primary).
         if (target.is_primary) {
           await q.query(
             `update user_identifiers set is_primary = true where realm_id = $1 and id = (
-             select id from user_identifiers where realm_id = $1 and user_id = $2 and type = $3 order by created_at limit 1)`,
+             select id from user_identifiers where realm_id = $1 and user_id = $2 and type = $3
+              order by verified desc, created_at limit 1)`,
             [realm.id, userId, target.type],
           );
         }

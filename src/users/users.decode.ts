@@ -4,6 +4,7 @@
 import {
   array,
   boolean,
+  dateTime,
   decodeBody,
   enumOf,
   nullable,
@@ -97,6 +98,58 @@ export const decodeReason = (body: unknown) => decodeBody(reasonShape, body).rea
 /** An optional {reason}; an empty request body counts as {}. */
 export const decodeOptionalReason = (body: unknown) =>
   decodeBody(optionalReasonShape, body ?? {}).reason ?? null;
+
+// ---- identifier administration and scheduled deactivation -----------------------------------
+
+const IDENTIFIER_TYPES = ['email', 'username', 'phone'] as const;
+const adminReason = () => string({ minLength: 1, maxLength: 500 });
+
+const addIdentifierShape = object({
+  type: enumOf(IDENTIFIER_TYPES),
+  value: string({ minLength: 1, maxBytes: 254 }),
+  reason: adminReason(),
+});
+
+/** POST /users/{user}/identifiers: the value must be a valid identifier of its type (422 on value). */
+export function decodeAddIdentifier(body: unknown) {
+  const input = decodeBody(addIdentifierShape, body);
+  if (!isValidIdentifier(input.type, input.value)) {
+    throw problem.validation([{ field: 'value', code: 'invalid', detail: `not a valid ${input.type}` }]);
+  }
+  return input;
+}
+
+const IDENTIFIER_ID = /^idf_[0-9a-z]{26}$/;
+const verificationOverrideShape = object({
+  identifier_id: refine(
+    string({ maxLength: 64 }),
+    (v) => (IDENTIFIER_ID.test(v) ? null : 'an identifier id (idf_...)'),
+    'pattern',
+  ),
+  reason: adminReason(),
+});
+
+export const decodeVerificationOverride = (body: unknown) => decodeBody(verificationOverrideShape, body);
+
+/** Identifier ids that cannot exist are not found. */
+export function identifierIdParam(raw: string): string {
+  if (!IDENTIFIER_ID.test(raw)) throw problem.notFound('no such identifier');
+  return raw;
+}
+
+const scheduledDeactivationShape = object({
+  at: dateTime(),
+  reason: adminReason(),
+});
+
+/** PUT /users/{user}/scheduled-deactivation: `at` must lie in the future (422 on at). */
+export function decodeScheduledDeactivation(body: unknown, now: Date) {
+  const input = decodeBody(scheduledDeactivationShape, body);
+  if (input.at.getTime() <= now.getTime()) {
+    throw problem.validation([{ field: 'at', code: 'in_past', detail: 'at must be in the future' }]);
+  }
+  return input;
+}
 
 // ---- path parameters ------------------------------------------------------------------------
 

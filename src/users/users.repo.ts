@@ -15,6 +15,9 @@ export interface UserRow {
   /** When the profile (display name, identifiers) last changed: UserInfo's updated_at. */
   profile_updated_at: Date;
   last_login_at: Date | null;
+  /** A deactivation an administrator scheduled (lifecycle rule scheduled_deactivation). */
+  deactivate_at?: Date | null;
+  deactivation_reason?: string | null;
 }
 
 export interface IdentifierRow {
@@ -304,4 +307,82 @@ export async function primaryEmail(q: Queryable, realmId: string, userId: string
     [realmId, userId],
   );
   return r.rows[0]?.value ?? null;
+}
+
+/**
+ * The account's primary email address, whether it is verified, and the language its profile names
+ * (attribute locale): where and in which language mail about the account goes. Null without an
+ * email address.
+ */
+export const primaryEmailContact = (q: Queryable, realmId: string, userId: string) =>
+  maybeOne<{ email: string; verified: boolean; locale: string | null }>(
+    q,
+    `select i.value as email, i.verified, u.attributes->>'locale' as locale
+       from user_identifiers i join users u on u.realm_id = i.realm_id and u.id = i.user_id
+      where i.realm_id = $1 and i.user_id = $2 and i.type = 'email'
+      order by i.is_primary desc, i.created_at limit 1`,
+    [realmId, userId],
+  );
+
+// ---- identifier administration and lifecycle (identifiers.admin.ts, lifecycle.*.ts) -----------
+
+/** The account holding an identifier value in the realm, if any. */
+export const findIdentifierHolder = (q: Queryable, realmId: string, type: IdentifierType, value: string) =>
+  maybeOne<{ user_id: string; verified: boolean }>(
+    q,
+    'select user_id, verified from user_identifiers where realm_id = $1 and type = $2 and value_key = $3',
+    [realmId, type, identifierKey(type, value)],
+  );
+
+export async function markIdentifierVerifiedById(tx: Tx, realmId: string, id: string, now: Date) {
+  await tx.query(
+    'update user_identifiers set verified = true, verified_at = $3 where realm_id = $1 and id = $2',
+    [realmId, id, now],
+  );
+}
+
+/** Makes the identifier the account's only primary one of its type. */
+export async function setPrimaryIdentifier(
+  tx: Tx,
+  realmId: string,
+  userId: string,
+  type: IdentifierType,
+  id: string,
+) {
+  await tx.query(
+    'update user_identifiers set is_primary = (id = $4) where realm_id = $1 and user_id = $2 and type = $3',
+    [realmId, userId, type, id],
+  );
+}
+
+/** The profile (identifiers included) changed: the time UserInfo reports as updated_at moves. */
+export async function touchProfile(tx: Tx, realmId: string, userId: string, now: Date) {
+  await tx.query(
+    'update users set profile_updated_at = $3, updated_at = $3 where realm_id = $1 and id = $2',
+    [realmId, userId, now],
+  );
+}
+
+/** Sets (or, with null, clears) the account's scheduled deactivation. */
+export async function setScheduledDeactivation(
+  tx: Tx,
+  realmId: string,
+  userId: string,
+  schedule: { at: Date; reason: string } | null,
+  now: Date,
+) {
+  await tx.query(
+    `update users set deactivate_at = $3, deactivation_reason = $4, updated_at = $5
+      where realm_id = $1 and id = $2`,
+    [realmId, userId, schedule?.at ?? null, schedule?.reason ?? null, now],
+  );
+}
+
+/** The dormant rule reported the account's current dormancy. */
+export async function flagDormant(tx: Tx, realmId: string, userId: string, now: Date) {
+  await tx.query('update users set dormant_flagged_at = $3 where realm_id = $1 and id = $2', [
+    realmId,
+    userId,
+    now,
+  ]);
 }

@@ -35,20 +35,26 @@ export function presentUser({ user, identifiers }: UserView) {
     id: user.id,
     state: user.state,
     display_name: user.display_name,
-    identifiers: identifiers.map((i) => ({
-      id: i.id,
-      type: i.type,
-      value: i.value,
-      verified: i.verified,
-      primary: i.is_primary,
-    })),
+    identifiers: identifiers.map(presentIdentifier),
     required_actions: user.required_actions,
     created_via: user.created_via,
     created_at: iso(user.created_at),
     updated_at: iso(user.updated_at),
     last_login_at: iso(user.last_login_at),
+    scheduled_deactivation: user.deactivate_at
+      ? { at: iso(user.deactivate_at), reason: user.deactivation_reason ?? null }
+      : null,
   };
 }
+
+/** One identifier as the user representation lists it. */
+export const presentIdentifier = (i: UserView['identifiers'][number]) => ({
+  id: i.id,
+  type: i.type,
+  value: i.value,
+  verified: i.verified,
+  primary: i.is_primary,
+});
 
 export function registerUserRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const read = { audience: 'admin', permissions: ['realm.users.read'] } as const;

@@ -116,3 +116,22 @@ export async function accountShown(page: Page): Promise<{ who: string; sessions:
     sessions: await page.locator('ul.sessions li').count(),
   };
 }
+
+/**
+ * Chromium's virtual authenticator (CDP WebAuthn domain) on a page: a platform passkey provider
+ * that answers every ceremony by itself, user-verified unless `uv` is false.
+ */
+export async function withVirtualAuthenticator(page: Page, uv = true) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: uv,
+      automaticPresenceSimulation: true,
+    },
+  });
+}

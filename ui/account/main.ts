@@ -1,14 +1,29 @@
-// The account page (docs/login-ui.md): signs in through the realm's authorization endpoint, then
-// shows who is signed in (UserInfo) and their sessions, with ending one and signing out everywhere.
+// The account page (docs/login-ui.md, "Account page"): signs in through the realm's authorization
+// endpoint, then shows who is signed in and lets them manage their sign-in methods, remembered
+// devices, sessions, linked accounts, personal data export, language and account, and sign out.
 import { applyColour, type Brand, brandHeader, loadBrand, supportLink } from '../lib/branding.js';
-import { checkbox, h } from '../lib/dom.js';
-import { describeCode, type MessageKey, pickLocale, setLocale, t } from '../lib/i18n.js';
-import { finishSignIn, OAuthFailure, signIn, type Tokens } from './oauth.js';
+import { checkbox, h, newId } from '../lib/dom.js';
+import { describeCode, type MessageKey, pickLocale, SUPPORTED, setLocale, t } from '../lib/i18n.js';
+import { en } from '../lib/messages.en.js';
+import { type Api, ApiFailure, accountApi } from './api.js';
+import { dataExportSection } from './data.js';
+import { type Passkey, rememberedDevicesSection, signInMethods, type View } from './methods.js';
+import { finishSignIn, OAuthFailure, signIn, signOut, type Tokens } from './oauth.js';
+import { deviceName, factorWords } from './words.js';
 
 const app = document.getElementById('app') as HTMLElement;
 const params = new URLSearchParams(location.search);
-/** The page's language; after a sign-in, the one the sign-in was asked in. */
-let locale = pickLocale(params.get('ui_locales'), ...navigator.languages);
+/** The language the user chose on this page, kept in this browser (docs/decisions.md). */
+const LOCALE_KEY = 'proudauth.account.locale';
+const storedLocale = () => {
+  try {
+    return localStorage.getItem(LOCALE_KEY);
+  } catch {
+    return null;
+  }
+};
+/** The page's language: the one asked for, else the one chosen here before, else the browser's. */
+let locale = pickLocale(params.get('ui_locales'), storedLocale(), ...navigator.languages);
 
 interface Session {
   id: string;
@@ -25,12 +40,6 @@ interface LinkedIdentity {
   provider_display_name: string;
   upstream_email: string | null;
   created_at: string;
-}
-
-class ApiFailure extends Error {
-  constructor(readonly code: string) {
-    super(code);
-  }
 }
 
 /** The realm's brand (docs/login-ui.md, "Branding"): its name and logo above, support below. */
@@ -54,25 +63,9 @@ function signInAgain(realm: string, label: MessageKey, message?: HTMLElement): v
   const b = h('button', { type: 'button', class: 'primary' }, t(label));
   b.addEventListener('click', () => void signIn(realm, locale));
   const create = h('button', { type: 'button', class: 'link' }, t('acct.register'));
-  create.addEventListener('click', () => void signIn(realm, locale, 'create'));
+  create.addEventListener('click', () => void signIn(realm, locale, { prompt: 'create' }));
   show(...(message ? [message] : []), b, create);
   b.focus();
-}
-
-async function api(realm: string, token: string, method: string, path: string): Promise<unknown> {
-  const res = await fetch(`/api/v1/realms/${encodeURIComponent(realm)}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      accept: 'application/json',
-      ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(method === 'POST' ? { body: '{}' } : {}),
-  });
-  if (res.status === 204) return null;
-  const body = (await res.json().catch(() => ({}))) as { code?: string };
-  if (!res.ok) throw new ApiFailure(body.code ?? `http_${res.status}`);
-  return body;
 }
 
 async function userinfo(realm: string, tokens: Tokens): Promise<Record<string, unknown>> {
@@ -91,20 +84,124 @@ function row(label: string, value: unknown): HTMLElement | null {
     : null;
 }
 
-async function render(realm: string, tokens: Tokens, message?: HTMLElement): Promise<void> {
+/** The signed-in page: what it shows, read again after every change. */
+interface Signed {
+  realm: string;
+  tokens: Tokens;
+  api: Api;
+}
+
+/**
+ * A refusal in words. One that a fresh sign-in lifts (too old a sign-in, no second factor proved)
+ * comes with a button that signs in again through the authorization endpoint: `prompt=login` and
+ * `max_age=0`, so the realm asks for the password and the second factor again.
+ */
+function failure(s: Signed | null, e: unknown): HTMLElement {
+  const code = e instanceof ApiFailure || e instanceof OAuthFailure ? e.code : 'network';
+  // The login UI's words for a code speak of a sign-in; here some mean the account instead.
+  const own = `acct.code.${code}`;
+  const words = own in en ? t(own as MessageKey) : describeCode(code);
+  const box = h('div', { class: 'alert', role: 'alert', tabindex: '-1' }, h('p', {}, words));
+  if (s && e instanceof ApiFailure && e.needsReauth) {
+    const again = h('button', { type: 'button', class: 'primary' }, t('acct.reauth'));
+    again.addEventListener('click', () => void signIn(s.realm, locale, { prompt: 'login', max_age: '0' }));
+    box.append(again);
+  }
+  return box;
+}
+
+const notice = (text: string) => h('p', { class: 'notice', role: 'status', tabindex: '-1' }, text);
+
+function viewOf(s: Signed): View {
+  return {
+    api: s.api,
+    locale,
+    refresh: (text) => render(s, text ? notice(text) : undefined),
+    fail: (e) => render(s, failure(s, e)),
+  };
+}
+
+/** English and Deutsch, each named in its own language; the choice is kept in this browser. */
+function languagePicker(s: Signed): HTMLElement {
+  const id = newId('language');
+  const select = h(
+    'select',
+    { id, name: 'language' },
+    ...SUPPORTED.map((l) => h('option', { value: l, selected: l === locale }, t(`lang.${l}` as MessageKey))),
+  );
+  select.addEventListener('change', () => {
+    locale = pickLocale(select.value);
+    setLocale(locale);
+    try {
+      localStorage.setItem(LOCALE_KEY, locale);
+    } catch {
+      // Storage refused (private mode): the choice holds for this page only.
+    }
+    const kept = new URLSearchParams({ realm: s.realm, ui_locales: locale });
+    history.replaceState(null, '', `${location.pathname}?${kept.toString()}`);
+    void render(s).then(() => document.getElementById(id)?.focus());
+  });
+  // The new list keeps the same id, so focus returns to it after the page is drawn again.
+  return h('div', { class: 'field language' }, h('label', { for: id }, t('acct.language')), select);
+}
+
+function sessionList(s: Signed, sessions: Session[]): HTMLElement {
+  if (sessions.length === 0) return h('p', {}, t('acct.no_sessions'));
+  return h(
+    'ul',
+    { class: 'sessions' },
+    ...sessions.map((x) => {
+      const device = deviceName(x.user_agent);
+      const end = h(
+        'button',
+        { type: 'button', class: 'secondary', 'aria-label': t('acct.end_named', { device }) },
+        t('acct.end'),
+      );
+      end.addEventListener('click', () => void endSession(s, x));
+      return h(
+        'li',
+        {},
+        h(
+          'div',
+          {},
+          h('strong', { class: 'device' }, device),
+          x.current ? h('span', { class: 'badge' }, t('acct.session_current')) : null,
+          h('br'),
+          h(
+            'span',
+            { class: 'small' },
+            `${t('acct.session_started', { time: when(x.created_at) })}, ${t('acct.session_seen', { time: when(x.last_seen_at) })}`,
+          ),
+          h('br'),
+          h(
+            'span',
+            { class: 'small methods-used' },
+            t('acct.session_methods', { methods: factorWords(x.amr) }),
+          ),
+        ),
+        end,
+      );
+    }),
+  );
+}
+
+async function render(s: Signed, message?: HTMLElement): Promise<void> {
   let profile: Record<string, unknown>;
   let sessions: Session[];
   let linked: LinkedIdentity[];
+  let passkeys: Passkey[];
   try {
-    profile = await userinfo(realm, tokens);
-    sessions = ((await api(realm, tokens.account, 'GET', '/me/sessions')) as { items: Session[] }).items;
-    linked = (
-      (await api(realm, tokens.account, 'GET', '/me/linked-identities')) as { items: LinkedIdentity[] }
-    ).items;
+    [profile, sessions, linked, passkeys] = await Promise.all([
+      userinfo(s.realm, s.tokens),
+      s.api.call('GET', '/me/sessions').then((r) => (r as { items: Session[] }).items),
+      s.api.call('GET', '/me/linked-identities').then((r) => (r as { items: LinkedIdentity[] }).items),
+      s.api.call('GET', '/me/webauthn/credentials').then((r) => (r as { items: Passkey[] }).items),
+    ]);
   } catch (e) {
-    signInAgain(realm, 'acct.sign_in_again', failure(e));
+    signInAgain(s.realm, 'acct.sign_in_again', failure(null, e));
     return;
   }
+  const view = viewOf(s);
   const who = h(
     'dl',
     { class: 'who-am-i' },
@@ -115,68 +212,72 @@ async function render(realm: string, tokens: Tokens, message?: HTMLElement): Pro
       row(t('acct.subject'), profile.sub),
     ].filter((x): x is HTMLElement => x !== null),
   );
-  const list = h(
-    'ul',
-    { class: 'sessions' },
-    ...sessions.map((s) => {
-      const end = h('button', { type: 'button', class: 'secondary' }, t('acct.end'));
-      end.addEventListener('click', () => void endSession(realm, tokens, s));
-      return h(
-        'li',
-        {},
-        h(
-          'div',
-          {},
-          s.current ? h('strong', {}, `${t('acct.session_current')} · `) : null,
-          `${t('acct.session_started', { time: when(s.created_at) })}, ${t('acct.session_seen', { time: when(s.last_seen_at) })}`,
-          h('br'),
-          h('span', { class: 'small' }, t('acct.session_methods', { methods: s.amr.join(', ') })),
-          s.user_agent ? h('span', { class: 'small ua' }, s.user_agent) : null,
-        ),
-        end,
-      );
-    }),
-  );
+  const out = h('button', { type: 'button', class: 'primary' }, t('acct.sign_out'));
+  out.addEventListener('click', () => void signOutHere(s));
   const endAll = h('button', { type: 'button', class: 'danger' }, t('acct.end_all'));
-  endAll.addEventListener('click', () => void signOutEverywhere(realm, tokens));
-  const remove = deleteAccountControl(realm, tokens);
+  endAll.addEventListener('click', () => void signOutEverywhere(s));
   show(
     ...(message ? [message] : []),
-    h('section', { 'aria-labelledby': 'who' }, h('h2', { id: 'who' }, t('acct.who')), who),
+    h(
+      'section',
+      { 'aria-labelledby': 'who' },
+      h('h2', { id: 'who' }, t('acct.who')),
+      who,
+      h('div', { class: 'actions' }, out),
+      languagePicker(s),
+    ),
+    signInMethods(view, passkeys),
+    rememberedDevicesSection(view),
     h(
       'section',
       { 'aria-labelledby': 'sessions' },
       h('h2', { id: 'sessions' }, t('acct.sessions')),
-      sessions.length > 0 ? list : h('p', {}, t('acct.no_sessions')),
+      sessionList(s, sessions),
       endAll,
     ),
     h(
       'section',
       { 'aria-labelledby': 'linked' },
       h('h2', { id: 'linked' }, t('acct.linked')),
-      linkedList(realm, tokens, linked),
+      linkedList(s, linked),
     ),
-    h('section', { 'aria-labelledby': 'delete' }, h('h2', { id: 'delete' }, t('acct.delete_title')), remove),
+    dataExportSection(view),
+    h(
+      'section',
+      { 'aria-labelledby': 'delete' },
+      h('h2', { id: 'delete' }, t('acct.delete_title')),
+      deleteAccountControl(s),
+    ),
   );
+  // A message is what the user waits to hear about: it takes the focus (and the screen reader).
+  message?.focus();
 }
 
 /** The accounts of upstream providers that sign in to this one, each with Remove. */
-function linkedList(realm: string, tokens: Tokens, linked: LinkedIdentity[]): HTMLElement {
+function linkedList(s: Signed, linked: LinkedIdentity[]): HTMLElement {
   if (linked.length === 0) return h('p', {}, t('acct.no_linked'));
   return h(
     'ul',
     { class: 'linked' },
     ...linked.map((l) => {
-      const unlink = h('button', { type: 'button', class: 'secondary' }, t('acct.unlink'));
+      const unlink = h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          'aria-label': t('acct.unlink_named', { provider: l.provider_display_name }),
+        },
+        t('acct.unlink'),
+      );
       unlink.addEventListener('click', () => {
         void (async () => {
           try {
-            await api(realm, tokens.account, 'DELETE', `/me/linked-identities/${encodeURIComponent(l.id)}`);
+            await s.api.call('DELETE', `/me/linked-identities/${encodeURIComponent(l.id)}`);
           } catch (e) {
-            await render(realm, tokens, failure(e));
+            await render(s, failure(s, e));
             return;
           }
-          await render(realm, tokens);
+          await render(s, notice(t('acct.unlinked', { provider: l.provider_display_name })));
         })();
       });
       return h(
@@ -197,7 +298,7 @@ function linkedList(realm: string, tokens: Tokens, linked: LinkedIdentity[]): HT
 }
 
 /** Self-service deletion (POST /me/deletion): asked once more, then the page signs out. */
-function deleteAccountControl(realm: string, tokens: Tokens): HTMLElement {
+function deleteAccountControl(s: Signed): HTMLElement {
   const confirm = checkbox(t('acct.delete_confirm'), 'confirm-delete');
   const button = h('button', { type: 'button', class: 'danger' }, t('acct.delete'));
   button.addEventListener('click', () => {
@@ -206,43 +307,52 @@ function deleteAccountControl(realm: string, tokens: Tokens): HTMLElement {
       return;
     }
     void (async () => {
+      let due: string | undefined;
       try {
-        await api(realm, tokens.account, 'POST', '/me/deletion');
+        const r = (await s.api.call('POST', '/me/deletion')) as { deletion_due_at?: string } | null;
+        due = r?.deletion_due_at;
       } catch (e) {
-        await render(realm, tokens, failure(e));
+        await render(s, failure(s, e));
         return;
       }
-      signInAgain(realm, 'acct.sign_in', h('p', { class: 'notice', role: 'status' }, t('acct.deleted')));
+      const text = due ? t('acct.deleted_on', { time: when(due) }) : t('acct.deleted');
+      signInAgain(s.realm, 'acct.sign_in', notice(text));
     })();
   });
   return h('div', {}, h('p', {}, t('acct.delete_help')), confirm.wrap, button);
 }
 
-function failure(e: unknown): HTMLElement {
-  const code = e instanceof ApiFailure || e instanceof OAuthFailure ? e.code : 'network';
-  return h('p', { class: 'alert', role: 'alert' }, describeCode(code));
-}
-
-async function endSession(realm: string, tokens: Tokens, s: Session): Promise<void> {
+async function endSession(s: Signed, x: Session): Promise<void> {
   try {
-    await api(realm, tokens.account, 'DELETE', `/me/sessions/${encodeURIComponent(s.id)}`);
+    await s.api.call('DELETE', `/me/sessions/${encodeURIComponent(x.id)}`);
   } catch (e) {
-    await render(realm, tokens, failure(e));
+    await render(s, failure(s, e));
     return;
   }
   // Ending this browser's own session ends the tokens of this page too.
-  if (s.current) signInAgain(realm, 'acct.sign_in');
-  else await render(realm, tokens);
+  if (x.current) signInAgain(s.realm, 'acct.sign_in');
+  else await render(s, notice(t('acct.ended', { device: deviceName(x.user_agent) })));
 }
 
-async function signOutEverywhere(realm: string, tokens: Tokens): Promise<void> {
+async function signOutEverywhere(s: Signed): Promise<void> {
   try {
-    await api(realm, tokens.account, 'POST', '/me/sessions/revoke-all');
+    await s.api.call('POST', '/me/sessions/revoke-all');
   } catch (e) {
-    await render(realm, tokens, failure(e));
+    await render(s, failure(s, e));
     return;
   }
-  signInAgain(realm, 'acct.sign_in', h('p', { class: 'notice', role: 'status' }, t('acct.ended_all')));
+  signInAgain(s.realm, 'acct.sign_in', notice(t('acct.ended_all')));
+}
+
+/** Sign out of this browser only: the realm's logout endpoint with the ID token as hint. */
+async function signOutHere(s: Signed): Promise<void> {
+  try {
+    await signOut(s.realm, s.tokens.idToken);
+  } catch (e) {
+    await render(s, failure(s, e));
+    return;
+  }
+  signInAgain(s.realm, 'acct.sign_in', notice(t('acct.signed_out')));
 }
 
 async function start(): Promise<void> {
@@ -256,7 +366,7 @@ async function start(): Promise<void> {
       const kept = new URLSearchParams({ realm, ui_locales: locale });
       history.replaceState(null, '', `${location.pathname}?${kept.toString()}`);
       await useBrand(realm);
-      await render(realm, tokens);
+      await render({ realm, tokens, api: accountApi(realm, () => tokens.account) });
     } catch (e) {
       const realm = params.get('realm') ?? 'main';
       if (!brand) await useBrand(realm);
@@ -270,7 +380,8 @@ async function start(): Promise<void> {
     return;
   }
   // ?register: the realm's registration (prompt=create) instead of the sign-in.
-  await signIn(params.get('realm') ?? 'main', locale, params.has('register') ? 'create' : undefined);
+  const realm = params.get('realm') ?? 'main';
+  await signIn(realm, locale, params.has('register') ? { prompt: 'create' } : {});
 }
 
 void start();

@@ -14,6 +14,8 @@ export interface Tokens {
   userinfo: string;
   /** For the account API (/me). */
   account: string;
+  /** The ID token as issued: the hint of the sign-out (RP-Initiated Logout 1.0). */
+  idToken: string;
   idClaims: Record<string, unknown>;
 }
 
@@ -75,8 +77,15 @@ const issuer = (realm: string) => `${location.origin}/realms/${encodeURIComponen
 const accountAudience = (realm: string) => `${location.origin}/api/v1/realms/${encodeURIComponent(realm)}/me`;
 const userinfoAudience = (realm: string) => `${issuer(realm)}/oauth/userinfo`;
 
-/** Sends the browser to the authorization endpoint; `prompt: create` asks for a registration. */
-export async function signIn(realm: string, uiLocales: string, prompt?: string): Promise<void> {
+/**
+ * Sends the browser to the authorization endpoint. `extra` adds request parameters: `prompt:
+ * create` asks for a registration, `prompt: login` with `max_age: 0` a fresh sign-in.
+ */
+export async function signIn(
+  realm: string,
+  uiLocales: string,
+  extra: Record<string, string> = {},
+): Promise<void> {
   const now = Date.now();
   dropStalePending(now);
   const pending: Pending = {
@@ -101,7 +110,7 @@ export async function signIn(realm: string, uiLocales: string, prompt?: string):
     code_challenge: b64url(new Uint8Array(digest)),
     code_challenge_method: 'S256',
     ui_locales: uiLocales,
-    ...(prompt ? { prompt } : {}),
+    ...extra,
   }).toString();
   location.assign(url.toString());
 }
@@ -144,7 +153,8 @@ export async function finishSignIn(
     code_verifier: pending.verifier,
     resource: userinfoAudience(realm),
   });
-  const idClaims = claimsOf(String(first.id_token ?? ''));
+  const idToken = String(first.id_token ?? '');
+  const idClaims = claimsOf(idToken);
   if (idClaims.nonce !== pending.nonce || idClaims.iss !== issuer(realm) || idClaims.aud !== CLIENT_ID)
     throw new OAuthFailure('invalid_id_token');
   const second = await tokenRequest(realm, {
@@ -155,6 +165,27 @@ export async function finishSignIn(
   return {
     realm,
     locale: pending.locale,
-    tokens: { userinfo: String(first.access_token), account: String(second.access_token), idClaims },
+    tokens: {
+      userinfo: String(first.access_token),
+      account: String(second.access_token),
+      idToken,
+      idClaims,
+    },
   };
+}
+
+/**
+ * Signs out (RP-Initiated Logout 1.0, POST form): ends this browser's session at the realm, the
+ * one its cookie names and the one the ID token names. No post-logout redirect: the page stays.
+ */
+export async function signOut(realm: string, idToken: string): Promise<void> {
+  const res = await fetch(`${issuer(realm)}/oauth/logout`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: new URLSearchParams({ id_token_hint: idToken, client_id: CLIENT_ID }),
+  });
+  if (!res.ok) {
+    const body = (await res.json().catch(() => ({}))) as { error?: string; code?: string };
+    throw new OAuthFailure(body.code ?? body.error ?? `http_${res.status}`);
+  }
 }

@@ -323,6 +323,42 @@ function deviceEntry(realm: string, message: HTMLElement | null = null): void {
   show(t('device.title'), h('p', { class: 'subtitle' }, t('device.help')), message, form);
 }
 
+/**
+ * The page a recovery's setup link opens (?realm=R&recovery_setup=TOKEN, docs/recovery.md): the
+ * person chooses a new password, which spends the token; the token leaves the address bar at once.
+ */
+function recoverySetup(realm: string, token: string, message: HTMLElement | null = null): void {
+  const password = field(t('recovery_setup.password'), {
+    name: 'password',
+    type: 'password',
+    autocomplete: 'new-password',
+    required: true,
+    minlength: '8',
+  });
+  const form = stepForm(t('recovery_setup.submit'), [password.wrap], async () => {
+    try {
+      const res = await fetch(`${apiBase()}/api/v1/realms/${encodeURIComponent(realm)}/recovery-setup`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token, password: password.input.value }),
+      });
+      if (res.status === 204) {
+        show(t('recovery_setup.done_title'), h('p', {}, t('recovery_setup.done')));
+        return;
+      }
+      if (res.status === 404) {
+        show(t('recovery_setup.title'), alert(t('recovery_setup.invalid')));
+        return;
+      }
+      const why = res.status === 422 ? t('recovery_setup.rejected') : describeCode('network');
+      recoverySetup(realm, token, alert(why));
+    } catch {
+      recoverySetup(realm, token, alert(describeCode('network')));
+    }
+  });
+  show(t('recovery_setup.title'), h('p', { class: 'subtitle' }, t('recovery_setup.help')), message, form);
+}
+
 /** Reads the realm's brand once and shows it on every screen from then on. */
 async function useBrand(realm: string): Promise<void> {
   brand = await loadBrand(apiBase(), realm);
@@ -337,6 +373,13 @@ async function start(): Promise<void> {
   if (realm) await useBrand(realm);
   if (realm && !id && params.get('mode') === 'device') {
     deviceEntry(realm);
+    return;
+  }
+  const setupToken = params.get('recovery_setup');
+  if (realm && !id && setupToken) {
+    params.delete('recovery_setup');
+    history.replaceState(null, '', `${location.pathname}?${params.toString()}`);
+    recoverySetup(realm, setupToken);
     return;
   }
   if (!id || !realm) {

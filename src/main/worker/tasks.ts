@@ -40,10 +40,12 @@ import {
 import { cleanupAuditRetention } from '../../ops/audit-retention.task.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
 import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
+import { runAssistedRecoveriesDue } from '../../recovery/assisted-recovery-due.task.ts';
+import { closeDueReviews } from '../../reviews/access-reviews.close.ts';
 import { pruneSessionEventsTask } from '../../sessions/session-events-prune.task.ts';
 import { cleanupTokens } from '../../sessions/token-cleanup.task.ts';
 import { cleanupSignin } from '../../signin/signin-cleanup.task.ts';
-import { expireAccounts } from '../../users/lifecycle-expiry.task.ts';
+import { runLifecycleRules } from '../../users/lifecycle.task.ts';
 import { eraseDueAccounts } from '../../users/self-deletion.ts';
 import {
   cleanupDeliveries,
@@ -107,11 +109,16 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   // Every worker runs jobs; each job is claimed under its own lease (jobs/job-runner.ts).
   { name: 'jobs.run', intervalMs: 1_000, lease: false, run: runJobsTask(JOB_TYPES, WORKER_ID) },
   { name: 'jobs.purge', intervalMs: 600_000, run: purgeJobResults },
+  // document 2, Limits: access reviews closed 20 at a time every 30 seconds (docs/access-reviews.md).
+  { name: 'access_reviews.close', intervalMs: 30_000, run: closeDueReviews },
   // Every worker sends; each message is claimed under its own lease (notifications/).
   { name: 'notifications.send', intervalMs: 1_000, lease: false, run: sendNotificationsTask(WORKER_ID) },
   { name: 'notifications.cleanup', intervalMs: 3_600_000, run: cleanupNotifications },
   { name: 'users.deletion', intervalMs: 300_000, run: eraseDueAccounts },
-  { name: 'users.lifecycle', intervalMs: 600_000, run: expireAccounts },
+  // The four lifecycle rules (docs/api-users.md, Lifecycle rules), under the task's lease.
+  { name: 'lifecycle.users', intervalMs: 600_000, run: runLifecycleRules },
+  // Assisted recoveries that came due: executed, cancelled by a re-check, or expired (docs/recovery.md).
+  { name: 'recovery.assisted_due', intervalMs: 60_000, run: runAssistedRecoveriesDue },
   // Every worker delivers; each delivery attempt is claimed under its own lease.
   { name: 'webhooks.deliver', intervalMs: 1_000, lease: false, run: deliverWebhooksTask(WORKER_ID) },
   { name: 'webhooks.cleanup', intervalMs: 3_600_000, run: cleanupDeliveries },

@@ -363,6 +363,19 @@ export function string(opts: StringOptions = {}): Decoder<string> {
   });
 }
 
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** An RFC 3339 date-time with its offset, as a Date. */
+export const dateTime = (): Decoder<Date> =>
+  map(
+    refine(
+      string({ maxLength: 64 }),
+      (v) => (RFC3339.test(v) && !Number.isNaN(Date.parse(v)) ? null : 'an RFC 3339 date-time'),
+      'pattern',
+    ),
+    (v) => new Date(v),
+  );
+
 export interface RangeOptions {
   min?: number;
   max?: number;

@@ -11,6 +11,7 @@ export type ProblemCode =
   | 'not_found'
   | 'method_not_allowed'
   | 'conflict'
+  | 'contact_unverified'
   | 'last_sign_in_method'
   | 'last_owner'
   | 'invitation_resend_limit'

@@ -12,6 +12,7 @@ import {
   enterPassword,
   shopClient,
   startUiHarness,
+  withVirtualAuthenticator,
 } from '../../harness/login-ui-kit.ts';
 import { authorizeQuery } from '../../harness/signin-kit.ts';
 
@@ -30,21 +31,6 @@ async function passkeyRealm(t: TestContext, webauthn: Record<string, unknown> = 
   const authorizeUrl = () =>
     `${origin}/realms/${realm.name}/oauth/authorize?${authorizeQuery('shop', callback, { prompt: 'login' }).params}`;
   return { h, realm, authorizeUrl };
-}
-
-async function withVirtualAuthenticator(page: Page, uv = true) {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('WebAuthn.enable');
-  await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: uv,
-      automaticPresenceSimulation: true,
-    },
-  });
 }
 
 /** Password first; then the enrollment offered by required MFA, answered with a passkey. */

@@ -22,6 +22,7 @@ const PREFIX = '/api/v1/realms/:realm';
 /** Id prefixes of the service (kernel newId), tried in turn for a path parameter. */
 const ID_PREFIXES = [
   'usr',
+  'arc',
   'org',
   'rol',
   'grp',

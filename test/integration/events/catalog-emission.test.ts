@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import { inChange } from '../../../src/audit/index.ts';
 import { EVENT_CATALOG, type EventType, isEventType } from '../../../src/events/catalog.ts';
 import { systemCall } from '../../../src/kernel/call.ts';
+import { TASKS } from '../../../src/main/worker/tasks.ts';
 import { startWorker } from '../../../src/main/worker/worker.ts';
 import { findRoleByName } from '../../../src/roles/builtin-roles.repo.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
@@ -149,6 +150,29 @@ describe('events › catalog emission', () => {
     });
     assert.match(String(runCorrelation), /^run_[0-9a-z]{26}$/);
     expected.push([String(runCorrelation), 'user.created']);
+
+    // The lifecycle rules (task lifecycle.users): a scheduled deactivation suspends under the run's
+    // correlation id; scheduling it emits nothing of its own (document 2, Catalog).
+    const leaving: Body = await call(
+      'POST',
+      '/users',
+      { email: 'leaving@example.com', email_verified: true },
+      201,
+      ['user.created'],
+    );
+    const at = new Date(h.clock.now().getTime() + 1000).toISOString();
+    await call('PUT', `/users/${leaving.id}/scheduled-deactivation`, { at, reason: 'contract ends' }, 200);
+    h.clock.advance(2000);
+    const lifecycle = TASKS.find((x) => x.name === 'lifecycle.users');
+    assert.ok(lifecycle);
+    assert.equal((await worker.scheduler.runOnce(lifecycle))?.suspended, 1);
+    const [suspension] = await rows(
+      h,
+      `select correlation_id from outbox where realm_id = $1 and event_type = 'user.suspended'
+          and data->>'user_id' = $2`,
+      [realm.id, leaving.id],
+    );
+    assert.match(String(suspension?.correlation_id), /^run_[0-9a-z]{26}$/);
 
     const outbox = await rows(h, 'select * from outbox where realm_id = $1 order by id', [realm.id]);
     for (const e of outbox) {

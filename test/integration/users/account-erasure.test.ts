@@ -7,7 +7,7 @@ import { describe, type TestContext, test } from 'node:test';
 import { decodeBase32 } from '../../../src/mfa/base32.ts';
 import { hotp } from '../../../src/mfa/otp.ts';
 import { USER_OWNED_TABLES } from '../../../src/users/account-erasure.ts';
-import { expireAccounts } from '../../../src/users/lifecycle-expiry.task.ts';
+import { runLifecycleRules } from '../../../src/users/lifecycle.task.ts';
 import { eraseDueAccounts } from '../../../src/users/self-deletion.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import type { Harness } from '../../harness/harness.ts';
@@ -236,7 +236,7 @@ describe('users › account erasure', () => {
       s.user.id,
     ]);
     const later = new Date(s.h.clock.now().getTime() + 6 * DAY);
-    assert.deepEqual(await expireAccounts({ db: s.h.ctx.db }, later), { erased: 1 });
+    assert.equal((await runLifecycleRules({ db: s.h.ctx.db }, later)).erased, 1);
     await assertErased(s.h, s.realm.id, s.user.id);
   });
 });

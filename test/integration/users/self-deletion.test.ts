@@ -71,7 +71,7 @@ describe('users › self-service deletion', () => {
 
 describe('users › lifecycle expiry', () => {
   test('case=unverified registrations after 72 h and idle guests after guest_ttl_days are erased', async (t) => {
-    const { expireAccounts } = await import('../../../src/users/lifecycle-expiry.task.ts');
+    const { runLifecycleRules } = await import('../../../src/users/lifecycle.task.ts');
     const s = await signinSetup(t);
     await s.h.setPolicy(s.realm, { lifecycle: { unverified_account_ttl_hours: 72, guest_ttl_days: 5 } });
     const pending = await s.h.createUser(s.realm, { email: 'late@example.com' });
@@ -85,12 +85,12 @@ describe('users › lifecycle expiry', () => {
       guest.id,
     ]);
     const at = (ms: number) => new Date(s.h.clock.now().getTime() + ms);
-    await expireAccounts({ db: s.h.ctx.db }, at(71 * 3_600_000));
+    await runLifecycleRules({ db: s.h.ctx.db }, at(71 * 3_600_000));
     assert.equal((await userRow(s.h, s.realm, pending.id)).state, 'pending_verification');
-    await expireAccounts({ db: s.h.ctx.db }, at(73 * 3_600_000));
+    await runLifecycleRules({ db: s.h.ctx.db }, at(73 * 3_600_000));
     assert.equal((await userRow(s.h, s.realm, pending.id)).state, 'deleted');
     assert.equal((await userRow(s.h, s.realm, guest.id)).state, 'active', 'the guest has 5 days');
-    await expireAccounts({ db: s.h.ctx.db }, at(6 * DAY));
+    await runLifecycleRules({ db: s.h.ctx.db }, at(6 * DAY));
     assert.equal((await userRow(s.h, s.realm, guest.id)).state, 'deleted');
     assert.equal((await userRow(s.h, s.realm, s.user.id)).state, 'active');
     const reasons = (await audits(s.h, s.realm, 'user.deleted')).map((a) => a.reason).sort();

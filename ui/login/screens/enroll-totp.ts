@@ -12,7 +12,7 @@ import type { Screen } from './screen.js';
  * ABCD EFGH ...: easier to type into an app by hand. Each group is a span the stylesheet keeps on
  * one line, so a narrow screen wraps between groups and never inside one.
  */
-function grouped(secret: string): HTMLElement {
+export function grouped(secret: string): HTMLElement {
   const groups = secret.match(/.{1,4}/g) ?? [];
   const code = h('code', {});
   groups.forEach((g, i) => {
