@@ -12,11 +12,20 @@ import {
   effectiveClaims,
   effectiveConfig,
   isMultiTenant,
+  MAX_METADATA_BYTES,
   TENANT_PLACEHOLDER,
 } from '../identity-providers/index.ts';
 import type { OutboundHttp } from '../platform/net/outbound-http.ts';
+import {
+  authnRequestUrl,
+  newSamlRequestId,
+  type SamlEndpoints,
+  type SamlOutcome,
+  spMetadataXml,
+  validateSamlResponse,
+} from './saml-sp.ts';
 import { UpstreamCircuits } from './upstream-circuit.ts';
-import { clientAuthOf, type SecretSources } from './upstream-client-auth.ts';
+import { clientAuthOf, clientSecretOf, type SecretSources } from './upstream-client-auth.ts';
 import { type EgressSettings, type Exchange, newExchange } from './upstream-http.ts';
 import { identityOf, type UpstreamIdentity } from './upstream-identity.ts';
 import { MetadataCache, MetadataMismatch } from './upstream-metadata.ts';
@@ -60,6 +69,8 @@ export interface UpstreamClientOptions {
   secrets: SecretSources;
   /** The service clock, in milliseconds (the tests' clock moves it). */
   now(): number;
+  /** tokens.clock_skew: the tolerance of SAML NotBefore and NotOnOrAfter. */
+  clockSkewMs?: number;
   circuits?: UpstreamCircuits;
 }
 
@@ -281,6 +292,64 @@ export class UpstreamClient {
       }
     }
     return profile;
+  }
+
+  /** SAML: the connection's SP private key, opened from its sealed form. */
+  async #spKey(c: ConnectionRow): Promise<string> {
+    const key = await clientSecretOf(c, this.#o.secrets).catch(() => null);
+    if (!key || !c.sp_certificate) throw new UpstreamUnavailable('the SP key cannot be read');
+    return key;
+  }
+
+  /** SAML: the IdP URL with a signed AuthnRequest; its ID travels as the request's nonce. */
+  async startSaml(c: ConnectionRow, endpoints: SamlEndpoints): Promise<UpstreamRequest> {
+    const privateKeyPem = await this.#spKey(c);
+    const state = oauth.generateRandomState();
+    const requestId = newSamlRequestId();
+    const url = await authnRequestUrl(
+      c,
+      { endpoints, privateKeyPem, clockSkewMs: this.#o.clockSkewMs ?? 60_000, requestId },
+      state,
+    );
+    return { url, state, nonce: requestId, codeVerifier: '' };
+  }
+
+  /** SAML: checks a SAMLResponse answering the request with this ID. Never throws for what the IdP sent. */
+  async finishSaml(
+    c: ConnectionRow,
+    endpoints: SamlEndpoints,
+    request: { id: string; createdAt: Date },
+    samlResponse: string,
+  ): Promise<SamlOutcome | { kind: 'unavailable'; reason: string }> {
+    let privateKeyPem: string;
+    try {
+      privateKeyPem = await this.#spKey(c);
+    } catch (e) {
+      return { kind: 'unavailable', reason: e instanceof Error ? e.message : 'unavailable' };
+    }
+    return validateSamlResponse(
+      c,
+      {
+        endpoints,
+        privateKeyPem,
+        clockSkewMs: this.#o.clockSkewMs ?? 60_000,
+        requestId: request.id,
+        requestCreatedAt: request.createdAt,
+      },
+      samlResponse,
+    );
+  }
+
+  /** SAML: an IdP's metadata document, through the egress guard; throws when it cannot be read. */
+  async fetchSamlMetadata(url: string): Promise<string> {
+    const res = await newExchange(this.#o.outbound, this.#o.egress).fetchText(url, MAX_METADATA_BYTES);
+    if (res === null) throw new Error('the metadata could not be fetched');
+    return res;
+  }
+
+  /** SAML: the connection's SP metadata document. */
+  async samlMetadata(c: ConnectionRow, endpoints: SamlEndpoints): Promise<string> {
+    return spMetadataXml(c, endpoints, await this.#spKey(c));
   }
 
   /** A connection changed or was enabled again: its circuit starts closed. */

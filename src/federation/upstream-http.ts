@@ -35,6 +35,8 @@ export interface Exchange {
   readonly outage: boolean;
   /** GET of a URL as JSON through the same fetch (profiles, email lists); null when not 2xx JSON. */
   getJson(url: string, headers: Record<string, string>): Promise<unknown>;
+  /** GET of a URL as text up to maxBytes (SAML metadata); null when not 2xx or larger. */
+  fetchText(url: string, maxBytes: number): Promise<string | null>;
 }
 
 function bodyText(body: unknown): string | null {
@@ -53,7 +55,11 @@ function headerRecord(h: unknown): Record<string, string> {
 export function newExchange(outbound: OutboundHttp, egress: EgressSettings): Exchange {
   const guard = upstreamGuard(egress);
   let outage = false;
-  const doFetch = async (url: string, init: RequestInit = {}): Promise<Response> => {
+  const doFetch = async (
+    url: string,
+    init: RequestInit = {},
+    maxResponseBytes = MAX_ANSWER_BYTES,
+  ): Promise<Response> => {
     try {
       const res = await outbound.fetch({
         url,
@@ -62,7 +68,7 @@ export function newExchange(outbound: OutboundHttp, egress: EgressSettings): Exc
         body: bodyText(init.body),
         guard,
         timeoutMs: UPSTREAM_TIMEOUT_MS,
-        maxResponseBytes: MAX_ANSWER_BYTES,
+        maxResponseBytes,
         ...(init.signal ? { signal: init.signal } : {}),
       });
       if (res.status >= 500) outage = true;
@@ -80,6 +86,15 @@ export function newExchange(outbound: OutboundHttp, egress: EgressSettings): Exc
     },
     get outage() {
       return outage;
+    },
+    async fetchText(url, maxBytes) {
+      const res = await doFetch(
+        url,
+        { headers: { accept: 'application/samlmetadata+xml, application/xml' } },
+        maxBytes,
+      );
+      if (res.status < 200 || res.status > 299) return null;
+      return res.text();
     },
     async getJson(url, headers) {
       const res = await doFetch(url, { headers: { accept: 'application/json', ...headers } });

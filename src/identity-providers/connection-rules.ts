@@ -13,6 +13,7 @@ import { BUILTIN_ROLES } from '../roles/permissions.ts';
 import { expand, permissionsOfSet } from '../roles/role-graph.ts';
 import { type ConnectionConfig, type ConnectionRow, isMultiTenant, type Kind } from './connection.ts';
 import { effectiveConfig, PRESETS } from './presets.ts';
+import { normalCertificate } from './saml-sp-keys.ts';
 
 const URL_MEMBERS = [
   'discovery_url',
@@ -20,6 +21,8 @@ const URL_MEMBERS = [
   'token_endpoint',
   'userinfo_endpoint',
   'emails_endpoint',
+  'metadata_url',
+  'sso_url',
 ] as const satisfies readonly (keyof ConnectionConfig)[];
 
 /**
@@ -52,10 +55,50 @@ export function kindFor(adapter: ConnectionRow['adapter'], given: Kind | null): 
 
 type Definition = Pick<ConnectionRow, 'adapter' | 'kind' | 'issuer' | 'config'> & { hasSecret: boolean };
 
+/**
+ * A SAML connection: the IdP's entity id (any URI, not always a URL) as the issuer, its single
+ * sign-on service and at least one signing certificate that parses.
+ */
+function samlProblems(d: Definition): FieldError[] {
+  const errors: FieldError[] = [];
+  if (/[\s\p{Cc}]/u.test(d.issuer))
+    errors.push({
+      field: 'issuer',
+      code: 'invalid',
+      detail: 'the IdP entity id has no spaces or control characters',
+    });
+  if (!d.config.sso_url)
+    errors.push({
+      field: 'config.sso_url',
+      code: 'required',
+      detail: 'the IdP single sign-on URL (or metadata)',
+    });
+  const certs = d.config.idp_certificates ?? [];
+  if (certs.length === 0)
+    errors.push({
+      field: 'config.idp_certificates',
+      code: 'required',
+      detail: 'the IdP signing certificate (or metadata)',
+    });
+  if (certs.some((c) => normalCertificate(c) === null))
+    errors.push({ field: 'config.idp_certificates', code: 'invalid', detail: 'X.509 certificates in PEM' });
+  for (const m of [
+    'client_id',
+    'scopes',
+    'discovery_url',
+    'authorization_endpoint',
+    'token_endpoint',
+    'store_tokens',
+  ] as const)
+    if (d.config[m] !== undefined)
+      errors.push({ field: `config.${m}`, code: 'not_allowed', detail: 'not a member of a SAML connection' });
+  return errors;
+}
+
 /** Every rule of the definition at once, so an administrator sees all that is wrong. */
 export function definitionProblems(d: Definition, environment: Environment): FieldError[] {
   const errors: FieldError[] = [];
-  const issuerProblem = upstreamUrlProblem(d.issuer, environment, 'issuer');
+  const issuerProblem = d.kind === 'saml' ? null : upstreamUrlProblem(d.issuer, environment, 'issuer');
   if (issuerProblem) errors.push(issuerProblem);
   const config = effectiveConfig(d);
   for (const m of URL_MEMBERS) {
@@ -64,6 +107,9 @@ export function definitionProblems(d: Definition, environment: Environment): Fie
     const p = upstreamUrlProblem(v, environment, `config.${m}`);
     if (p) errors.push(p);
   }
+  if (d.kind === 'saml') return [...errors, ...samlProblems(d)];
+  if (!d.config.client_id)
+    errors.push({ field: 'config.client_id', code: 'required', detail: 'the client id the upstream issued' });
   if (d.kind === 'oauth2') {
     for (const m of ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint'] as const)
       if (!config[m])

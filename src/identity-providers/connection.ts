@@ -2,7 +2,7 @@
 // lines name its members): its row, its vocabulary, and the configuration it is used with, which
 // is the adapter's template (presets.ts) with the stored config over it.
 
-export const KINDS = ['oidc', 'oauth2'] as const;
+export const KINDS = ['oidc', 'oauth2', 'saml'] as const;
 export type Kind = (typeof KINDS)[number];
 
 export const ADAPTERS = ['generic', 'google', 'microsoft', 'github', 'gitlab', 'apple'] as const;
@@ -67,6 +67,16 @@ export interface ConnectionConfig {
   /** Apple: the team and key ids of the private key that signs the client secret. */
   team_id?: string;
   key_id?: string;
+  /** SAML: where the IdP's metadata was read (again on every change that names it). */
+  metadata_url?: string;
+  /** SAML: the IdP's single sign-on service (HTTP-Redirect binding). */
+  sso_url?: string;
+  /** SAML: the IdP's signing certificates (PEM); a signature by any of them is accepted. */
+  idp_certificates?: string[];
+  /** SAML: the NameID format the AuthnRequest asks for; absent: the IdP's choice. */
+  name_id_format?: string;
+  /** SAML: the assertion itself must be signed (true by default); false: a signed response will do. */
+  want_assertions_signed?: boolean;
 }
 
 export interface ConnectionRow {
@@ -87,6 +97,8 @@ export interface ConnectionRow {
   claim_mapping: ClaimMapping;
   client_secret_sealed: string | null;
   client_secret_ref: string | null;
+  /** SAML: the service-provider certificate (PEM); its private key is client_secret_sealed. */
+  sp_certificate: string | null;
   owner_user_id: string | null;
   version: number;
   created_at: Date;

@@ -29,7 +29,8 @@ const claim = () => optional(string({ minLength: 1, maxLength: 128, printableAsc
 export const ALIAS_PATTERN = /[a-z0-9][a-z0-9_-]{0,63}/;
 
 const configShape = object({
-  client_id: string({ minLength: 1, maxLength: 255, printableAscii: true }),
+  // Required for OpenID Connect and OAuth 2.0 (connection-rules.ts); SAML has no client id.
+  client_id: optional(string({ minLength: 1, maxLength: 255, printableAscii: true })),
   scopes: optional(
     array(string({ minLength: 1, maxLength: 128, pattern: /[\x21\x23-\x5b\x5d-\x7e]+/ }), {
       maxItems: 50,
@@ -53,6 +54,13 @@ const configShape = object({
   ),
   team_id: optional(string({ minLength: 1, maxLength: 64, printableAscii: true })),
   key_id: optional(string({ minLength: 1, maxLength: 64, printableAscii: true })),
+  metadata_url: url(),
+  sso_url: url(),
+  idp_certificates: optional(
+    array(string({ minLength: 1, maxBytes: 16384 }), { maxItems: 10, unique: true }),
+  ),
+  name_id_format: optional(string({ minLength: 1, maxLength: 256, printableAscii: true })),
+  want_assertions_signed: optional(boolean()),
 });
 
 const claimMappingShape = object({
@@ -69,6 +77,8 @@ const displayName = () => string({ minLength: 1, maxLength: 100, pattern: /[^\p{
 const issuer = () => string({ minLength: 1, maxBytes: 512 });
 // A PEM private key (Apple) is the longest secret a provider hands out.
 const clientSecret = () => optional(string({ minLength: 1, maxBytes: 8192 }));
+// SAML IdP metadata uploaded as XML (write only: what it says lands in issuer and config).
+const metadataXml = () => optional(string({ minLength: 1, maxBytes: 512 * 1024 }));
 const secretRef = () =>
   optional(string({ minLength: 5, maxBytes: 512, pattern: /(file|env|cred|kms|vault):[\x21-\x7e]+/ }));
 
@@ -88,6 +98,7 @@ const createShape = object({
   claim_mapping: optional(claimMappingShape),
   client_secret: clientSecret(),
   client_secret_ref: secretRef(),
+  idp_metadata_xml: metadataXml(),
 });
 
 const patchShape = object({
@@ -102,6 +113,7 @@ const patchShape = object({
   claim_mapping: optional(claimMappingShape),
   client_secret: clientSecret(),
   client_secret_ref: secretRef(),
+  idp_metadata_xml: metadataXml(),
 });
 
 /** The secret as given: sealed under the root key, or a key reference resolved when used. */
@@ -122,6 +134,8 @@ export interface ConnectionInput {
   trustUpstreamMfa: boolean;
   claimMapping: ClaimMapping;
   secret: SecretInput | null;
+  /** SAML: uploaded IdP metadata. */
+  metadataXml: string | null;
 }
 
 export interface ConnectionPatch {
@@ -135,6 +149,7 @@ export interface ConnectionPatch {
   trustUpstreamMfa?: boolean;
   claimMapping?: ClaimMapping;
   secret?: SecretInput;
+  metadataXml?: string;
 }
 
 type DecodedConfig = ReturnType<typeof configShape>;
@@ -160,6 +175,11 @@ function configOf(c: DecodedConfig): ConnectionConfig {
     mfa_acr_values: c.mfaAcrValues,
     team_id: c.teamId,
     key_id: c.keyId,
+    metadata_url: c.metadataUrl,
+    sso_url: c.ssoUrl,
+    idp_certificates: c.idpCertificates,
+    name_id_format: c.nameIdFormat,
+    want_assertions_signed: c.wantAssertionsSigned,
   };
   return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)) as ConnectionConfig;
 }
@@ -209,6 +229,7 @@ export function decodeCreateConnection(raw: unknown): ConnectionInput {
     trustUpstreamMfa: b.trustUpstreamMfa ?? false,
     claimMapping: claimsOf(b.claimMapping),
     secret: secretOf(b),
+    metadataXml: b.idpMetadataXml ?? null,
   };
 }
 
@@ -226,5 +247,6 @@ export function decodePatchConnection(raw: unknown): ConnectionPatch {
   if (b.trustUpstreamMfa !== undefined) patch.trustUpstreamMfa = b.trustUpstreamMfa;
   if (b.claimMapping !== undefined) patch.claimMapping = claimsOf(b.claimMapping);
   if (secret) patch.secret = secret;
+  if (b.idpMetadataXml !== undefined) patch.metadataXml = b.idpMetadataXml;
   return patch;
 }

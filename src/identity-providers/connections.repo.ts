@@ -36,12 +36,14 @@ export interface NewConnection {
   clientSecretSealed: string | null;
   clientSecretRef: string | null;
   ownerUserId: string | null;
+  /** SAML: the service-provider certificate; set once, at creation. */
+  spCertificate: string | null;
 }
 
 /** What a change may set: everything but the identity, the boundary and the owner. */
 export type ConnectionChanges = Omit<
   NewConnection,
-  'id' | 'organizationId' | 'alias' | 'kind' | 'adapter' | 'ownerUserId'
+  'id' | 'organizationId' | 'alias' | 'kind' | 'adapter' | 'ownerUserId' | 'spCertificate'
 >;
 
 /** The changeable members in column order (display_name .. client_secret_ref). */
@@ -68,10 +70,22 @@ export async function insertConnection(
   const r = await q.query<ConnectionRow>(
     `insert into identity_providers (realm_id, id, organization_id, alias, kind, adapter, owner_user_id,
        display_name, state, issuer, config, linking_policy, jit_provisioning, jit_default_role_id,
-       trust_upstream_mfa, claim_mapping, client_secret_sealed, client_secret_ref, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)
+       trust_upstream_mfa, claim_mapping, client_secret_sealed, client_secret_ref, created_at, updated_at,
+       sp_certificate)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19, $20)
      returning *`,
-    [realmId, c.id, c.organizationId, c.alias, c.kind, c.adapter, c.ownerUserId, ...changeValues(c), now],
+    [
+      realmId,
+      c.id,
+      c.organizationId,
+      c.alias,
+      c.kind,
+      c.adapter,
+      c.ownerUserId,
+      ...changeValues(c),
+      now,
+      c.spCertificate,
+    ],
   );
   return parsed(r.rows[0] as ConnectionRow);
 }

@@ -48,6 +48,8 @@ export const presentConnection = (c: ConnectionRow) => ({
   trust_upstream_mfa: c.trust_upstream_mfa,
   claim_mapping: c.claim_mapping,
   client_secret_set: c.client_secret_sealed !== null || c.client_secret_ref !== null,
+  // SAML: the service-provider certificate the connection's metadata publishes.
+  ...(c.kind === 'saml' ? { sp_certificate: c.sp_certificate } : {}),
   owner_user_id: c.owner_user_id,
   created_at: iso(c.created_at),
   updated_at: iso(c.updated_at),
@@ -64,7 +66,12 @@ const withCaller = (call: RequestCall, caller: ApiCaller): ConnectionCall => ({ 
 type Params = Record<string, string>;
 
 export function registerConnectionRoutes(app: FastifyInstance, ctx: ApiDeps): void {
-  const deps: ConnectionDeps = { db: ctx.db, keyring: ctx.keyring, environment: ctx.config.environment };
+  const deps: ConnectionDeps = {
+    db: ctx.db,
+    keyring: ctx.keyring,
+    environment: ctx.config.environment,
+    fetchSamlMetadata: (url) => ctx.upstream.fetchSamlMetadata(url),
+  };
   const pages = ctx.config.limits;
 
   /** The five routes of one scope: the realm's, or an organization's (resolved per request). */

@@ -27,12 +27,61 @@ import {
 } from './connections.repo.ts';
 import { countLinksOfConnection } from './linked-identities.repo.ts';
 import { PRESETS } from './presets.ts';
+import { type IdpMetadata, parseIdpMetadata } from './saml-idp-metadata.ts';
+import { newSpKeyPair } from './saml-sp-keys.ts';
 
 export interface ConnectionDeps {
   db: Db;
   keyring: RootKeyring | null;
   environment: Environment;
+  /** SAML: the IdP metadata at a URL, fetched through the egress guard; throws when unreachable. */
+  fetchSamlMetadata?: (url: string) => Promise<string>;
 }
+
+/**
+ * SAML: the IdP metadata the request names (uploaded XML first, else config.metadata_url), read
+ * before any transaction opens; null when it names none.
+ */
+async function readMetadata(
+  deps: ConnectionDeps,
+  xml: string | null | undefined,
+  url: string | undefined,
+): Promise<IdpMetadata | null> {
+  let text = xml ?? null;
+  let field = 'idp_metadata_xml';
+  if (text === null && url !== undefined) {
+    field = 'config.metadata_url';
+    if (!deps.fetchSamlMetadata) throw problem.unavailable('IdP metadata cannot be fetched here');
+    try {
+      text = await deps.fetchSamlMetadata(url);
+    } catch {
+      throw problem.validation([{ field, code: 'unreachable', detail: 'the metadata could not be fetched' }]);
+    }
+  }
+  if (text === null) return null;
+  const parsed = parseIdpMetadata(text);
+  if (typeof parsed === 'string') throw problem.validation([{ field, code: 'invalid', detail: parsed }]);
+  return parsed;
+}
+
+/** What the metadata says, under what the request names itself. */
+const withMetadata = (config: ConnectionRow['config'], m: IdpMetadata | null): ConnectionRow['config'] =>
+  m
+    ? {
+        ...config,
+        sso_url: config.sso_url ?? m.ssoUrl,
+        idp_certificates: config.idp_certificates ?? m.certificates,
+      }
+    : config;
+
+const noSamlSecret = () =>
+  problem.validation([
+    {
+      field: 'client_secret',
+      code: 'not_allowed',
+      detail: 'a SAML connection makes its own key pair; it takes no client secret',
+    },
+  ]);
 
 /** Where a request acts: the whole realm, or one organization (its administrators' routes). */
 export type ConnectionScope = { kind: 'realm' } | { kind: 'organization'; organizationId: string };
@@ -101,7 +150,15 @@ export async function createConnection(
 ): Promise<ConnectionRow> {
   const kind = kindFor(input.adapter, input.kind);
   if (typeof kind !== 'string') throw problem.validation([kind]);
-  const issuer = input.issuer ?? PRESETS[input.adapter].issuer;
+  if (kind !== 'saml' && input.metadataXml !== null)
+    throw problem.validation([
+      { field: 'idp_metadata_xml', code: 'not_allowed', detail: 'SAML connections only' },
+    ]);
+  if (kind === 'saml' && input.secret !== null) throw noSamlSecret();
+  const metadata =
+    kind === 'saml' ? await readMetadata(deps, input.metadataXml, input.config.metadata_url) : null;
+  input = { ...input, config: withMetadata(input.config, metadata) };
+  const issuer = input.issuer ?? metadata?.entityId ?? PRESETS[input.adapter].issuer;
   if (!issuer)
     throw problem.validation([
       { field: 'issuer', code: 'required', detail: 'the generic adapter names its issuer' },
@@ -121,9 +178,13 @@ export async function createConnection(
   );
   if (problems.length > 0) throw problem.validation(problems);
   const id = newId('idp', call.now.getTime());
-  const secret = input.secret
-    ? sealSecret(deps, call.realmId, id, input.secret)
-    : { clientSecretSealed: null, clientSecretRef: null };
+  // SAML: the connection's own SP key pair; the private key sealed like a client secret.
+  const sp = kind === 'saml' ? await newSpKeyPair(`ProudAuth ${input.alias}`, call.now) : null;
+  const secret = sp
+    ? sealSecret(deps, call.realmId, id, { kind: 'sealed', value: sp.privateKeyPem })
+    : input.secret
+      ? sealSecret(deps, call.realmId, id, input.secret)
+      : { clientSecretSealed: null, clientSecretRef: null };
   return inChange(deps.db, call, async (tx, record) => {
     if (organizationId !== null && !(await findLiveOrganization(tx, call.realmId, organizationId)))
       throw problem.validation([
@@ -153,6 +214,7 @@ export async function createConnection(
           claimMapping: input.claimMapping,
           ...secret,
           ownerUserId: call.actor.type === 'user' ? call.actor.id : null,
+          spCertificate: sp?.certificatePem ?? null,
         },
         call.now,
       );
@@ -199,14 +261,31 @@ export async function patchConnection(
   patch: ConnectionPatch,
   ifMatch: string | undefined,
 ): Promise<ConnectionRow> {
+  // Metadata is read before the transaction (it may need the network); the kind is checked below.
+  const metadata = await readMetadata(deps, patch.metadataXml, patch.config?.metadata_url);
   return inChange(deps.db, call, async (tx, record) => {
     const before = await requireConnection(tx, call.realmId, scope, id, true);
     if (!ifMatchSatisfied(ifMatch, before.version)) throw problem.preconditionFailed();
-    const issuer = patch.issuer ?? before.issuer;
+    if (before.kind === 'saml' && patch.secret) throw noSamlSecret();
+    if (before.kind !== 'saml' && metadata)
+      throw problem.validation([
+        { field: 'idp_metadata_xml', code: 'not_allowed', detail: 'SAML connections only' },
+      ]);
+    const issuer = patch.issuer ?? metadata?.entityId ?? before.issuer;
     // Links name the issuer they were made under; moving them is a federation transfer's job.
     if (issuer !== before.issuer && (await countLinksOfConnection(tx, call.realmId, id)) > 0)
       throw problem.conflict('identities are linked through this connection; its issuer cannot change');
-    const config = patch.config ?? before.config;
+    // Fresh metadata replaces what the older metadata said, under what the patch names itself.
+    const config = metadata
+      ? withMetadata(
+          {
+            ...(patch.config ?? before.config),
+            sso_url: patch.config?.sso_url,
+            idp_certificates: patch.config?.idp_certificates,
+          },
+          metadata,
+        )
+      : (patch.config ?? before.config);
     const secret = patch.secret
       ? sealSecret(deps, call.realmId, id, patch.secret)
       : { clientSecretSealed: before.client_secret_sealed, clientSecretRef: before.client_secret_ref };
@@ -251,7 +330,9 @@ export async function patchConnection(
       call.now,
     );
     await audited(record, 'identity_provider.updated', row, {
-      changed: Object.keys(patch).map((k) => (k === 'secret' ? 'client_secret' : k)),
+      changed: Object.keys(patch).map((k) =>
+        k === 'secret' ? 'client_secret' : k === 'metadataXml' ? 'idp_metadata_xml' : k,
+      ),
     });
     return row;
   });

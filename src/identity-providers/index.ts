@@ -16,13 +16,18 @@ export {
   touchLink,
 } from './linked-identities.repo.ts';
 export { effectiveClaims, effectiveConfig, PRESETS } from './presets.ts';
+export { MAX_METADATA_BYTES } from './saml-idp-metadata.ts';
 export {
+  answerSamlRequest,
   claimFederationRequest,
+  deleteExpiredSamlAssertions,
   deleteSigninFederation,
   type FederationRequestRow,
+  findOpenSamlRequest,
   findSigninFederation,
   insertFederationRequest,
   type PendingIdentity,
+  rememberSamlAssertion,
   type SigninFederation,
   type SigninFederationRow,
   saveSigninFederation,

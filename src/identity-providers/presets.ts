@@ -112,10 +112,45 @@ export const PRESETS: Record<Adapter, Preset> = {
 /** A plain OAuth 2.0 connection of the generic adapter asks for no OpenID scopes. */
 const GENERIC_OAUTH2: ConnectionConfig = { token_endpoint_auth_method: 'client_secret_basic' };
 
+/**
+ * SAML (generic adapter only): the AuthnContextClassRef values that say the IdP did multi-factor
+ * authentication (Entra ID and ADFS, REFEDS MFA, the SAML 2.0 two-factor classes, PAPE), and signed
+ * assertions. No token endpoint: the "secret" slot holds the connection's SP private key.
+ */
+const SAML_TEMPLATE: ConnectionConfig = {
+  token_endpoint_auth_method: 'none',
+  want_assertions_signed: true,
+  mfa_acr_values: [
+    'http://schemas.microsoft.com/claims/multipleauthn',
+    'https://refeds.org/profile/mfa',
+    'urn:oasis:names:tc:SAML:2.0:ac:classes:MobileTwoFactorContract',
+    'urn:oasis:names:tc:SAML:2.0:ac:classes:TimeSyncToken',
+    'http://schemas.openid.net/pape/policies/2007/06/multi-factor',
+  ],
+};
+
+/**
+ * SAML claims (federation/saml-sp.ts): name_id is the subject's NameID; email, name, given_name and
+ * family_name are also filled from their well-known attribute names (LDAP OIDs, the Microsoft claim
+ * URIs, mail, displayName). A mapping names any other attribute by its Name. No attribute says an
+ * address is verified: trust_email decides.
+ */
+const SAML_CLAIMS: ClaimMapping = {
+  subject: 'name_id',
+  email: 'email',
+  name: 'name',
+  given_name: 'given_name',
+  family_name: 'family_name',
+};
+
 /** The configuration a connection is used with: the adapter's template, then the stored config. */
 export function effectiveConfig(c: Pick<ConnectionRow, 'adapter' | 'kind' | 'config'>): ConnectionConfig {
   const template =
-    c.adapter === 'generic' && c.kind === 'oauth2' ? GENERIC_OAUTH2 : PRESETS[c.adapter].config;
+    c.kind === 'saml'
+      ? SAML_TEMPLATE
+      : c.adapter === 'generic' && c.kind === 'oauth2'
+        ? GENERIC_OAUTH2
+        : PRESETS[c.adapter].config;
   const defined = Object.fromEntries(
     Object.entries(c.config).filter(([, v]) => v !== undefined && v !== null),
   );
@@ -123,6 +158,6 @@ export function effectiveConfig(c: Pick<ConnectionRow, 'adapter' | 'kind' | 'con
 }
 
 /** The claim names a connection reads: the adapter's, with the stored mapping over them. */
-export function effectiveClaims(c: Pick<ConnectionRow, 'adapter' | 'claim_mapping'>): ClaimMapping {
-  return { ...PRESETS[c.adapter].claims, ...c.claim_mapping };
+export function effectiveClaims(c: Pick<ConnectionRow, 'adapter' | 'kind' | 'claim_mapping'>): ClaimMapping {
+  return { ...(c.kind === 'saml' ? SAML_CLAIMS : PRESETS[c.adapter].claims), ...c.claim_mapping };
 }

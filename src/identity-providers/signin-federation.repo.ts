@@ -17,6 +17,10 @@ export interface FederationRequestRow {
   created_at: Date;
   expires_at: Date;
   consumed_at: Date | null;
+  /** SAML: the ID of the AuthnRequest sent (the InResponseTo the answer must carry). */
+  saml_request_id: string | null;
+  /** SAML: what the assertion consumer service made of the IdP's answer. */
+  saml_outcome: unknown;
 }
 
 export interface NewFederationRequest {
@@ -29,6 +33,7 @@ export interface NewFederationRequest {
   codeVerifier: string;
   redirectUri: string;
   expiresAt: Date;
+  samlRequestId?: string | null;
 }
 
 export async function insertFederationRequest(
@@ -39,8 +44,8 @@ export async function insertFederationRequest(
 ): Promise<void> {
   await q.query(
     `insert into federation_requests (realm_id, id, transaction_id, provider_id, state_digest, browser_digest, nonce,
-       code_verifier, redirect_uri, created_at, expires_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+       code_verifier, redirect_uri, created_at, expires_at, saml_request_id)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
     [
       realmId,
       r.id,
@@ -53,8 +58,71 @@ export async function insertFederationRequest(
       r.redirectUri,
       now,
       r.expiresAt,
+      r.samlRequestId ?? null,
     ],
   );
+}
+
+/** SAML: the open request a RelayState names, not answered, used or expired yet. */
+export async function findOpenSamlRequest(
+  q: Queryable,
+  realmId: string,
+  stateDigest: string,
+  now: Date,
+): Promise<FederationRequestRow | null> {
+  const r = await q.query<FederationRequestRow>(
+    `select * from federation_requests
+      where realm_id = $1 and state_digest = $2 and saml_request_id is not null and saml_outcome is null
+        and consumed_at is null and expires_at > $3`,
+    [realmId, stateDigest, now],
+  );
+  return r.rows[0] ?? null;
+}
+
+/** SAML: keeps what the ACS made of the answer, once; false when the request was answered already. */
+export async function answerSamlRequest(
+  q: Queryable,
+  realmId: string,
+  id: string,
+  outcome: unknown,
+  now: Date,
+): Promise<boolean> {
+  const r = await q.query(
+    `update federation_requests set saml_outcome = $3
+      where realm_id = $1 and id = $2 and saml_outcome is null and consumed_at is null and expires_at > $4`,
+    [realmId, id, JSON.stringify(outcome), now],
+  );
+  return (r.rowCount ?? 0) > 0;
+}
+
+/**
+ * SAML: remembers an accepted assertion id until it expires; false when it was accepted before (a
+ * replay), by this process or any other on the same database.
+ */
+export async function rememberSamlAssertion(
+  q: Queryable,
+  realmId: string,
+  providerId: string,
+  assertionId: string,
+  expiresAt: Date,
+  now: Date,
+): Promise<boolean> {
+  const r = await q.query(
+    `insert into saml_assertion_ids (realm_id, provider_id, assertion_id, expires_at) values ($1, $2, $3, $4)
+     on conflict (realm_id, provider_id, assertion_id) do update set expires_at = excluded.expires_at
+       where saml_assertion_ids.expires_at <= $5`,
+    [realmId, providerId, assertionId, expiresAt, now],
+  );
+  return (r.rowCount ?? 0) > 0;
+}
+
+export async function deleteExpiredSamlAssertions(q: Queryable, now: Date, batch: number): Promise<number> {
+  const r = await q.query(
+    `delete from saml_assertion_ids where (realm_id, provider_id, assertion_id) in (
+       select realm_id, provider_id, assertion_id from saml_assertion_ids where expires_at <= $1 limit ${batch})`,
+    [now],
+  );
+  return r.rowCount ?? 0;
 }
 
 /**

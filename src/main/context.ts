@@ -205,6 +205,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     outbound,
     upstream: new UpstreamClient({
       outbound,
+      clockSkewMs: config.tokens.clockSkewMs,
       egress: {
         environment: config.environment,
         egressAllowlist: config.delivery.egressAllowlist,

@@ -28,9 +28,14 @@ const PROOFS: readonly { name: string; sql: string | null }[] = [
   { name: 'passkey_ceremonies', sql: 'update webauthn_ceremonies set expires_at = $1 where expires_at > $1' },
   {
     name: 'federation_requests',
-    sql: 'update federation_requests set expires_at = $1 where consumed_at is null and expires_at > $1',
+    sql: `update federation_requests set expires_at = $1
+            where saml_request_id is null and consumed_at is null and expires_at > $1`,
   },
-  { name: 'saml_request_states', sql: null },
+  {
+    name: 'saml_request_states',
+    sql: `update federation_requests set expires_at = $1
+            where saml_request_id is not null and consumed_at is null and expires_at > $1`,
+  },
   {
     name: 'support_handoff_codes',
     sql: 'update support_grants set handoff_expires_at = $1 where handoff_used_at is null and handoff_expires_at > $1',

@@ -27,6 +27,7 @@ import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { loadAll, settle } from './advance.ts';
 import { applyUpstreamIdentity, type FederatedResult, noteOutage } from './federation-signin.ts';
 import { loginUiOf } from './login-ui.ts';
+import type { StoredSamlOutcome } from './saml-acs.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import { findTransaction, lockTransaction, saveTransaction } from './signin.repo.ts';
 import type { SigninTx } from './transaction.ts';
@@ -126,6 +127,19 @@ async function apply(
   }
 }
 
+/** SAML keeps no upstream tokens. */
+const NO_TOKENS = { accessToken: '', refreshToken: null, scope: null, expiresIn: null };
+
+/**
+ * SAML: what the assertion consumer service kept (saml-acs.ts); a request it never saw answered
+ * (the browser came here without passing the ACS) is a failed proof.
+ */
+function samlOutcomeOf(stored: unknown): CallbackOutcome {
+  const o = (typeof stored === 'string' ? JSON.parse(stored) : stored) as StoredSamlOutcome | null;
+  if (!o) return { kind: 'refused', reason: 'no SAML answer arrived for this request' };
+  return o.kind === 'identity' ? { kind: 'identity', identity: o.identity, tokens: NO_TOKENS } : o;
+}
+
 export interface CallbackInput {
   realmName: string;
   alias: string;
@@ -156,18 +170,20 @@ export async function handleCallback(app: SigninDeps, input: CallbackInput): Pro
   const mixUp = claimed.provider_id !== connection.id;
   const outcome: CallbackOutcome | { kind: 'mix_up' } = mixUp
     ? { kind: 'mix_up' }
-    : connection.state !== 'active'
-      ? { kind: 'unavailable', reason: 'the connection is disabled' }
-      : await app.upstream.finish(
-          connection,
-          {
-            state,
-            nonce: claimed.nonce,
-            codeVerifier: claimed.code_verifier,
-            redirectUri: claimed.redirect_uri,
-          },
-          input.params,
-        );
+    : claimed.saml_request_id !== null
+      ? samlOutcomeOf(claimed.saml_outcome)
+      : connection.state !== 'active'
+        ? { kind: 'unavailable', reason: 'the connection is disabled' }
+        : await app.upstream.finish(
+            connection,
+            {
+              state,
+              nonce: claimed.nonce,
+              codeVerifier: claimed.code_verifier,
+              redirectUri: claimed.redirect_uri,
+            },
+            input.params,
+          );
 
   const done = await app.db.tx(async (q) => {
     const stored = await lockTransaction(q, realm.id, claimed.transaction_id);

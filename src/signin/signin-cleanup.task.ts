@@ -2,8 +2,9 @@
 // deleted a day after they were created, once they are no longer pending or have expired, and
 // the codes and links sent in them after a day, expired passkey ceremonies, authorization codes once they expired or were used
 // and the session retention has passed, expired pushed authorization requests, and abuse-budget
-// counters of windows that ended.
+// counters of windows that ended, and SAML assertion ids whose assertions expired.
 
+import { deleteExpiredSamlAssertions } from '../identity-providers/index.ts';
 import type { TaskReport } from '../kernel/task.ts';
 import { deleteExpiredCeremonies } from '../mfa/index.ts';
 import { pruneBudgets } from '../platform/abuse-budget.ts';
@@ -46,7 +47,10 @@ export async function cleanupSignin(
   const ceremonies = await deleteExpiredCeremonies(deps.db, now);
   // Device authorizations a day past their expiry, decided or not (their user codes are freed).
   const devices = await deleteExpiredDeviceAuthorizations(deps.db, dayAgo, BATCH);
+  // SAML assertion ids past the moment their assertions stopped being acceptable.
+  const samlAssertions = await deleteExpiredSamlAssertions(deps.db, now, BATCH);
   return {
+    saml_assertion_ids: samlAssertions,
     device_authorizations: devices,
     passkey_ceremonies: ceremonies,
     transactions: transactions.rowCount,

@@ -5,6 +5,7 @@
 // and in browser mode the digest of a pa_fed cookie that binds the callback to this browser. An
 // upstream that cannot be reached leaves the upstream_unavailable notice instead.
 
+import { samlEndpoints } from '../../federation/saml-sp.ts';
 import { type UpstreamRequest, UpstreamUnavailable } from '../../federation/upstream-client.ts';
 import {
   type ConnectionRow,
@@ -45,12 +46,17 @@ export const federationStartStep: Step<{ provider: string }, Prepared> = {
     const connection = await findConnectionByRef(app.db, t.realmId, body.provider);
     const realm = await findRealmById(app.db, t.realmId);
     if (connection?.state !== 'active' || !realm) return { kind: 'none' };
-    const redirectUri = federationCallbackUrl(app.config.server.publicOrigin, realm.name, connection.alias);
+    const origin = app.config.server.publicOrigin;
+    // SAML: the IdP posts its answer to the connection's assertion consumer service.
+    const saml = connection.kind === 'saml' ? samlEndpoints(origin, realm.name, connection.alias) : null;
+    const redirectUri = saml ? saml.acs : federationCallbackUrl(origin, realm.name, connection.alias);
     try {
       // An email address typed at identify helps the upstream pick the account; a local username
       // means nothing there and is not sent.
       const hint = t.identifier && identifierTypeOf(t.identifier) === 'email' ? t.identifier : null;
-      const request = await app.upstream.start(connection, redirectUri, hint);
+      const request = saml
+        ? await app.upstream.startSaml(connection, saml)
+        : await app.upstream.start(connection, redirectUri, hint);
       return { kind: 'ready', connection, request, redirectUri };
     } catch (e) {
       if (e instanceof UpstreamUnavailable) return { kind: 'unavailable', connection, reason: e.message };
@@ -89,6 +95,8 @@ export const federationStartStep: Step<{ provider: string }, Prepared> = {
         codeVerifier: prepared.request.codeVerifier,
         redirectUri: prepared.redirectUri,
         expiresAt: t.expiresAt,
+        // SAML: the AuthnRequest ID, the InResponseTo its answer must carry.
+        samlRequestId: c.kind === 'saml' ? prepared.request.nonce : null,
       },
       ctx.now,
     );
