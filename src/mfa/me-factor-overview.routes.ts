@@ -1,4 +1,4 @@
-// GET /me/factors (docs/security.md, "What the account page shows"): which sign-in methods the
+// GET /me/factors (docs/security.md, "Self-service factors"): which sign-in methods the
 // account holds, and its remembered devices, so the account page can offer to remove what exists
 // and set up what does not. Metadata only: never a secret, seed or device token. The spec names no
 // such path (docs/decisions.md); Keycloak's account console and Logto's account centre show the same.
