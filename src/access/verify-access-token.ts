@@ -18,6 +18,7 @@ import { isSigningAlgorithm, SIGNING_ALGORITHMS } from '../keys/jws.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import type { Actor, Confirmation } from './access-token.ts';
+import { certificateConfirms } from './mtls-confirmation.ts';
 
 export type AccessTokenRejection =
   | 'oversized'
@@ -75,6 +76,8 @@ export interface AccessTokenExpectations {
    * confirmation returned. Without it any token with `cnf` is refused (Authentication 8).
    */
   senderConstrained?: boolean;
+  /** The request's client-certificate thumbprint: a matching `x5t#S256` token passes (mtls-confirmation.ts). */
+  certificateThumbprint?: string | null;
 }
 
 /** KeyStore satisfies this; the verifier follows whatever caching it does. */
@@ -338,7 +341,12 @@ function optional<T>(v: unknown, ok: (x: unknown) => x is T): T | null | undefin
 export function checkAccessTokenClaims(
   header: { alg?: unknown; kid?: unknown; typ?: unknown },
   payload: unknown,
-  expected: { issuer: string; audience: string; senderConstrained?: boolean },
+  expected: {
+    issuer: string;
+    audience: string;
+    senderConstrained?: boolean;
+    certificateThumbprint?: string | null;
+  },
   now: Date,
   clockSkewMs: number,
 ): AccessTokenVerification {
@@ -347,10 +355,16 @@ export function checkAccessTokenClaims(
   if (!isNonEmptyString(kid)) return reject('unknown_key');
   if (!isAccessTokenTyp(header.typ)) return reject('wrong_typ');
   if (!isRecord(payload)) return reject('malformed');
-  // A sender-constrained token presented as a plain bearer is refused whatever its cnf holds;
+  // A sender-constrained token presented as a plain bearer is refused whatever its cnf holds,
+  // unless it is certificate-bound and the request presented that certificate (RFC 8705); DPoP
   // proof-of-possession verification is a different path.
   const cnf = Object.hasOwn(payload, 'cnf') ? confirmationOf(payload.cnf) : null;
-  if (Object.hasOwn(payload, 'cnf') && !expected.senderConstrained) return reject('sender_constrained');
+  if (
+    Object.hasOwn(payload, 'cnf') &&
+    !expected.senderConstrained &&
+    !certificateConfirms(payload.cnf, expected.certificateThumbprint)
+  )
+    return reject('sender_constrained');
   if (cnf === undefined) return reject('invalid_claims', 'cnf');
   if (payload.iss !== expected.issuer) return reject('wrong_issuer');
   const audiences = audienceList(payload.aud);

@@ -151,6 +151,8 @@ export async function verifyOwnToken(
     now: Date;
     /** The DPoP scheme: the caller checks the proof against the returned token's cnf. */
     senderConstrained?: boolean;
+    /** The request's client certificate thumbprint, for certificate-bound tokens (RFC 8705). */
+    certificateThumbprint?: string | null;
   },
 ): Promise<OwnToken> {
   const verified = await app.tokenVerifier.verify(token, {
@@ -158,6 +160,7 @@ export async function verifyOwnToken(
     issuer: issuerOf(app.config.server.publicOrigin, realm.name),
     audience: target.audience,
     senderConstrained: target.senderConstrained === true,
+    certificateThumbprint: target.certificateThumbprint ?? null,
   });
   if (!verified.ok) return { ok: false, reason: verified.reason };
   const t = verified.token;
@@ -211,6 +214,7 @@ export async function verifyApiCaller(
       issuer: issuerOf(origin, realm.name),
       audience,
       senderConstrained: scheme === 'dpop',
+      certificateThumbprint: req.clientCertificate?.thumbprint ?? null,
     });
     return { kind, audience, verified };
   };

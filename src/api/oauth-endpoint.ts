@@ -143,7 +143,11 @@ export async function authenticateOAuthClient<C extends ClientAuthFacts = Client
       ctx.db,
       keyring,
       call.realm.id,
-      { authorization: typeof auth === 'string' ? auth : undefined, form: call.form },
+      {
+        authorization: typeof auth === 'string' ? auth : undefined,
+        form: call.form,
+        certificate: call.req.clientCertificate?.x509 ?? null,
+      },
       {
         now,
         maxTokenBytes: ctx.config.limits.maxTokenBytes,

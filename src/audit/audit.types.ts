@@ -167,6 +167,7 @@ export type AuditType =
   | 'mfa.hotp.enrolled'
   | 'mfa.hotp.resynced'
   | 'mfa.hotp.removed'
+  | 'mfa.totp.removed'
   | 'mfa.webauthn.enrolled'
   | 'mfa.webauthn.failed'
   | 'mfa.webauthn.enrollment_failed'

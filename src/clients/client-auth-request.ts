@@ -1,9 +1,16 @@
 // Which client credentials a token, introspection or revocation request presents (RFC 6749
 // section 2.3, RFC 7523 section 2.2). Pure: it reads the Authorization header and the form and
 // says which one method was used; client-auth.ts checks the credentials against the client.
+import type { X509Certificate } from 'node:crypto';
 import { basicChallenge, oauthError } from '../kernel/oauth-error.ts';
 
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
+export type ClientAuthMethod =
+  | 'client_secret_basic'
+  | 'client_secret_post'
+  | 'private_key_jwt'
+  | 'tls_client_auth'
+  | 'self_signed_tls_client_auth'
+  | 'none';
 
 export type PresentedCredentials =
   | { method: 'client_secret_basic'; clientId: string; secret: string }
@@ -19,6 +26,8 @@ export interface FormFields {
 export interface ClientAuthInput {
   authorization: string | undefined;
   form: FormFields;
+  /** The request's client certificate (mutual TLS, RFC 8705); absent or null: none. */
+  certificate?: X509Certificate | null;
 }
 
 export interface ReadLimits {

@@ -16,11 +16,11 @@ import {
 import {
   type ClientAuthInput,
   type ClientAuthMethod,
-  type PresentedCredentials,
   readPresentedCredentials,
 } from './client-auth-request.ts';
 import { touchSecretUsed } from './client-secrets.repo.ts';
 import { matchClientSecret, spendClientSecretCheck } from './client-secrets.ts';
+import { certificateProves, isMtlsMethod } from './mtls-client-auth.ts';
 
 export interface ClientAuthOptions<C extends ClientAuthFacts = ClientAuthRow> {
   now: Date;
@@ -99,6 +99,12 @@ export async function authenticateClient<C extends ClientAuthFacts = ClientAuthR
   }
 
   if (!client) throw fail('unknown_client');
+  if (presented.method === 'none' && isMtlsMethod(client.token_endpoint_auth_method)) {
+    // Only client_id was sent: the client certificate must prove a mutual-TLS client.
+    if (!certificateProves(client, input.certificate ?? null)) throw fail('certificate_mismatch');
+    checkClient(client, { method: client.token_endpoint_auth_method }, fail);
+    return { client, method: client.token_endpoint_auth_method, secretId: null };
+  }
   checkClient(client, presented, fail);
   if (presented.method === 'private_key_jwt') {
     const verified = await verifyClientAssertion(presented.assertion, {
@@ -135,7 +141,7 @@ function methodAccepted(registered: string, presented: ClientAuthMethod): boolea
 /** The client may authenticate at all, and with a method its registration accepts. */
 function checkClient(
   client: ClientAuthFacts,
-  presented: PresentedCredentials,
+  presented: { method: ClientAuthMethod },
   fail: (debug: string) => Error,
 ): void {
   if (client.state !== 'active') throw fail('client_disabled');

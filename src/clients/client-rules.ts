@@ -5,6 +5,7 @@
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import type { FieldError } from '../platform/http/problem.ts';
 import type { ClientType } from './clients.repo.ts';
+import { checkCertificateKeys } from './mtls-client-rules.ts';
 import { validateOrigin } from './origin.ts';
 import { type Environment, validateRedirectUri } from './redirect-uri.ts';
 
@@ -31,7 +32,15 @@ const GRANTS_BY_TYPE: Record<ClientType, readonly string[]> = {
 };
 const KNOWN_GRANTS: ReadonlySet<string> = new Set(Object.values(GRANT));
 
-const CONFIDENTIAL_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
+const CONFIDENTIAL_METHODS = [
+  'client_secret_basic',
+  'client_secret_post',
+  'private_key_jwt',
+  'self_signed_tls_client_auth',
+] as const;
+/** Every token endpoint authentication method a client may register (discovery lists the same). */
+export const TOKEN_ENDPOINT_AUTH_METHODS: readonly string[] = [...CONFIDENTIAL_METHODS, 'none'];
+
 const METHODS_BY_TYPE: Record<ClientType, readonly string[]> = {
   web: CONFIDENTIAL_METHODS,
   // `none` only for a workload that proves itself with an outside issuer's assertion (below).
@@ -252,13 +261,19 @@ function checkOrigins(d: ClientDraft, errors: FieldError[], given: boolean): str
 }
 
 function checkJwks(d: ClientDraft, errors: FieldError[], given: boolean): void {
-  const wantsKeys = d.tokenEndpointAuthMethod === 'private_key_jwt';
+  const method = d.tokenEndpointAuthMethod;
+  const wantsKeys = method === 'private_key_jwt' || method === 'self_signed_tls_client_auth';
   if (!wantsKeys) {
-    if (d.jwks) errors.push({ field: 'jwks', code: 'not_allowed', detail: 'only for private_key_jwt' });
+    if (d.jwks)
+      errors.push({
+        field: 'jwks',
+        code: 'not_allowed',
+        detail: 'only for private_key_jwt and self_signed_tls_client_auth',
+      });
     return;
   }
   if (!d.jwks) {
-    errors.push({ field: 'jwks', code: 'required', detail: 'private_key_jwt needs keys' });
+    errors.push({ field: 'jwks', code: 'required', detail: `${method} needs keys` });
     return;
   }
   const keys = d.jwks.keys;
@@ -266,6 +281,7 @@ function checkJwks(d: ClientDraft, errors: FieldError[], given: boolean): void {
   if (count) errors.push(count);
   if (count || !given) return;
   checkPublicKeys(keys, errors);
+  if (method === 'self_signed_tls_client_auth') checkCertificateKeys(keys, errors);
 }
 
 /** Each key of a `jwks.keys` list is a usable public signature key, and no kid repeats. */

@@ -19,7 +19,12 @@ export {
   secretsAsOf,
 } from './client-auth.repo.ts';
 export { setClientStateInTx, updateClient } from './client-changes.service.ts';
-export { GRANT, publicJwkProblem, pushReceiverUriProblem } from './client-rules.ts';
+export {
+  GRANT,
+  publicJwkProblem,
+  pushReceiverUriProblem,
+  TOKEN_ENDPOINT_AUTH_METHODS,
+} from './client-rules.ts';
 export { type CreateClientInput, decodeCreateClient, type UpdateClientInput } from './clients.decode.ts';
 export type { ClientRecord, ClientRow } from './clients.repo.ts';
 export {

@@ -4,7 +4,13 @@
 // checked by the same rules as an administrator's client (client-rules.ts: redirect URIs under the
 // RedirectURI rules, 1..20 of them, grants, methods and keys).
 import type { FieldError } from '../platform/http/problem.ts';
-import { type ClientDraft, checkClientDraft, GRANT, type JwkSet } from './client-rules.ts';
+import {
+  type ClientDraft,
+  checkClientDraft,
+  GRANT,
+  type JwkSet,
+  TOKEN_ENDPOINT_AUTH_METHODS,
+} from './client-rules.ts';
 import type { ClientType } from './clients.repo.ts';
 import { validateOrigin } from './origin.ts';
 import type { Environment } from './redirect-uri.ts';
@@ -42,7 +48,7 @@ export interface RegisteredMetadata {
   display: DisplayMetadata;
 }
 
-const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
+const AUTH_METHODS = TOKEN_ENDPOINT_AUTH_METHODS;
 // A registered client signs people in; it gets no service principal and no token exchange.
 const REGISTRABLE_GRANTS: readonly string[] = [GRANT.code, GRANT.refresh];
 const MAX_NAME = 200;

@@ -1,4 +1,6 @@
-// The public and internal listeners of one server process, and their graceful shutdown.
+// The public and internal listeners of one server process (and the optional mutual-TLS one,
+// docs/oauth-mtls.md), and their graceful shutdown.
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { registerCors } from '../api/protocol-cors.ts';
 import { registerSigninCors } from '../api/signin-cors.ts';
@@ -20,6 +22,7 @@ import { registerUserImportRoutes } from '../imports/user-imports.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
 import { registerSigningKeyRoutes } from '../keys/signing-keys.routes.ts';
+import { registerMeFactorOverviewRoutes } from '../mfa/me-factor-overview.routes.ts';
 import { registerMeFactorRoutes } from '../mfa/me-factors.routes.ts';
 import { registerMePasskeyRoutes } from '../mfa/webauthn/me-passkeys.routes.ts';
 import { registerRelatedOriginsRoute } from '../mfa/webauthn/related-origins.routes.ts';
@@ -73,8 +76,12 @@ import type { AppContext } from './context.ts';
 export interface HttpServers {
   publicApp: FastifyInstance;
   internalApp: FastifyInstance;
+  /** The same routes as publicApp over TLS asking for client certificates (server.mtls_listen). */
+  mtlsApp: FastifyInstance | null;
   publicUrl: string;
   internalUrl: string;
+  /** https URL of the mutual-TLS listener; null without one. */
+  mtlsUrl: string | null;
   /** Drains (ready answers draining for server.drain_delay), then lets in-flight requests finish. */
   shutdown(): Promise<void>;
 }
@@ -91,8 +98,8 @@ function closeConnectionsWhenDraining(app: FastifyInstance, ctx: AppContext): vo
   });
 }
 
-/** The edge both listeners share; only the public one sheds load. */
-function edgeFor(ctx: AppContext, shed: boolean): FastifyInstance {
+/** The edge every listener shares; only the public ones shed load. */
+function edgeFor(ctx: AppContext, shed: boolean, mutualTls?: { cert: Buffer; key: Buffer }): FastifyInstance {
   const { limits, server } = ctx.config;
   const app = buildEdge({
     log: ctx.log,
@@ -102,13 +109,14 @@ function edgeFor(ctx: AppContext, shed: boolean): FastifyInstance {
     requestTimeoutMs: limits.requestTimeoutMs,
     clientAddresses: new ClientAddresses(server.trustedProxies, server.proxyHeaders),
     ...(shed ? { maxInflight: limits.maxInflightRequests } : {}),
+    ...(mutualTls ? { mutualTls } : {}),
   });
   closeConnectionsWhenDraining(app, ctx);
   return app;
 }
 
-export function buildPublicApp(ctx: AppContext): FastifyInstance {
-  const app = edgeFor(ctx, true);
+export function buildPublicApp(ctx: AppContext, mutualTls?: { cert: Buffer; key: Buffer }): FastifyInstance {
+  const app = edgeFor(ctx, true, mutualTls);
   registerMaintenanceGate(app, ctx.maintenance, ctx.clock);
   registerPublicHealth(app, {
     ...ctx,
@@ -163,6 +171,7 @@ export function buildPublicApp(ctx: AppContext): FastifyInstance {
   registerMeSessionRoutes(app, ctx);
   registerSessionEventRoutes(app, ctx);
   registerMeFactorRoutes(app, ctx);
+  registerMeFactorOverviewRoutes(app, ctx);
   registerMePasskeyRoutes(app, ctx);
   registerTrustedAuthenticatorRoutes(app, ctx);
   registerRelatedOriginsRoute(app, ctx);
@@ -191,12 +200,19 @@ export function buildInternalApp(ctx: AppContext): FastifyInstance {
   return app;
 }
 
-const urlOf = (app: FastifyInstance): string => {
+const urlOf = (app: FastifyInstance, scheme = 'http'): string => {
   const addr = app.server.address();
   if (!addr || typeof addr === 'string') return String(addr);
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  return `http://${host}:${addr.port}`;
+  return `${scheme}://${host}:${addr.port}`;
 };
+
+/** The mutual-TLS listener's app, when server.mtls_listen is set (load.ts insists on its files). */
+function buildMtlsApp(ctx: AppContext): FastifyInstance | null {
+  const { mtlsListen, mtlsCertFile, mtlsKeyFile } = ctx.config.server;
+  if (mtlsListen === null || mtlsCertFile === null || mtlsKeyFile === null) return null;
+  return buildPublicApp(ctx, { cert: readFileSync(mtlsCertFile), key: readFileSync(mtlsKeyFile) });
+}
 
 export async function startHttpServers(
   ctx: AppContext,
@@ -204,25 +220,32 @@ export async function startHttpServers(
 ): Promise<HttpServers> {
   const publicApp = buildPublicApp(ctx);
   const internalApp = buildInternalApp(ctx);
+  const mtlsApp = buildMtlsApp(ctx);
   opts.internalRoutes?.(internalApp);
   const pub = parseListen(ctx.config.server.listen);
   const internal = parseListen(ctx.config.server.internalListen);
   await publicApp.listen({ host: pub.host, port: pub.port });
   try {
     await internalApp.listen({ host: internal.host, port: internal.port });
+    if (mtlsApp && ctx.config.server.mtlsListen !== null) {
+      const mtls = parseListen(ctx.config.server.mtlsListen);
+      await mtlsApp.listen({ host: mtls.host, port: mtls.port });
+    }
   } catch (e) {
-    await publicApp.close();
+    await Promise.all([publicApp.close(), internalApp.close(), mtlsApp?.close()]);
     throw e;
   }
   return {
     publicApp,
     internalApp,
+    mtlsApp,
     publicUrl: urlOf(publicApp),
     internalUrl: urlOf(internalApp),
+    mtlsUrl: mtlsApp ? urlOf(mtlsApp, 'https') : null,
     async shutdown() {
       ctx.draining = true;
       await new Promise((r) => setTimeout(r, ctx.config.server.drainDelayMs));
-      await Promise.all([publicApp.close(), internalApp.close()]);
+      await Promise.all([publicApp.close(), internalApp.close(), mtlsApp?.close()]);
     },
   };
 }

@@ -1,7 +1,7 @@
 // Pending factor enrollments from /me, HOTP tokens and what an account has enrolled. Seeds are
 // sealed under the root key (purpose totp-seed) and bound to the row they belong to.
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
-import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
+import { maybeOne, one, type Queryable, type Tx } from '../platform/db/db.ts';
 
 export type EnrollmentKind = 'totp' | 'hotp';
 
@@ -112,6 +112,14 @@ export async function recordResyncAttempt(
   );
 }
 
+export async function deleteTotp(q: Tx, realmId: string, userId: string): Promise<boolean> {
+  const r = await q.query('delete from totp_credentials where realm_id = $1 and user_id = $2', [
+    realmId,
+    userId,
+  ]);
+  return (r.rowCount ?? 0) > 0;
+}
+
 export async function deleteHotp(q: Tx, realmId: string, userId: string): Promise<boolean> {
   const r = await q.query('delete from hotp_credentials where realm_id = $1 and user_id = $2', [
     realmId,
@@ -174,3 +182,16 @@ export async function resetSecondFactors(
   );
   return { totp, hotp, passkeys, recoveryCodes: codes.rowCount };
 }
+
+/** What the account holds, for its own overview (GET /me/factors): presence and counts only. */
+export const factorOverview = (q: Queryable, realmId: string, userId: string) =>
+  one<{ password: boolean; totp: boolean; hotp: boolean; passkeys: number; codes: number }>(
+    q,
+    `select exists (select 1 from password_credentials where realm_id = $1 and user_id = $2) as password,
+            exists (select 1 from totp_credentials where realm_id = $1 and user_id = $2) as totp,
+            exists (select 1 from hotp_credentials where realm_id = $1 and user_id = $2) as hotp,
+            (select count(*)::int from webauthn_credentials where realm_id = $1 and user_id = $2) as passkeys,
+            (select count(*)::int from recovery_codes
+              where realm_id = $1 and user_id = $2 and used_at is null) as codes`,
+    [realmId, userId],
+  );

@@ -33,6 +33,7 @@ import {
   advanceHotp,
   deleteEnrollment,
   deleteHotp,
+  deleteTotp,
   type EnrollmentKind,
   enrolledFactors,
   enrollmentSeedContext,
@@ -385,36 +386,43 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
     return { status: 'hotp_resynced', counter: outcome.counter };
   });
 
-  apiRoute(app, ctx, 'DELETE', '/me/hotp', account, async ({ req, reply, realm, caller, call }) => {
-    const userId = userOf(caller);
-    await ctx.db.tx(async (q) => {
-      const enrolled = await enrolledFactors(q, realm.id, userId);
-      if (!enrolled.hotp) throw problem.notFound('the account has no HOTP token');
-      // A token the realm no longer allows does not count: its owner can still remove it.
-      const policy = await currentPolicy(q, realm.id);
-      requireMfaForCredentialChange(allowedEnrolled(enrolled, policy), caller.sessionMfa, 'remove_factor');
-      if (!enrolled.totp && !enrolled.webauthn && (await mustUseMfa(q, realm, userId)))
-        throw new Problem(
-          409,
-          'last_sign_in_method',
-          'HOTP is the last second factor of an account that must use MFA',
-        );
-      await deleteHotp(q, realm.id, userId);
-      const forgotten = await forgetRememberedDevices(q, realm.id, userId, null);
-      await recorder(q, call).audit('mfa.hotp.removed', {
-        category: 'security',
-        subject: { type: 'user', id: userId },
-        data: { remembered_devices_forgotten: forgotten },
+  // Removing the authenticator app or the HOTP token: the same rules for both (Keycloak's account
+  // console removes either; the spec names no path, docs/decisions.md).
+  for (const kind of ['totp', 'hotp'] as const) {
+    const label = kind === 'totp' ? 'an authenticator app (TOTP)' : 'a HOTP token';
+    apiRoute(app, ctx, 'DELETE', `/me/${kind}`, account, async ({ req, reply, realm, caller, call }) => {
+      const userId = userOf(caller);
+      await ctx.db.tx(async (q) => {
+        const enrolled = await enrolledFactors(q, realm.id, userId);
+        if (!enrolled[kind]) throw problem.notFound(`the account has no ${label}`);
+        // A factor the realm no longer allows does not count: its owner can still remove it.
+        const policy = await currentPolicy(q, realm.id);
+        requireMfaForCredentialChange(allowedEnrolled(enrolled, policy), caller.sessionMfa, 'remove_factor');
+        const others = kind === 'totp' ? enrolled.hotp : enrolled.totp;
+        if (!others && !enrolled.webauthn && (await mustUseMfa(q, realm, userId)))
+          throw new Problem(
+            409,
+            'last_sign_in_method',
+            `${label} is the last second factor of an account that must use MFA`,
+          );
+        if (kind === 'totp') await deleteTotp(q, realm.id, userId);
+        else await deleteHotp(q, realm.id, userId);
+        const forgotten = await forgetRememberedDevices(q, realm.id, userId, null);
+        await recorder(q, call).audit(kind === 'totp' ? 'mfa.totp.removed' : 'mfa.hotp.removed', {
+          category: 'security',
+          subject: { type: 'user', id: userId },
+          data: { remembered_devices_forgotten: forgotten },
+        });
+        const notice = {
+          factor: kind,
+          change: 'removed',
+          acceptLanguage: req.headers['accept-language'],
+        } as const;
+        await mailFactorChange(ctx, q, realm, policy, userId, notice, call.now);
       });
-      const notice = {
-        factor: 'hotp',
-        change: 'removed',
-        acceptLanguage: req.headers['accept-language'],
-      } as const;
-      await mailFactorChange(ctx, q, realm, policy, userId, notice, call.now);
+      return reply.code(204).send();
     });
-    return reply.code(204).send();
-  });
+  }
 
   // Forgetting remembered devices stays allowed to recovery-restricted sessions (case rule 1).
   const forgetting = { audience: 'account', allowedWhileRestricted: true } as const;

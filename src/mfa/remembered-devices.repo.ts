@@ -1,6 +1,6 @@
 // Remembered devices (spec doc 1, login.remember_devices): a token shown once (the pa_rd cookie or
 // one_time.remembered_device_token), stored as a digest, valid login.remember_device_days.
-import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
+import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 
 export interface RememberedDeviceRow {
   id: string;
@@ -67,3 +67,18 @@ export async function forgetRememberedDevices(
   );
   return r.rowCount ?? 0;
 }
+
+/** The account's remembered devices that have not expired, newest first (never their tokens). */
+export const listRememberedDevices = (q: Queryable, realmId: string, userId: string, now: Date) =>
+  many<{
+    id: string;
+    user_agent: string | null;
+    created_at: Date;
+    expires_at: Date;
+    last_used_at: Date | null;
+  }>(
+    q,
+    `select id, user_agent, created_at, expires_at, last_used_at from remembered_devices
+      where realm_id = $1 and user_id = $2 and expires_at > $3 order by created_at desc, id desc limit 100`,
+    [realmId, userId, now],
+  );

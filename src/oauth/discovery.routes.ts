@@ -40,6 +40,7 @@ async function sendMetadata(ctx: ApiDeps, realmName: string, reply: FastifyReply
         algorithms,
         facts.push,
         facts.registration,
+        ctx.config.server.mtlsOrigin,
       ),
     );
 }

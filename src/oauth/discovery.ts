@@ -3,7 +3,7 @@
 // client that trusts it never meets a refusal for something listed here.
 
 import { DPOP_ALGORITHMS } from '../access/dpop-proof.ts';
-import { CLIENT_SIGNING_ALGORITHMS } from '../clients/index.ts';
+import { CLIENT_SIGNING_ALGORITHMS, TOKEN_ENDPOINT_AUTH_METHODS } from '../clients/index.ts';
 import { issuerOf } from '../kernel/audiences.ts';
 import { UI_LOCALES } from '../kernel/ui-locales.ts';
 import { SIGNING_ALGORITHMS } from '../keys/jws.ts';
@@ -11,7 +11,7 @@ import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import { OIDC_SCOPES } from '../resources/builtin-resources.ts';
 import { SCOPE_CLAIMS } from './tokens/scope-claims.ts';
 
-const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
+const AUTH_METHODS = TOKEN_ENDPOINT_AUTH_METHODS;
 // Introspection needs a confidential client (spec doc 2, Authentication 7).
 const INTROSPECTION_AUTH_METHODS = AUTH_METHODS.filter((m) => m !== 'none');
 
@@ -41,6 +41,7 @@ export function providerMetadata(
   signingAlgorithms: readonly SigningAlgorithm[],
   requirePushedRequests = false,
   registrationEnabled = false,
+  mtlsOrigin: string | null = null,
 ): Record<string, unknown> {
   const issuer = issuerOf(publicOrigin, realmName);
   const oauth = `${issuer}/oauth`;
@@ -101,5 +102,21 @@ export function providerMetadata(
     backchannel_logout_session_supported: true,
     // RFC 9449 section 5.1: the proof algorithms of spec doc 1, Authentication 8.
     dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
+    // RFC 8705: certificate-bound access tokens, and the endpoints on the mutual-TLS listener.
+    tls_client_certificate_bound_access_tokens: true,
+    ...(mtlsOrigin ? { mtls_endpoint_aliases: mtlsAliases(issuerOf(mtlsOrigin, realmName)) } : {}),
+  };
+}
+
+/** RFC 8705 section 5: the endpoints that take client certificates, on the mutual-TLS origin. */
+function mtlsAliases(issuer: string): Record<string, string> {
+  const oauth = `${issuer}/oauth`;
+  return {
+    token_endpoint: `${oauth}/token`,
+    revocation_endpoint: `${oauth}/revoke`,
+    introspection_endpoint: `${oauth}/introspect`,
+    userinfo_endpoint: `${oauth}/userinfo`,
+    device_authorization_endpoint: `${oauth}/device_authorization`,
+    pushed_authorization_request_endpoint: `${oauth}/par`,
   };
 }

@@ -37,6 +37,11 @@ export interface IssuerSettings {
   publicOrigin: string;
   maxAccessTokenTtlMs: number;
   idTokenTtlMs: number;
+  /**
+   * The request's client certificate (RFC 8705): access tokens it issues carry it as cnf, unless
+   * the request bound them to a DPoP key (AccessTokenRequest.cnf), which wins.
+   */
+  confirmation?: Confirmation | null;
 }
 
 /** What the subject proved and when; null for service principals. */
@@ -105,6 +110,7 @@ export async function issueAccessToken(
     supportGrantId: r.supportGrantId ?? null,
     cnf: r.cnf ?? null,
   };
+  if (settings.confirmation && !input.cnf) input.cnf = settings.confirmation;
   if (r.target.resource.tokenFormat === 'jwt') {
     if (r.extraAudiences?.length) input.extraAudiences = r.extraAudiences;
     const signed = await signing(() => signAccessToken(input, signer, now));

@@ -16,6 +16,7 @@ import { type GrantContext, type TokenResponse, tokenSettings } from './grants/g
 import { JWT_BEARER, jwtBearerGrant } from './grants/jwt-bearer.grant.ts';
 import { refreshTokenGrant } from './grants/refresh-token.grant.ts';
 import { TOKEN_EXCHANGE, tokenExchangeGrant } from './grants/token-exchange.grant.ts';
+import { certificateConfirmation } from './mtls-binding.ts';
 import { SigningError } from './token-issuer.ts';
 import { logTokenOutcome } from './token-log.ts';
 
@@ -93,7 +94,7 @@ export function registerTokenEndpoint(app: FastifyInstance, ctx: ApiDeps): void 
           form: call.form,
           caller,
           signer,
-          settings: tokenSettings(ctx),
+          settings: { ...tokenSettings(ctx), confirmation: certificateConfirmation(call.req) },
           now,
           correlationId: call.req.id,
           prefetched,

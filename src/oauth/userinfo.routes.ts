@@ -59,6 +59,7 @@ async function answer(ctx: ApiDeps, req: UserinfoRequest, reply: FastifyReply) {
     resourceId: BUILTIN_USERINFO,
     now: ctx.clock.now(),
     senderConstrained: dpop,
+    certificateThumbprint: req.clientCertificate?.thumbprint ?? null,
   });
   if (dpop) {
     if (!own.ok)

@@ -7,7 +7,7 @@ import { describeCode, type MessageKey, pickLocale, SUPPORTED, setLocale, t } fr
 import { en } from '../lib/messages.en.js';
 import { type Api, ApiFailure, accountApi } from './api.js';
 import { dataExportSection } from './data.js';
-import { type Passkey, rememberedDevicesSection, signInMethods, type View } from './methods.js';
+import { type Factors, type Passkey, rememberedDevicesSection, signInMethods, type View } from './methods.js';
 import { finishSignIn, OAuthFailure, signIn, signOut, type Tokens } from './oauth.js';
 import { deviceName, factorWords } from './words.js';
 
@@ -190,12 +190,14 @@ async function render(s: Signed, message?: HTMLElement): Promise<void> {
   let sessions: Session[];
   let linked: LinkedIdentity[];
   let passkeys: Passkey[];
+  let factors: Factors;
   try {
-    [profile, sessions, linked, passkeys] = await Promise.all([
+    [profile, sessions, linked, passkeys, factors] = await Promise.all([
       userinfo(s.realm, s.tokens),
       s.api.call('GET', '/me/sessions').then((r) => (r as { items: Session[] }).items),
       s.api.call('GET', '/me/linked-identities').then((r) => (r as { items: LinkedIdentity[] }).items),
       s.api.call('GET', '/me/webauthn/credentials').then((r) => (r as { items: Passkey[] }).items),
+      s.api.call('GET', '/me/factors').then((r) => r as Factors),
     ]);
   } catch (e) {
     signInAgain(s.realm, 'acct.sign_in_again', failure(null, e));
@@ -226,8 +228,8 @@ async function render(s: Signed, message?: HTMLElement): Promise<void> {
       h('div', { class: 'actions' }, out),
       languagePicker(s),
     ),
-    signInMethods(view, passkeys),
-    rememberedDevicesSection(view),
+    signInMethods(view, passkeys, factors),
+    rememberedDevicesSection(view, factors.remembered_devices),
     h(
       'section',
       { 'aria-labelledby': 'sessions' },

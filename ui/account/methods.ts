@@ -10,6 +10,7 @@ import { recoveryCodesView } from '../login/recovery-codes.js';
 import { codeField } from '../login/screens/code-input.js';
 import { grouped } from '../login/screens/enroll-totp.js';
 import type { Api } from './api.js';
+import { deviceName } from './words.js';
 
 /** What a section needs from the page: the API and a way to show the outcome. */
 export interface View {
@@ -19,6 +20,15 @@ export interface View {
   refresh(notice?: string): Promise<void>;
   /** Shows the page again with the refusal in words (and a way to sign in again when it helps). */
   fail(e: unknown): Promise<void>;
+}
+
+/** What GET /me/factors says the account holds. */
+export interface Factors {
+  totp: boolean;
+  hotp: boolean;
+  passkeys: number;
+  recovery_codes_remaining: number;
+  remembered_devices: { id: string; user_agent: string | null; created_at: string; expires_at: string }[];
 }
 
 export interface Passkey {
@@ -105,13 +115,23 @@ function passwordSection(view: View): HTMLElement {
 }
 
 /** TOTP and HOTP share the shape: enroll gives a secret, activate proves the app or token has it. */
-function otpSection(view: View, kind: 'totp' | 'hotp'): HTMLElement {
+function otpSection(view: View, kind: 'totp' | 'hotp', enrolled: boolean): HTMLElement {
   const k = kind === 'totp' ? 'acct.totp' : 'acct.hotp';
-  const start = h('button', { type: 'button', class: 'secondary' }, t(`${k}_setup`));
+  // Setting up again replaces what the account has.
+  const start = h(
+    'button',
+    { type: 'button', class: 'secondary' },
+    t(enrolled ? `${k}_replace` : `${k}_setup`),
+  );
   const sec = section(
     `m-${kind}`,
     t(`${k}_title`),
     h('p', { class: 'small' }, t(`${k}_help`)),
+    h(
+      'p',
+      { class: 'state', 'data-state': enrolled ? 'on' : 'off' },
+      t(enrolled ? 'acct.state_on' : 'acct.state_off'),
+    ),
     h('div', { class: 'actions' }, start),
   );
   start.addEventListener('click', () =>
@@ -155,13 +175,13 @@ function otpSection(view: View, kind: 'totp' | 'hotp'): HTMLElement {
       },
     ),
   );
-  if (kind === 'hotp') {
-    const remove = h('button', { type: 'button', class: 'secondary' }, t('acct.hotp_remove'));
+  if (enrolled) {
+    const remove = h('button', { type: 'button', class: 'secondary' }, t(`${k}_remove`));
     remove.addEventListener('click', () =>
       act(
         view,
-        () => view.api.call('DELETE', '/me/hotp'),
-        () => view.refresh(t('acct.hotp_removed')),
+        () => view.api.call('DELETE', `/me/${kind}`),
+        () => view.refresh(t(`${k}_removed`)),
       ),
     );
     sec.querySelector('.actions')?.append(remove);
@@ -294,12 +314,17 @@ function passkeySection(view: View, passkeys: Passkey[]): HTMLElement {
   return sec;
 }
 
-function recoveryCodesSection(view: View): HTMLElement {
+function recoveryCodesSection(view: View, remaining: number): HTMLElement {
   const regenerate = h('button', { type: 'button', class: 'secondary' }, t('acct.rc_regenerate'));
   const sec = section(
     'm-codes',
     t('acct.rc_title'),
     h('p', { class: 'small' }, t('acct.rc_help')),
+    h(
+      'p',
+      { class: 'state', 'data-remaining': String(remaining) },
+      t('acct.rc_remaining', { n: String(remaining) }),
+    ),
     regenerate,
   );
   regenerate.addEventListener('click', () =>
@@ -312,34 +337,54 @@ function recoveryCodesSection(view: View): HTMLElement {
   return sec;
 }
 
-/** Remembered devices skip the second step; forgetting them asks for it again everywhere. */
-export function rememberedDevicesSection(view: View): HTMLElement {
-  const forget = h('button', { type: 'button', class: 'secondary' }, t('acct.rd_forget'));
-  forget.addEventListener('click', () =>
+/** Remembered devices skip the second step; forgetting one asks for it again on that device. */
+export function rememberedDevicesSection(view: View, devices: Factors['remembered_devices']): HTMLElement {
+  const forgetAll = h('button', { type: 'button', class: 'secondary' }, t('acct.rd_forget'));
+  forgetAll.addEventListener('click', () =>
     act(
       view,
       () => view.api.call('DELETE', '/me/remembered-devices'),
       () => view.refresh(t('acct.rd_forgotten')),
     ),
   );
+  const items = devices.map((d) => {
+    const forget = h('button', { type: 'button', class: 'link' }, t('acct.rd_forget_one'));
+    forget.addEventListener('click', () =>
+      act(
+        view,
+        () => view.api.call('DELETE', `/me/remembered-devices/${encodeURIComponent(d.id)}`),
+        () => view.refresh(t('acct.rd_forgotten_one')),
+      ),
+    );
+    return h(
+      'li',
+      { 'data-device': d.id },
+      h('span', {}, t('acct.rd_item', { device: deviceName(d.user_agent), date: when(view, d.created_at) })),
+      ' ',
+      forget,
+    );
+  });
   return h(
     'section',
     { 'aria-labelledby': 'remembered' },
     h('h2', { id: 'remembered' }, t('acct.rd_title')),
     h('p', {}, t('acct.rd_help')),
-    forget,
+    devices.length === 0
+      ? h('p', { class: 'small' }, t('acct.rd_none'))
+      : h('ul', { class: 'devices' }, ...items),
+    forgetAll,
   );
 }
 
-export function signInMethods(view: View, passkeys: Passkey[]): HTMLElement {
+export function signInMethods(view: View, passkeys: Passkey[], factors: Factors): HTMLElement {
   return h(
     'section',
     { 'aria-labelledby': 'methods', class: 'methods' },
     h('h2', { id: 'methods' }, t('acct.methods')),
     passwordSection(view),
-    otpSection(view, 'totp'),
+    otpSection(view, 'totp', factors.totp),
     passkeySection(view, passkeys),
-    recoveryCodesSection(view),
-    otpSection(view, 'hotp'),
+    recoveryCodesSection(view, factors.recovery_codes_remaining),
+    otpSection(view, 'hotp', factors.hotp),
   );
 }

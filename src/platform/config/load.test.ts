@@ -42,6 +42,10 @@ const DEFAULTS: Config = {
     metricsToken: null,
     trustedProxies: [],
     proxyHeaders: 'auto',
+    mtlsListen: null,
+    mtlsCertFile: null,
+    mtlsKeyFile: null,
+    mtlsOrigin: null,
   },
   limits: {
     maxBodyBytes: 262144,

@@ -237,6 +237,11 @@ function crossRules(c: Config, originOf: (name: string) => string): string[] {
   ) {
     add('observability.tracing.endpoint', 'must be an http or https URL');
   }
+  const { mtlsListen, mtlsCertFile, mtlsKeyFile, mtlsOrigin } = c.server;
+  if (mtlsListen !== null && (mtlsCertFile === null || mtlsKeyFile === null))
+    add('server.mtls_listen', 'needs server.mtls_cert_file and server.mtls_key_file');
+  if (mtlsOrigin !== null && !/^https:\/\/[^/?#]+$/.test(mtlsOrigin))
+    add('server.mtls_origin', 'must be an https origin without a path');
   // Spec doc 2, Limits and Authentication 6 say why production is stricter; the rules are ours to name.
   if (c.environment === 'production') {
     if (!c.server.publicOrigin.startsWith('https://'))

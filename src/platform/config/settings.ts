@@ -24,6 +24,12 @@ export interface Config {
     metricsToken: string | null;
     trustedProxies: string[];
     proxyHeaders: 'auto' | 'forwarded' | 'x-forwarded';
+    /** The mutual-TLS listener (docs/oauth-mtls.md); null: none. */
+    mtlsListen: string | null;
+    mtlsCertFile: string | null;
+    mtlsKeyFile: string | null;
+    /** Origin clients reach the mutual-TLS listener at (discovery's mtls_endpoint_aliases). */
+    mtlsOrigin: string | null;
   };
   limits: {
     maxBodyBytes: number;
@@ -205,6 +211,10 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'server.metrics_token', kind: 'string', default: null, nullable: true, secret: true, description: 'Bearer token for /metrics and /status: env:, file:, cred: reference or a literal' },
   { name: 'server.trusted_proxies', kind: 'cidrs', default: [], description: 'Comma-separated CIDRs of reverse proxies: only from these peers are Forwarded and X-Forwarded-For read for the client address' },
   { name: 'server.proxy_headers', kind: 'enum', default: 'auto', values: ['auto', 'forwarded', 'x-forwarded'], description: 'Which header trusted proxies name the client in: forwarded, x-forwarded (X-Forwarded-For), or auto (either; when both come they must agree, else the proxy counts)' },
+  { name: 'server.mtls_listen', kind: 'listen', default: null, nullable: true, description: 'Mutual-TLS listener (RFC 8705), host:port; asks for a client certificate without requiring one; unset serves none' },
+  { name: 'server.mtls_cert_file', kind: 'string', default: null, nullable: true, description: 'PEM certificate chain of the mutual-TLS listener' },
+  { name: 'server.mtls_key_file', kind: 'string', default: null, nullable: true, description: 'PEM private key of the mutual-TLS listener' },
+  { name: 'server.mtls_origin', kind: 'string', default: null, nullable: true, description: 'https origin clients reach the mutual-TLS listener at, published as mtls_endpoint_aliases; unset publishes none' },
 
   int('limits.max_body_bytes', 256 * KIB, KIB, 64 * MIB, 'Largest request body'),
   int('limits.max_header_bytes', 16 * KIB, KIB, MIB, 'Largest request header section'),

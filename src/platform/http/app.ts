@@ -1,7 +1,8 @@
 // Builds a Fastify instance with the edge every route gets for free: strict JSON bodies, problem
 // responses, request ids, size limits, a request deadline, in-flight shedding and HTTP metrics
 // and a log line per request.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -13,6 +14,7 @@ import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { type Tracer, tracer } from '../tracing.ts';
 import { ClientAddresses } from './client-address.ts';
+import { clientCertificateOf } from './client-certificate.ts';
 import { registerJsonBody } from './json-body.ts';
 import { InflightGate, poolFor } from './load-shed.ts';
 import { type Problem, problem, problemBody } from './problem.ts';
@@ -30,6 +32,11 @@ export interface EdgeOptions {
   maxInflight?: number;
   /** How `req.clientAddress` is read (server.trusted_proxies); absent: the socket peer. */
   clientAddresses?: ClientAddresses;
+  /**
+   * Serve TLS with these PEM files, asking for (never requiring) a client certificate: the
+   * mutual-TLS listener (server.mtls_listen, docs/oauth-mtls.md).
+   */
+  mutualTls?: { cert: string | Buffer; key: string | Buffer };
 }
 
 export interface RouteEntry {
@@ -65,28 +72,38 @@ export function buildEdge(opts: EdgeOptions): FastifyInstance {
     routerOptions: { maxParamLength: 512 },
     return503OnClosing: false,
     // Shedding happens on the raw server, before routing or body parsing costs anything.
-    serverFactory: (handler) =>
-      createServer(
-        {
-          maxHeaderSize: opts.maxHeaderBytes,
-          requestTimeout: opts.requestTimeoutMs,
-          headersTimeout: opts.requestTimeoutMs,
-        },
-        (req: IncomingMessage, res: ServerResponse) => {
-          if (gate) {
-            const pool = poolFor(req);
-            if (!gate.tryEnter(pool)) {
-              opts.metrics.loadShed.inc({ pool });
-              writeRawProblem(res, problem.overloaded());
-              return;
-            }
-            res.once('close', () => gate.leave());
+    serverFactory: (handler) => {
+      const options = {
+        maxHeaderSize: opts.maxHeaderBytes,
+        requestTimeout: opts.requestTimeoutMs,
+        headersTimeout: opts.requestTimeoutMs,
+      };
+      const listener = (req: IncomingMessage, res: ServerResponse) => {
+        if (gate) {
+          const pool = poolFor(req);
+          if (!gate.tryEnter(pool)) {
+            opts.metrics.loadShed.inc({ pool });
+            writeRawProblem(res, problem.overloaded());
+            return;
           }
-          // A traceparent is continued only from a trusted proxy; any other peer starts a trace.
-          if (tracing) tracing.serve(req, res, addresses.peerIsTrusted(req), () => handler(req, res));
-          else handler(req, res);
-        },
-      ),
+          res.once('close', () => gate.leave());
+        }
+        // A traceparent is continued only from a trusted proxy; any other peer starts a trace.
+        if (tracing) tracing.serve(req, res, addresses.peerIsTrusted(req), () => handler(req, res));
+        else handler(req, res);
+      };
+      // Self-signed client certificates are legitimate (self_signed_tls_client_auth): the
+      // handshake accepts any, and each use checks the certificate against what it is bound to.
+      if (opts.mutualTls) {
+        // Fastify's factory type names the plain http.Server; an https.Server serves the same
+        // request and response objects, which is all Fastify uses of it.
+        return createTlsServer(
+          { ...options, ...opts.mutualTls, requestCert: true, rejectUnauthorized: false },
+          listener,
+        ) as unknown as Server;
+      }
+      return createServer(options, listener);
+    },
     clientErrorHandler: (err, socket) => {
       if (!socket.writable) return;
       const p =
@@ -113,6 +130,11 @@ export function buildEdge(opts: EdgeOptions): FastifyInstance {
   app.decorateRequest('clientAddress', {
     getter(this: FastifyRequest) {
       return addresses.of(this);
+    },
+  });
+  app.decorateRequest('clientCertificate', {
+    getter(this: FastifyRequest) {
+      return clientCertificateOf(this.raw, addresses.peerIsTrusted(this));
     },
   });
 

@@ -148,6 +148,17 @@ describe('account page › a console that manages every factor', { skip: NO_BROW
         await count('select count(*) n from remembered_devices where realm_id = $1 and user_id = $2'),
         1,
       );
+      // The device just remembered is listed by name, and can be forgotten alone.
+      const remembered = page.locator('ul.devices li');
+      assert.equal(await remembered.count(), 1);
+      assert.match((await remembered.first().textContent()) ?? '', /Chrome on Linux, remembered/);
+      await remembered.first().getByRole('button', { name: 'Forget' }).click();
+      await notice(page, 'The device is forgotten.');
+      assert.equal(
+        await count('select count(*) n from remembered_devices where realm_id = $1 and user_id = $2'),
+        0,
+      );
+      await page.getByText('No device is remembered.').waitFor();
     });
 
     await t.test('a passkey is added, renamed and removed', async () => {
@@ -195,6 +206,7 @@ describe('account page › a console that manages every factor', { skip: NO_BROW
       await other.goto(accountUrl);
       await signInWithTotp(other, secret, false);
       await accountShown(other);
+      // The device remembered at the fresh sign-in is listed by name, and forgotten alone.
       await page.getByRole('button', { name: 'Forget remembered devices' }).click();
       await notice(page, 'Your remembered devices are forgotten.');
       assert.equal(
@@ -223,9 +235,38 @@ describe('account page › a console that manages every factor', { skip: NO_BROW
       await notice(page, 'Your code token is set up.');
       const tokens = 'select count(*) n from hotp_credentials where realm_id = $1 and user_id = $2';
       assert.equal(await count(tokens), 1);
+      assert.equal(await page.locator('#m-hotp ~ [data-state="on"]').count(), 1, 'shown as set up');
       await page.getByRole('button', { name: 'Remove code token' }).click();
       await notice(page, 'Your code token is removed.');
       assert.equal(await count(tokens), 0);
+    });
+
+    await t.test('the authenticator app shows as set up, is removed, and is set up again', async () => {
+      const totp = 'select count(*) n from totp_credentials where realm_id = $1 and user_id = $2';
+      assert.equal(await page.locator('#m-totp ~ [data-state="on"]').count(), 1);
+      assert.equal(await page.locator('[data-remaining="10"]').count(), 1, 'ten unused recovery codes');
+      await page.getByRole('button', { name: 'Remove authenticator app' }).click();
+      await notice(page, 'Your authenticator app is removed.');
+      assert.equal(await count(totp), 0);
+      assert.equal(await page.locator('#m-totp ~ [data-state="off"]').count(), 1);
+      await page.getByRole('button', { name: 'Set up authenticator app' }).click();
+      await page.locator('[data-secret]').waitFor();
+      secret = (await page.locator('[data-secret]').getAttribute('data-secret')) ?? '';
+      await page.getByLabel('Code shown by the app').fill(currentCode(h, secret));
+      await page.getByRole('button', { name: 'Activate' }).click();
+      // A new app answers with new recovery codes when it replaces the old ones' batch; wait for
+      // this answer, not the notice still shown from the step before.
+      await page
+        .locator('ol.codes')
+        .or(page.getByText('Your authenticator app is set up.'))
+        .first()
+        .waitFor();
+      if ((await page.locator('ol.codes').count()) > 0) {
+        codes = (await page.locator('ol.codes li').allTextContents()).map((c) => c.trim());
+        await confirmCodesSaved(page);
+      }
+      await notice(page, 'Your authenticator app is set up.');
+      assert.equal(await count(totp), 1);
     });
 
     await t.test('a personal data export is prepared and downloaded', async () => {

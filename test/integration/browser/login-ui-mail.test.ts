@@ -208,7 +208,8 @@ describe('built-in login UI › mail steps in a browser', { skip: NO_BROWSER ?? 
     await accountShown(page);
     await page.getByLabel('Yes, delete my account').check();
     await page.getByRole('button', { name: 'Delete account' }).click();
-    await page.getByText('Your account will be deleted.').waitFor();
+    // The page names the day the grace period ends.
+    await page.getByText(/^Your account will be deleted( on .+)?\. Sign in before/).waitFor();
     assert.equal((await userRow(s.h, s.realm, user.id)).state, 'pending_deletion');
     assert.deepEqual(allowed(errors), []);
   });
