@@ -18,6 +18,7 @@ import { SESSION_COOKIE, TX_COOKIE, txCookie } from '../signin/cookies.ts';
 import {
   type AcceptedRequest,
   acceptAuthnRequest,
+  acceptIdpInitiated,
   continueSamlSignin,
   idpMetadata,
   type PostAnswer,
@@ -130,6 +131,19 @@ export function registerSamlIdpRoutes(app: FastifyInstance, ctx: ApiDeps): void 
           rawQuery: rawQueryOf(req),
         });
         return start(req, reply, realm, accepted);
+      },
+    );
+
+    scope.get<{ Params: { realm: string }; Querystring: Record<string, unknown> }>(
+      '/realms/:realm/saml/initiate',
+      async (req, reply) => {
+        const realm = await realmOf(req.params.realm);
+        const params = new URLSearchParams(rawQueryOf(req));
+        const clientId = params.getAll('client_id');
+        const relay = params.getAll('RelayState');
+        if (clientId.length !== 1 || relay.length > 1 || !/^[\x21-\x7e]{1,128}$/.test(clientId[0]!))
+          throw problem.invalidRequest('one client_id is required');
+        return start(req, reply, realm, await acceptIdpInitiated(ctx, realm, clientId[0]!, relay[0] ?? null));
       },
     );
 

@@ -132,6 +132,43 @@ export async function acceptAuthnRequest(
   return { id, forceAuthn: req.forceAuthn, isPassive: req.isPassive };
 }
 
+/**
+ * IdP-initiated sign-in (an unsolicited Response): a request state without a request ID for a
+ * SAML client named by client_id, answered at its first ACS URL.
+ */
+export async function acceptIdpInitiated(
+  app: SamlDeps,
+  realm: RealmRow,
+  clientId: string,
+  relayState: string | null,
+): Promise<AcceptedRequest> {
+  if (relayState !== null && relayState.length > 80 * 4)
+    throw refuse('RelayState is longer than SAML allows');
+  const sp = await maybeOne<{ acs_urls: string[] }>(
+    app.db,
+    `select s.acs_urls from saml_clients s join clients c on c.realm_id = s.realm_id and c.id = s.client_row_id
+      where s.realm_id = $1 and c.client_id = $2 and c.state = 'active'`,
+    [realm.id, clientId],
+  );
+  if (!sp?.acs_urls[0]) throw refuse('client_id is not an active SAML client of this realm');
+  const now = app.clock.now();
+  const id = newId('srq', now.getTime());
+  await app.db.query(
+    `insert into saml_idp_requests (realm_id, id, client_id, request_id, acs_url, relay_state, code_challenge,
+       expires_at, created_at) values ($1, $2, $3, null, $4, $5, '', $6, $7)`,
+    [
+      realm.id,
+      id,
+      clientId,
+      sp.acs_urls[0],
+      relayState,
+      new Date(now.getTime() + app.config.tokens.transactionTtlMs),
+      now,
+    ],
+  );
+  return { id, forceAuthn: false, isPassive: false };
+}
+
 function checkSignature(s: SamlSettings, req: AuthnRequest, m: SsoMessage): void {
   if (s.signingCertificate === null) return;
   const ok =

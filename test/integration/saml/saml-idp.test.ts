@@ -393,4 +393,21 @@ describe('SAML identity provider', () => {
     const accepted = await postRequest(s, signed);
     assert.equal(accepted.status, 303, await accepted.clone().text());
   });
+
+  test('case=IdP-initiated sign-in: an unsolicited Response at the first ACS URL', async (t) => {
+    const s = await setup(t);
+    const { idp, sp } = peers(s);
+    const start = `/realms/${s.realm.name}/saml/initiate?client_id=sp-app&RelayState=%2Fhome`;
+    const { continueTo } = await signIn(s, await s.h.get(start, { redirect: 'manual' }));
+    const form = await postForm(s.h, continueTo);
+    assert.equal(form.action, ACS);
+    assert.equal(form.RelayState, '/home');
+    const { extract } = await sp.parseLoginResponse(idp, 'post', {
+      body: { SAMLResponse: form.SAMLResponse },
+    });
+    assert.equal(extract.attributes.email, 'alice@example.com');
+    assert.doesNotMatch(Buffer.from(form.SAMLResponse ?? '', 'base64').toString('utf8'), /InResponseTo=/);
+    for (const bad of ['client_id=web-app', 'client_id=nobody', '', 'client_id=a&client_id=b'])
+      assert.equal((await s.h.get(`/realms/${s.realm.name}/saml/initiate?${bad}`)).status, 400, bad);
+  });
 });
