@@ -109,27 +109,44 @@ export async function acceptAuthnRequest(
   const age = now.getTime() - req.issueInstant.getTime();
   if (age > REQUEST_MAX_AGE_MS || age < -REQUEST_MAX_SKEW_MS) throw refuse('the IssueInstant is not current');
 
-  const id = newId('srq', now.getTime());
+  let id: string;
   try {
-    await app.db.query(
-      `insert into saml_idp_requests (realm_id, id, client_id, request_id, acs_url, relay_state, code_challenge,
-         expires_at, created_at) values ($1, $2, $3, $4, $5, $6, '', $7, $8)`,
-      [
-        realm.id,
-        id,
-        sp.clientId,
-        req.id,
-        acsUrl,
-        m.relayState,
-        new Date(now.getTime() + app.config.tokens.transactionTtlMs),
-        now,
-      ],
-    );
+    id = await insertRequestState(app, realm, {
+      clientId: sp.clientId,
+      requestId: req.id,
+      acsUrl,
+      relayState: m.relayState,
+    });
   } catch (e) {
     if (isUniqueViolation(e)) throw refuse('this AuthnRequest ID was already used');
     throw e;
   }
   return { id, forceAuthn: req.forceAuthn, isPassive: req.isPassive };
+}
+
+/** A new SAML request state; a repeated request ID of the client breaks a unique index. */
+async function insertRequestState(
+  app: SamlDeps,
+  realm: RealmRow,
+  r: { clientId: string; requestId: string | null; acsUrl: string; relayState: string | null },
+): Promise<string> {
+  const now = app.clock.now();
+  const id = newId('srq', now.getTime());
+  await app.db.query(
+    `insert into saml_idp_requests (realm_id, id, client_id, request_id, acs_url, relay_state, code_challenge,
+       expires_at, created_at) values ($1, $2, $3, $4, $5, $6, '', $7, $8)`,
+    [
+      realm.id,
+      id,
+      r.clientId,
+      r.requestId,
+      r.acsUrl,
+      r.relayState,
+      new Date(now.getTime() + app.config.tokens.transactionTtlMs),
+      now,
+    ],
+  );
+  return id;
 }
 
 /**
@@ -151,21 +168,12 @@ export async function acceptIdpInitiated(
     [realm.id, clientId],
   );
   if (!sp?.acs_urls[0]) throw refuse('client_id is not an active SAML client of this realm');
-  const now = app.clock.now();
-  const id = newId('srq', now.getTime());
-  await app.db.query(
-    `insert into saml_idp_requests (realm_id, id, client_id, request_id, acs_url, relay_state, code_challenge,
-       expires_at, created_at) values ($1, $2, $3, null, $4, $5, '', $6, $7)`,
-    [
-      realm.id,
-      id,
-      clientId,
-      sp.acs_urls[0],
-      relayState,
-      new Date(now.getTime() + app.config.tokens.transactionTtlMs),
-      now,
-    ],
-  );
+  const id = await insertRequestState(app, realm, {
+    clientId,
+    requestId: null,
+    acsUrl: sp.acs_urls[0],
+    relayState,
+  });
   return { id, forceAuthn: false, isPassive: false };
 }
 
