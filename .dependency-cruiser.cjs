@@ -53,6 +53,7 @@ const TIERS = [
       federation: [],
       signin: ['emergency', 'federation'],
       oauth: ['signin', 'emergency'],
+      'saml-idp': ['signin', 'oauth'],
       support: ['oauth'],
       decisions: [],
       configuration: [],

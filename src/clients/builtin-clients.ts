@@ -5,6 +5,7 @@
 // rather than stored, so a changed origin moves it the way it moves the built-in audiences.
 import type { Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
+import { samlContinueUrl } from './saml-clients.ts';
 
 export const CLI_CLIENT_ID = 'identity-cli';
 export const ACCOUNT_CLIENT_ID = 'account';
@@ -18,10 +19,11 @@ export const accountPageUrl = (publicOrigin: string): string => `${publicOrigin}
 
 /** The redirect URIs a client may use: its registered ones, and for `account` its page. */
 export function redirectUrisOf(
-  client: { client_id: string; builtin: boolean; redirect_uris: string[] },
+  client: { client_id: string; builtin: boolean; redirect_uris: string[]; type?: string },
   publicOrigin: string,
 ): string[] {
   if (client.builtin && client.client_id === ACCOUNT_CLIENT_ID) return [accountPageUrl(publicOrigin)];
+  if (client.type === 'saml') return [samlContinueUrl(publicOrigin)];
   return client.redirect_uris;
 }
 

@@ -27,6 +27,8 @@ const GRANTS_BY_TYPE: Record<ClientType, readonly string[]> = {
   native: [GRANT.code, GRANT.refresh, GRANT.device],
   device: [GRANT.code, GRANT.refresh, GRANT.device],
   service: [GRANT.clientCredentials, GRANT.exchange, GRANT.jwtBearer],
+  // A SAML service provider signs users in through ProudAuth's own SAML continuation (saml-clients.ts).
+  saml: [GRANT.code],
 };
 const KNOWN_GRANTS: ReadonlySet<string> = new Set(Object.values(GRANT));
 
@@ -46,6 +48,7 @@ const METHODS_BY_TYPE: Record<ClientType, readonly string[]> = {
   spa: ['none'],
   native: ['none'],
   device: ['none'],
+  saml: ['none'],
 };
 
 export const MAX_REDIRECT_URIS = 20;
@@ -53,7 +56,11 @@ export const MAX_ALLOWED_ORIGINS = 20;
 export const MAX_JWKS_KEYS = 20;
 
 export const defaultGrantTypes = (type: ClientType): string[] =>
-  type === 'service' ? [GRANT.clientCredentials] : [GRANT.code, GRANT.refresh];
+  type === 'service'
+    ? [GRANT.clientCredentials]
+    : type === 'saml'
+      ? [GRANT.code]
+      : [GRANT.code, GRANT.refresh];
 
 export const defaultAuthMethod = (type: ClientType): string =>
   type === 'web' || type === 'service' ? 'client_secret_basic' : 'none';
@@ -93,8 +100,9 @@ export function checkClientDraft(d: ClientDraft, env: Environment, given: GivenM
   // Only a client that signs users in through the authorization endpoint has redirect URIs. With
   // a broken grant list the count is not judged, only the URIs themselves.
   const usesCode = d.grantTypes.includes(GRANT.code);
-  const min = grantsOk && usesCode ? 1 : 0;
-  const max = grantsOk && !usesCode ? 0 : MAX_REDIRECT_URIS;
+  // A SAML client's one redirect URI is derived, never registered (saml-clients.ts).
+  const min = grantsOk && usesCode && d.type !== 'saml' ? 1 : 0;
+  const max = (grantsOk && !usesCode) || d.type === 'saml' ? 0 : MAX_REDIRECT_URIS;
   const uriCtx = { clientType: d.type, environment: env };
   checkUriList('redirect_uris', d.redirectUris, min, max, errors, (u) =>
     given.redirectUris ? verdictCode(validateRedirectUri(u, uriCtx)) : null,

@@ -16,8 +16,9 @@ import {
   unknownJson,
 } from '../platform/http/decode.ts';
 import { type FieldError, problem } from '../platform/http/problem.ts';
+import { decodeSamlSettings } from './saml-clients.ts';
 
-export const CLIENT_TYPES = ['web', 'spa', 'native', 'device', 'service'] as const;
+export const CLIENT_TYPES = ['web', 'spa', 'native', 'device', 'service', 'saml'] as const;
 export const CONSENT_MODES = ['implicit', 'required'] as const;
 export const CLIENT_STATES = ['active', 'disabled'] as const;
 export const ID_TOKEN_CLAIMS = ['standard', 'minimal'] as const;
@@ -52,6 +53,8 @@ export const decodeCreateClient = object({
   backchannel_logout_uri: optional(string()),
   backchannel_logout_session_required: optional(boolean()),
   jwks: optional(jwks),
+  /** Only for type saml, and required there (saml-clients.ts). */
+  saml: optional(decodeSamlSettings),
 });
 export type CreateClientInput = Decoded<typeof decodeCreateClient>;
 

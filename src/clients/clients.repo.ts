@@ -3,7 +3,7 @@
 import { jsonColumn, many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 
-export type ClientType = 'web' | 'spa' | 'native' | 'device' | 'service';
+export type ClientType = 'web' | 'spa' | 'native' | 'device' | 'service' | 'saml';
 export type ClientState = 'active' | 'disabled';
 /** `standard`: the granted scopes' claims in ID tokens; `minimal`: the protocol claims only. */
 export type IdTokenClaims = 'standard' | 'minimal';

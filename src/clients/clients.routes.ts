@@ -18,6 +18,7 @@ import {
   decodeUpdateClient,
 } from './clients.decode.ts';
 import { type Change, type ClientView, createClient, getClient, listClients } from './clients.service.ts';
+import { presentSamlSettings } from './saml-clients.ts';
 
 export const WRITE = { audience: 'admin', permissions: ['realm.clients.write'] } as const;
 // Reads show redirect URIs and key sets but never secrets; they need the same permission.
@@ -34,7 +35,7 @@ export function presentSecret(s: ClientSecretMetadata) {
   };
 }
 
-export function presentClient({ record: r, secrets }: ClientView) {
+export function presentClient({ record: r, secrets, saml }: ClientView) {
   return {
     id: r.id,
     client_id: r.client_id,
@@ -58,6 +59,7 @@ export function presentClient({ record: r, secrets }: ClientView) {
     jwks: r.jwks,
     service_principal_id: r.service_principal_id,
     secrets: secrets.map(presentSecret),
+    ...(saml ? { saml: presentSamlSettings(saml) } : {}),
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at),
   };

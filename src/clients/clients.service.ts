@@ -28,6 +28,13 @@ import {
 import type { CreateClientInput, ListQuery } from './clients.decode.ts';
 import { decodeCursor, encodeCursor } from './clients.decode.ts';
 import { type ClientRecord, findClientRecord, listClientRecords, tryInsertClient } from './clients.repo.ts';
+import {
+  checkSamlSettings,
+  findSamlSettings,
+  insertSamlSettings,
+  type SamlSettings,
+  samlSettingsOf,
+} from './saml-clients.ts';
 import { insertServicePrincipal } from './service-principals.repo.ts';
 
 export interface ClientsDeps {
@@ -44,6 +51,8 @@ export interface Change extends Call {
 export interface ClientView {
   record: ClientRecord;
   secrets: ClientSecretMetadata[];
+  /** The SAML settings of a saml client (saml-clients.ts). */
+  saml?: SamlSettings | null;
 }
 
 const ALL_GIVEN: GivenMembers = {
@@ -68,7 +77,8 @@ export async function viewOf(q: Tx | Db, realmId: string, clientId: string, now:
   const secrets = hasSecrets(record.token_endpoint_auth_method)
     ? await listActiveSecrets(q, realmId, record.id, now)
     : [];
-  return { record, secrets };
+  const saml = record.type === 'saml' ? await findSamlSettings(q, realmId, record.id) : null;
+  return { record, secrets, saml };
 }
 
 const draftOf = (input: CreateClientInput): ClientDraft => ({
@@ -82,9 +92,22 @@ const draftOf = (input: CreateClientInput): ClientDraft => ({
   jwks: input.jwks ?? null,
 });
 
+/** The SAML settings a saml client needs and no other client may have. */
+function samlProblems(input: CreateClientInput, env: ClientsDeps['config']['environment']) {
+  if (input.type !== 'saml')
+    return input.saml === undefined
+      ? []
+      : [{ field: 'saml', code: 'not_allowed', detail: 'only for type saml' }];
+  if (input.saml === undefined)
+    return [{ field: 'saml', code: 'required', detail: 'a saml client needs it' }];
+  return checkSamlSettings(samlSettingsOf(input.saml), env);
+}
+
 /** The rules a new client's members must meet (what createClient refuses with 422). */
-export const newClientProblems = (input: CreateClientInput, env: ClientsDeps['config']['environment']) =>
-  checkClientDraft(draftOf(input), env, ALL_GIVEN).errors;
+export const newClientProblems = (input: CreateClientInput, env: ClientsDeps['config']['environment']) => [
+  ...checkClientDraft(draftOf(input), env, ALL_GIVEN).errors,
+  ...samlProblems(input, env),
+];
 
 export interface CreateClientOptions {
   /**
@@ -102,7 +125,8 @@ export async function createClient(
 ): Promise<{ view: ClientView; issued: IssuedClientSecret | null }> {
   const draft = draftOf(input);
   const verdict = checkClientDraft(draft, deps.config.environment, ALL_GIVEN);
-  if (verdict.errors.length > 0) throw problem.validation(verdict.errors);
+  const errors = [...verdict.errors, ...samlProblems(input, deps.config.environment)];
+  if (errors.length > 0) throw problem.validation(errors);
   const keyring =
     hasSecrets(draft.tokenEndpointAuthMethod) && opts.issueSecret !== false ? needKeyring(deps) : null;
 
@@ -132,6 +156,8 @@ export async function createClient(
       c.now,
     );
     if (!row) throw problem.conflict(`client_id ${input.clientId} is already taken in this realm`);
+    if (input.saml && !(await insertSamlSettings(tx, c.realmId, row.id, samlSettingsOf(input.saml))))
+      throw problem.conflict('another SAML client of this realm has this entity_id');
     await auditClient(record, 'client.created', row.id, {
       client_id: row.client_id,
       type: row.type,

@@ -35,5 +35,15 @@ export {
   listClientRecords,
 } from './clients.repo.ts';
 export { type Change, type ClientsDeps, createClient, newClientProblems } from './clients.service.ts';
+export {
+  findSamlClientByEntityId,
+  findSamlSettings,
+  type NameIdFormat,
+  presentSamlSettings,
+  SAML_CONTINUE_PATH,
+  type SamlAttribute,
+  type SamlSettings,
+  samlContinueUrl,
+} from './saml-clients.ts';
 export { claimsSatisfied, WORKLOAD_LIMITS, type WorkloadRule } from './workload-federation.ts';
 export { workloadRulesForIssuer } from './workload-federations.repo.ts';

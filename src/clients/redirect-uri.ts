@@ -15,7 +15,7 @@
 import { Buffer } from 'node:buffer';
 import { domainToUnicode } from 'node:url';
 
-export type ClientType = 'web' | 'spa' | 'native' | 'device' | 'service';
+export type ClientType = 'web' | 'spa' | 'native' | 'device' | 'service' | 'saml';
 export type Environment = 'development' | 'production';
 
 export type RedirectUriRejection =

@@ -1,7 +1,13 @@
 // Writing a realm's configuration document (spec doc 1, Configuration document; Import semantics 9):
 // exactly the members the import reads, in a stable order so the file diffs cleanly in version
 // control, leaving out what rule 9 leaves out and naming those categories in `excluded`.
-import { type ClientRecord, listClientRecords } from '../clients/index.ts';
+import {
+  type ClientRecord,
+  findSamlSettings,
+  listClientRecords,
+  presentSamlSettings,
+  type SamlSettings,
+} from '../clients/index.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import { currentPolicy, type RealmRow } from '../realms/index.ts';
 import {
@@ -94,7 +100,8 @@ function resourceOut(r: ResourceDefinition): Json {
   };
 }
 
-function clientOut(c: ClientRecord): Json {
+/** A saml client carries its SAML settings; the realm's SAML signing keys stay out. */
+function clientOut(c: ClientRecord, saml: SamlSettings | null): Json {
   return {
     client_id: c.client_id,
     name: c.name,
@@ -114,6 +121,7 @@ function clientOut(c: ClientRecord): Json {
     ...(c.jwks !== null ? { jwks: c.jwks } : {}),
     ...(c.backchannel_logout_uri !== null ? { backchannel_logout_uri: c.backchannel_logout_uri } : {}),
     ...(c.backchannel_logout_session_required ? { backchannel_logout_session_required: true } : {}),
+    ...(saml ? { saml: presentSamlSettings(saml) } : {}),
   };
 }
 
@@ -184,7 +192,11 @@ export async function exportConfiguration(
     excluded: [...EXPORT_EXCLUDED],
     policy: sorted(policy.document) as Json,
     resources: resources.sort((a, b) => byText(a.audience, b.audience)).map(resourceOut),
-    clients: clients.sort((a, b) => byText(a.client_id, b.client_id)).map(clientOut),
+    clients: await Promise.all(
+      clients
+        .sort((a, b) => byText(a.client_id, b.client_id))
+        .map(async (c) => clientOut(c, c.type === 'saml' ? await findSamlSettings(q, realm.id, c.id) : null)),
+    ),
     permissions: (await listPermissions(q, realm.id, ALL))
       .sort((a, b) => byText(a.name, b.name))
       .map(permissionOut),

@@ -9,6 +9,7 @@ import type { SigningAlgorithm } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db } from '../platform/db/db.ts';
 import { Problem } from '../platform/http/problem.ts';
+import { runSamlKeyLifecycle } from './saml-keys.ts';
 import { activeNeedsSuccessor, type KeyTimings, pendingIsDue, publishUntil } from './signing-key.states.ts';
 import { rotateSigningKey } from './signing-key-rotation.service.ts';
 
@@ -68,7 +69,7 @@ export async function runKeyLifecycle(deps: KeyLifecycleDeps, now: Date): Promis
       if (await startPlannedRotation(deps, realmId, now)) report.rotations_started++;
     }
   }
-  return report;
+  return { ...report, ...(await runSamlKeyLifecycle(deps, now)) };
 }
 
 async function activate(

@@ -44,6 +44,11 @@ const PROOFS: readonly { name: string; sql: string | null }[] = [
     name: 'job_download_tokens',
     sql: 'update job_download_tokens set expires_at = $1 where used_at is null and expires_at > $1',
   },
+  {
+    // The SAML identity provider's request states (migrations/0052); an answered one is consumed.
+    name: 'saml_idp_request_states',
+    sql: 'update saml_idp_requests set expires_at = $1 where consumed_at is null and expires_at > $1',
+  },
 ];
 
 /** Ends them all; per proof, how many ended, or not_applicable. */

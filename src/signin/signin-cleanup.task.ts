@@ -32,6 +32,13 @@ export async function cleanupSignin(
         where coalesce(consumed_at, expires_at) < $1 limit ${BATCH})`,
     [new Date(now.getTime() - deps.sessionRetentionMs)],
   );
+  // SAML request states of the identity provider (migrations/0052) a day past their expiry; the
+  // unique request id they hold stops refusing a replay then, long after IssueInstant went stale.
+  const samlRequests = await deps.db.query(
+    `delete from saml_idp_requests where (realm_id, id) in (
+       select realm_id, id from saml_idp_requests where expires_at < $1 limit ${BATCH})`,
+    [dayAgo],
+  );
   // Codes and links sent in a transaction go with it (created a day ago at the latest).
   const challenges = await deps.db.query(
     `delete from signin_challenges where (realm_id, transaction_id, purpose) in (
@@ -55,6 +62,7 @@ export async function cleanupSignin(
     passkey_ceremonies: ceremonies,
     transactions: transactions.rowCount,
     codes: codes.rowCount,
+    saml_idp_requests: samlRequests.rowCount,
     challenges: challenges.rowCount,
     pushed_requests: pushed,
     budget_counters: budgets,

@@ -65,6 +65,7 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
   erased('membership_requests', 'invitations and join requests of the account, with their messages'),
   erased('upstream_tokens', 'tokens an upstream provider issued to the account (sealed)'),
   erased('linked_identities', 'upstream identities that sign in to the account, with their addresses'),
+  erased('saml_subjects', 'the persistent NameIDs SAML service providers knew the account by'),
   erased(
     'scim_users',
     'the directory attributes a SCIM connector provisioned (name parts, emails, enterprise data)',

@@ -108,6 +108,7 @@ test('nothing revoked after the backup comes back after restore-reconcile; what 
   // Pushed authorization requests exist now (RFC 9126): they are ended too, even when none is pending.
   assert.equal(typeof report.proofs_invalidated.pushed_authorization_requests, 'number');
   assert.equal(typeof report.proofs_invalidated.saml_request_states, 'number');
+  assert.equal(typeof report.proofs_invalidated.saml_idp_request_states, 'number');
   assert.equal((await operate(h, restoreMarkerStatus, {})).marked, false);
   const readyAfter = await h.get('/health/ready');
   assert.notEqual(((await readyAfter.json()) as { reason?: string }).reason, 'restore_pending');

@@ -1,0 +1,69 @@
+// samlify (npm) as the SAML service provider of the SAML identity provider tests
+// (docs/saml-idp.md).
+import { createRequire } from 'node:module';
+
+// samlify's declarations pull the browser DOM library into the whole program (as @xmldom's do,
+// src/saml-idp/xml-dom.ts), so it is loaded untyped, with the members used here.
+export interface Idp {
+  readonly kind: 'idp';
+}
+export interface Sp {
+  createLoginRequest(
+    idp: Idp,
+    binding: 'redirect' | 'post',
+  ): { id: string; context: string; entityEndpoint?: string };
+  parseLoginResponse(
+    idp: Idp,
+    binding: 'post',
+    req: { body: Record<string, string | undefined> },
+    // biome-ignore lint/suspicious/noExplicitAny: the test reads samlify's extract members by name
+  ): Promise<{ extract: any }>;
+}
+export const samlify = createRequire(import.meta.url)('samlify') as {
+  setSchemaValidator(v: { validate: (xml: string) => Promise<string> }): void;
+  IdentityProvider(o: Record<string, unknown>): Idp;
+  ServiceProvider(o: Record<string, unknown>): Sp;
+  Constants: { namespace: { binding: { post: string; redirect: string } } };
+};
+
+// samlify asks the application for an XML schema validator; the checks under test are its
+// signature, issuer, audience and time checks, which run regardless.
+samlify.setSchemaValidator({ validate: async () => 'skipped' });
+
+export const SP_ENTITY = 'https://sp.example.com/saml/metadata';
+export const ACS = 'https://sp.example.com/saml/acs';
+export const binding = samlify.Constants.namespace.binding;
+
+/** samlify's view of our metadata, and a service provider (signing its requests when given a key). */
+export function samlPeers(idpMetadata: string, sp: { privateKey?: string; signingCert?: string } = {}) {
+  const signed = sp.privateKey !== undefined;
+  const idp = samlify.IdentityProvider({
+    // Our metadata leaves WantAuthnRequestsSigned to each SAML client; samlify signs POST
+    // requests only for an IdP that asks, so a signing SP reads it as asking.
+    metadata: signed
+      ? idpMetadata.replace('WantAuthnRequestsSigned="false"', 'WantAuthnRequestsSigned="true"')
+      : idpMetadata,
+  });
+  const serviceProvider = samlify.ServiceProvider({
+    entityID: SP_ENTITY,
+    assertionConsumerService: [{ Binding: binding.post, Location: ACS }],
+    wantAssertionsSigned: true,
+    wantMessageSigned: true,
+    authnRequestsSigned: signed,
+    ...(signed
+      ? {
+          privateKey: sp.privateKey,
+          signingCert: sp.signingCert,
+          // samlify's default signature place is a Response's Issuer; a request's is its own.
+          signatureConfig: {
+            prefix: 'ds',
+            location: {
+              reference: "/*[local-name(.)='AuthnRequest']/*[local-name(.)='Issuer']",
+              action: 'after',
+            },
+          },
+        }
+      : {}),
+  });
+  return { idp, sp: serviceProvider };
+}
