@@ -19,6 +19,7 @@ export type AuditType =
   | 'saml_signing_key.created'
   | 'saml_signing_key.activated'
   | 'saml_signing_key.retired'
+  | 'saml_signing_key.compromised'
   | 'emergency.control.applied'
   | 'operations.maintenance.changed'
   | 'operations.revocation_log.exported'

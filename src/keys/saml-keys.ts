@@ -10,7 +10,7 @@ import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import type { Actor } from '../audit/audit.types.ts';
 import { inChange, recorder } from '../audit/index.ts';
-import { SYSTEM_ACTOR, systemCall } from '../kernel/call.ts';
+import { type Call, SYSTEM_ACTOR, systemCall } from '../kernel/call.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db, Queryable, Tx } from '../platform/db/db.ts';
 import { many, maybeOne } from '../platform/db/db.ts';
@@ -117,6 +117,56 @@ export async function insertSamlKey(
     target: { type: 'saml_signing_key', id: m.kid },
     data: { kid: m.kid, state },
   });
+}
+
+/**
+ * The realm's name when it has a SAML signing key in use (active or pending), else null: an
+ * emergency rotation replaces SAML keys only where there are some (a realm gets its first on use).
+ */
+export const realmWithSamlKey = async (q: Queryable, realmId: string): Promise<string | null> =>
+  (
+    await maybeOne<{ name: string }>(
+      q,
+      `select r.name from saml_signing_keys k join realms r on r.id = k.realm_id
+        where k.realm_id = $1 and k.state in ('active', 'pending') limit 1`,
+      [realmId],
+    )
+  )?.name ?? null;
+
+/**
+ * The SAML half of an emergency rotation (document 2, "Keys and emergency controls"): the active
+ * SAML key is compromised and leaves the metadata at once, a pending one is retired, and the new
+ * key signs from now on. In the rotation's transaction; answers the compromised kid, if any.
+ */
+export async function replaceSamlKeyInEmergency(
+  tx: Tx,
+  keyring: RootKeyring,
+  call: Call,
+  material: SamlKeyMaterial,
+): Promise<string | null> {
+  const { realmId, now } = call;
+  const ended = await tx.query<{ kid: string; state: string }>(
+    `update saml_signing_keys
+        set state = case when state = 'active' then 'compromised' else 'retired' end,
+            compromised_at = case when state = 'active' then $2::timestamptz end,
+            retired_at = case when state = 'pending' then $2::timestamptz end
+      where realm_id = $1 and state in ('active', 'pending')
+      returning kid, case when compromised_at is not null then 'compromised' else 'retired' end as state`,
+    [realmId, now],
+  );
+  await insertSamlKey(tx, keyring, realmId, material, 'active', call.actor, now);
+  const compromised = ended.rows.find((r) => r.state === 'compromised')?.kid ?? null;
+  const record = recorder(tx, call);
+  for (const k of ended.rows)
+    await record.audit(
+      k.state === 'compromised' ? 'saml_signing_key.compromised' : 'saml_signing_key.retired',
+      {
+        category: 'emergency',
+        target: { type: 'saml_signing_key', id: k.kid },
+        data: { kid: k.kid, replaced_by: material.kid },
+      },
+    );
+  return compromised;
 }
 
 export const findActiveSamlKey = (q: Queryable, realmId: string) =>

@@ -15,6 +15,7 @@ import type { RootKeyring } from '../platform/crypto/keyring.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
 import { problem } from '../platform/http/problem.ts';
+import { generateSamlKeyMaterial, realmWithSamlKey, replaceSamlKeyInEmergency } from './saml-keys.ts';
 import { type KeyTimings, publishUntil } from './signing-key.states.ts';
 import { generateKeyMaterial, type KeyMaterial } from './signing-key-material.ts';
 import {
@@ -58,12 +59,16 @@ export async function rotateSigningKey(
   request: RotationRequest,
 ): Promise<RotationResult> {
   const material = await generateKeyMaterial(request.algorithm);
+  // A realm that signs SAML assertions loses that key too (docs/saml-idp.md, "Keys").
+  const samlRealm = request.mode === 'emergency' ? await realmWithSamlKey(deps.db, call.realmId) : null;
+  const samlMaterial = samlRealm === null ? null : await generateSamlKeyMaterial(samlRealm, call.now);
   try {
-    return await inChange(deps.db, call, (tx, record) =>
-      request.mode === 'planned'
-        ? planInTx(tx, record, deps, call, material, request.reason)
-        : emergencyInTx(tx, record, deps, call, material, request.reason),
-    );
+    return await inChange(deps.db, call, async (tx, record) => {
+      if (request.mode === 'planned') return planInTx(tx, record, deps, call, material, request.reason);
+      const result = await emergencyInTx(tx, record, deps, call, material, request.reason);
+      if (samlMaterial) await replaceSamlKeyInEmergency(tx, deps.keyring, call, samlMaterial);
+      return result;
+    });
   } catch (e) {
     // A rotation that raced another one for the same realm loses on the one-pending or
     // one-active index, and nothing of it was written.

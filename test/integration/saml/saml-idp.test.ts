@@ -366,6 +366,48 @@ describe('SAML identity provider', () => {
     assert.equal(await certificates(), 1);
   });
 
+  test('case=an emergency rotation compromises the SAML key too: the metadata drops it at once', async (t) => {
+    const s = await setup(t);
+    const keys = () =>
+      rows(s.h, 'select kid, state from saml_signing_keys where realm_id = $1 order by created_at', [
+        s.realm.id,
+      ]);
+    const certificates = async () =>
+      [
+        ...(await (await s.h.get(`/realms/${s.realm.name}/saml/metadata`)).text()).matchAll(
+          /<ds:X509Certificate>([^<]+)</g,
+        ),
+      ].map((m) => m[1]);
+    const [before] = await keys();
+    const published = await certificates();
+    assert.equal(published.length, 1);
+    // The rotation API needs a sign-in within the last 5 minutes: a fresh administrator.
+    const admin = await apiCaller(s.h, s.realm);
+    const r = await admin.call('POST', '/signing-key-rotations', {
+      mode: 'emergency',
+      reason: 'the SAML key left the building',
+    });
+    assert.equal(r.status, 201, await r.clone().text());
+    const after = await keys();
+    assert.deepEqual(
+      after.map((k) => k.state),
+      ['compromised', 'active'],
+    );
+    assert.equal(after[0]?.kid, before?.kid);
+    const now = await certificates();
+    assert.equal(now.length, 1, 'only the new certificate is published');
+    assert.notEqual(now[0], published[0]);
+    assert.ok(s.h.ctx.keyring);
+    const signer = await activeSamlSigner(s.h.ctx.db, s.h.ctx.keyring, s.realm, s.clock.now());
+    assert.equal(signer.kid, after[1]?.kid);
+    const audit = await rows(
+      s.h,
+      `select type from audit_events where realm_id = $1 and type like 'saml_signing_key.%' order by occurred_at, id`,
+      [s.realm.id],
+    );
+    assert.ok(audit.some((a) => a.type === 'saml_signing_key.compromised'));
+  });
+
   test('case=HTTP-POST signed request: accepted as signed, refused when changed after signing', async (t) => {
     const spKey = await generateSamlKeyMaterial('sp', new Date());
     const s = await setup(t, { signing_certificate: spKey.certificate });
