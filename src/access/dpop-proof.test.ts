@@ -1,4 +1,4 @@
-// The DPoP proof checks against the FAPI 2.0 negative-test checklist (SECURITY-BAR.md section 1.2)
+// The DPoP proof checks a server runs (RFC 9449 section 4.3), as the FAPI 2.0 negative tests send them,
 // and the limits of spec doc 1, Authentication 8; proofs are built with jose (test/harness/dpop-kit.ts).
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign } from 'node:crypto';
