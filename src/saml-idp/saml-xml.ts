@@ -220,19 +220,24 @@ export interface ResponseInput {
 export const samlId = () => `_${randomBytes(20).toString('hex')}`;
 const instant = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-/** A success Response: signed Assertion inside a signed Response (signatures after each Issuer). */
-export function buildSignedResponse(r: ResponseInput): string {
-  const impl = new DOMImplementation();
-  const doc = impl.createDocument(NS.protocol, 'samlp:Response', null);
+/** An empty samlp:Response addressed to the SP, success or failure alike, with its new ID. */
+function responseEnvelope(r: { now: Date; destination: string; inResponseTo: string | null }) {
+  const doc = new DOMImplementation().createDocument(NS.protocol, 'samlp:Response', null);
   const res = doc.documentElement;
-  const responseId = samlId();
-  const assertionId = samlId();
+  const id = samlId();
   res.setAttribute('xmlns:saml', NS.assertion);
-  res.setAttribute('ID', responseId);
+  res.setAttribute('ID', id);
   res.setAttribute('Version', '2.0');
   res.setAttribute('IssueInstant', instant(r.now));
   res.setAttribute('Destination', r.destination);
   if (r.inResponseTo) res.setAttribute('InResponseTo', r.inResponseTo);
+  return { doc, res, id };
+}
+
+/** A success Response: signed Assertion inside a signed Response (signatures after each Issuer). */
+export function buildSignedResponse(r: ResponseInput): string {
+  const { doc, res, id: responseId } = responseEnvelope(r);
+  const assertionId = samlId();
   const el = (
     parent: XElement,
     ns: string,
@@ -335,15 +340,7 @@ export function buildErrorResponse(r: {
   now: Date;
   signer: ResponseInput['signer'];
 }): string {
-  const doc = new DOMImplementation().createDocument(NS.protocol, 'samlp:Response', null);
-  const res = doc.documentElement;
-  const id = samlId();
-  res.setAttribute('xmlns:saml', NS.assertion);
-  res.setAttribute('ID', id);
-  res.setAttribute('Version', '2.0');
-  res.setAttribute('IssueInstant', instant(r.now));
-  res.setAttribute('Destination', r.destination);
-  if (r.inResponseTo) res.setAttribute('InResponseTo', r.inResponseTo);
+  const { doc, res, id } = responseEnvelope(r);
   const issuer = doc.createElementNS(NS.assertion, 'saml:Issuer');
   issuer.appendChild(doc.createTextNode(r.issuer));
   res.appendChild(issuer);
