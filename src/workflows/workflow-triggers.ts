@@ -45,6 +45,19 @@ const runOf = (w: WorkflowRow, userId: string, now: Date) => ({
 
 /** The outbox destination of event triggers. */
 export const startEventRuns: OutboxDestination = async (tx, events, now) => {
+  // The notes of events runs wrote are taken whether or not a workflow waits for them, so none stays.
+  const fromRuns = events.filter((e) => e.correlationId?.startsWith('wrn_'));
+  const parents = new Map(
+    fromRuns.length === 0
+      ? []
+      : (
+          await takeRunEventDepths(
+            tx,
+            fromRuns.map((e) => e.realmId),
+            fromRuns.map((e) => e.id),
+          )
+        ).map((r) => [`${r.realm_id}/${r.event_id}`, r.depth]),
+  );
   const about = events.filter((e) => typeof e.data.user_id === 'string');
   if (about.length === 0) return;
   const workflows = await eventWorkflows(
@@ -53,15 +66,6 @@ export const startEventRuns: OutboxDestination = async (tx, events, now) => {
     [...new Set(about.map((e) => e.type))],
   );
   if (workflows.length === 0) return;
-  const parents = new Map(
-    (
-      await takeRunEventDepths(
-        tx,
-        about.map((e) => e.realmId),
-        about.map((e) => e.id),
-      )
-    ).map((r) => [`${r.realm_id}/${r.event_id}`, r.depth]),
-  );
   const runs: NewRun[] = [];
   for (const e of about)
     for (const w of workflows) {

@@ -58,48 +58,39 @@ const runOf = (r: RunRow): RunRow => ({ ...r, steps: jsonColumn(r.steps), outcom
 
 export type NewWorkflow = Omit<WorkflowRow, 'deleted_at'>;
 
+/** The columns of a definition, in the order both statements below number them. */
+const definitionParams = (w: NewWorkflow) => [
+  w.realm_id,
+  w.id,
+  w.name,
+  w.description,
+  w.enabled,
+  JSON.stringify(w.triggers),
+  JSON.stringify(w.steps),
+  w.event_types,
+  w.revision,
+  w.run_as_type,
+  w.run_as_id,
+  w.created_at,
+  w.updated_at,
+];
+
 export async function insertWorkflow(tx: Tx, w: NewWorkflow): Promise<void> {
   await tx.query(
     `insert into workflows (realm_id, id, name, description, enabled, triggers, steps, event_types, revision,
        run_as_type, run_as_id, created_at, updated_at)
      values ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9, $10, $11, $12, $13)`,
-    [
-      w.realm_id,
-      w.id,
-      w.name,
-      w.description,
-      w.enabled,
-      JSON.stringify(w.triggers),
-      JSON.stringify(w.steps),
-      w.event_types,
-      w.revision,
-      w.run_as_type,
-      w.run_as_id,
-      w.created_at,
-      w.updated_at,
-    ],
+    definitionParams(w),
   );
 }
 
+/** A new revision of the definition; created_at is the row's own, given back unchanged. */
 export async function updateWorkflow(tx: Tx, w: NewWorkflow): Promise<void> {
   await tx.query(
     `update workflows set name = $3, description = $4, enabled = $5, triggers = $6::jsonb, steps = $7::jsonb,
-       event_types = $8, revision = $9, run_as_type = $10, run_as_id = $11, updated_at = $12
+       event_types = $8, revision = $9, run_as_type = $10, run_as_id = $11, created_at = $12, updated_at = $13
       where realm_id = $1 and id = $2`,
-    [
-      w.realm_id,
-      w.id,
-      w.name,
-      w.description,
-      w.enabled,
-      JSON.stringify(w.triggers),
-      JSON.stringify(w.steps),
-      w.event_types,
-      w.revision,
-      w.run_as_type,
-      w.run_as_id,
-      w.updated_at,
-    ],
+    definitionParams(w),
   );
 }
 

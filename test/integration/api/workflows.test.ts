@@ -6,12 +6,13 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { dispatchOutboxTo } from '../../../src/events/index.ts';
 import { workerDeps } from '../../../src/main/worker/worker.ts';
+import { jsonColumn } from '../../../src/platform/db/db.ts';
 import { startEventRuns } from '../../../src/workflows/workflow-triggers.ts';
 import { runWorkflows } from '../../../src/workflows/workflows.task.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { startHarness } from '../../harness/harness.ts';
 import { seedOrganization } from '../../harness/org-kit.ts';
-import { send } from '../roles/roles-kit.ts';
+import { createRole, send } from '../roles/roles-kit.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -55,7 +56,7 @@ async function setup(t: TestContext) {
       )
     ).rows.map((r) => ({
       ...r,
-      outcomes: typeof r.outcomes === 'string' ? JSON.parse(r.outcomes) : r.outcomes,
+      outcomes: jsonColumn<Run['outcomes']>(r.outcomes),
     }));
   const newUser = async (email: string) => {
     const r = await api('POST', '/users', { email });
@@ -340,4 +341,57 @@ test('case=a wait step: the run goes on only once the clock has passed the wait'
     [['succeeded', 'waited,changed']],
   );
   assert.deepEqual((await s.userRow(userId))?.required_actions, ['verify_email']);
+});
+
+test('case=who may write and whose authority runs: each step needs its permission; a refused step fails the run unless continue_on_error', async (t) => {
+  const s = await setup(t);
+  await createRole(s.admin, {
+    name: 'workflow-author',
+    permissions: ['realm.workflows.write', 'realm.users.read'],
+  });
+  const author = await apiCaller(s.h, s.realm, { roles: ['workflow-author'] });
+  const body = (steps: unknown[]) => ({
+    name: `w${steps.length}`,
+    triggers: [{ type: 'event', event_type: 'user.created' }],
+    steps,
+  });
+  const denied = await send(author, 'POST', '/workflows', body([{ kind: 'revoke_sessions' }]));
+  assert.equal(denied.status, 403, JSON.stringify(denied.body));
+  assert.match(denied.body.detail, /realm\.users\.suspend/);
+  assert.equal(
+    (await send(author, 'POST', '/workflows', body([{ kind: 'wait', duration_hours: 1 }]))).status,
+    201,
+  );
+
+  // A second administrator writes two workflows, then loses the role that let them.
+  const writer = await apiCaller(s.h, s.realm);
+  const missingGroup = 'grp_00000000000000000000000000';
+  const goesOn = await send(writer, 'POST', '/workflows', {
+    ...body([
+      { kind: 'add_to_group', group_id: missingGroup, continue_on_error: true },
+      { kind: 'set_required_action', required_action: 'verify_email' },
+    ]),
+    name: 'goes on',
+  });
+  const stops = await send(writer, 'POST', '/workflows', {
+    ...body([{ kind: 'add_to_group', group_id: missingGroup }, { kind: 'revoke_sessions' }]),
+    name: 'stops',
+  });
+  assert.deepEqual([goesOn.status, stops.status], [201, 201]);
+  const first = await s.newUser('first@example.com');
+  await s.tick();
+  const outcomes = async (id: string, userId: string) =>
+    (await s.runs(id))
+      .filter((r) => r.user_id === userId)
+      .map((r) => [r.state, r.error, r.outcomes.map((o) => o.code ?? o.outcome).join()]);
+  assert.deepEqual(await outcomes(goesOn.body.id, first), [['succeeded', null, 'not_found,changed']]);
+  assert.deepEqual(await outcomes(stops.body.id, first), [['failed', 'not_found', 'not_found']]);
+
+  await s.h.ctx.db.query('delete from role_assignments where realm_id = $1 and subject_id = $2', [
+    s.realm.id,
+    writer.userId,
+  ]);
+  const second = await s.newUser('second@example.com');
+  await s.tick();
+  assert.deepEqual(await outcomes(stops.body.id, second), [['failed', 'forbidden', 'forbidden']]);
 });
