@@ -4,6 +4,7 @@
 // emergency carrying the emergency_action signal, all in one transaction.
 import { inChange, type Recorder } from '../audit/index.ts';
 import { GRANT, setClientStateInTx } from '../clients/index.ts';
+import { setHookStateInTx } from '../hooks/index.ts';
 import { setConnectionStateInTx } from '../identity-providers/index.ts';
 import type { Call } from '../kernel/call.ts';
 import { changeOrganizationStateInTx, findOrganization } from '../organizations/index.ts';
@@ -37,9 +38,11 @@ const APPLY: Record<EmergencyTargetType, Apply> = {
     const before = await setConnectionStateInTx(tx, record, call, c.targetId, state);
     return { state, changed: before !== state };
   },
-  // Hooks do not exist in this release: no id can name one.
-  hook: async () => {
-    throw problem.notFound('no such hook');
+  // A disabled hook is called at none of its points (docs/hooks.md).
+  hook: async (tx, record, call, c) => {
+    const state = c.action === 'disable' ? 'disabled' : 'active';
+    const before = await setHookStateInTx(tx, record, call, c.targetId, state);
+    return { state, changed: before !== state };
   },
   client: async (tx, record, call, c) => {
     const state = c.action === 'disable' ? 'disabled' : 'active';

@@ -167,6 +167,12 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const keyStore = new KeyStore(db, root, clock);
   const mailer = await buildMailer(config, env, opts.announceMail ?? (() => {}));
   const sms = await buildSmsSender(config, env, opts.announceMail ?? (() => {}));
+  const deliveryPolicy = {
+    environment: config.environment,
+    egressAllowlist: config.delivery.egressAllowlist,
+    allowPrivateWebhooks: config.delivery.allowPrivateWebhooks,
+    allowedDestinations: config.privacy.residency.allowedDestinations,
+  };
   return {
     config,
     db,
@@ -237,16 +243,16 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       log,
       () => clock.now(),
     ),
-    webhooks: {
+    webhooks: { db, keyring: root, resolver, policy: deliveryPolicy },
+    hookAdmin: { db, keyring: root, resolver, policy: deliveryPolicy },
+    hooks: {
       db,
       keyring: root,
-      resolver,
-      policy: {
-        environment: config.environment,
-        egressAllowlist: config.delivery.egressAllowlist,
-        allowPrivateWebhooks: config.delivery.allowPrivateWebhooks,
-        allowedDestinations: config.privacy.residency.allowedDestinations,
-      },
+      outbound,
+      policy: deliveryPolicy,
+      clock,
+      log,
+      countCall: (kind, outcome) => metrics.hookCalls.inc({ kind, outcome }),
     },
   };
 }

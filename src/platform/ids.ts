@@ -54,7 +54,9 @@ export type IdPrefix =
   | 'iat'
   | 'ssf'
   | 'wlf'
-  | 'arv';
+  | 'arv'
+  | 'hok'
+  | 'hkc';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
