@@ -19,6 +19,8 @@ import type { GrantTypeControls } from './grant-type-controls.ts';
 export interface EmergencyDeps {
   db: Db;
   grantTypeControls: GrantTypeControls;
+  /** Realm rows carry the kinds of hooks in use: forgotten after a hook control. */
+  realms: { forget(name?: string): void };
 }
 
 /** The target's state after the control, and whether the control changed it. */
@@ -105,5 +107,6 @@ export async function applyEmergencyControl(
     return result;
   });
   if (control.targetType === 'grant_type') deps.grantTypeControls.forget(call.realmId);
+  if (control.targetType === 'hook') deps.realms.forget();
   return outcome;
 }

@@ -39,6 +39,8 @@ export interface HookPoint {
   realmId: string;
   /** The client the registration, token or sign-in is for. */
   clientId: string | null;
+  /** The realm row's hook_kinds where it was read: a kind not in it has no hook to call. */
+  kindsInUse?: readonly string[] | undefined;
   /**
    * What the hook is told, or how to read it: read only when a hook applies, so a realm without
    * hooks pays one query and no more; null calls nothing.
@@ -130,6 +132,7 @@ async function callOne(deps: HookCallDeps, hook: HookRow, p: HookPoint, data: Ho
 }
 
 async function callAll(deps: HookCallDeps, kind: HookKind, p: HookPoint): Promise<Called[]> {
+  if (p.kindsInUse && !p.kindsInUse.includes(kind)) return [];
   const hooks = await activeHooksFor(deps.db, p.realmId, kind, p.clientId);
   if (hooks.length === 0) return [];
   const data = typeof p.data === 'function' ? await p.data() : p.data;

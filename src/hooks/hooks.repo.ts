@@ -181,3 +181,18 @@ export async function forceHookState(
     );
   return before.state;
 }
+
+/** Taken first by every change of a realm's hooks, so that their kinds are recomputed in order. */
+export async function lockRealmHooks(q: Queryable, realmId: string): Promise<void> {
+  await q.query('select 1 from realms where id = $1 for update', [realmId]);
+}
+
+/** realms.hook_kinds again from the realm's active hooks (after lockRealmHooks). */
+export async function refreshRealmHookKinds(q: Queryable, realmId: string): Promise<void> {
+  await q.query(
+    `update realms set hook_kinds = coalesce(
+       (select array_agg(distinct kind order by kind) from hooks where realm_id = $1 and state = 'active'), '{}')
+      where id = $1`,
+    [realmId],
+  );
+}

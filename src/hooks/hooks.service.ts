@@ -26,6 +26,8 @@ import {
   type HookState,
   insertHook,
   listHooks,
+  lockRealmHooks,
+  refreshRealmHookKinds,
   rotateHookSecret,
   updateHook,
 } from './hooks.repo.ts';
@@ -38,6 +40,27 @@ export interface HookAdminDeps {
   keyring: RootKeyring | null;
   resolver: Resolver;
   policy: DeliveryPolicy;
+  /** This process's realm rows, which carry hook_kinds: forgotten after every change. */
+  realms?: { forget(name?: string): void };
+}
+
+/**
+ * One change of a realm's hooks: the realm row locked first, its hook_kinds recomputed last, in
+ * the change's transaction; this process then reads the realm again.
+ */
+async function inHookChange<T>(
+  deps: HookAdminDeps,
+  call: Call,
+  work: (tx: Tx, record: Recorder) => Promise<T>,
+): Promise<T> {
+  const out = await inChange(deps.db, call, async (tx, record) => {
+    await lockRealmHooks(tx, call.realmId);
+    const result = await work(tx, record);
+    await refreshRealmHookKinds(tx, call.realmId);
+    return result;
+  });
+  deps.realms?.forget();
+  return out;
 }
 
 /** The row binding of a sealed secret: a secret moved to another row does not open. */
@@ -77,7 +100,7 @@ export async function createHook(
   await validateUrl(deps, input);
   const id = newId('hok', call.now.getTime());
   const secret = newWebhookSecret();
-  return inChange(deps.db, call, async (tx, record) => {
+  return inHookChange(deps, call, async (tx, record) => {
     const row = await insertHook(
       tx,
       call.realmId,
@@ -133,7 +156,7 @@ export async function patchHook(
     state: patch.state ?? before.state,
   };
   if (patch.url !== undefined || patch.allowPrivateNetwork !== undefined) await validateUrl(deps, next);
-  return inChange(deps.db, call, async (tx, record) => {
+  return inHookChange(deps, call, async (tx, record) => {
     const row = await updateHook(tx, call.realmId, id, before.version, next, call.now);
     if (!row) {
       await requireHook(deps.db, call.realmId, id);
@@ -154,7 +177,7 @@ export async function removeHook(
   id: string,
   ifMatch: string | undefined,
 ): Promise<void> {
-  await inChange(deps.db, call, async (tx, record) => {
+  await inHookChange(deps, call, async (tx, record) => {
     const row = id.includes('\0') ? null : await findHook(tx, call.realmId, id, { forUpdate: true });
     if (!row) throw problem.notFound('no such hook');
     if (!ifMatchSatisfied(ifMatch, row.version)) throw problem.preconditionFailed();
@@ -170,7 +193,7 @@ export async function rotateHookSecretOf(
 ): Promise<{ row: HookRow; secret: string }> {
   const keyring = keyringOf(deps);
   const secret = newWebhookSecret();
-  return inChange(deps.db, call, async (tx, record) => {
+  return inHookChange(deps, call, async (tx, record) => {
     const before = id.includes('\0') ? null : await findHook(tx, call.realmId, id, { forUpdate: true });
     if (!before) throw problem.notFound('no such hook');
     const sealed = keyring.encrypt('hook-secret', secret, hookSecretAad(call.realmId, id));
@@ -193,8 +216,10 @@ export async function setHookStateInTx(
   id: string,
   state: HookState,
 ): Promise<HookState> {
+  await lockRealmHooks(tx, call.realmId);
   const before = id.includes('\0') ? null : await forceHookState(tx, call.realmId, id, state, call.now);
   if (!before) throw problem.notFound('no such hook');
+  await refreshRealmHookKinds(tx, call.realmId);
   if (before !== state)
     await record.audit('hook.updated', {
       category: 'configuration',

@@ -167,6 +167,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const keyStore = new KeyStore(db, root, clock);
   const mailer = await buildMailer(config, env, opts.announceMail ?? (() => {}));
   const sms = await buildSmsSender(config, env, opts.announceMail ?? (() => {}));
+  const realms = new RealmCache(db, clock);
   const deliveryPolicy = {
     environment: config.environment,
     egressAllowlist: config.delivery.egressAllowlist,
@@ -184,7 +185,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     metrics,
     detachSignals,
     keyStore,
-    realms: new RealmCache(db, clock),
+    realms,
     grantTypeControls: new GrantTypeControls(db, clock),
     maintenance: new MaintenanceGate(db, clock, log),
     tokenVerifier: new AccessTokenVerifier({
@@ -244,7 +245,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       () => clock.now(),
     ),
     webhooks: { db, keyring: root, resolver, policy: deliveryPolicy },
-    hookAdmin: { db, keyring: root, resolver, policy: deliveryPolicy },
+    hookAdmin: { db, keyring: root, resolver, policy: deliveryPolicy, realms },
     hooks: {
       db,
       keyring: root,

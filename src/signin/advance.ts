@@ -258,7 +258,7 @@ async function runStepUnpadded(
   });
   if (result.expired)
     throw new Problem(409, 'conflict', 'the transaction is expired', { transaction_status: 'expired' });
-  await notifySignedIn(app, result.tx);
+  await notifySignedIn(app, result.tx, realm.hook_kinds);
   // Completed right after an account-wide revocation in this second: the code's tokens would be
   // revoked with it, so the answer that hands the code out waits for the next second (complete.ts).
   if (result.tokensLiveFrom) await waitUntil(app.clock, result.tokensLiveFrom);

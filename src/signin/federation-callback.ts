@@ -207,7 +207,7 @@ export async function handleCallback(app: SigninDeps, input: CallbackInput): Pro
   if (!done) return problemAnswer(409, 'transaction_ended', locale);
   if (mixUp) return problemAnswer(400, 'wrong_connection', locale);
   const t = done.tx;
-  await notifySignedIn(app, t);
+  await notifySignedIn(app, t, realm.hook_kinds);
   if (t.mode === 'headless') return { kind: 'done', status: t.status, locale };
   if (t.status !== 'pending' && t.redirectTo)
     return {

@@ -5,12 +5,17 @@ import { afterSignIn } from '../hooks/index.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import type { SigninTx } from './transaction.ts';
 
-export async function notifySignedIn(app: SigninDeps, t: SigninTx): Promise<void> {
+export async function notifySignedIn(
+  app: SigninDeps,
+  t: SigninTx,
+  kindsInUse: readonly string[] | undefined,
+): Promise<void> {
   // A registration for a taken address only looks completed: no one signed in.
   if (t.status !== 'completed' || !t.userId || t.registrationDecoy) return;
   await afterSignIn(app.hooks, {
     realmId: t.realmId,
     clientId: t.clientId,
+    kindsInUse,
     data: {
       transaction_id: t.id,
       user_id: t.userId,

@@ -21,6 +21,7 @@ export async function withTokenHooks(
   const verdict = await beforeTokenIssuance(g.app.hooks, {
     realmId: g.realm.id,
     clientId: g.caller.client.client_id,
+    kindsInUse: g.realm.hook_kinds,
     data: async (): Promise<HookData | null> => {
       const s = await readSubject();
       return s ? { grant_type: grantType, user_id: s.user_id, scopes: s.scopes, org_id: s.org_id } : null;
