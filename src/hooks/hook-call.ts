@@ -10,7 +10,13 @@ import type { Db } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import type { Logger } from '../platform/log.ts';
 import type { OutboundHttp, OutboundResult } from '../platform/net/outbound-http.ts';
-import { type DeliveryPolicy, guardFor, residencyProblem, signatureHeader } from '../webhooks/index.ts';
+import {
+  type DeliveryPolicy,
+  guardFor,
+  openSigningSecrets,
+  residencyProblem,
+  signatureHeader,
+} from '../webhooks/index.ts';
 import {
   type Answer,
   type HookOutcome,
@@ -58,15 +64,12 @@ interface Called {
 
 /** Secrets that sign now: the current one, and the previous one during its 24 hours. */
 function signingSecrets(keyring: RootKeyring, h: HookRow, now: Date): string[] {
-  const aad = hookSecretAad(h.realm_id, h.id);
-  const out = [keyring.decrypt('hook-secret', h.secret_sealed, aad).toString('utf8')];
-  if (
-    h.previous_secret_sealed &&
-    h.previous_secret_expires_at &&
-    new Date(h.previous_secret_expires_at) > now
-  )
-    out.push(keyring.decrypt('hook-secret', h.previous_secret_sealed, aad).toString('utf8'));
-  return out;
+  const sealed = {
+    current: h.secret_sealed,
+    previous: h.previous_secret_sealed,
+    previousUntil: h.previous_secret_expires_at,
+  };
+  return openSigningSecrets(keyring, 'hook-secret', sealed, hookSecretAad(h.realm_id, h.id), now);
 }
 
 function outcomeOf(r: OutboundResult): HookOutcome | null {

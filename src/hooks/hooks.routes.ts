@@ -66,7 +66,7 @@ export function registerHookRoutes(app: FastifyInstance, ctx: ApiDeps & { hookAd
     const limit = pageLimit(param('limit'), ctx.config.limits);
     const binding = cursorBinding([realm.id, 'hooks']);
     const after = openCursor(param('cursor'), binding, (id) => HOOK_ID.test(id));
-    const page = await listHookPage(deps, realm.id, after, limit);
+    const page = await listHookPage(deps, { realmId: realm.id, after, limit });
     return {
       items: page.items.map(presentHook),
       next_cursor: page.nextAfter === null ? null : makeCursor(page.nextAfter, binding),

@@ -10,12 +10,7 @@ import { problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
 import type { Resolver } from '../platform/net/outbound-http.ts';
 import { ifMatchSatisfied } from '../roles/index.ts';
-import {
-  type DeliveryPolicy,
-  destinationProblem,
-  newWebhookSecret,
-  operatorAllowsPrivate,
-} from '../webhooks/index.ts';
+import { assertDestination, type DeliveryPolicy, newWebhookSecret } from '../webhooks/index.ts';
 import type { HookInput, HookPatch } from './hooks.decode.ts';
 import {
   deleteHook,
@@ -78,18 +73,8 @@ async function requireHook(db: Db | Tx, realmId: string, id: string): Promise<Ho
 }
 
 /** The URL rules of webhook destinations, on the hook's `url` field. */
-async function validateUrl(deps: HookAdminDeps, h: Pick<HookChanges, 'url' | 'allowPrivateNetwork'>) {
-  if (h.allowPrivateNetwork && !operatorAllowsPrivate(deps.policy))
-    throw problem.validation([
-      {
-        field: 'allow_private_network',
-        code: 'not_allowed',
-        detail: 'the operator does not allow private egress',
-      },
-    ]);
-  const p = await destinationProblem(h.url, deps.policy, h.allowPrivateNetwork, deps.resolver);
-  if (p) throw problem.validation([{ field: 'url', code: p.code, detail: p.detail }], p.detail);
-}
+const validateUrl = (deps: HookAdminDeps, h: Pick<HookChanges, 'url' | 'allowPrivateNetwork'>) =>
+  assertDestination(deps, h.url, h.allowPrivateNetwork, 'url');
 
 export async function createHook(
   deps: HookAdminDeps,
@@ -128,14 +113,12 @@ export async function createHook(
 export const getHook = (deps: HookAdminDeps, realmId: string, id: string) =>
   requireHook(deps.db, realmId, id);
 
-export async function listHookPage(
+/** One page of the realm's hooks by id, after the cursor's id. */
+export const listHookPage = async (
   deps: HookAdminDeps,
-  realmId: string,
-  after: string | null,
-  limit: number,
-): Promise<Page<HookRow>> {
-  return cutPage(await listHooks(deps.db, realmId, after, limit + 1), limit);
-}
+  page: { realmId: string; after: string | null; limit: number },
+): Promise<Page<HookRow>> =>
+  cutPage(await listHooks(deps.db, page.realmId, page.after, page.limit + 1), page.limit);
 
 export async function patchHook(
   deps: HookAdminDeps,

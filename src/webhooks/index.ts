@@ -14,12 +14,11 @@ export {
   type WebhookDeliveryDeps,
 } from './webhook-delivery.task.ts';
 export {
+  assertDestination,
   type DeliveryPolicy,
-  destinationProblem,
   guardFor,
   MAX_URL_CHARS,
-  operatorAllowsPrivate,
   residencyProblem,
 } from './webhook-destination.ts';
 export { fanOutToWebhooks } from './webhook-fanout.ts';
-export { newWebhookSecret, signatureHeader } from './webhook-signature.ts';
+export { newWebhookSecret, openSigningSecrets, signatureHeader } from './webhook-signature.ts';
