@@ -56,7 +56,9 @@ export type IdPrefix =
   | 'wlf'
   | 'arv'
   | 'wfl'
-  | 'wrn';
+  | 'wrn'
+  | 'hok'
+  | 'hkc';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
