@@ -44,10 +44,7 @@ export function issuedByAnchor(cert: NodeCertificate, anchors: readonly string[]
   return anchors.some((pem) => {
     const anchor = readNode(pem);
     return (
-      anchor?.ca === true &&
-      within(anchor, now) &&
-      cert.checkIssued(anchor) &&
-      cert.verify(anchor.publicKey)
+      anchor?.ca === true && within(anchor, now) && cert.checkIssued(anchor) && cert.verify(anchor.publicKey)
     );
   });
 }
