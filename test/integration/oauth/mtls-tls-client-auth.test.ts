@@ -21,19 +21,10 @@ import {
 } from '../../harness/mtls-kit.ts';
 import { startHeadless } from '../../harness/signin-driver.ts';
 import { codeOf, PASSWORD } from '../../harness/signin-kit.ts';
-import { seedGrant } from '../../harness/token-kit.ts';
+import { seedGrant, tokensIssued } from '../../harness/token-kit.ts';
 
 const http = { [oauth.allowInsecureRequests]: true } as const;
 const thumbprint = (c: TestCertificate) => createHash('sha256').update(c.der).digest('base64url');
-
-/** Access tokens issued so far (service_tokens_total, outcome success). */
-async function tokensIssued(h: Harness): Promise<number> {
-  const text = await h.ctx.metrics.registry.metrics();
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith('service_tokens_total{') && l.includes('outcome="success"'))
-    .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
-}
 
 interface Setup {
   h: Harness;

@@ -19,6 +19,7 @@ import {
   seedResource,
   seedServiceClient,
   signInForCode,
+  tokensIssued,
 } from '../../harness/token-kit.ts';
 import { checkBody } from '../decisions/decision-kit.ts';
 
@@ -26,14 +27,6 @@ const PLAIN = 'https://plain.example.com';
 const OPAQUE = 'https://opaque.example.com';
 const INVENTORY = 'https://inventory.example.com';
 const REDIRECT = 'https://app.example.com/callback';
-
-async function tokensIssued(h: Harness): Promise<number> {
-  const text = await h.ctx.metrics.registry.metrics();
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith('service_tokens_total{') && l.includes('outcome="success"'))
-    .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
-}
 
 async function setup(t: TestContext) {
   const { h, realm, client } = await signinSetup(t);
