@@ -10,7 +10,6 @@ import { ACCESS_TOKEN_TYPE } from '../../../src/oauth/grants/grant-context.ts';
 import { TOKEN_EXCHANGE as EXCHANGE } from '../../../src/oauth/grants/token-exchange.grant.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { dpopKey } from '../../harness/dpop-kit.ts';
-import type { Harness } from '../../harness/harness.ts';
 import { signinSetup } from '../../harness/signin-kit.ts';
 import {
   clientSecret,

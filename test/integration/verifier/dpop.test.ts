@@ -2,7 +2,7 @@
 // offline and introspection verifiers take a key-bound token only with a fresh proof of its key for
 // the request, once; without a proof, with another key's proof or a replayed one it is refused.
 import assert from 'node:assert/strict';
-import { describe, type TestContext, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import {
   introspectionVerifier,
@@ -20,7 +20,7 @@ const code = (c: string) => (e: unknown) => e instanceof VerificationError && e.
 const API = `${AUDIENCE}/orders/7`;
 
 /** A user's access token for AUDIENCE from the CLI client, bound to `key` through its code redemption. */
-async function boundToken(t: TestContext, k: VerifierKit, key: Awaited<ReturnType<typeof dpopKey>>) {
+async function boundToken(k: VerifierKit, key: Awaited<ReturnType<typeof dpopKey>>) {
   const email = `dpop-${Math.random().toString(36).slice(2, 10)}@example.com`;
   await k.h.createUser(k.realm, { email, password: PASSWORD });
   const tx = await startHeadless(k.h, k.realm.name, CLI_CLIENT_ID, CLI_REDIRECT, { resource: [AUDIENCE] });
@@ -53,7 +53,7 @@ describe('verifier › DPoP against a running server', () => {
     const k = await verifierKit(t);
     const key = await dpopKey();
     const other = await dpopKey();
-    const token = await boundToken(t, k, key);
+    const token = await boundToken(k, key);
     assert.deepEqual(decodeJwt(token).cnf, { jkt: key.jkt });
     const request = async (signer = key) => ({
       proof: await signer.proof({ method: 'GET', url: API, accessToken: token }),
