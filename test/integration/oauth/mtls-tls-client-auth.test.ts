@@ -236,3 +236,34 @@ test("a public client's refresh tokens are bound to the certificate it presented
     [thumbprint(cert)],
   );
 });
+
+test('dynamic registration takes a tls_client_auth client with its subject and CA, and refuses one without', async (t) => {
+  const s = await setup(t);
+  await s.h.setPolicy(s.realm, { client_registration: { enabled: true, open: true } });
+  const register = (metadata: Record<string, unknown>) =>
+    s.h.get(`/realms/${s.realm.name}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        redirect_uris: ['https://partner.example.com/cb'],
+        token_endpoint_auth_method: 'tls_client_auth',
+        ...metadata,
+      }),
+    });
+  const ok = await register({
+    tls_client_auth_san_dns: 'partner.example.com',
+    tls_client_auth_trust_anchors: [s.ca.certPem],
+  });
+  const body = (await ok.json()) as Record<string, unknown>;
+  assert.equal(ok.status, 201, JSON.stringify(body));
+  assert.equal(body.tls_client_auth_san_dns, 'partner.example.com');
+  assert.equal(body.client_secret, undefined);
+  const refused = await register({ tls_client_auth_san_dns: 'partner.example.com' });
+  assert.equal(refused.status, 400);
+  assert.equal(((await refused.json()) as { error: string }).error, 'invalid_client_metadata');
+  const n = await s.h.ctx.db.query('select 1 from clients where realm_id = $1 and client_id like $2', [
+    s.realm.id,
+    'dcr-%',
+  ]);
+  assert.equal(n.rows.length, 1);
+});
