@@ -1,7 +1,7 @@
 // Self-signed test certificates made with @peculiar/x509 (mutual TLS, docs/oauth-mtls.md): PEM
 // certificate and key for TLS, the DER bytes, and the public key as a JWK with x5c.
 import 'reflect-metadata';
-import { createPrivateKey, webcrypto, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, webcrypto, X509Certificate } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
@@ -102,3 +102,7 @@ export async function issuedCertificate(
   const der = Buffer.from(cert.rawData);
   return { certPem: cert.toString('pem'), keyPem: await pemKey(keys), der, jwk: {} };
 }
+
+/** base64url SHA-256 of the certificate's DER: its `x5t#S256` (RFC 8705 section 3.1). */
+export const certThumbprint = (c: TestCertificate): string =>
+  createHash('sha256').update(c.der).digest('base64url');

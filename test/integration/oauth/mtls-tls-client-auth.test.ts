@@ -2,7 +2,6 @@
 // token endpoint of the mutual-TLS listener by oauth4webapi, and the certificate binding of a
 // public client's refresh tokens (section 4). Every refusal checks that nothing was issued.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { type TestContext, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
@@ -12,7 +11,7 @@ import { accountAudience, adminAudience, issuerOf } from '../../../src/kernel/au
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { apiCaller, CLI_REDIRECT } from '../../harness/api-kit.ts';
 import { type Harness, startHarness } from '../../harness/harness.ts';
-import { issuedCertificate, type TestCa, testCa } from '../../harness/mtls-certs.ts';
+import { certThumbprint, issuedCertificate, type TestCa, testCa } from '../../harness/mtls-certs.ts';
 import {
   mtlsFetch,
   selfSignedCertificate,
@@ -24,7 +23,6 @@ import { codeOf, PASSWORD } from '../../harness/signin-kit.ts';
 import { seedGrant, tokensIssued } from '../../harness/token-kit.ts';
 
 const http = { [oauth.allowInsecureRequests]: true } as const;
-const thumbprint = (c: TestCertificate) => createHash('sha256').update(c.der).digest('base64url');
 
 interface Setup {
   h: Harness;
@@ -103,7 +101,7 @@ test('a tls_client_auth client registered with a subject DN and its CA gets cert
     );
 
   const result = await oauth.processClientCredentialsResponse(as, client, await request(good));
-  assert.deepEqual(decodeJwt(result.access_token).cnf, { 'x5t#S256': thumbprint(good) });
+  assert.deepEqual(decodeJwt(result.access_token).cnf, { 'x5t#S256': certThumbprint(good) });
 
   const before = await tokensIssued(s.h);
   for (const cert of [wrongName, otherCa, undefined]) {
@@ -226,14 +224,14 @@ test("a public client's refresh tokens are bound to the certificate it presented
   const ok = await withCert(tokenUrl(s), form(refresh));
   assert.equal(ok.status, 200);
   const next = (await ok.json()) as { access_token: string; refresh_token: string };
-  assert.deepEqual(decodeJwt(next.access_token).cnf, { 'x5t#S256': thumbprint(cert) });
+  assert.deepEqual(decodeJwt(next.access_token).cnf, { 'x5t#S256': certThumbprint(cert) });
   const fam = await s.h.ctx.db.query<{ cert_thumbprint: string | null }>(
     'select cert_thumbprint from refresh_families where realm_id = $1',
     [s.realm.id],
   );
   assert.deepEqual(
     fam.rows.map((r) => r.cert_thumbprint),
-    [thumbprint(cert)],
+    [certThumbprint(cert)],
   );
 });
 

@@ -4,14 +4,13 @@
 // listener. The user signs in through the headless transaction, the client calls UserInfo, and the
 // resource server's introspection shows the token's cnf. Each refusal leaves nothing issued.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { type TestContext, test } from 'node:test';
 import { calculateJwkThumbprint, decodeJwt, exportJWK } from 'jose';
 import * as oauth from 'oauth4webapi';
 import type { ClientRow } from '../../../src/clients/clients.repo.ts';
 import { issuerOf } from '../../../src/kernel/audiences.ts';
 import { dpopKey } from '../../harness/dpop-kit.ts';
-import { issuedCertificate, testCa } from '../../harness/mtls-certs.ts';
+import { certThumbprint, issuedCertificate, testCa } from '../../harness/mtls-certs.ts';
 import { mtlsFetch, selfSignedCertificate, startMtlsListener } from '../../harness/mtls-kit.ts';
 import { authorize, count, issuedSoFar } from '../../harness/signin-kit.ts';
 import {
@@ -216,7 +215,7 @@ test('FAPI 2.0 with tls_client_auth, PAR, PKCE and certificate-bound tokens: sig
     }),
     { expectedNonce: flow.nonce },
   );
-  const thumbprint = createHash('sha256').update(cert.der).digest('base64url');
+  const thumbprint = certThumbprint(cert);
   assert.equal(tokens.token_type, 'bearer');
   assert.deepEqual(decodeJwt(tokens.access_token).cnf, { 'x5t#S256': thumbprint });
 
