@@ -54,7 +54,8 @@ export type IdPrefix =
   | 'iat'
   | 'ssf'
   | 'wlf'
-  | 'arv';
+  | 'arv'
+  | 'cta';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
