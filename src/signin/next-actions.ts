@@ -122,6 +122,7 @@ function localPrimary(t: SigninTx, f: Facts, linking: boolean): NextAction[] {
     );
   if (m.smsOtp && type === 'phone' && !linking) actions.push(codeAction('sms_otp', 'login', f));
   if (m.passkeys) actions.push(action('webauthn', ['credential']));
+  if (m.certificates && !linking) actions.push(action('certificate', []));
   return actions;
 }
 
