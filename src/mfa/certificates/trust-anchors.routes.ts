@@ -8,9 +8,9 @@ import type { ApiDeps } from '../../api/api.deps.ts';
 import { apiRoute } from '../../api/api-route.ts';
 import { recorder } from '../../audit/index.ts';
 import { boolean, decodeBody, enumOf, object, optional, string } from '../../platform/http/decode.ts';
-import { type FieldError, Problem, problem } from '../../platform/http/problem.ts';
+import { Problem, problem } from '../../platform/http/problem.ts';
 import { newId } from '../../platform/ids.ts';
-import { issuerProblem, parseX509, withinValidity } from '../webauthn/cert-path.ts';
+import { caCertificate } from '../webauthn/cert-path.ts';
 import {
   countTrustAnchors,
   deleteTrustAnchor,
@@ -25,7 +25,6 @@ const READ = { audience: 'admin', permissions: ['realm.settings.read'] } as cons
 const WRITE = { audience: 'admin', permissions: ['realm.settings.write'] } as const;
 export const MAX_TRUST_ANCHORS = 50;
 const ID = /^cta_[0-9a-z]{26}$/;
-const PEM = /^-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----\r?\n?$/;
 
 const body = object({
   description: string({ minLength: 1, maxLength: 200 }),
@@ -39,22 +38,6 @@ const body = object({
     { source: 'san_email', identifier: 'email' },
   ),
 });
-
-/** The anchor certificate, or the field problem that refuses it: one unexpired CA certificate. */
-function anchorCertificate(pem: string, now: Date) {
-  const cert = PEM.test(`${pem.trim()}\n`) ? parseX509(pem) : null;
-  const refuse = (code: string, detail: string): { errors: FieldError[] } => ({
-    errors: [{ field: 'certificate', code, detail }],
-  });
-  if (!cert) return refuse('pattern', 'one PEM certificate');
-  if (issuerProblem(cert))
-    return refuse(
-      'not_ca',
-      'not a CA certificate allowed to sign certificates (basicConstraints cA, keyUsage keyCertSign)',
-    );
-  if (!withinValidity(cert, now)) return refuse('expired', 'outside its validity period');
-  return { cert };
-}
 
 function present(a: TrustAnchorRow) {
   return {
@@ -90,8 +73,9 @@ export function registerCertificateTrustAnchorRoutes(app: FastifyInstance, ctx: 
 
   apiRoute(app, ctx, 'POST', '/certificate-trust-anchors', WRITE, async ({ req, reply, realm, call }) => {
     const input = decodeBody(body, req.body ?? {});
-    const checked = anchorCertificate(input.certificate, call.now);
-    if ('errors' in checked) throw problem.validation(checked.errors);
+    const checked = caCertificate(input.certificate, call.now);
+    if (!checked.ok)
+      throw problem.validation([{ field: 'certificate', code: checked.code, detail: checked.detail }]);
     const { cert } = checked;
     const fingerprint = createHash('sha256').update(Buffer.from(cert.rawData)).digest('hex');
     const created = await ctx.db.tx(async (q) => {

@@ -66,6 +66,29 @@ export function parseX509(input: string | Uint8Array): X509Certificate | null {
   }
 }
 
+const PEM = /^-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----\r?\n?$/;
+
+/**
+ * A configured root or anchor: exactly one PEM certificate, a CA allowed to sign certificates, valid
+ * at `now`; otherwise the field problem's code and detail.
+ */
+export function caCertificate(
+  pem: string,
+  now: Date,
+): { ok: true; cert: X509Certificate } | { ok: false; code: string; detail: string } {
+  const cert = PEM.test(`${pem.trim()}\n`) ? parseX509(pem) : null;
+  if (!cert) return { ok: false, code: 'pattern', detail: 'one PEM certificate' };
+  if (issuerProblem(cert))
+    return {
+      ok: false,
+      code: 'not_ca',
+      detail: 'not a CA certificate allowed to sign certificates (basicConstraints cA, keyUsage keyCertSign)',
+    };
+  if (!withinValidity(cert, now))
+    return { ok: false, code: 'expired', detail: 'outside its validity period' };
+  return { ok: true, cert };
+}
+
 export const withinValidity = (c: X509Certificate, now: Date): boolean =>
   c.notBefore.getTime() <= now.getTime() && now.getTime() <= c.notAfter.getTime();
 
