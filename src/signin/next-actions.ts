@@ -226,12 +226,27 @@ export const phishingResistantDemanded = (t: SigninTx, f: Facts): boolean =>
 // factor-adding rule), so its sign-in stops.
 const UV_REQUIRED = { user_verification: 'required' };
 
+/**
+ * A certificate the request presents, not yet proved in this sign-in, may prove the second factor
+ * after another primary method (it counts only from a multi-factor trust anchor).
+ */
+const certificateSecondFactor = (t: SigninTx, f: Facts): NextAction[] =>
+  f.methods.certificates === true && !t.completedFactors.includes('x509') ? [action('certificate', [])] : [];
+
 const phishingResistantMfa = (t: SigninTx, f: Facts): Evaluation | 'satisfied' => {
   if (phishingResistantProved(t)) return 'satisfied';
+  const certificate = certificateSecondFactor(t, f);
   if (f.hasWebauthn === true)
-    return { kind: 'actions', actions: [action('webauthn', ['credential'], UV_REQUIRED)] };
+    return {
+      kind: 'actions',
+      actions: oneOf('mfa', [action('webauthn', ['credential'], UV_REQUIRED), ...certificate]),
+    };
   if (f.webauthnAllowed !== false && !f.hasTotp && f.hasHotp !== true)
-    return { kind: 'actions', actions: [action('enroll_webauthn', ['credential', 'name'], UV_REQUIRED)] };
+    return {
+      kind: 'actions',
+      actions: oneOf('mfa', [action('enroll_webauthn', ['credential', 'name'], UV_REQUIRED), ...certificate]),
+    };
+  if (certificate.length > 0) return { kind: 'actions', actions: certificate };
   return { kind: 'blocked', reason: 'login_method_not_allowed' };
 };
 
@@ -245,6 +260,7 @@ const mfa: Stage = (t, f) => {
   if (f.hasTotp) actions.push(action('totp', ['code']));
   if (f.hasHotp === true) actions.push(action('hotp', ['code']));
   if (f.hasRecoveryCodes) actions.push(action('recovery_code', ['code']));
+  actions.push(...certificateSecondFactor(t, f));
   return { kind: 'actions', actions: oneOf('mfa', actions) };
 };
 
@@ -297,6 +313,8 @@ const requiredActions: Stage = (t, f) => {
     const actions: NextAction[] = [];
     if (totpAllowed) actions.push(action('enroll_totp', []));
     if (f.webauthnAllowed !== false) actions.push(action('enroll_webauthn', ['credential', 'name']));
+    // Instead of enrolling: a smart card the request presents (multi-factor anchors only count).
+    actions.push(...certificateSecondFactor(t, f));
     // Only HOTP allowed: it is enrolled from the account API, never during a sign-in.
     if (actions.length === 0) return { kind: 'blocked', reason: 'login_method_not_allowed' };
     return { kind: 'actions', actions: oneOf('mfa_enrollment', actions) };

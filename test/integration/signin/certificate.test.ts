@@ -18,6 +18,7 @@ import {
   actionTypes,
   audits,
   issuedSoFar,
+  PASSWORD,
   REDIRECT,
   sessionOfTx,
   signinSetup,
@@ -145,6 +146,37 @@ describe('sign-in › certificate', () => {
     const done = await tx.step('certificate');
     assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
     assert.equal((await sessionOfTx(s.h, s.realm.id, tx.id))?.acr, 'phishing_resistant');
+  });
+
+  test('case=after a password, a multi-factor certificate is the second factor/mode=headless', async (t) => {
+    const s = await setup(t);
+    await s.h.setPolicy(s.realm, { mfa: { requirement: 'required' } });
+    await s.anchor(s.ca, { multi_factor: true });
+    const tx = await s.start(await s.issue());
+    const afterPassword = await tx.step('password', { password: PASSWORD, identifier: ALICE });
+    assert.deepEqual(actionTypes(afterPassword.body).sort(), [
+      'certificate',
+      'enroll_totp',
+      'enroll_webauthn',
+    ]);
+    const done = await tx.step('certificate');
+    assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
+    assert.deepEqual(done.body.completed_factors, ['pwd', 'x509']);
+    const session = await sessionOfTx(s.h, s.realm.id, tx.id);
+    assert.deepEqual([session?.acr, session?.mfa], ['phishing_resistant', true]);
+  });
+
+  test('case=after a password, a single-factor certificate leaves MFA to be done/mode=headless', async (t) => {
+    const s = await setup(t);
+    await s.h.setPolicy(s.realm, { mfa: { requirement: 'required' } });
+    await s.anchor(s.ca);
+    const tx = await s.start(await s.issue());
+    await tx.step('password', { password: PASSWORD, identifier: ALICE });
+    const after = await tx.step('certificate');
+    assert.equal(after.body.status, 'pending');
+    assert.deepEqual(after.body.completed_factors, ['pwd', 'x509']);
+    assert.deepEqual(actionTypes(after.body).sort(), ['enroll_totp', 'enroll_webauthn']);
+    await s.nothingIssued();
   });
 
   test('case=refusals are failed proofs with their reason, and nothing is issued/mode=headless', async (t) => {
