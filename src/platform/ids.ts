@@ -55,6 +55,8 @@ export type IdPrefix =
   | 'ssf'
   | 'wlf'
   | 'arv'
+  | 'wfl'
+  | 'wrn'
   | 'cta';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
