@@ -57,6 +57,8 @@ export type IdPrefix =
   | 'arv'
   | 'wfl'
   | 'wrn'
+  | 'hok'
+  | 'hkc'
   | 'cta';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
