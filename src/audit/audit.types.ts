@@ -181,6 +181,8 @@ export type AuditType =
   | 'mfa.webauthn.removed'
   | 'webauthn.trusted_authenticator.added'
   | 'webauthn.trusted_authenticator.removed'
+  | 'certificate_trust_anchor.added'
+  | 'certificate_trust_anchor.removed'
   | 'user.identifier.removed'
   | 'user.identifier.added'
   | 'user.identifier.verification_overridden'

@@ -23,6 +23,7 @@ import { registerUserImportRoutes } from '../imports/user-imports.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
 import { registerSigningKeyRoutes } from '../keys/signing-keys.routes.ts';
+import { registerCertificateTrustAnchorRoutes } from '../mfa/certificates/trust-anchors.routes.ts';
 import { registerMeFactorOverviewRoutes } from '../mfa/me-factor-overview.routes.ts';
 import { registerMeFactorRoutes } from '../mfa/me-factors.routes.ts';
 import { registerMePasskeyRoutes } from '../mfa/webauthn/me-passkeys.routes.ts';
@@ -178,6 +179,7 @@ export function buildPublicApp(ctx: AppContext, mutualTls?: { cert: Buffer; key:
   registerMeFactorOverviewRoutes(app, ctx);
   registerMePasskeyRoutes(app, ctx);
   registerTrustedAuthenticatorRoutes(app, ctx);
+  registerCertificateTrustAnchorRoutes(app, ctx);
   registerRelatedOriginsRoute(app, ctx);
   registerMeSecurityRoutes(app, ctx);
   registerDecisionRoutes(app, ctx);

@@ -58,7 +58,8 @@ export type IdPrefix =
   | 'wfl'
   | 'wrn'
   | 'hok'
-  | 'hkc';
+  | 'hkc'
+  | 'cta';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
