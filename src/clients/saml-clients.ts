@@ -28,6 +28,7 @@ export const decodeSamlSettings = object({
   name_id_format: optional(enumOf(NAME_ID_FORMATS)),
   signing_certificate: nullable(optional(string({ maxLength: MAX_CERTIFICATE_CHARS }))),
   attributes: optional(array(enumOf(SAML_ATTRIBUTES))),
+  slo_url: nullable(optional(string({ maxLength: 2048 }))),
 });
 export type SamlSettingsInput = Decoded<typeof decodeSamlSettings>;
 
@@ -37,6 +38,8 @@ export interface SamlSettings {
   nameIdFormat: NameIdFormat;
   signingCertificate: string | null;
   attributes: SamlAttribute[];
+  /** Single logout URL (HTTP-Redirect binding), or null. */
+  sloUrl: string | null;
 }
 
 export const samlSettingsOf = (input: SamlSettingsInput): SamlSettings => ({
@@ -45,6 +48,7 @@ export const samlSettingsOf = (input: SamlSettingsInput): SamlSettings => ({
   nameIdFormat: input.nameIdFormat ?? 'persistent',
   signingCertificate: input.signingCertificate ?? null,
   attributes: input.attributes ?? ['email', 'name'],
+  sloUrl: input.sloUrl ?? null,
 });
 
 /** Field errors of a SAML client's settings (names under `saml.`). */
@@ -62,6 +66,8 @@ export function checkSamlSettings(s: SamlSettings, env: Environment): FieldError
     if (why) errors.push({ field: `saml.acs_urls[${i}]`, code: 'invalid_uri', detail: why });
     seen.add(u);
   });
+  const sloProblem = s.sloUrl === null ? null : pushReceiverUriProblem(s.sloUrl, env);
+  if (sloProblem) errors.push({ field: 'saml.slo_url', code: 'invalid_uri', detail: sloProblem });
   if (new Set(s.attributes).size !== s.attributes.length)
     errors.push({ field: 'saml.attributes', code: 'duplicate', detail: 'each attribute once' });
   if (s.signingCertificate !== null) {
@@ -82,6 +88,7 @@ interface SamlClientRow {
   name_id_format: NameIdFormat;
   signing_certificate: string | null;
   attributes: SamlAttribute[];
+  slo_url: string | null;
 }
 
 const settingsOfRow = (r: SamlClientRow): SamlSettings => ({
@@ -90,6 +97,7 @@ const settingsOfRow = (r: SamlClientRow): SamlSettings => ({
   nameIdFormat: r.name_id_format,
   signingCertificate: r.signing_certificate,
   attributes: r.attributes,
+  sloUrl: r.slo_url,
 });
 
 /** Inserts the settings; false when another client of the realm has this entity id. */
@@ -101,8 +109,17 @@ export async function insertSamlSettings(
 ): Promise<boolean> {
   const r = await tx.query(
     `insert into saml_clients (realm_id, client_row_id, entity_id, acs_urls, name_id_format, signing_certificate,
-       attributes) values ($1, $2, $3, $4, $5, $6, $7) on conflict (realm_id, entity_id) do nothing`,
-    [realmId, clientRowId, s.entityId, s.acsUrls, s.nameIdFormat, s.signingCertificate, s.attributes],
+       attributes, slo_url) values ($1, $2, $3, $4, $5, $6, $7, $8) on conflict (realm_id, entity_id) do nothing`,
+    [
+      realmId,
+      clientRowId,
+      s.entityId,
+      s.acsUrls,
+      s.nameIdFormat,
+      s.signingCertificate,
+      s.attributes,
+      s.sloUrl,
+    ],
   );
   return r.rowCount === 1;
 }
@@ -144,4 +161,5 @@ export const presentSamlSettings = (s: SamlSettings) => ({
   name_id_format: s.nameIdFormat,
   signing_certificate: s.signingCertificate,
   attributes: s.attributes,
+  slo_url: s.sloUrl,
 });

@@ -17,6 +17,8 @@ import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
+import { samlLogoutUrls } from '../saml-idp/saml-logout.service.ts';
+import { sendLogoutPage } from '../saml-idp/saml-logout-page.ts';
 import {
   findLiveSessionByCookie,
   lockLiveSession,
@@ -114,7 +116,7 @@ async function checkRequest(ctx: ApiDeps, realm: RealmRow, p: Params) {
 }
 
 /**
- * Ends the sessions in one transaction with their audit records; returns how many were live. A
+ * Ends the sessions in one transaction with their audit records; returns the ids of those live. A
  * logout writes no event (document 2, Events: logouts emit no event of their own).
  */
 async function endSessions(
@@ -124,17 +126,17 @@ async function endSessions(
   hint: IdTokenHint | null,
   now: Date,
   correlationId: string,
-): Promise<number> {
+): Promise<string[]> {
   const sessions = new Map<string, SessionRow>();
   const fromCookie = cookie ? await findLiveSessionByCookie(tx, realm.id, digestToken(cookie), now) : null;
   if (fromCookie) sessions.set(fromCookie.id, fromCookie);
   // The hint's session only when it is the hint subject's own.
   const fromHint = hint?.sid ? await lockLiveSession(tx, realm.id, hint.sub, hint.sid, now) : null;
   if (fromHint) sessions.set(fromHint.id, fromHint);
-  let ended = 0;
+  const ended: string[] = [];
   for (const s of sessions.values()) {
     if (!(await revokeSession(tx, realm.id, s.id, 'logout', now))) continue;
-    ended++;
+    ended.push(s.id);
     await recordAudit(
       tx,
       {
@@ -160,11 +162,16 @@ async function logout(ctx: ApiDeps, req: FastifyRequest<{ Params: { realm: strin
   const { hint, redirect } = await checkRequest(ctx, realm, readParams(req));
   const cookie = req.cookies?.[SESSION_COOKIE];
   const now = ctx.clock.now();
-  await ctx.db.tx((tx) => endSessions(tx, realm, cookie, hint, now, String(req.id)));
+  const ended = await ctx.db.tx((tx) => endSessions(tx, realm, cookie, hint, now, String(req.id)));
   if (cookie !== undefined) {
     // Cleared with the attributes it was set with (signin/cookies.ts), or the browser keeps it.
     reply.clearCookie(SESSION_COOKIE, sessionCookie(ctx.config.server.publicOrigin, realm.name));
   }
+  // SAML service providers the ended sessions signed in to are signed out through the browser
+  // (docs/saml-idp.md, Single logout): a page of front-channel requests, then the redirect.
+  const browser = redirect !== null || /\btext\/html\b/.test(req.headers.accept ?? '');
+  const samlFrames = browser ? await samlLogoutUrls(ctx, realm, ended) : [];
+  if (samlFrames.length > 0) return sendLogoutPage(reply, samlFrames, redirect);
   if (redirect) return reply.code(303).header('location', redirect).send();
   return reply.code(200).send({ logged_out: true });
 }

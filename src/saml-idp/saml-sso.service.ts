@@ -19,6 +19,8 @@ import type { RealmRow } from '../realms/index.ts';
 import { type AuthorizeOutcome, authorize } from '../signin/authorize.service.ts';
 import type { SigninDeps } from '../signin/signin.deps.ts';
 import { findProfileClaims } from '../users/index.ts';
+import { redirectIsSigned, verifyRedirectSignature } from './saml-redirect.ts';
+import { nameIdFor, recordParticipant } from './saml-subjects.ts';
 import {
   AUTHN_CONTEXT,
   type AuthnRequest,
@@ -26,13 +28,10 @@ import {
   buildErrorResponse,
   buildMetadata,
   buildSignedResponse,
-  NAME_ID_FORMAT_URI,
   parseAuthnRequest,
-  redirectIsSigned,
   requestXml,
   SamlRequestError,
   verifyPostSignature,
-  verifyRedirectSignature,
 } from './saml-xml.ts';
 
 /** How old an AuthnRequest's IssueInstant may be, and how far ahead of our clock. */
@@ -43,10 +42,11 @@ const ASSERTION_VALIDITY_MS = 5 * 60_000;
 
 export const ssoUrl = (publicOrigin: string, realm: string) => `${publicOrigin}/realms/${realm}/saml/sso`;
 export const idpEntityId = (publicOrigin: string, realm: string) => `${publicOrigin}/realms/${realm}`;
+export const sloUrl = (publicOrigin: string, realm: string) => `${publicOrigin}/realms/${realm}/saml/slo`;
 
 export interface SamlDeps extends SigninDeps {}
 
-function needKeyring(app: SamlDeps) {
+export function needKeyring(app: SamlDeps) {
   if (!app.keyring) throw problem.unavailable('no root key is configured, so SAML cannot sign');
   return app.keyring;
 }
@@ -59,6 +59,7 @@ export async function idpMetadata(app: SamlDeps, realm: RealmRow): Promise<strin
   return buildMetadata({
     entityId: idpEntityId(origin, realm.name),
     ssoUrl: ssoUrl(origin, realm.name),
+    sloUrl: sloUrl(origin, realm.name),
     certificates: keys.map((k) => certificateBody(k.certificate)),
   });
 }
@@ -321,6 +322,7 @@ export async function continueSamlSignin(app: SamlDeps, params: URLSearchParams)
     const claims = scopeClaims(['profile', 'email'], user);
     const nameId = await nameIdFor(tx, realm.id, req.client_id, row.user_id, sp.name_id_format, claims);
     if (!nameId) return { req, realm, issuer, failure: 'InvalidNameIDPolicy' } as const;
+    await recordParticipant(tx, realm.id, row.session_id, req.client_id, row.user_id, nameId, now);
     const attributes: Record<string, string[]> = {};
     for (const a of sp.attributes) {
       const v = a === 'organization' ? row.org_id : claims[a];
@@ -368,33 +370,4 @@ export async function continueSamlSignin(app: SamlDeps, params: URLSearchParams)
     samlResponse: Buffer.from(xml, 'utf8').toString('base64'),
     relayState: answer.req.relay_state,
   };
-}
-
-async function nameIdFor(
-  tx: Tx,
-  realmId: string,
-  clientId: string,
-  userId: string,
-  format: string,
-  claims: Record<string, unknown>,
-): Promise<{ format: string; value: string } | null> {
-  if (format === 'email') {
-    return typeof claims.email === 'string'
-      ? { format: NAME_ID_FORMAT_URI.email, value: claims.email }
-      : null;
-  }
-  if (format === 'transient')
-    return { format: NAME_ID_FORMAT_URI.transient, value: `_${randomBytes(20).toString('hex')}` };
-  // persistent: one random value per SP and account, kept (saml_subjects, migration 0052).
-  await tx.query(
-    `insert into saml_subjects (realm_id, client_id, user_id, name_id, created_at)
-     values ($1, $2, $3, $4, now()) on conflict (realm_id, client_id, user_id) do nothing`,
-    [realmId, clientId, userId, randomBytes(24).toString('base64url')],
-  );
-  const row = await maybeOne<{ name_id: string }>(
-    tx,
-    'select name_id from saml_subjects where realm_id = $1 and client_id = $2 and user_id = $3',
-    [realmId, clientId, userId],
-  );
-  return row ? { format: NAME_ID_FORMAT_URI.persistent, value: row.name_id } : null;
 }
