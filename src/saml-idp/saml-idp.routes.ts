@@ -130,6 +130,7 @@ export function registerSamlIdpRoutes(app: FastifyInstance, ctx: ApiDeps): void 
           relayState: relay[0] ?? null,
           rawQuery: rawQueryOf(req),
         });
+        if ('samlResponse' in accepted) return sendPostForm(reply, accepted);
         return start(req, reply, realm, accepted);
       },
     );
@@ -189,6 +190,7 @@ export function registerSamlIdpRoutes(app: FastifyInstance, ctx: ApiDeps): void 
         relayState: relay[0] ?? null,
         rawQuery: null,
       });
+      if ('samlResponse' in accepted) return sendPostForm(reply, accepted);
       const next = new URLSearchParams({ request: accepted.id });
       if (accepted.forceAuthn) next.set('force_authn', '1');
       if (accepted.isPassive) next.set('is_passive', '1');

@@ -5,7 +5,12 @@
 // continuation redeems the code itself (once, bound to the state by its PKCE challenge) and
 // answers the SP's ACS URL with a signed Response.
 import { randomBytes } from 'node:crypto';
-import { findSamlClientByEntityId, type SamlSettings, samlContinueUrl } from '../clients/index.ts';
+import {
+  findSamlClientByEntityId,
+  type NameIdFormat,
+  type SamlSettings,
+  samlContinueUrl,
+} from '../clients/index.ts';
 import { digestToken } from '../kernel/digest.ts';
 import { s256Challenge } from '../kernel/pkce.ts';
 import { activeSamlSigner, certificateBody, listPublishedSamlKeys } from '../keys/saml-keys.ts';
@@ -19,8 +24,9 @@ import type { RealmRow } from '../realms/index.ts';
 import { type AuthorizeOutcome, authorize } from '../signin/authorize.service.ts';
 import type { SigninDeps } from '../signin/signin.deps.ts';
 import { findProfileClaims } from '../users/index.ts';
+import { invalidPolicyAnswer, requestedFormat } from './saml-name-id-policy.ts';
 import { redirectIsSigned, verifyRedirectSignature } from './saml-redirect.ts';
-import { nameIdFor, recordParticipant } from './saml-subjects.ts';
+import { attributesFor, nameIdFor, recordParticipant, type SpAttributes } from './saml-subjects.ts';
 import {
   AUTHN_CONTEXT,
   type AuthnRequest,
@@ -85,7 +91,7 @@ export async function acceptAuthnRequest(
   app: SamlDeps,
   realm: RealmRow,
   m: SsoMessage,
-): Promise<AcceptedRequest> {
+): Promise<AcceptedRequest | PostAnswer> {
   if (m.relayState !== null && m.relayState.length > 80 * 4)
     throw refuse('RelayState is longer than SAML allows');
   let req: AuthnRequest;
@@ -110,6 +116,7 @@ export async function acceptAuthnRequest(
   const age = now.getTime() - req.issueInstant.getTime();
   if (age > REQUEST_MAX_AGE_MS || age < -REQUEST_MAX_SKEW_MS) throw refuse('the IssueInstant is not current');
 
+  const nameIdFormat = requestedFormat(req.nameIdFormat, sp.settings);
   let id: string;
   try {
     id = await insertRequestState(app, realm, {
@@ -117,10 +124,17 @@ export async function acceptAuthnRequest(
       requestId: req.id,
       acsUrl,
       relayState: m.relayState,
+      nameIdFormat: nameIdFormat === 'refused' ? null : nameIdFormat,
+      consumed: nameIdFormat === 'refused',
     });
   } catch (e) {
     if (isUniqueViolation(e)) throw refuse('this AuthnRequest ID was already used');
     throw e;
+  }
+  if (nameIdFormat === 'refused') {
+    const issuer = idpEntityId(origin, realm.name);
+    const deps = { db: app.db, keyring: needKeyring(app), now };
+    return invalidPolicyAnswer(deps, realm, { issuer, acsUrl, requestId: req.id, relayState: m.relayState });
   }
   return { id, forceAuthn: req.forceAuthn, isPassive: req.isPassive };
 }
@@ -129,13 +143,21 @@ export async function acceptAuthnRequest(
 async function insertRequestState(
   app: SamlDeps,
   realm: RealmRow,
-  r: { clientId: string; requestId: string | null; acsUrl: string; relayState: string | null },
+  r: {
+    clientId: string;
+    requestId: string | null;
+    acsUrl: string;
+    relayState: string | null;
+    nameIdFormat?: NameIdFormat | null;
+    /** Answered already (a refused NameIDPolicy): kept only so its ID is not used again. */
+    consumed?: boolean;
+  },
 ): Promise<string> {
   const now = app.clock.now();
   const id = newId('srq', now.getTime());
   await app.db.query(
     `insert into saml_idp_requests (realm_id, id, client_id, request_id, acs_url, relay_state, code_challenge,
-       expires_at, created_at) values ($1, $2, $3, $4, $5, $6, '', $7, $8)`,
+       expires_at, created_at, name_id_format, consumed_at) values ($1, $2, $3, $4, $5, $6, '', $7, $8, $9, $10)`,
     [
       realm.id,
       id,
@@ -145,6 +167,8 @@ async function insertRequestState(
       r.relayState,
       new Date(now.getTime() + app.config.tokens.transactionTtlMs),
       now,
+      r.nameIdFormat ?? null,
+      r.consumed ? now : null,
     ],
   );
   return id;
@@ -249,6 +273,7 @@ interface RequestRow {
   acs_url: string;
   relay_state: string | null;
   code_challenge: string;
+  name_id_format: string | null;
 }
 
 interface CodeRow {
@@ -287,9 +312,9 @@ export async function continueSamlSignin(app: SamlDeps, params: URLSearchParams)
     const origin = app.config.server.publicOrigin;
     const issuer = idpEntityId(origin, realm.name);
     if (params.get('iss') !== issuer) throw refuse('the sign-in answered for another realm');
-    const sp = await maybeOne<{ entity_id: string; name_id_format: string; attributes: string[] }>(
+    const sp = await maybeOne<SpAttributes & { entity_id: string; name_id_format: string }>(
       tx,
-      `select s.entity_id, s.name_id_format, s.attributes from saml_clients s
+      `select s.entity_id, s.name_id_format, s.attributes, s.groups_attribute, s.roles_attribute from saml_clients s
          join clients c on c.realm_id = s.realm_id and c.id = s.client_row_id
         where s.realm_id = $1 and c.client_id = $2 and c.state = 'active'`,
       [realm.id, req.client_id],
@@ -320,14 +345,11 @@ export async function continueSamlSignin(app: SamlDeps, params: URLSearchParams)
     const user = await findProfileClaims(tx, realm.id, row.user_id);
     if (!user) throw refuse('the account is gone');
     const claims = scopeClaims(['profile', 'email'], user);
-    const nameId = await nameIdFor(tx, realm.id, req.client_id, row.user_id, sp.name_id_format, claims);
+    const format = req.name_id_format ?? sp.name_id_format;
+    const nameId = await nameIdFor(tx, realm.id, req.client_id, row.user_id, format, claims);
     if (!nameId) return { req, realm, issuer, failure: 'InvalidNameIDPolicy' } as const;
     await recordParticipant(tx, realm.id, row.session_id, req.client_id, row.user_id, nameId, now);
-    const attributes: Record<string, string[]> = {};
-    for (const a of sp.attributes) {
-      const v = a === 'organization' ? row.org_id : claims[a];
-      if (typeof v === 'string' && v !== '') attributes[a] = [v];
-    }
+    const attributes = await attributesFor(tx, realm.id, row, sp, claims, now);
     return {
       req,
       realm,

@@ -22,12 +22,14 @@ export interface Setup {
   h: Harness;
   realm: RealmRow;
   clock: MovableClock;
+  /** alice@example.com, who signs in. */
+  userId: string;
   secret: string;
   idpMetadata: string;
 }
 
 export async function setup(t: TestContext, saml: Record<string, unknown> = {}): Promise<Setup> {
-  const { h, realm, clock } = await signinSetup(t, {
+  const { h, realm, clock, user } = await signinSetup(t, {
     clock: movableClock(),
     loginUi: 'https://login.example.com/',
   });
@@ -48,7 +50,7 @@ export async function setup(t: TestContext, saml: Record<string, unknown> = {}):
   assert.equal(body.saml.entity_id, SP_ENTITY);
   const meta = await h.get(`/realms/${realm.name}/saml/metadata`);
   assert.equal(meta.status, 200);
-  return { h, realm, clock, secret, idpMetadata: await meta.text() };
+  return { h, realm, clock, userId: user.id, secret, idpMetadata: await meta.text() };
 }
 
 export const pathOf = (absolute: string) => {
@@ -116,5 +118,4 @@ export const postRequest = (s: Setup, request: { context: string; entityEndpoint
     body: new URLSearchParams({ SAMLRequest: request.context, ...extra }).toString(),
   });
 
-export const peers = (s: Setup, sp: { privateKey?: string; signingCert?: string } = {}) =>
-  samlPeers(s.idpMetadata, sp);
+export const peers = (s: Setup, sp: Parameters<typeof samlPeers>[1] = {}) => samlPeers(s.idpMetadata, sp);

@@ -76,7 +76,15 @@ export function redirectParts(url: string) {
 /** samlify's view of our metadata, and a service provider (signing its requests when given a key). */
 export function samlPeers(
   idpMetadata: string,
-  sp: { privateKey?: string; signingCert?: string; entityId?: string; acs?: string; slo?: string } = {},
+  sp: {
+    privateKey?: string;
+    signingCert?: string;
+    entityId?: string;
+    acs?: string;
+    slo?: string;
+    /** The NameIDPolicy Format asked for; by default unspecified (the registered one). */
+    nameIdFormat?: string;
+  } = {},
 ) {
   const signed = sp.privateKey !== undefined;
   const idp = samlify.IdentityProvider({
@@ -91,6 +99,7 @@ export function samlPeers(
   });
   const serviceProvider = samlify.ServiceProvider({
     entityID: sp.entityId ?? SP_ENTITY,
+    nameIDFormat: [sp.nameIdFormat ?? 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified'],
     assertionConsumerService: [{ Binding: binding.post, Location: sp.acs ?? ACS }],
     ...(sp.slo ? { singleLogoutService: [{ Binding: binding.redirect, Location: sp.slo }] } : {}),
     wantLogoutRequestSigned: signed,

@@ -1,4 +1,4 @@
--- SAML single logout at the identity provider (docs/saml-idp.md, Single logout; issue 35).
+-- SAML identity provider: single logout, NameID policies, group and role attributes (docs/saml-idp.md; issue 35).
 
 -- Where a SAML service provider takes LogoutRequests and LogoutResponses (HTTP-Redirect binding);
 -- null: it takes part in no single logout.
@@ -19,3 +19,13 @@ create table saml_session_participants (
   foreign key (realm_id, session_id) references sessions (realm_id, id) on delete cascade
 );
 create index saml_session_participants_name_id on saml_session_participants (realm_id, client_id, name_id);
+
+-- NameID formats an SP may ask for in its NameIDPolicy beside its registered one (null: only that
+-- one), and the attribute names its assertions carry the account's groups and roles under (null:
+-- not sent). The format an AuthnRequest asked for is kept on its request state (null: the
+-- registered one).
+alter table saml_clients add column allowed_name_id_formats text[];
+alter table saml_clients add column groups_attribute text;
+alter table saml_clients add column roles_attribute text;
+alter table saml_idp_requests add column name_id_format text
+  check (name_id_format in ('persistent', 'email', 'transient'));
