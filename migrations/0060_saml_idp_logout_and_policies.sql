@@ -1,4 +1,4 @@
--- SAML identity provider: single logout, NameID policies, group and role attributes (docs/saml-idp.md; issue 35).
+-- SAML identity provider: single logout, NameID policies, group and role attributes, encrypted assertions (docs/saml-idp.md; issue 35).
 
 -- Where a SAML service provider takes LogoutRequests and LogoutResponses (HTTP-Redirect binding);
 -- null: it takes part in no single logout.
@@ -29,3 +29,6 @@ alter table saml_clients add column groups_attribute text;
 alter table saml_clients add column roles_attribute text;
 alter table saml_idp_requests add column name_id_format text
   check (name_id_format in ('persistent', 'email', 'transient'));
+
+-- PEM of the certificate an SP publishes for encryption: its assertions are then encrypted to it.
+alter table saml_clients add column encryption_certificate text;

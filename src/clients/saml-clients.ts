@@ -28,6 +28,7 @@ const optionalMembers = {
   name_id_format: optional(enumOf(NAME_ID_FORMATS)),
   allowed_name_id_formats: optional(array(enumOf(NAME_ID_FORMATS))),
   signing_certificate: nullable(optional(string({ maxLength: MAX_CERTIFICATE_CHARS }))),
+  encryption_certificate: nullable(optional(string({ maxLength: MAX_CERTIFICATE_CHARS }))),
   attributes: optional(array(enumOf(SAML_ATTRIBUTES))),
   groups_attribute: nullable(optional(attributeName)),
   roles_attribute: nullable(optional(attributeName)),
@@ -54,6 +55,8 @@ export interface SamlSettings {
   /** Formats a NameIDPolicy may ask for; always holds nameIdFormat. */
   allowedNameIdFormats: NameIdFormat[];
   signingCertificate: string | null;
+  /** PEM RSA certificate the assertions are encrypted to, or null (not encrypted). */
+  encryptionCertificate: string | null;
   attributes: SamlAttribute[];
   /** Attribute names for the account's groups and roles, or null (not sent). */
   groupsAttribute: string | null;
@@ -70,6 +73,7 @@ export const samlSettingsOf = (input: SamlSettingsInput): SamlSettings => {
     nameIdFormat,
     allowedNameIdFormats: input.allowedNameIdFormats ?? [nameIdFormat],
     signingCertificate: input.signingCertificate ?? null,
+    encryptionCertificate: input.encryptionCertificate ?? null,
     attributes: input.attributes ?? ['email', 'name'],
     groupsAttribute: input.groupsAttribute ?? null,
     rolesAttribute: input.rolesAttribute ?? null,
@@ -88,6 +92,7 @@ export function mergeSamlSettings(s: SamlSettings, p: SamlSettingsPatch): SamlSe
     // A new default format alone keeps the allowed ones, with the new default among them.
     allowedNameIdFormats: p.allowedNameIdFormats ?? [...new Set([nameIdFormat, ...s.allowedNameIdFormats])],
     signingCertificate: keep(p.signingCertificate, s.signingCertificate),
+    encryptionCertificate: keep(p.encryptionCertificate, s.encryptionCertificate),
     attributes: p.attributes ?? s.attributes,
     groupsAttribute: keep(p.groupsAttribute, s.groupsAttribute),
     rolesAttribute: keep(p.rolesAttribute, s.rolesAttribute),
@@ -133,16 +138,22 @@ export function checkSamlSettings(s: SamlSettings, env: Environment): FieldError
     });
   if (new Set(s.attributes).size !== s.attributes.length)
     errors.push({ field: 'saml.attributes', code: 'duplicate', detail: 'each attribute once' });
-  if (s.signingCertificate !== null) {
-    try {
-      const cert = new X509Certificate(s.signingCertificate);
-      if (cert.publicKey.asymmetricKeyType !== 'rsa')
-        errors.push({ field: 'saml.signing_certificate', code: 'invalid', detail: 'an RSA certificate' });
-    } catch {
-      errors.push({ field: 'saml.signing_certificate', code: 'invalid', detail: 'a PEM X.509 certificate' });
-    }
+  for (const [field, pem] of [
+    ['signing_certificate', s.signingCertificate],
+    ['encryption_certificate', s.encryptionCertificate],
+  ] as const) {
+    const why = pem === null ? null : rsaCertificateProblem(pem);
+    if (why) errors.push({ field: `saml.${field}`, code: 'invalid', detail: why });
   }
   return errors;
+}
+
+function rsaCertificateProblem(pem: string): string | null {
+  try {
+    return new X509Certificate(pem).publicKey.asymmetricKeyType === 'rsa' ? null : 'an RSA certificate';
+  } catch {
+    return 'a PEM X.509 certificate';
+  }
 }
 
 interface SamlClientRow {
@@ -150,6 +161,7 @@ interface SamlClientRow {
   acs_urls: string[];
   name_id_format: NameIdFormat;
   signing_certificate: string | null;
+  encryption_certificate: string | null;
   attributes: SamlAttribute[];
   slo_url: string | null;
   allowed_name_id_formats: NameIdFormat[] | null;
@@ -162,6 +174,7 @@ const settingsOfRow = (r: SamlClientRow): SamlSettings => ({
   acsUrls: r.acs_urls,
   nameIdFormat: r.name_id_format,
   signingCertificate: r.signing_certificate,
+  encryptionCertificate: r.encryption_certificate,
   attributes: r.attributes,
   sloUrl: r.slo_url,
   allowedNameIdFormats: r.allowed_name_id_formats ?? [r.name_id_format],
@@ -178,8 +191,8 @@ export async function insertSamlSettings(
 ): Promise<boolean> {
   const r = await tx.query(
     `insert into saml_clients (realm_id, client_row_id, entity_id, acs_urls, name_id_format, signing_certificate,
-       attributes, slo_url, allowed_name_id_formats, groups_attribute, roles_attribute)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) on conflict (realm_id, entity_id) do nothing`,
+       attributes, slo_url, allowed_name_id_formats, groups_attribute, roles_attribute, encryption_certificate)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) on conflict (realm_id, entity_id) do nothing`,
     [realmId, clientRowId, ...columnsOf(s)],
   );
   return r.rowCount === 1;
@@ -195,6 +208,7 @@ const columnsOf = (s: SamlSettings) => [
   s.allowedNameIdFormats,
   s.groupsAttribute,
   s.rolesAttribute,
+  s.encryptionCertificate,
 ];
 
 /** Replaces the settings; false when another client of the realm has the new entity id. */
@@ -207,7 +221,8 @@ export async function updateSamlSettings(
   try {
     await tx.query(
       `update saml_clients set entity_id = $3, acs_urls = $4, name_id_format = $5, signing_certificate = $6,
-         attributes = $7, slo_url = $8, allowed_name_id_formats = $9, groups_attribute = $10, roles_attribute = $11
+         attributes = $7, slo_url = $8, allowed_name_id_formats = $9, groups_attribute = $10, roles_attribute = $11,
+         encryption_certificate = $12
        where realm_id = $1 and client_row_id = $2`,
       [realmId, clientRowId, ...columnsOf(s)],
     );
@@ -255,6 +270,7 @@ export const presentSamlSettings = (s: SamlSettings) => ({
   acs_urls: s.acsUrls,
   name_id_format: s.nameIdFormat,
   signing_certificate: s.signingCertificate,
+  encryption_certificate: s.encryptionCertificate,
   attributes: s.attributes,
   allowed_name_id_formats: s.allowedNameIdFormats,
   groups_attribute: s.groupsAttribute,

@@ -24,9 +24,10 @@ import type { RealmRow } from '../realms/index.ts';
 import { type AuthorizeOutcome, authorize } from '../signin/authorize.service.ts';
 import type { SigninDeps } from '../signin/signin.deps.ts';
 import { findProfileClaims } from '../users/index.ts';
+import { encrypterFor } from './saml-encrypt.ts';
 import { invalidPolicyAnswer, requestedFormat } from './saml-name-id-policy.ts';
 import { redirectIsSigned, verifyRedirectSignature } from './saml-redirect.ts';
-import { attributesFor, nameIdFor, recordParticipant, type SpAttributes } from './saml-subjects.ts';
+import { attributesFor, nameIdFor, recordParticipant, type SpRow } from './saml-subjects.ts';
 import {
   AUTHN_CONTEXT,
   type AuthnRequest,
@@ -312,9 +313,10 @@ export async function continueSamlSignin(app: SamlDeps, params: URLSearchParams)
     const origin = app.config.server.publicOrigin;
     const issuer = idpEntityId(origin, realm.name);
     if (params.get('iss') !== issuer) throw refuse('the sign-in answered for another realm');
-    const sp = await maybeOne<SpAttributes & { entity_id: string; name_id_format: string }>(
+    const sp = await maybeOne<SpRow>(
       tx,
-      `select s.entity_id, s.name_id_format, s.attributes, s.groups_attribute, s.roles_attribute from saml_clients s
+      `select s.entity_id, s.name_id_format, s.attributes, s.groups_attribute, s.roles_attribute,
+         s.encryption_certificate from saml_clients s
          join clients c on c.realm_id = s.realm_id and c.id = s.client_row_id
         where s.realm_id = $1 and c.client_id = $2 and c.state = 'active'`,
       [realm.id, req.client_id],
@@ -355,6 +357,7 @@ export async function continueSamlSignin(app: SamlDeps, params: URLSearchParams)
       realm,
       issuer,
       audience: sp.entity_id,
+      encrypt: encrypterFor(sp.encryption_certificate),
       nameId,
       sessionIndex: row.session_id,
       authnInstant: new Date(row.auth_time),
@@ -377,7 +380,7 @@ export async function continueSamlSignin(app: SamlDeps, params: URLSearchParams)
           status: 'urn:oasis:names:tc:SAML:2.0:status:Responder',
           subStatus: `urn:oasis:names:tc:SAML:2.0:status:${answer.failure}`,
         })
-      : buildSignedResponse({
+      : await buildSignedResponse({
           ...base,
           audience: answer.audience,
           nameId: answer.nameId,
@@ -386,6 +389,7 @@ export async function continueSamlSignin(app: SamlDeps, params: URLSearchParams)
           authnContext: answer.authnContext,
           attributes: answer.attributes,
           validityMs: ASSERTION_VALIDITY_MS,
+          ...(answer.encrypt ? { encrypt: answer.encrypt } : {}),
         });
   return {
     acsUrl: answer.req.acs_url,

@@ -67,6 +67,13 @@ export interface SpAttributes {
   roles_attribute: string | null;
 }
 
+/** The saml_clients columns a Response is built from. */
+export interface SpRow extends SpAttributes {
+  entity_id: string;
+  name_id_format: string;
+  encryption_certificate: string | null;
+}
+
 /**
  * The attribute statement's values. Groups: the realm groups the account is a direct member of,
  * and those of the organization signed in to. Roles: roles assigned to the account or to those

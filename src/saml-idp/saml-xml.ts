@@ -178,6 +178,8 @@ export interface ResponseInput {
   /** How long the assertion may be presented. */
   validityMs: number;
   signer: { privateKeyPem: string; certificate: string };
+  /** Encrypts the signed Assertion (saml-encrypt.ts) before the Response is signed. */
+  encrypt?: (signedResponseXml: string) => Promise<string>;
 }
 
 export const samlId = () => `_${randomBytes(20).toString('hex')}`;
@@ -198,7 +200,7 @@ function responseEnvelope(r: { now: Date; destination: string; inResponseTo: str
 }
 
 /** A success Response: signed Assertion inside a signed Response (signatures after each Issuer). */
-export function buildSignedResponse(r: ResponseInput): string {
+export async function buildSignedResponse(r: ResponseInput): Promise<string> {
   const { doc, res, id: responseId } = responseEnvelope(r);
   const assertionId = samlId();
   const el = (
@@ -262,7 +264,8 @@ export function buildSignedResponse(r: ResponseInput): string {
   }
   const unsigned = new XMLSerializer().serializeToString(doc);
   const assertionSigned = sign(unsigned, assertionId, 'Assertion', r.signer);
-  return sign(assertionSigned, responseId, 'Response', r.signer);
+  const inner = r.encrypt ? await r.encrypt(assertionSigned) : assertionSigned;
+  return sign(inner, responseId, 'Response', r.signer);
 }
 
 /** Signs the element with this ID; the signature goes right after that element's Issuer. */

@@ -84,6 +84,8 @@ export function samlPeers(
     slo?: string;
     /** The NameIDPolicy Format asked for; by default unspecified (the registered one). */
     nameIdFormat?: string;
+    /** The private key of the SP's encryption certificate: assertions must come encrypted. */
+    encPrivateKey?: string;
   } = {},
 ) {
   const signed = sp.privateKey !== undefined;
@@ -91,6 +93,8 @@ export function samlPeers(
     // Single logout messages go signed both ways (docs/saml-idp.md, Single logout).
     wantLogoutRequestSigned: signed,
     wantLogoutResponseSigned: signed,
+    // samlify reads whether to decrypt from the sending IdP's settings.
+    isAssertionEncrypted: sp.encPrivateKey !== undefined,
     // Our metadata leaves WantAuthnRequestsSigned to each SAML client; samlify signs POST
     // requests only for an IdP that asks, so a signing SP reads it as asking.
     metadata: signed
@@ -104,6 +108,7 @@ export function samlPeers(
     ...(sp.slo ? { singleLogoutService: [{ Binding: binding.redirect, Location: sp.slo }] } : {}),
     wantLogoutRequestSigned: signed,
     wantLogoutResponseSigned: signed,
+    ...(sp.encPrivateKey ? { isAssertionEncrypted: true, encPrivateKey: sp.encPrivateKey } : {}),
     wantAssertionsSigned: true,
     wantMessageSigned: true,
     authnRequestsSigned: signed,

@@ -4,6 +4,7 @@
 // PATCH of the `saml` member (partial, If-Match).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { generateSamlKeyMaterial } from '../../../src/keys/saml-keys.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { pathOf, peers, postForm, setup, signIn } from '../../harness/saml-idp-flow.ts';
 import { ACS } from '../../harness/saml-sp.ts';
@@ -87,6 +88,31 @@ describe('SAML identity provider: client settings', () => {
     assert.equal(extract.attributes.email, 'alice@example.com');
   });
 
+  test('case=an SP with an encryption certificate gets its assertion encrypted, and decrypts it', async (t) => {
+    const enc = await generateSamlKeyMaterial('sp-enc', new Date());
+    const s = await setup(t, { encryption_certificate: enc.certificate });
+    const { idp, sp } = peers(s, { encPrivateKey: enc.privatePkcs8 });
+    const request = sp.createLoginRequest(idp, 'redirect');
+    const { continueTo } = await signIn(s, await s.h.get(pathOf(request.context), { redirect: 'manual' }));
+    const form = await postForm(s.h, continueTo);
+    const xml = Buffer.from(form.SAMLResponse ?? '', 'base64').toString('utf8');
+    assert.match(xml, /<saml:EncryptedAssertion>/);
+    assert.match(xml, /Algorithm="http:\/\/www\.w3\.org\/2009\/xmlenc11#aes256-gcm"/);
+    assert.match(xml, /Algorithm="http:\/\/www\.w3\.org\/2001\/04\/xmlenc#rsa-oaep-mgf1p"/);
+    assert.doesNotMatch(xml, /alice@example\.com|<saml:Assertion/, 'nothing of the assertion in clear');
+    const { extract } = await sp.parseLoginResponse(idp, 'post', {
+      body: { SAMLResponse: form.SAMLResponse },
+    });
+    assert.equal(extract.attributes.email, 'alice@example.com');
+    assert.equal(extract.response.inResponseTo, request.id);
+    // Another SP key cannot read it.
+    const other = await generateSamlKeyMaterial('other-enc', new Date());
+    const stranger = peers(s, { encPrivateKey: other.privatePkcs8 });
+    await assert.rejects(
+      stranger.sp.parseLoginResponse(stranger.idp, 'post', { body: { SAMLResponse: form.SAMLResponse } }),
+    );
+  });
+
   test('case=PATCH changes the given SAML members only, with If-Match; refusals change nothing', async (t) => {
     const s = await setup(t);
     const admin = await apiCaller(s.h, s.realm);
@@ -145,6 +171,12 @@ describe('SAML identity provider: client settings', () => {
       ['/clients/sp-app', { saml: { slo_url: 'not a url' } }, 422, 'saml.slo_url'],
       ['/clients/sp-app', { saml: { roles_attribute: 'memberOf' } }, 422, 'saml.roles_attribute'],
       ['/clients/sp-app', { saml: { acs_urls: [] } }, 422, 'saml.acs_urls'],
+      [
+        '/clients/sp-app',
+        { saml: { encryption_certificate: 'not a certificate' } },
+        422,
+        'saml.encryption_certificate',
+      ],
       ['/clients/web-app', { saml: { slo_url: 'https://sp.example.com/slo' } }, 422, 'saml'],
     ];
     const wrong: string[] = [];
