@@ -8,7 +8,6 @@ import { compactVerify, createLocalJWKSet, errors } from 'jose';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { useBrowserErrorPages } from '../api/error-page.ts';
 import { useFormBodies } from '../api/oauth-endpoint.ts';
-import { recordAudit } from '../audit/index.ts';
 import { findClientRecord } from '../clients/index.ts';
 import { issuerOf } from '../kernel/audiences.ts';
 import { digestToken } from '../kernel/digest.ts';
@@ -19,14 +18,10 @@ import type { RealmRow } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { samlLogoutUrls } from '../saml-idp/saml-logout.service.ts';
 import { sendLogoutPage } from '../saml-idp/saml-logout-page.ts';
-import {
-  findLiveSessionByCookie,
-  lockLiveSession,
-  revokeSession,
-  type SessionRow,
-} from '../sessions/index.ts';
+import { findLiveSessionByCookie, lockLiveSession, type SessionRow } from '../sessions/index.ts';
 import { withParams } from '../signin/authorization-response.ts';
 import { SESSION_COOKIE, sessionCookie } from '../signin/cookies.ts';
+import { endLoggedOutSession } from './logout-session.ts';
 import { ID_TOKEN_TYP } from './tokens/id-token.ts';
 
 const PARAMS = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'ui_locales'] as const;
@@ -134,23 +129,10 @@ async function endSessions(
   const fromHint = hint?.sid ? await lockLiveSession(tx, realm.id, hint.sub, hint.sid, now) : null;
   if (fromHint) sessions.set(fromHint.id, fromHint);
   const ended: string[] = [];
+  const via = { via: hint ? 'id_token_hint' : 'session_cookie', ...(hint ? { client_id: hint.aud } : {}) };
   for (const s of sessions.values()) {
-    if (!(await revokeSession(tx, realm.id, s.id, 'logout', now))) continue;
-    ended.push(s.id);
-    await recordAudit(
-      tx,
-      {
-        realmId: realm.id,
-        type: 'user.logged_out',
-        category: 'security',
-        actor: { type: 'user', id: s.user_id },
-        subject: { type: 'user', id: s.user_id },
-        target: { type: 'session', id: s.id },
-        correlationId,
-        data: { via: hint ? 'id_token_hint' : 'session_cookie', ...(hint ? { client_id: hint.aud } : {}) },
-      },
-      now,
-    );
+    const session = { id: s.id, userId: s.user_id };
+    if (await endLoggedOutSession(tx, realm.id, session, via, correlationId, now)) ended.push(s.id);
   }
   return ended;
 }

@@ -3,14 +3,13 @@
 // says it is done). A frame that never loads holds nobody up past a few seconds.
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import { escapeHtml, sendHtmlPage } from './saml-html.ts';
 
 const SCRIPT = `(function(){var b=document.body,n=b.getAttribute('data-next'),f=document.getElementsByTagName('iframe'),left=f.length,over=false;
 function done(){if(over)return;over=true;if(n){location.replace(n);}else{document.getElementById('m').textContent='You are signed out.';}}
 for(var i=0;i<f.length;i++){f[i].addEventListener('load',function(){if(--left<=0)done();});}
 setTimeout(done,5000);})();`;
 const SCRIPT_HASH = createHash('sha256').update(SCRIPT).digest('base64');
-
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export function sendLogoutPage(reply: FastifyReply, frames: string[], next: string | null) {
   const origins = [...new Set(frames.map((u) => new URL(u).origin))];
@@ -19,14 +18,9 @@ export function sendLogoutPage(reply: FastifyReply, frames: string[], next: stri
 ${frames.map((u) => `<iframe hidden title="sign-out" src="${escapeHtml(u)}"></iframe>`).join('\n')}
 ${next === null ? '' : `<noscript><a href="${escapeHtml(next)}">Continue</a></noscript>`}
 <script>${SCRIPT}</script></body></html>`;
-  return reply
-    .code(200)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
-    .header(
-      'content-security-policy',
-      `default-src 'none'; script-src 'sha256-${SCRIPT_HASH}'; frame-src ${origins.join(' ')}; frame-ancestors 'none'`,
-    )
-    .send(html);
+  return sendHtmlPage(
+    reply,
+    html,
+    `default-src 'none'; script-src 'sha256-${SCRIPT_HASH}'; frame-src ${origins.join(' ')}; frame-ancestors 'none'`,
+  );
 }

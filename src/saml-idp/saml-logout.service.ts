@@ -4,16 +4,16 @@
 // signed in to are sent LogoutRequests through the browser (front channel). A logout at
 // ProudAuth itself sends the same LogoutRequests (samlLogoutUrls).
 
-import { recordAudit } from '../audit/index.ts';
 import { findSamlClientByEntityId } from '../clients/index.ts';
 import { digestToken } from '../kernel/digest.ts';
 import { activeSamlSigner } from '../keys/saml-keys.ts';
+import { endLoggedOutSession } from '../oauth/logout-session.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { many } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { newId } from '../platform/ids.ts';
 import type { RealmRow } from '../realms/index.ts';
-import { findLiveSessionByCookie, revokeSession } from '../sessions/index.ts';
+import { findLiveSessionByCookie } from '../sessions/index.ts';
 import {
   buildLogoutRequest,
   buildLogoutResponse,
@@ -24,12 +24,9 @@ import {
 } from './saml-logout-xml.ts';
 import { type RedirectMessage, signedRedirectUrl, verifyRedirectSignature } from './saml-redirect.ts';
 import { idpEntityId, needKeyring, type SamlDeps, sloUrl } from './saml-sso.service.ts';
-import { requestXml, SamlRequestError } from './saml-xml.ts';
+import { isCurrentInstant, requestXml, SamlRequestError } from './saml-xml.ts';
 
-/** How old a LogoutRequest's IssueInstant may be, and how far ahead of our clock. */
-const REQUEST_MAX_AGE_MS = 5 * 60_000;
-const REQUEST_MAX_SKEW_MS = 60_000;
-/** How long the LogoutRequests ProudAuth sends may be acted on. */
+/** How long the LogoutRequests ProudAuth sends may be acted on; how long a request ID is kept. */
 const SENT_VALIDITY_MS = 5 * 60_000;
 
 const refuse = (detail: string) => problem.invalidRequest(detail);
@@ -66,10 +63,9 @@ async function sendingSp(
 function checkTimes(app: SamlDeps, realm: RealmRow, req: LogoutRequest): void {
   if (req.destination !== null && req.destination !== sloUrl(app.config.server.publicOrigin, realm.name))
     throw refuse('the Destination is not this endpoint');
-  const now = app.clock.now().getTime();
-  const age = now - req.issueInstant.getTime();
-  if (age > REQUEST_MAX_AGE_MS || age < -REQUEST_MAX_SKEW_MS) throw refuse('the IssueInstant is not current');
-  if (req.notOnOrAfter !== null && req.notOnOrAfter.getTime() <= now)
+  const now = app.clock.now();
+  if (!isCurrentInstant(req.issueInstant, now)) throw refuse('the IssueInstant is not current');
+  if (req.notOnOrAfter !== null && req.notOnOrAfter.getTime() <= now.getTime())
     throw refuse('the LogoutRequest has expired');
 }
 
@@ -96,7 +92,7 @@ export async function acceptLogoutRequest(
   const sp = await sendingSp(app, realm, req.issuer, m.rawQuery, 'SAMLRequest');
   checkTimes(app, realm, req);
   const now = app.clock.now();
-  const expires = new Date(now.getTime() + REQUEST_MAX_AGE_MS);
+  const expires = new Date(now.getTime() + SENT_VALIDITY_MS);
   const { ended, browser } = await app.db.tx(async (tx) => {
     // The request ID is used once, like an AuthnRequest's: kept as an answered request state.
     const fresh = await tx.query(
@@ -144,22 +140,9 @@ async function endSessions(
 ): Promise<string[]> {
   const ended: string[] = [];
   for (const s of sessions) {
-    if (!(await revokeSession(tx, realm.id, s.session_id, 'logout', now))) continue;
-    ended.push(s.session_id);
-    await recordAudit(
-      tx,
-      {
-        realmId: realm.id,
-        type: 'user.logged_out',
-        category: 'security',
-        actor: { type: 'user', id: s.user_id },
-        subject: { type: 'user', id: s.user_id },
-        target: { type: 'session', id: s.session_id },
-        correlationId,
-        data: { via: 'saml_logout_request', client_id: clientId },
-      },
-      now,
-    );
+    const session = { id: s.session_id, userId: s.user_id };
+    const via = { via: 'saml_logout_request', client_id: clientId };
+    if (await endLoggedOutSession(tx, realm.id, session, via, correlationId, now)) ended.push(s.session_id);
   }
   return ended;
 }

@@ -45,6 +45,12 @@ const SHA256 = 'http://www.w3.org/2001/04/xmlenc#sha256';
 export const MAX_ENCODED_REQUEST = 32 * 1024;
 const MAX_XML_BYTES = 64 * 1024;
 
+/** Whether a request's IssueInstant is current: at most 5 minutes old, at most 1 minute ahead. */
+export function isCurrentInstant(issueInstant: Date, now: Date): boolean {
+  const age = now.getTime() - issueInstant.getTime();
+  return age <= 5 * 60_000 && age >= -60_000;
+}
+
 export class SamlRequestError extends Error {
   override readonly name = 'SamlRequestError';
 }
