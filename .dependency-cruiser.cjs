@@ -63,6 +63,7 @@ const TIERS = [
       scim: [],
       reviews: [],
       bulk: [],
+      workflows: ['bulk'],
       recovery: [],
     },
   },
