@@ -11,6 +11,9 @@ import { redirectParts, SP_SLO, type Sp, samlPeers } from '../../harness/saml-sp
 import { json } from '../../harness/signin-driver.ts';
 import { parseSetCookies, rows } from '../../harness/signin-kit.ts';
 
+/** samlify stamps messages with the real time: the server's clock catches up first. */
+const catchUp = (s: Setup) => s.clock.waitUntil?.(new Date());
+
 const TWO = {
   entityId: 'https://two.example.com/saml/metadata',
   acs: 'https://two.example.com/saml/acs',
@@ -54,12 +57,14 @@ async function twoSps(t: TestContext) {
   const one = samlPeers(s.idpMetadata, { ...signing, slo: SP_SLO });
   const two = samlPeers(s.idpMetadata, { ...signing, ...TWO });
 
+  await catchUp(s);
   const first = await signIn(
     s,
     await s.h.get(pathOf(one.sp.createLoginRequest(one.idp, 'redirect').context), { redirect: 'manual' }),
   );
   const login1 = await readLogin(s, one.sp, one.idp, first.continueTo);
   // The second SP reuses the SSO session: no login UI, straight to the continuation.
+  await catchUp(s);
   const sso2 = await s.h.get(pathOf(two.sp.createLoginRequest(two.idp, 'redirect').context), {
     redirect: 'manual',
     headers: { cookie: `pa_sid=${first.sid}` },
@@ -88,6 +93,7 @@ const isLive = async (s: Setup, sessionId: string) =>
 describe('SAML identity provider: single logout', () => {
   test('case=SP-initiated: the session ends, the other SP is told, the first one answered', async (t) => {
     const { s, one, two, sid, login1, login2 } = await twoSps(t);
+    await catchUp(s);
     const request = one.sp.createLogoutRequest(
       one.idp,
       'redirect',
@@ -158,6 +164,7 @@ describe('SAML identity provider: single logout', () => {
       slo: 'https://stranger.example.com/slo',
     });
     const slo = `/realms/${s.realm.name}/saml/slo`;
+    await catchUp(s);
     const cases: [string, string, RegExp][] = [
       ['unsigned', unsigned.sp.createLogoutRequest(unsigned.idp, 'redirect', user).context, /not signed/],
       ['another key', forger.sp.createLogoutRequest(forger.idp, 'redirect', user).context, /not signed/],
@@ -181,6 +188,7 @@ describe('SAML identity provider: single logout', () => {
     assert.ok(await isLive(s, login1.sessionIndex), 'the session is still live');
 
     // A stale request: signed and otherwise right, but its IssueInstant is 10 minutes old.
+    await catchUp(s);
     const good = one.sp.createLogoutRequest(one.idp, 'redirect', user).context;
     s.clock.advance(10 * 60_000);
     const late = await json(await s.h.get(pathOf(good)));
@@ -194,6 +202,7 @@ describe('SAML identity provider: single logout', () => {
     );
     assert.equal(patched.rowCount, 1);
     s.clock.advance(-10 * 60_000);
+    await catchUp(s);
     const two = samlPeers(s.idpMetadata, {
       privateKey: key.privatePkcs8,
       signingCert: key.certificate,

@@ -20,6 +20,7 @@ describe('SAML identity provider: client settings', () => {
       allowed_name_id_formats: ['persistent', 'email'],
     });
     const email = peers(s, { nameIdFormat: EMAIL });
+    await s.clock.waitUntil?.(new Date()); // samlify stamps the real time
     const asked = email.sp.createLoginRequest(email.idp, 'redirect');
     const { continueTo } = await signIn(s, await s.h.get(pathOf(asked.context), { redirect: 'manual' }));
     const { extract } = await email.sp.parseLoginResponse(email.idp, 'post', {
@@ -28,6 +29,7 @@ describe('SAML identity provider: client settings', () => {
     assert.equal(extract.nameID, 'alice@example.com', 'the format the SP asked for');
 
     const transient = peers(s, { nameIdFormat: TRANSIENT });
+    await s.clock.waitUntil?.(new Date()); // samlify stamps the real time
     const refused = transient.sp.createLoginRequest(transient.idp, 'redirect');
     const answer = await s.h.get(pathOf(refused.context), { redirect: 'manual' });
     assert.equal(answer.status, 200, 'answered at once at the ACS URL, no sign-in');
@@ -78,6 +80,7 @@ describe('SAML identity provider: client settings', () => {
       [s.realm.id, s.userId, new Date(now.getTime() - 1000)],
     );
     const { idp, sp } = peers(s);
+    await s.clock.waitUntil?.(new Date()); // samlify stamps the real time
     const request = sp.createLoginRequest(idp, 'redirect');
     const { continueTo } = await signIn(s, await s.h.get(pathOf(request.context), { redirect: 'manual' }));
     const { extract } = await sp.parseLoginResponse(idp, 'post', {
@@ -92,6 +95,7 @@ describe('SAML identity provider: client settings', () => {
     const enc = await generateSamlKeyMaterial('sp-enc', new Date());
     const s = await setup(t, { encryption_certificate: enc.certificate });
     const { idp, sp } = peers(s, { encPrivateKey: enc.privatePkcs8 });
+    await s.clock.waitUntil?.(new Date()); // samlify stamps the real time
     const request = sp.createLoginRequest(idp, 'redirect');
     const { continueTo } = await signIn(s, await s.h.get(pathOf(request.context), { redirect: 'manual' }));
     const form = await postForm(s.h, continueTo);
