@@ -17,6 +17,14 @@ import {
 } from './clients.repo.ts';
 import { auditClient, type Change, type ClientsDeps, type ClientView, viewOf } from './clients.service.ts';
 import { registrationStatusOf } from './registration.repo.ts';
+import {
+  checkSamlSettings,
+  findSamlSettings,
+  mergeSamlSettings,
+  presentSamlSettings,
+  type SamlSettings,
+  updateSamlSettings,
+} from './saml-clients.ts';
 import { updateServicePrincipalState } from './service-principals.repo.ts';
 import { mergeTlsInput, tlsInputOf, tlsSettingsOf } from './tls-client-auth-rules.ts';
 
@@ -79,10 +87,17 @@ export async function updateClient(
       tlsClientAuth: tls !== undefined,
     });
     errors.push(...verdict.errors);
+    const saml = await nextSamlSettings(tx, c.realmId, current, input, deps.config.environment);
+    errors.push(...saml.errors);
     if (errors.length > 0) throw problem.validation(errors);
     next.allowedOrigins = verdict.allowedOrigins;
 
     const changed = changedMembers(current, next);
+    if (saml.next) {
+      if (!(await updateSamlSettings(tx, c.realmId, current.id, saml.next)))
+        throw problem.conflict('another SAML client of this realm has this entity_id');
+      changed.push('saml');
+    }
     if (changed.length > 0) {
       await updateClientSettings(tx, c.realmId, current.id, next, c.now);
       await auditClient(record, 'client.updated', current.id, {
@@ -93,6 +108,24 @@ export async function updateClient(
     }
     return viewOf(tx, c.realmId, clientId, c.now);
   });
+}
+
+/** The SAML settings a PATCH makes (null: unchanged), or why they are refused. */
+async function nextSamlSettings(
+  tx: Tx,
+  realmId: string,
+  current: ClientRecord,
+  input: UpdateClientInput,
+  env: ClientsDeps['config']['environment'],
+): Promise<{ next: SamlSettings | null; errors: FieldError[] }> {
+  if (input.saml === undefined) return { next: null, errors: [] };
+  const before = current.type === 'saml' ? await findSamlSettings(tx, realmId, current.id) : null;
+  if (!before)
+    return { next: null, errors: [{ field: 'saml', code: 'not_allowed', detail: 'only for type saml' }] };
+  const next = mergeSamlSettings(before, input.saml);
+  const errors = checkSamlSettings(next, env);
+  const same = JSON.stringify(presentSamlSettings(next)) === JSON.stringify(presentSamlSettings(before));
+  return { next: errors.length > 0 || same ? null : next, errors };
 }
 
 function settingsOf(r: ClientRecord): ClientSettings {

@@ -16,7 +16,7 @@ import {
   unknownJson,
 } from '../platform/http/decode.ts';
 import { type FieldError, problem } from '../platform/http/problem.ts';
-import { decodeSamlSettings } from './saml-clients.ts';
+import { decodeSamlSettings, decodeSamlSettingsPatch } from './saml-clients.ts';
 
 export const CLIENT_TYPES = ['web', 'spa', 'native', 'device', 'service', 'saml'] as const;
 export const CONSENT_MODES = ['implicit', 'required'] as const;
@@ -93,6 +93,8 @@ export const decodeUpdateClient = object({
   backchannel_logout_session_required: optional(boolean()),
   jwks: optional(jwks),
   ...tlsMembers,
+  /** Only for type saml: the SAML members to change (saml-clients.ts). */
+  saml: optional(decodeSamlSettingsPatch),
 });
 export type UpdateClientInput = Decoded<typeof decodeUpdateClient>;
 

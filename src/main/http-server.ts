@@ -57,6 +57,7 @@ import { registerAccessReviewRoutes } from '../reviews/access-reviews.routes.ts'
 import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
 import { registerRoleRoutes } from '../roles/roles.routes.ts';
 import { registerSamlIdpRoutes } from '../saml-idp/saml-idp.routes.ts';
+import { registerSamlLogoutRoutes } from '../saml-idp/saml-logout.routes.ts';
 import { registerScimRoutes } from '../scim/scim.routes.ts';
 import { registerScimConnectorRoutes } from '../scim/scim-connectors.routes.ts';
 import { registerApiKeyRoutes } from '../service-principals/api-keys.routes.ts';
@@ -133,6 +134,7 @@ export function buildPublicApp(ctx: AppContext, mutualTls?: { cert: Buffer; key:
   registerFederationRoutes(app, ctx);
   registerAuthorize(app, ctx);
   registerSamlIdpRoutes(app, ctx);
+  registerSamlLogoutRoutes(app, ctx);
   registerClientRoutes(app, ctx);
   registerAccessReviewRoutes(app, ctx);
   registerWorkflowRoutes(app, ctx);

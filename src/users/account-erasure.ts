@@ -67,6 +67,10 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
   erased('linked_identities', 'upstream identities that sign in to the account, with their addresses'),
   erased('saml_subjects', 'the persistent NameIDs SAML service providers knew the account by'),
   erased(
+    'saml_session_participants',
+    'which SAML service providers its sessions signed in to, by which NameID',
+  ),
+  erased(
     'scim_users',
     'the directory attributes a SCIM connector provisioned (name parts, emails, enterprise data)',
   ),
