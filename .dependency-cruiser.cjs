@@ -61,6 +61,7 @@ const TIERS = [
       imports: [],
       restore: [],
       scim: [],
+      provisioning: ['scim'],
       reviews: [],
       bulk: [],
       recovery: [],

@@ -56,6 +56,7 @@ import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
 import { registerRoleRoutes } from '../roles/roles.routes.ts';
 import { registerSamlIdpRoutes } from '../saml-idp/saml-idp.routes.ts';
 import { registerScimRoutes } from '../scim/scim.routes.ts';
+import { registerProvisioningTargetRoutes } from '../provisioning/provisioning-targets.routes.ts';
 import { registerScimConnectorRoutes } from '../scim/scim-connectors.routes.ts';
 import { registerApiKeyRoutes } from '../service-principals/api-keys.routes.ts';
 import { registerServicePrincipalRoutes } from '../service-principals/principals.routes.ts';
@@ -160,6 +161,7 @@ export function buildPublicApp(ctx: AppContext, mutualTls?: { cert: Buffer; key:
   registerServicePrincipalRoutes(app, ctx);
   registerApiKeyRoutes(app, ctx);
   registerScimConnectorRoutes(app, ctx);
+  registerProvisioningTargetRoutes(app, ctx);
   registerScimRoutes(app, ctx);
   registerOrganizationRoutes(app, ctx);
   registerJobRoutes(app, ctx);

@@ -12,5 +12,5 @@ export {
   USER_AGENT,
   type WebhookDeliveryDeps,
 } from './webhook-delivery.task.ts';
-export { type DeliveryPolicy, guardFor } from './webhook-destination.ts';
+export { assertDestination, type DeliveryPolicy, guardFor, residencyProblem } from './webhook-destination.ts';
 export { fanOutToWebhooks } from './webhook-fanout.ts';

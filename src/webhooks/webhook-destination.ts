@@ -5,6 +5,7 @@
 // guard at every connection, by the outbound client).
 import { isIP } from 'node:net';
 import type { Environment } from '../platform/config/settings.ts';
+import { problem } from '../platform/http/problem.ts';
 import { EgressGuard, type EgressPolicy, STRICT_EGRESS } from '../platform/net/egress-guard.ts';
 import type { Resolver } from '../platform/net/outbound-http.ts';
 import { residencyAllows } from '../platform/net/residency.ts';
@@ -96,4 +97,30 @@ export async function destinationProblem(
       return { code: 'egress_denied', detail: `the destination resolves to a refused address (${v.reason})` };
   }
   return null;
+}
+
+/**
+ * The rules as a request's answer: 422 naming `field` when the destination breaks one, and on
+ * allow_private_network when the operator allows no private egress. Webhook subscriptions and
+ * provisioning targets (docs/provisioning.md) both pass here.
+ */
+export async function assertDestination(
+  deps: { policy: DeliveryPolicy; resolver: Resolver },
+  url: string,
+  allowPrivateNetwork: boolean,
+  field: string,
+): Promise<void> {
+  if (allowPrivateNetwork && !operatorAllowsPrivate(deps.policy))
+    throw problem.validation(
+      [
+        {
+          field: 'allow_private_network',
+          code: 'not_allowed',
+          detail: 'the operator does not allow private egress',
+        },
+      ],
+      'the operator does not allow private egress',
+    );
+  const p = await destinationProblem(url, deps.policy, allowPrivateNetwork, deps.resolver);
+  if (p) throw problem.validation([{ field, code: p.code, detail: p.detail }], p.detail);
 }

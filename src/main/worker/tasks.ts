@@ -40,6 +40,12 @@ import {
 import { cleanupAuditRetention } from '../../ops/audit-retention.task.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
 import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
+import {
+  type DirectorySyncDeps,
+  directorySyncJob,
+  type ProvisioningPushDeps,
+  pushProvisioningTask,
+} from '../../provisioning/index.ts';
 import { runAssistedRecoveriesDue } from '../../recovery/assisted-recovery-due.task.ts';
 import { closeDueReviews } from '../../reviews/access-reviews.close.ts';
 import { pruneSessionEventsTask } from '../../sessions/session-events-prune.task.ts';
@@ -63,6 +69,8 @@ export type WorkerDeps = KeyLifecycleDeps &
   BackchannelLogoutDeps &
   SharedSignalsDeps &
   ConfigExportDeps &
+  ProvisioningPushDeps &
+  DirectorySyncDeps &
   OutboxDispatchDeps & {
     sessionRetentionMs: number;
     auditRetention: RetentionSettings;
@@ -83,6 +91,7 @@ export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [
   userExportJob,
   userImportJob,
   userBulkJob,
+  directorySyncJob,
 ];
 
 export const TASKS: readonly Task<WorkerDeps>[] = [
@@ -122,6 +131,8 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   // Every worker delivers; each delivery attempt is claimed under its own lease.
   { name: 'webhooks.deliver', intervalMs: 1_000, lease: false, run: deliverWebhooksTask(WORKER_ID) },
   { name: 'webhooks.cleanup', intervalMs: 3_600_000, run: cleanupDeliveries },
+  // Every worker pushes; each provisioning target is claimed under its own lease (docs/provisioning.md).
+  { name: 'provisioning.push', intervalMs: 5_000, lease: false, run: pushProvisioningTask(WORKER_ID) },
   // Logout tokens to back-channel logout receivers (docs/logout-and-signals.md).
   {
     name: 'backchannel_logout.deliver',
