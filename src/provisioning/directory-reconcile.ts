@@ -29,6 +29,9 @@ export interface SyncTarget {
 
 export type SyncCounts = Record<string, number>;
 
+/** The digest of a link whose remote user is gone from the directory and was deactivated here. */
+const DEACTIVATED = 'deactivated';
+
 /** What is not the resource itself: ids and metadata of the target, never stored here. */
 function contentOf(r: Resource): Resource {
   const { id: _id, meta: _meta, groups: _groups, password: _password, ...rest } = r;
@@ -78,14 +81,19 @@ class Reconciler {
     }
   }
 
-  /** A local change that finds nothing to change (the account or group is gone) still ends the link. */
-  async #unlinkAfter(type: LocalType, localId: string, change: () => Promise<unknown>): Promise<void> {
+  /**
+   * A local change after the directory dropped the resource; when the account or group is gone
+   * here too, the link goes with it. Answers whether it was still here.
+   */
+  async #ifStillHere(type: LocalType, localId: string, change: () => Promise<unknown>): Promise<boolean> {
     try {
       await change();
+      return true;
     } catch (e) {
       if (scimErrorOf(e)?.status !== 404) throw e;
+      await deleteLink(this.#deps.db, this.#key(type, localId));
+      return false;
     }
-    await deleteLink(this.#deps.db, this.#key(type, localId));
   }
 
   async users(remote: readonly Resource[]): Promise<Map<string, string>> {
@@ -131,13 +139,16 @@ class Reconciler {
       });
     }
     // Gone from the directory: deactivated here, as a directory's own removal is first a suspension.
+    // The link stays, marked, so the account remains the directory's: never pushed back to it, and
+    // active again if the directory returns it.
     for (const [remoteId, link] of links) {
-      if (seen.has(remoteId)) continue;
+      if (seen.has(remoteId) || link.pushed_digest === DEACTIVATED) continue;
       await this.#each('user', async () => {
         const off = [{ op: 'replace' as const, path: 'active', value: false }];
-        await this.#unlinkAfter('user', link.local_id, () =>
+        const here = await this.#ifStillHere('user', link.local_id, () =>
           patchScimUser(this.#deps.db, this.#call, link.local_id, off, ''),
         );
+        if (here) await this.#link('user', link.local_id, remoteId, DEACTIVATED);
         return 'deactivated';
       });
     }
@@ -181,9 +192,12 @@ class Reconciler {
     for (const [remoteId, link] of links) {
       if (seen.has(remoteId)) continue;
       await this.#each('group', async () => {
-        await this.#unlinkAfter('group', link.local_id, () =>
-          deleteScimGroup(this.#deps.db, this.#call, link.local_id),
-        );
+        if (
+          await this.#ifStillHere('group', link.local_id, () =>
+            deleteScimGroup(this.#deps.db, this.#call, link.local_id),
+          )
+        )
+          await deleteLink(this.#deps.db, this.#key('group', link.local_id));
         return 'deleted';
       });
     }

@@ -161,7 +161,7 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     table: 'provisioning_links',
     columns: ['local_id'],
     disposition: 'kept',
-    why: 'a pair of ids (ours and the SCIM target\'s), no personal data; it is what lets provisioning.push delete the copy at the target, which then removes the link (docs/provisioning.md)',
+    why: "a pair of ids (ours and the SCIM target's), no personal data; it is what lets provisioning.push delete the copy at the target, which then removes the link (docs/provisioning.md)",
   },
   {
     table: 'oauth_grants',

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { JobRunner } from '../../../src/jobs/index.ts';
-import { workerDeps } from '../../../src/main/worker/worker.ts';
 import { JOB_TYPES, type WorkerDeps } from '../../../src/main/worker/tasks.ts';
+import { workerDeps } from '../../../src/main/worker/worker.ts';
 import type { Resolver } from '../../../src/platform/net/outbound-http.ts';
 import { pushDue } from '../../../src/provisioning/provisioning-push.task.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
@@ -24,7 +24,12 @@ export const resolver: Resolver = async (host) => {
 export interface Side {
   realm: RealmRow;
   admin: ApiCallerKit;
-  api(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: Body }>;
+  api(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: Body }>;
 }
 
 export async function side(h: Harness): Promise<Side> {
@@ -40,7 +45,11 @@ export async function scimServer(h: Harness, s: Side) {
   const token = created.body.token as string;
   const port = new URL(h.publicUrl).port;
   const baseUrl = `http://peer.test:${port}/api/v1/realms/${s.realm.name}/scim/v2`;
-  const scim = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> => {
+  const scim = async (
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Body }> => {
     const res = await h.get(`/api/v1/realms/${s.realm.name}/scim/v2${path}`, {
       method,
       headers: {
@@ -96,13 +105,17 @@ export async function createTarget(s: Setup, body: Record<string, unknown> = {},
 /** Runs provisioning.push until the target's pass is complete; answers the operations it made. */
 export async function pushPass(s: Setup, targetId: string): Promise<string[]> {
   const from = s.operations.length;
-  await s.h.ctx.db.query('update provisioning_targets set push_due_at = $2 where id = $1', [targetId, s.h.clock.now()]);
+  await s.h.ctx.db.query('update provisioning_targets set push_due_at = $2 where id = $1', [
+    targetId,
+    s.h.clock.now(),
+  ]);
   for (let i = 0; i < 20; i++) {
     await pushDue(s.deps, 'worker-a', s.h.clock.now());
-    const row = await s.h.ctx.db.query<{ push_cursor: string | null; push_failures: number; push_due_at: Date }>(
-      'select push_cursor, push_failures, push_due_at from provisioning_targets where id = $1',
-      [targetId],
-    );
+    const row = await s.h.ctx.db.query<{
+      push_cursor: string | null;
+      push_failures: number;
+      push_due_at: Date;
+    }>('select push_cursor, push_failures, push_due_at from provisioning_targets where id = $1', [targetId]);
     const t = row.rows[0];
     if (!t) throw new Error('no such target');
     if (t.push_failures > 0 || (t.push_cursor === null && t.push_due_at > s.h.clock.now())) break;
