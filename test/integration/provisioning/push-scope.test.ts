@@ -1,0 +1,63 @@
+// Outbound provisioning, push (docs/provisioning.md): an organization's target holds its active
+// members only and loses a member whose membership ends; a group deleted here is deleted there;
+// a copy removed at the target behind our back is made again.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { seedMembership, seedOrganization } from '../../harness/org-kit.ts';
+import { createTarget, pushPass, remoteGroup, remoteUsers, setup } from './provisioning-kit.ts';
+
+describe('provisioning › push scope', () => {
+  test('case=an organization target pushes its active members, and deletes one whose membership ended', async (t) => {
+    const s = await setup(t);
+    const org = await seedOrganization(s.h, s.source.realm);
+    const member = await s.h.createUser(s.source.realm, {
+      email: 'member@example.com',
+      password: 'correct-horse-9',
+    });
+    await s.h.createUser(s.source.realm, { email: 'outsider@example.com', password: 'correct-horse-9' });
+    await seedMembership(s.h, s.source.realm, org, member.id);
+    const target = await createTarget(s, {}, `/organizations/${org}`);
+    assert.equal(target.organization_id, org);
+    // Not visible on the realm's routes, nor the realm's on the organization's.
+    assert.equal((await s.source.api('GET', `/provisioning-targets/${target.id}`)).status, 404);
+
+    await pushPass(s, target.id);
+    assert.deepEqual([...(await remoteUsers(s)).keys()], ['member@example.com']);
+
+    await s.h.ctx.db.query(
+      `update memberships set state = 'removed' where realm_id = $1 and organization_id = $2 and user_id = $3`,
+      [s.source.realm.id, org, member.id],
+    );
+    assert.deepEqual(await pushPass(s, target.id), ['user delete accepted']);
+    assert.equal((await remoteUsers(s)).size, 0);
+  });
+
+  test('case=a group deleted here is deleted there; a copy removed there is made again', async (t) => {
+    const s = await setup(t);
+    const u = await s.h.createUser(s.source.realm, {
+      email: 'again@example.com',
+      password: 'correct-horse-9',
+    });
+    const group = await s.source.api('POST', '/groups', { name: 'short-lived' });
+    assert.equal(group.status, 201);
+    const target = await createTarget(s);
+    await pushPass(s, target.id);
+    assert.ok(await remoteGroup(s, 'short-lived'));
+
+    assert.equal((await s.source.api('DELETE', `/groups/${group.body.id}`)).status, 204);
+    const copy = (await remoteUsers(s)).get('again@example.com');
+    assert.equal((await s.peer.scim('DELETE', `/Users/${copy.id}`)).status, 204);
+    assert.equal(
+      (await s.source.api('PATCH', `/users/${u.id}`, { display_name: 'Changed Meanwhile' })).status,
+      200,
+    );
+
+    const ops = await pushPass(s, target.id);
+    assert.deepEqual([...ops].sort(), ['group delete accepted', 'user create accepted']);
+    assert.equal(await remoteGroup(s, 'short-lived'), undefined);
+    const again = (await remoteUsers(s)).get('again@example.com');
+    assert.ok(again);
+    assert.notEqual(again.id, copy.id);
+    assert.equal(again.displayName, 'Changed Meanwhile');
+  });
+});
