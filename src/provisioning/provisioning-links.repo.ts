@@ -1,6 +1,7 @@
 // SQL for the links between local users and groups and their copies at a target (migration 0057),
 // and the pages of local resources the push sweep walks.
 import { many, type Queryable } from '../platform/db/db.ts';
+import type { Linked, LocalGroup, LocalUser } from './push-plan.ts';
 
 export type Direction = 'push' | 'pull';
 export type LocalType = 'user' | 'group';
@@ -55,16 +56,18 @@ export const linksOf = (
   );
 
 /** A local user as the push sweep sees it, with its link when it has one. */
-export interface PushUserRow {
-  id: string;
-  state: string;
-  display_name: string | null;
-  email: string | null;
-  username: string | null;
-  in_scope: boolean;
-  remote_id: string | null;
-  pushed_digest: string | null;
+export type PushUserRow = LocalUser & Linked;
+
+/** Where a sweep page starts: the target, its scope, and the last id of the page before. */
+export interface PageStart {
+  realmId: string;
+  targetId: string;
+  organizationId: string | null;
+  after: string;
+  limit: number;
 }
+
+const pageParams = (p: PageStart) => [p.realmId, p.targetId, p.organizationId, p.after, p.limit];
 
 const IDENTIFIER = (type: string) =>
   `(select i.value from user_identifiers i where i.realm_id = u.realm_id and i.user_id = u.id
@@ -86,14 +89,7 @@ const notPulled = (type: LocalType, localColumn: string) =>
  * (realm target) or the organization's active members (organization target), and any user it
  * still has a copy of. Users this target's own directory.sync brought in are not sent back.
  */
-export const pushUserPage = (
-  q: Queryable,
-  realmId: string,
-  targetId: string,
-  organizationId: string | null,
-  after: string,
-  limit: number,
-) =>
+export const pushUserPage = (q: Queryable, p: PageStart) =>
   many<PushUserRow>(
     q,
     `select u.id, u.state, u.display_name, ${IDENTIFIER('email')} as email,
@@ -103,27 +99,14 @@ export const pushUserPage = (
      where u.realm_id = $1 and u.id > $4 and ${notPulled('user', 'u.id')}
        and (l.local_id is not null or $3::text is null or ${MEMBER_OF_ORG})
      order by u.id limit $5`,
-    [realmId, targetId, organizationId, after, limit],
+    pageParams(p),
   );
 
-export interface PushGroupRow {
-  id: string;
-  name: string;
-  remote_id: string | null;
-  pushed_digest: string | null;
-  /** The remote ids of its user members that the target holds, sorted. */
-  member_remote_ids: string[];
-}
+/** A local group with its link, and the remote ids of its user members the target holds, sorted. */
+export type PushGroupRow = LocalGroup & Linked;
 
 /** A page of the groups of the target's scope (the realm's own, or the organization's). */
-export const pushGroupPage = (
-  q: Queryable,
-  realmId: string,
-  targetId: string,
-  organizationId: string | null,
-  after: string,
-  limit: number,
-) =>
+export const pushGroupPage = (q: Queryable, p: PageStart) =>
   many<PushGroupRow>(
     q,
     `select g.id, g.name, l.remote_id, l.pushed_digest,
@@ -136,7 +119,7 @@ export const pushGroupPage = (
      where g.realm_id = $1 and g.organization_id is not distinct from $3 and g.id > $4
        and ${notPulled('group', 'g.id')}
      order by g.id limit $5`,
-    [realmId, targetId, organizationId, after, limit],
+    pageParams(p),
   );
 
 /** Groups the target still has a copy of that no longer exist here. */

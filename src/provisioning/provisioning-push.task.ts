@@ -21,7 +21,7 @@ import {
   pushUserPage,
   upsertLink,
 } from './provisioning-links.repo.ts';
-import { claimDueTargets, endPushRun, type TargetRow } from './provisioning-targets.repo.ts';
+import { claimDueTargets, endPushRun, type PushRunEnd, type TargetRow } from './provisioning-targets.repo.ts';
 import { desiredGroup, desiredUser, type PushStep, replaceAll, stepFor } from './push-plan.ts';
 import { callPeer, findRemoteId, PEER_TIMEOUT_MS, type PeerDeps, PeerUnavailable } from './scim-peer.ts';
 
@@ -131,35 +131,31 @@ async function send(s: Sweep, type: LocalType, localId: string, step: PushStep):
 /** One slice of the sweep; answers the cursor to resume from (null: the pass is complete). */
 async function sweepSlice(s: Sweep): Promise<string | null> {
   const { deps, target } = s;
-  const cursor = target.push_cursor ?? 'user:';
-  const [phase, after = ''] = cursor.split(/:(.*)/s);
-  if (phase === 'user') {
-    const rows = await pushUserPage(
-      deps.db,
-      target.realm_id,
-      target.id,
-      target.organization_id,
-      after,
-      PUSH_PAGE,
-    );
-    for (const u of rows) await send(s, 'user', u.id, stepFor(desiredUser(u), u));
+  const [phase, after = ''] = (target.push_cursor ?? 'user:').split(/:(.*)/s);
+  const page = {
+    realmId: target.realm_id,
+    targetId: target.id,
+    organizationId: target.organization_id,
+    after,
+    limit: PUSH_PAGE,
+  };
+  const nextAfter = (rows: readonly { id: string }[]) => {
     const last = rows.at(-1);
-    return rows.length === PUSH_PAGE && last ? `user:${last.id}` : 'group:';
+    return rows.length === PUSH_PAGE && last ? last.id : null;
+  };
+  if (phase === 'user') {
+    const rows = await pushUserPage(deps.db, page);
+    for (const u of rows) await send(s, 'user', u.id, stepFor(desiredUser(u), u));
+    const more = nextAfter(rows);
+    return more === null ? 'group:' : `user:${more}`;
   }
   if (after === '')
     for (const o of await orphanGroupLinks(deps.db, target.realm_id, target.id, PUSH_PAGE))
       await send(s, 'group', o.local_id, { kind: 'delete', remoteId: o.remote_id });
-  const rows = await pushGroupPage(
-    deps.db,
-    target.realm_id,
-    target.id,
-    target.organization_id,
-    after,
-    PUSH_PAGE,
-  );
+  const rows = await pushGroupPage(deps.db, page);
   for (const g of rows) await send(s, 'group', g.id, stepFor(desiredGroup(g), g));
-  const last = rows.at(-1);
-  return rows.length === PUSH_PAGE && last ? `group:${last.id}` : null;
+  const more = nextAfter(rows);
+  return more === null ? null : `group:${more}`;
 }
 
 async function pushTarget(
@@ -168,34 +164,25 @@ async function pushTarget(
   target: TargetRow,
 ): Promise<TaskReport> {
   const s: Sweep = { deps, target, report: {} };
+  let end: PushRunEnd;
   try {
     const next = await sweepSlice(s);
     const at = deps.clock.now();
-    await endPushRun(deps.db, target.realm_id, target.id, holder, {
-      cursor: next,
-      dueAt: next === null ? new Date(at.getTime() + PASS_INTERVAL_MS) : at,
-      failures: 0,
-      error: null,
-      pushedAt: at,
-    });
+    const dueAt = next === null ? new Date(at.getTime() + PASS_INTERVAL_MS) : at;
+    end = { cursor: next, dueAt, failures: 0, error: null, pushedAt: at };
   } catch (e) {
     if (!(e instanceof PeerUnavailable))
       deps.log?.warn({ target: target.id, err: String(e) }, 'provisioning push failed');
-    const reason = e instanceof PeerUnavailable ? e.reason : 'internal_error';
     const phase: LocalType = (target.push_cursor ?? '').startsWith('group:') ? 'group' : 'user';
     deps.provisioningPushed?.(phase, 'request', 'unavailable');
     const failures = target.push_failures + 1;
-    const at = deps.clock.now();
+    const dueAt = new Date(deps.clock.now().getTime() + backoffMs(BACKOFF, failures));
+    const error = e instanceof PeerUnavailable ? e.reason : 'internal_error';
     // The place in the sweep is kept: what was accepted before the failure is linked already.
-    await endPushRun(deps.db, target.realm_id, target.id, holder, {
-      cursor: target.push_cursor,
-      dueAt: new Date(at.getTime() + backoffMs(BACKOFF, failures)),
-      failures,
-      error: reason,
-      pushedAt: null,
-    });
+    end = { cursor: target.push_cursor, dueAt, failures, error, pushedAt: null };
     s.report.unavailable = (s.report.unavailable ?? 0) + 1;
   }
+  await endPushRun(deps.db, target.realm_id, target.id, holder, end);
   return s.report;
 }
 
