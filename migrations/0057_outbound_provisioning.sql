@@ -14,12 +14,14 @@ create table provisioning_targets (
   state text not null check (state in ('active', 'paused')),
   created_at timestamptz not null,
   updated_at timestamptz not null,
-  -- The push sweep: where the current pass is (`user:<id>`, `group:<id>`, null at a pass's start),
-  -- when it is due next, its lease, and the consecutive failures its backoff counts.
+  -- The push sweep, a work queue of targets (platform/work-queue): where the current pass is
+  -- (`user:<id>`, `group:<id>`, null at a pass's start), when it is due next, its lease and
+  -- claims, and the consecutive failures its backoff counts.
   push_cursor text,
   push_due_at timestamptz not null,
-  push_locked_by text,
-  push_locked_until timestamptz,
+  locked_by text,
+  locked_until timestamptz,
+  attempts integer not null default 0,
   push_failures integer not null default 0,
   last_push_error text,
   last_pushed_at timestamptz,

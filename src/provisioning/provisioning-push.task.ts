@@ -12,6 +12,7 @@ import type { Clock } from '../platform/clock.ts';
 import type { Db } from '../platform/db/db.ts';
 import type { Logger } from '../platform/log.ts';
 import { backoffMs } from '../platform/work-queue/retry.ts';
+import type { ClaimedItem } from '../platform/work-queue/work-queue.ts';
 import {
   deleteLink,
   type LinkKey,
@@ -161,7 +162,7 @@ async function sweepSlice(s: Sweep): Promise<string | null> {
 async function pushTarget(
   deps: ProvisioningPushDeps,
   holder: string,
-  target: TargetRow,
+  target: TargetRow & ClaimedItem,
 ): Promise<TaskReport> {
   const s: Sweep = { deps, target, report: {} };
   let end: PushRunEnd;
@@ -182,7 +183,7 @@ async function pushTarget(
     end = { cursor: target.push_cursor, dueAt, failures, error, pushedAt: null };
     s.report.unavailable = (s.report.unavailable ?? 0) + 1;
   }
-  await endPushRun(deps.db, target.realm_id, target.id, holder, end);
+  await deps.db.tx((tx) => endPushRun(tx, target, holder, end));
   return s.report;
 }
 

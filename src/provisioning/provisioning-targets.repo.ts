@@ -1,5 +1,6 @@
 // SQL for provisioning targets (migration 0057): the rows, their push lease and sweep position.
 import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
+import { type ClaimedItem, defineQueue } from '../platform/work-queue/work-queue.ts';
 
 export interface TargetRow {
   realm_id: string;
@@ -103,22 +104,21 @@ export const listTargets = (
   );
 
 /**
- * Targets whose push is due, oldest due first, under a lease: each run of each target does a
- * bounded slice of work and is then due again behind the others, so one realm's large directory
- * never holds back another realm's target (tenant fairness).
+ * The push sweep as a work queue: targets whose push is due, oldest due first, under a lease, at
+ * most two of one tenant (organization, or the realm for realm targets) in one claim. Each run of a
+ * target does a bounded slice of work and is then due again behind the others, so one realm's
+ * large directory never holds back another realm's target.
  */
-export const claimDueTargets = (tx: Tx, holder: string, now: Date, leaseUntil: Date, max: number) =>
-  many<TargetRow>(
-    tx,
-    `update provisioning_targets t set push_locked_by = $1, push_locked_until = $3
-      from (select realm_id, id from provisioning_targets
-             where state = 'active' and push_enabled and push_due_at <= $2
-               and (push_locked_until is null or push_locked_until <= $2)
-             order by push_due_at limit $4 for update skip locked) due
-      where t.realm_id = due.realm_id and t.id = due.id
-      returning ${COLUMNS.replace(/(^|,\s*)/g, '$1t.')}`,
-    [holder, now, leaseUntil, max],
-  );
+export const PUSH_QUEUE = defineQueue<TargetRow & ClaimedItem>({
+  table: 'provisioning_targets',
+  waiting: "state = 'active' and push_enabled",
+  dueAt: 'push_due_at',
+  fairness: { column: 'organization_id', limit: 'per_claim', unowned: 'per_realm' },
+});
+const TENANT_SHARE = 2;
+
+export const claimDueTargets = (tx: Tx, holder: string, now: Date, leaseUntil: Date, limit: number) =>
+  PUSH_QUEUE.claim(tx, { holder, now, leaseUntil, limit, share: TENANT_SHARE });
 
 export interface PushRunEnd {
   cursor: string | null;
@@ -128,22 +128,22 @@ export interface PushRunEnd {
   pushedAt: Date | null;
 }
 
-/** Ends a run only while this holder's lease is current; answers whether it did. */
+/** Ends a run only while this claim is current; answers whether it did. */
 export async function endPushRun(
-  q: Queryable,
-  realmId: string,
-  id: string,
+  tx: Tx,
+  target: TargetRow & ClaimedItem,
   holder: string,
   e: PushRunEnd,
 ): Promise<boolean> {
-  const r = await q.query(
-    `update provisioning_targets set push_cursor = $4, push_due_at = $5, push_failures = $6,
-       last_push_error = $7, last_pushed_at = coalesce($8, last_pushed_at),
-       push_locked_by = null, push_locked_until = null
-     where realm_id = $1 and id = $2 and push_locked_by = $3`,
-    [realmId, id, holder, e.cursor, e.dueAt, e.failures, e.error, e.pushedAt],
+  if (!(await PUSH_QUEUE.lockClaimed(tx, target, holder))) return false;
+  await tx.query(
+    `update provisioning_targets set push_cursor = $3, push_due_at = $4, push_failures = $5,
+       last_push_error = $6, last_pushed_at = coalesce($7, last_pushed_at), attempts = 0,
+       locked_by = null, locked_until = null
+     where realm_id = $1 and id = $2`,
+    [target.realm_id, target.id, e.cursor, e.dueAt, e.failures, e.error, e.pushedAt],
   );
-  return (r.rowCount ?? 0) > 0;
+  return true;
 }
 
 /** Targets whose push keeps failing (service_outbound_provisioning_failing_targets). */

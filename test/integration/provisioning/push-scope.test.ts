@@ -3,6 +3,7 @@
 // a copy removed at the target behind our back is made again.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { claimDueTargets } from '../../../src/provisioning/provisioning-targets.repo.ts';
 import { seedMembership, seedOrganization } from '../../harness/org-kit.ts';
 import { createTarget, pushPass, remoteGroup, remoteUsers, setup } from './provisioning-kit.ts';
 
@@ -59,5 +60,35 @@ describe('provisioning › push scope', () => {
     assert.ok(again);
     assert.notEqual(again.id, copy.id);
     assert.equal(again.displayName, 'Changed Meanwhile');
+  });
+
+  test('case=targets are claimed under a lease, at most two of one tenant a claim', async (t) => {
+    const s = await setup(t);
+    const mine = [await createTarget(s), await createTarget(s), await createTarget(s)];
+    const other = await s.remote.api('POST', '/provisioning-targets', {
+      name: 'elsewhere',
+      base_url: s.peer.baseUrl,
+      bearer_token: s.peer.token,
+      allow_private_network: true,
+    });
+    assert.equal(other.status, 201);
+    const now = s.h.clock.now();
+    const until = new Date(now.getTime() + 60_000);
+    const ours = new Set([...mine.map((x) => x.id), other.body.id]);
+    const claim = async (holder: string) =>
+      (await s.h.ctx.db.tx((tx) => claimDueTargets(tx, holder, now, until, 3))).filter((x) => ours.has(x.id));
+    const first = await claim('worker-a');
+    assert.equal(first.filter((x) => x.realm_id === s.source.realm.id).length, 2);
+    assert.ok(
+      first.some((x) => x.id === other.body.id),
+      'the other realm is not held back',
+    );
+    const second = await claim('worker-b');
+    assert.deepEqual(
+      second.map((x) => x.id),
+      mine.map((x) => x.id).filter((id) => !first.some((x) => x.id === id)),
+      'a leased target is not claimed twice',
+    );
+    assert.deepEqual(await claim('worker-c'), []);
   });
 });
