@@ -135,7 +135,7 @@ class Reconciler {
           : await createScimUser(this.#deps, this.#call, input);
         localOf.set(remoteId, row.user_id);
         await this.#link('user', row.user_id, remoteId, digest);
-        return 'created';
+        return earlier ? 'updated' : 'created';
       });
     }
     // Gone from the directory: deactivated here, as a directory's own removal is first a suspension.

@@ -136,6 +136,23 @@ describe('provisioning › directory.sync from an outside SCIM server', () => {
     );
   });
 
+  test('case=a run that lost its links finds the accounts it made instead of making them again', async (t) => {
+    const s = await setup(t);
+    for (let i = 0; i < 3; i++) await directoryUser(s, i);
+    const target = await createTarget(s, { push: false });
+    assert.equal((await sync(s, target.id)).users_created, 3);
+    const before = await pulled(s, target.id);
+    // As if each change had committed and the run had ended before writing its link.
+    await s.h.ctx.db.query(`delete from provisioning_links where target_id = $1`, [target.id]);
+    const again = await sync(s, target.id);
+    assert.deepEqual([again.users_created ?? 0, again.users_updated], [0, 3]);
+    const after = await pulled(s, target.id);
+    assert.deepEqual(
+      [...after.values()].map((u) => u.id).sort(),
+      [...before.values()].map((u) => u.id).sort(),
+    );
+  });
+
   test('case=a requester without the permission any more dead-letters the job and nothing is written', async (t) => {
     const s = await setup(t);
     await directoryUser(s, 9);

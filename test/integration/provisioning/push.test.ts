@@ -185,5 +185,17 @@ describe('provisioning › push to an outside SCIM server', () => {
     assert.equal(await refused({ base_url: 'http://127.0.0.1:1/scim/v2' }, 'base_url'), 'egress_denied');
     const listed = await s.source.api('GET', '/provisioning-targets');
     assert.deepEqual(listed.body.items, []);
+    // A change of destination is checked as a new one.
+    const target = await createTarget(s);
+    const moved = await s.source.api('PATCH', `/provisioning-targets/${target.id}`, {
+      base_url: 'http://private.test/scim/v2',
+    });
+    assert.equal(moved.status, 422, JSON.stringify(moved.body));
+    assert.deepEqual(
+      moved.body.errors.map((e: { field: string; code: string }) => [e.field, e.code]),
+      [['base_url', 'egress_denied']],
+    );
+    const kept = await s.source.api('GET', `/provisioning-targets/${target.id}`);
+    assert.equal(kept.body.base_url, s.peer.baseUrl);
   });
 });
