@@ -3,3 +3,4 @@
 export { type DirectorySyncDeps, directorySyncJob } from './directory-sync.job.ts';
 export { type ProvisioningPushDeps, pushProvisioningTask } from './provisioning-push.task.ts';
 export { countFailingTargets } from './provisioning-targets.repo.ts';
+export { nudgeProvisioning } from './push-nudge.ts';

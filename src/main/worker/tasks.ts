@@ -43,6 +43,7 @@ import { organizationDeleteJob } from '../../organizations/organization-delete.j
 import {
   type DirectorySyncDeps,
   directorySyncJob,
+  nudgeProvisioning,
   type ProvisioningPushDeps,
   pushProvisioningTask,
 } from '../../provisioning/index.ts';
@@ -96,11 +97,12 @@ export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [
 
 export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'keys.lifecycle', intervalMs: 60_000, run: runKeyLifecycle },
-  // Committed events fan out to webhook subscriptions in the dispatch transaction.
+  // Committed events fan out to webhook subscriptions in the dispatch transaction, and account
+  // events bring provisioning targets' next push forward.
   {
     name: 'outbox.dispatch',
     intervalMs: 1_000,
-    run: (deps, now) => dispatchOutboxTo(deps, now, [fanOutToWebhooks]),
+    run: (deps, now) => dispatchOutboxTo(deps, now, [fanOutToWebhooks, nudgeProvisioning]),
   },
   { name: 'outbox.cleanup', intervalMs: 3_600_000, run: cleanupOutbox },
   { name: 'signin.cleanup', intervalMs: 600_000, run: cleanupSignin },

@@ -3,6 +3,8 @@
 // a copy removed at the target behind our back is made again.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { addEvent, dispatchOutboxTo } from '../../../src/events/index.ts';
+import { nudgeProvisioning } from '../../../src/provisioning/index.ts';
 import { claimDueTargets } from '../../../src/provisioning/provisioning-targets.repo.ts';
 import { seedMembership, seedOrganization } from '../../harness/org-kit.ts';
 import { createTarget, pushPass, remoteGroup, remoteUsers, setup } from './provisioning-kit.ts';
@@ -90,5 +92,36 @@ describe('provisioning › push scope', () => {
       'a leased target is not claimed twice',
     );
     assert.deepEqual(await claim('worker-c'), []);
+  });
+
+  test('case=an account event makes an idle target due at once; other events do not', async (t) => {
+    const s = await setup(t);
+    // The setup's own events (its administrators' accounts) go out first.
+    await dispatchOutboxTo(s.h.ctx, s.h.clock.now(), [nudgeProvisioning]);
+    const target = await createTarget(s);
+    await pushPass(s, target.id);
+    const dueAt = async () =>
+      (
+        await s.h.ctx.db.query<{ push_due_at: Date }>(
+          'select push_due_at from provisioning_targets where id = $1',
+          [target.id],
+        )
+      ).rows[0]?.push_due_at.getTime() ?? 0;
+    const now = () => s.h.clock.now();
+    await s.h.ctx.db.tx((tx) =>
+      addEvent(tx, {
+        realmId: s.source.realm.id,
+        type: 'user.signed_in',
+        data: { user_id: s.source.admin.userId, session_id: 'ses_x', client_id: 'cli_x' },
+        occurredAt: now(),
+      }),
+    );
+    await dispatchOutboxTo(s.h.ctx, now(), [nudgeProvisioning]);
+    assert.ok((await dueAt()) > now().getTime(), 'a sign-in changes nothing a target holds');
+    const user = await s.source.api('POST', '/users', { email: 'evented@example.com' });
+    assert.equal(user.status, 201, JSON.stringify(user.body));
+    await dispatchOutboxTo(s.h.ctx, now(), [nudgeProvisioning]);
+    assert.ok((await dueAt()) <= now().getTime(), 'due at once after user.created');
+    assert.deepEqual(await pushPass(s, target.id), ['user create accepted']);
   });
 });
