@@ -7,7 +7,7 @@ import { addEvent, dispatchOutboxTo } from '../../../src/events/index.ts';
 import { nudgeProvisioning } from '../../../src/provisioning/index.ts';
 import { claimDueTargets } from '../../../src/provisioning/provisioning-targets.repo.ts';
 import { seedMembership, seedOrganization } from '../../harness/org-kit.ts';
-import { createTarget, pushPass, remoteGroup, remoteUsers, setup } from './provisioning-kit.ts';
+import { createTarget, pushPass, remoteGroup, remoteUsers, runJobs, setup } from './provisioning-kit.ts';
 
 describe('provisioning › push scope', () => {
   test('case=an organization target pushes its active members, and deletes one whose membership ended', async (t) => {
@@ -33,6 +33,13 @@ describe('provisioning › push scope', () => {
     );
     assert.deepEqual(await pushPass(s, target.id), ['user delete accepted']);
     assert.equal((await remoteUsers(s)).size, 0);
+
+    // Deleting the organization deletes its targets, sealed credentials and links with them.
+    const deleting = await s.source.api('DELETE', `/organizations/${org}`);
+    assert.equal(deleting.status, 202, JSON.stringify(deleting.body));
+    assert.deepEqual(await runJobs(s), { succeeded: 1 });
+    const left = await s.h.ctx.db.query('select 1 from provisioning_targets where id = $1', [target.id]);
+    assert.equal(left.rows.length, 0);
   });
 
   test('case=a group deleted here is deleted there; a copy removed there is made again', async (t) => {
