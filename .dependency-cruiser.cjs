@@ -64,6 +64,7 @@ const TIERS = [
       provisioning: ['scim'],
       reviews: [],
       bulk: [],
+      workflows: ['bulk'],
       recovery: [],
     },
   },

@@ -71,6 +71,7 @@ import { registerMeAccountRoutes } from '../users/me-account.routes.ts';
 import { registerMeSecurityRoutes } from '../users/me-security.routes.ts';
 import { registerUserRoutes } from '../users/users.routes.ts';
 import { registerWebhookRoutes } from '../webhooks/webhooks.routes.ts';
+import { registerWorkflowRoutes } from '../workflows/workflows.routes.ts';
 import { registerBuiltinUi } from './builtin-ui.routes.ts';
 import type { AppContext } from './context.ts';
 
@@ -133,6 +134,7 @@ export function buildPublicApp(ctx: AppContext, mutualTls?: { cert: Buffer; key:
   registerSamlIdpRoutes(app, ctx);
   registerClientRoutes(app, ctx);
   registerAccessReviewRoutes(app, ctx);
+  registerWorkflowRoutes(app, ctx);
   registerUserBulkRoutes(app, ctx);
   registerAssistedRecoveryRoutes(app, ctx);
   registerWorkloadFederationRoutes(app, ctx);

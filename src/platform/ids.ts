@@ -55,7 +55,9 @@ export type IdPrefix =
   | 'iat'
   | 'ssf'
   | 'wlf'
-  | 'arv';
+  | 'arv'
+  | 'wfl'
+  | 'wrn';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -41,6 +41,8 @@ export const REALM_PERMISSIONS = [
   'realm.relationships.read',
   'realm.relationships.write',
   'realm.access_reviews.manage',
+  'realm.workflows.read',
+  'realm.workflows.write',
 ] as const;
 
 /**

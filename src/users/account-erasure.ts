@@ -164,6 +164,18 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     why: "a pair of ids (ours and the SCIM target's), no personal data; it is what lets provisioning.push delete the copy at the target, which then removes the link (docs/provisioning.md)",
   },
   {
+    table: 'workflows',
+    columns: ['run_as_id'],
+    disposition: 'kept',
+    why: "whose authority a lifecycle workflow's steps use (an id, as the audit trail keeps it); without a live account the steps are refused",
+  },
+  {
+    table: 'workflow_runs',
+    columns: ['user_id'],
+    disposition: 'kept',
+    why: 'the history of lifecycle workflow runs: ids and step outcomes only, like the audit records they match',
+  },
+  {
     table: 'oauth_grants',
     columns: ['user_id'],
     disposition: 'kept',

@@ -53,6 +53,7 @@ const ID_PREFIXES = [
   'lid',
   'fxt',
   'iat',
+  'wfl',
 ];
 
 /**
