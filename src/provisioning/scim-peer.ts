@@ -17,6 +17,8 @@ export interface PeerDeps {
   outbound: OutboundHttp;
   keyring: RootKeyring;
   policy: DeliveryPolicy;
+  /** Deadline of one request to a target; PEER_TIMEOUT_MS unless set. */
+  peerTimeoutMs?: number;
 }
 
 export interface PeerTarget {
@@ -78,7 +80,7 @@ export async function callPeer(
       },
       body: body === undefined ? null : JSON.stringify(body),
       guard: guardFor(deps.policy, target.allow_private_network),
-      timeoutMs: PEER_TIMEOUT_MS,
+      timeoutMs: deps.peerTimeoutMs ?? PEER_TIMEOUT_MS,
       maxResponseBytes: MAX_BODY_BYTES,
     });
   } catch (e) {

@@ -25,8 +25,9 @@ async function directoryUser(s: Setup, n: number): Promise<string> {
 async function sync(s: Setup, targetId: string) {
   const queued = await s.source.api('POST', `/provisioning-targets/${targetId}/sync`);
   assert.equal(queued.status, 202, JSON.stringify(queued.body));
-  assert.deepEqual(await runJobs(s), { succeeded: 1 });
+  const ran = await runJobs(s);
   const job = await s.source.api('GET', `/jobs/${queued.body.job_id}`);
+  assert.deepEqual(ran, { succeeded: 1 }, JSON.stringify(job.body));
   assert.equal(job.body.type, 'directory.sync');
   assert.equal(job.body.state, 'succeeded', JSON.stringify(job.body));
   return job.body.result.counts as Record<string, number>;

@@ -82,6 +82,8 @@ export async function setup(t: TestContext): Promise<Setup> {
   const operations: string[] = [];
   const deps: WorkerDeps = {
     ...workerDeps(h.ctx),
+    // The target is this same server: on a loaded test machine its answers may be slow.
+    peerTimeoutMs: 60_000,
     provisioningPushed: (resource, operation, outcome) => {
       operations.push(`${resource} ${operation} ${outcome}`);
     },
