@@ -18,6 +18,7 @@ import {
 import { auditClient, type Change, type ClientsDeps, type ClientView, viewOf } from './clients.service.ts';
 import { registrationStatusOf } from './registration.repo.ts';
 import { updateServicePrincipalState } from './service-principals.repo.ts';
+import { mergeTlsInput, tlsInputOf, tlsSettingsOf } from './tls-client-auth-rules.ts';
 
 /** The ETag of a client: its version, bumped by every change. */
 export const etagOf = (record: ClientRecord): string => `"${record.version}"`;
@@ -55,6 +56,9 @@ export async function updateClient(
       if (input[key] !== undefined && input[key] !== value) errors.push({ field, code: 'immutable' });
     }
     const next = mergeSettings(current, input);
+    const tlsGiven = tlsInputOf(input);
+    const tls = tlsGiven ? mergeTlsInput(current.tls_client_auth, tlsGiven) : undefined;
+    if (tls) next.tlsClientAuth = tlsSettingsOf(current.token_endpoint_auth_method, tls);
     const draft: ClientDraft = {
       type: current.type,
       tokenEndpointAuthMethod: current.token_endpoint_auth_method,
@@ -64,12 +68,15 @@ export async function updateClient(
       allowedOrigins: next.allowedOrigins,
       backchannelLogoutUri: input.backchannelLogoutUri,
       jwks: next.jwks,
+      ...(tls ? { tlsClientAuth: tls } : {}),
+      now: c.now,
     };
     const verdict = checkClientDraft(draft, deps.config.environment, {
       redirectUris: input.redirectUris !== undefined,
       postLogoutRedirectUris: input.postLogoutRedirectUris !== undefined,
       allowedOrigins: input.allowedOrigins !== undefined,
       jwks: input.jwks !== undefined,
+      tlsClientAuth: tls !== undefined,
     });
     errors.push(...verdict.errors);
     if (errors.length > 0) throw problem.validation(errors);
@@ -104,6 +111,7 @@ function settingsOf(r: ClientRecord): ClientSettings {
     backchannelLogoutUri: r.backchannel_logout_uri,
     backchannelLogoutSessionRequired: r.backchannel_logout_session_required,
     jwks: r.jwks,
+    tlsClientAuth: r.tls_client_auth,
   };
 }
 
@@ -126,6 +134,7 @@ function mergeSettings(r: ClientRecord, p: UpdateClientInput): ClientSettings {
     backchannelLogoutSessionRequired:
       p.backchannelLogoutSessionRequired ?? s.backchannelLogoutSessionRequired,
     jwks: p.jwks ?? s.jwks,
+    tlsClientAuth: s.tlsClientAuth,
   };
 }
 
@@ -147,6 +156,7 @@ function changedMembers(r: ClientRecord, next: ClientSettings): string[] {
     backchannelLogoutUri: 'backchannel_logout_uri',
     backchannelLogoutSessionRequired: 'backchannel_logout_session_required',
     jwks: 'jwks',
+    tlsClientAuth: 'tls_client_auth',
   };
   return (Object.keys(wire) as (keyof ClientSettings)[])
     .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(next[k]))

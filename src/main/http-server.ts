@@ -14,6 +14,7 @@ import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerEmergencyRoutes } from '../emergency/emergency.routes.ts';
 import { registerExportRoutes } from '../exports/exports.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
+import { registerHookRoutes } from '../hooks/hooks.routes.ts';
 import { registerConnectionRoutes } from '../identity-providers/connections.routes.ts';
 import { registerLinkedIdentityRoutes } from '../identity-providers/linked-identities.routes.ts';
 import { registerTransferRoutes } from '../identity-providers/transfers.routes.ts';
@@ -171,6 +172,7 @@ export function buildPublicApp(ctx: AppContext, mutualTls?: { cert: Buffer; key:
   registerUserImportRoutes(app, ctx);
   registerMigrationPlanRoutes(app, ctx);
   registerWebhookRoutes(app, ctx);
+  registerHookRoutes(app, ctx);
   registerAuditRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);
   registerSessionEventRoutes(app, ctx);

@@ -57,7 +57,9 @@ export type IdPrefix =
   | 'wlf'
   | 'arv'
   | 'wfl'
-  | 'wrn';
+  | 'wrn'
+  | 'hok'
+  | 'hkc';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -126,6 +126,7 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
   ownerCleared('projects', 'project'),
   ownerCleared('service_principals', 'principal'),
   ownerCleared('webhook_subscriptions', 'subscription'),
+  ownerCleared('hooks', 'hook'),
   ownerCleared('identity_providers', 'identity provider connection'),
   {
     table: 'users',

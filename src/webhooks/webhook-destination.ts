@@ -100,13 +100,13 @@ export async function destinationProblem(
 }
 
 /**
- * The rules as a request's answer: 422 naming `field` when the destination breaks one, and on
- * allow_private_network when the operator allows no private egress. Webhook subscriptions and
- * provisioning targets (docs/provisioning.md) both pass here.
+ * The whole rule as a request's 422: private egress asked for where the operator allows none, or
+ * the destination's problem, named on `field` (a subscription's destination_url, a hook's url, a
+ * provisioning target's base_url).
  */
 export async function assertDestination(
   deps: { policy: DeliveryPolicy; resolver: Resolver },
-  url: string,
+  raw: string,
   allowPrivateNetwork: boolean,
   field: string,
 ): Promise<void> {
@@ -121,6 +121,6 @@ export async function assertDestination(
       ],
       'the operator does not allow private egress',
     );
-  const p = await destinationProblem(url, deps.policy, allowPrivateNetwork, deps.resolver);
+  const p = await destinationProblem(raw, deps.policy, allowPrivateNetwork, deps.resolver);
   if (p) throw problem.validation([{ field, code: p.code, detail: p.detail }], p.detail);
 }

@@ -2,6 +2,7 @@
 import type { Confirmation } from '../../access/access-token.ts';
 import type { AuthenticatedClient } from '../../clients/client-auth.ts';
 import { singleParam } from '../../clients/client-auth-request.ts';
+import type { TokenClaims } from '../../hooks/index.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { parseScopeParam } from '../../kernel/scope.ts';
 import type { Signer } from '../../keys/key-store.ts';
@@ -23,6 +24,8 @@ export interface GrantContext {
   prefetched?: ServicePrefetch | null;
   /** The key thumbprint of the request's DPoP proof (RFC 9449 section 5); null without one. */
   dpopJkt?: string | null;
+  /** What the realm's before_token_issuance hooks added, called before the grant's transaction. */
+  hookClaims?: TokenClaims | null;
 }
 
 /** RFC 6749 section 5.1 (and RFC 8693 section 2.2.1 for issued_token_type). */
@@ -83,6 +86,12 @@ export function resourceParam(g: GrantContext): string | null {
 /** The `cnf` of what this request issues: the DPoP key, when the request carried a proof. */
 export const dpopConfirmation = (g: GrantContext): Confirmation | null =>
   g.dpopJkt ? { jkt: g.dpopJkt } : null;
+
+/** The SHA-256 thumbprint of the request's client certificate (RFC 8705 section 3.1), or null. */
+export const certificateThumbprint = (g: GrantContext): string | null => {
+  const c = g.settings.confirmation;
+  return c && 'x5t#S256' in c ? c['x5t#S256'] : null;
+};
 
 export const tokenSettings = (app: OAuthDeps): IssuerSettings => ({
   publicOrigin: app.config.server.publicOrigin,

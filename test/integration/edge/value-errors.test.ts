@@ -54,6 +54,7 @@ const ID_PREFIXES = [
   'fxt',
   'iat',
   'wfl',
+  'hok',
 ];
 
 /**
