@@ -48,6 +48,7 @@ import { parseListen } from '../platform/config/load.ts';
 import { buildEdge } from '../platform/http/app.ts';
 import { ClientAddresses } from '../platform/http/client-address.ts';
 import { registerProjectRoutes } from '../projects/projects.routes.ts';
+import { registerProvisioningTargetRoutes } from '../provisioning/provisioning-targets.routes.ts';
 import { registerBrandingRoutes } from '../realms/branding.routes.ts';
 import { registerSettingsRoutes } from '../realms/settings.routes.ts';
 import { registerAssistedRecoveryRoutes } from '../recovery/assisted-recovery.routes.ts';
@@ -166,6 +167,7 @@ export function buildPublicApp(ctx: AppContext, mutualTls?: { cert: Buffer; key:
   registerServicePrincipalRoutes(app, ctx);
   registerApiKeyRoutes(app, ctx);
   registerScimConnectorRoutes(app, ctx);
+  registerProvisioningTargetRoutes(app, ctx);
   registerScimRoutes(app, ctx);
   registerOrganizationRoutes(app, ctx);
   registerJobRoutes(app, ctx);

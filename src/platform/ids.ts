@@ -4,6 +4,7 @@ import { randomBytes, randomFillSync } from 'node:crypto';
 
 export type IdPrefix =
   | 'rlm'
+  | 'prt'
   | 'srq'
   | 'iae'
   | 'usr'

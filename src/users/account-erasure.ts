@@ -163,6 +163,12 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     why: 'the evidence of an access review: ids and decisions only, the audit trail of who kept what',
   },
   {
+    table: 'provisioning_links',
+    columns: ['local_id'],
+    disposition: 'kept',
+    why: "a pair of ids (ours and the SCIM target's), no personal data; it is what lets provisioning.push delete the copy at the target, which then removes the link (docs/provisioning.md)",
+  },
+  {
     table: 'workflows',
     columns: ['run_as_id'],
     disposition: 'kept',
