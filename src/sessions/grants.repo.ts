@@ -33,36 +33,23 @@ export async function upsertGrant(
   now: Date,
 ): Promise<GrantRow> {
   const orgId = g.orgId ?? null;
-  const live = await maybeOne<GrantRow>(
+  // One statement (issue 37): a new grant, or the live one (unique index oauth_grants_live, migration
+  // 0007) widened by the union of its scopes and resources with these, in first-seen order.
+  const row = await maybeOne<GrantRow>(
     tx,
-    `select ${GRANT_COLUMNS} from oauth_grants
-      where realm_id = $1 and user_id = $2 and client_id = $3 and org_id is not distinct from $4::text
-        and revoked_at is null for update`,
-    [g.realmId, g.userId, g.clientId, orgId],
+    `insert into oauth_grants as o (realm_id, id, user_id, client_id, org_id, scopes, resources, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+     on conflict (realm_id, user_id, client_id, coalesce(org_id, '')) where revoked_at is null do update set
+       scopes = array(select x from unnest(o.scopes || excluded.scopes) with ordinality u(x, n)
+                       group by x order by min(n)),
+       resources = array(select x from unnest(o.resources || excluded.resources) with ordinality u(x, n)
+                          group by x order by min(n)),
+       updated_at = excluded.updated_at
+     returning ${GRANT_COLUMNS}`,
+    [g.realmId, newId('grt', now.getTime()), g.userId, g.clientId, orgId, g.scopes, g.resources, now],
   );
-  if (live) {
-    const scopes = [...new Set([...live.scopes, ...g.scopes])];
-    const resources = [...new Set([...live.resources, ...g.resources])];
-    await tx.query(
-      'update oauth_grants set scopes = $3, resources = $4, updated_at = $5 where realm_id = $1 and id = $2',
-      [g.realmId, live.id, scopes, resources, now],
-    );
-    return { ...live, scopes, resources };
-  }
-  const id = newId('grt', now.getTime());
-  await tx.query(
-    `insert into oauth_grants (realm_id, id, user_id, client_id, org_id, scopes, resources, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
-    [g.realmId, id, g.userId, g.clientId, orgId, g.scopes, g.resources, now],
-  );
-  return {
-    id,
-    user_id: g.userId,
-    client_id: g.clientId,
-    org_id: orgId,
-    scopes: g.scopes,
-    resources: g.resources,
-  };
+  if (!row) throw new Error('the grant upsert returned no row');
+  return row;
 }
 
 export const findLiveGrant = (

@@ -16,7 +16,7 @@ import type { RealmRow } from '../realms/index.ts';
 import { currentPolicy, type RealmPolicy } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { isSigninOrigin } from './allowed-origin.ts';
-import { authenticateCall, type CallCredentials, csrfTokenFor } from './binding.ts';
+import { authenticateCall, type CallCredentials } from './binding.ts';
 import { completeTransaction, errorRedirect } from './complete.ts';
 import { denyDevice } from './device-decision.ts';
 import { loadFacts } from './facts.ts';
@@ -30,11 +30,12 @@ import { withOrganization } from './organization-rules.ts';
 import { notePresentedToken, rememberDeviceDays } from './remembered-device.ts';
 import { noticeNewSignIn } from './sign-in-notice.ts';
 import type { SigninDeps } from './signin.deps.ts';
-import { findTransaction, lockTransaction, type StoredTx, saveTransaction } from './signin.repo.ts';
+import { type StoredTx, saveTransaction } from './signin.repo.ts';
 import { enforceSigninBudgets, networkOf } from './signin-budgets.ts';
 import { logStepRefused, logStepResult, type StepLogContext, type StepResult } from './signin-log.ts';
 import { presentState, shownUser } from './state.ts';
-import { type AnyStep, type OneTime, stepActor } from './steps/step.ts';
+import { lockStep, snapshotStep } from './step-reads.ts';
+import { type AnyStep, type OneTime, type PrepareKnown, stepActor } from './steps/step.ts';
 import type { SigninTx } from './transaction.ts';
 import { ensurePending, expire, fail, isExpired } from './transitions.ts';
 
@@ -52,17 +53,17 @@ export interface StepResponse {
 
 type Ran = StepResponse & { result: StepResult };
 
-async function requireRealm(app: SigninDeps, realmName: string): Promise<RealmRow> {
+export async function requireRealm(app: SigninDeps, realmName: string): Promise<RealmRow> {
   const realm = await findRequestedRealm(app, realmName);
   if (!realm) throw problem.notFound('no such realm');
   return realm;
 }
 
-function requireTxId(txId: string): void {
+export function requireTxId(txId: string): void {
   if (hasNul(txId)) throw problem.notFound('no such transaction');
 }
 
-const originCheck = (app: SigninDeps, q: Tx | SigninDeps['db'], realm: RealmRow) => (origin: string) =>
+export const originCheck = (app: SigninDeps, q: Tx | SigninDeps['db'], realm: RealmRow) => (origin: string) =>
   isSigninOrigin(q, app.config.server.publicOrigin, realm.id, origin);
 
 interface Loaded {
@@ -163,9 +164,12 @@ async function runStepUnpadded(
   // Budgets and proofs run before the locked transaction, by a caller bound to the transaction:
   // one unlocked read serves both, and the lock below checks the binding again.
   let snapshot: StoredTx | null = null;
+  let known: PrepareKnown = {};
   if (step.spendsBudgets || step.prepare) {
-    snapshot = await findTransaction(app.db, realm.id, txId);
-    if (!snapshot) throw problem.notFound('no such transaction');
+    const read = await snapshotStep(app.db, realm.id, txId, step.readsPasswordVerifier === true);
+    if (!read) throw problem.notFound('no such transaction');
+    snapshot = read.stored;
+    if (read.passwordVerifier !== undefined) known = { passwordVerifier: read.passwordVerifier };
     await authenticateCall(snapshot, creds, originCheck(app, app.db, realm));
   }
   if (snapshot && step.spendsBudgets) {
@@ -185,12 +189,13 @@ async function runStepUnpadded(
   if (snapshot && step.prepare) {
     // Authenticated above before spending CPU on a proof.
     ensurePending(snapshot.tx);
-    prepared = await step.prepare(app, snapshot.tx, body, correlationId);
+    prepared = await step.prepare(app, snapshot.tx, body, correlationId, known);
   }
 
   const result = await app.db.tx(async (q) => {
-    const stored = await lockTransaction(q, realm.id, txId);
-    if (!stored) throw problem.notFound('no such transaction');
+    const locked = await lockStep(q, realm.id, txId);
+    if (!locked) throw problem.notFound('no such transaction');
+    const stored = locked.stored;
     await authenticateCall(stored, creds, originCheck(app, q, realm));
     const now = app.clock.now();
     if (isExpired(stored.tx, now)) {
@@ -198,7 +203,8 @@ async function runStepUnpadded(
       return { expired: true as const };
     }
     ensurePending(stored.tx);
-    const loaded = await loadAll(app, q, realm, stored.tx);
+    if (!locked.client) throw problem.notFound('the transaction client no longer exists');
+    const loaded = await loadAll(app, q, realm, stored.tx, { client: locked.client, policy: locked.policy });
     // Flow rules may look at the caller's network: keep it, then evaluate again.
     const before = (await noteCallerNetwork(q, stored.tx, loaded.policy, creds.clientIp))
       ? await loadAll(app, q, realm, stored.tx, loaded)
@@ -244,9 +250,16 @@ async function runStepUnpadded(
       (id) => findConnection(q, realm.id, id),
       before.facts.federation?.recorded,
     );
+    // The facts read before a step that changes none of them serve the evaluation after it.
+    const factsKept =
+      step.keepsFacts === true &&
+      !creds.rememberedDevice &&
+      before.facts.federation?.recorded === false &&
+      proved.userId === stored.tx.userId &&
+      proved.identifier === stored.tx.identifier;
     return {
       expired: false as const,
-      ...(await settle(app, q, realm, proved, now, correlationId, before)),
+      ...(await settle(app, q, realm, proved, now, correlationId, before, factsKept)),
       oneTime: outcome.oneTime,
       webauthn: outcome.webauthn,
       externalRedirect: outcome.externalRedirect,
@@ -303,13 +316,17 @@ export async function settle(
   t: SigninTx,
   now: Date,
   correlationId: string,
-  known: { client: ClientRow; policy: RealmPolicy },
+  known: { client: ClientRow; policy: RealmPolicy; facts?: Facts },
+  factsKept = false,
 ) {
   let tx = t;
   let evaluation: Evaluation | null = null;
   let sessionCookie: StepResponse['sessionCookie'];
   let tokensLiveFrom: Date | undefined;
-  const after = await loadAll(app, q, realm, tx, known);
+  const after =
+    factsKept && known.facts
+      ? { client: known.client, policy: known.policy, facts: known.facts, evaluation: evaluate(tx, known.facts) }
+      : await loadAll(app, q, realm, tx, known);
   if (after.facts.flow?.outcome === 'review' && (await markReviewed(q, realm.id, tx.id))) {
     await recorder(q, { realmId: realm.id, actor: stepActor(tx.userId), correlationId, now }).audit(
       'signin.authentication_review',
@@ -362,41 +379,6 @@ export async function settle(
     user: shownUser(tx, after.facts.user),
     notice: noticeOf(after.facts),
   };
-}
-
-/** GET of a transaction: its state, with the CSRF token in browser mode. */
-export async function readState(
-  app: SigninDeps,
-  realmName: string,
-  txId: string,
-  creds: CallCredentials,
-): Promise<Record<string, unknown>> {
-  const realm = await requireRealm(app, realmName);
-  requireTxId(txId);
-  return app.db.tx(async (q) => {
-    const stored = await lockTransaction(q, realm.id, txId);
-    if (!stored) throw problem.notFound('no such transaction');
-    const { cookie } = await authenticateCall(
-      stored,
-      { ...creds, mutating: false },
-      originCheck(app, q, realm),
-    );
-    const now = app.clock.now();
-    let tx = stored.tx;
-    if (isExpired(tx, now)) {
-      tx = expire(tx);
-      await saveTransaction(q, tx, now);
-    }
-    const loaded = await loadAll(app, q, realm, tx);
-    return presentState({
-      tx,
-      clientName: loaded.client.name,
-      evaluation: tx.status === 'pending' ? loaded.evaluation : null,
-      user: shownUser(tx, loaded.facts.user),
-      notice: noticeOf(loaded.facts),
-      ...(cookie ? { csrfToken: csrfTokenFor(cookie) } : {}),
-    });
-  });
 }
 
 export type { OneTime };

@@ -7,7 +7,8 @@ import { adminAudience } from '../kernel/audiences.ts';
 import { array, integer, object, optional, refusedAsBadRequest, string } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
-import { readState, runStep, type StepResponse } from './advance.ts';
+import { runStep, type StepResponse } from './advance.ts';
+import { readState } from './read-state.ts';
 import { resolveOrRefuse } from './authorization-request.ts';
 import type { CallCredentials } from './binding.ts';
 import {
