@@ -3,7 +3,7 @@
 import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import type { SigninTx } from './transaction.ts';
 
-interface TxRow {
+export interface TxRow {
   realm_id: string;
   id: string;
   mode: SigninTx['mode'];
@@ -50,7 +50,7 @@ export interface StoredTx {
   bindingDigest: string;
 }
 
-const fromRow = (r: TxRow): StoredTx => ({
+export const fromRow = (r: TxRow): StoredTx => ({
   bindingDigest: r.binding_digest,
   tx: {
     realmId: r.realm_id,
@@ -138,7 +138,7 @@ export async function insertTransaction(q: Tx, t: SigninTx, bindingDigest: strin
   );
 }
 
-const SELECT = 'select * from signin_transactions where realm_id = $1 and id = $2';
+export const SELECT = 'select * from signin_transactions where realm_id = $1 and id = $2';
 
 export async function findTransaction(q: Queryable, realmId: string, id: string): Promise<StoredTx | null> {
   const row = await maybeOne<TxRow>(q, SELECT, [realmId, id]);
