@@ -52,6 +52,17 @@ export async function upsertGrant(
   return row;
 }
 
+/**
+ * findLiveGrant as a SQL expression over other columns (SQL text of each argument): the grant as one
+ * JSON column, null when there is no live one, for a statement that reads the grant's keys anyway.
+ */
+export const liveGrantJsonSql = (realmId: string, userId: string, clientId: string, orgId: string): string =>
+  `(select json_build_object('id', g.id, 'user_id', g.user_id, 'client_id', g.client_id, 'org_id', g.org_id,
+            'scopes', g.scopes, 'resources', g.resources)
+      from oauth_grants g
+     where g.realm_id = ${realmId} and g.user_id = ${userId} and g.client_id = ${clientId}
+       and g.org_id is not distinct from ${orgId} and g.revoked_at is null)`;
+
 export const findLiveGrant = (
   q: Queryable,
   realmId: string,

@@ -4,7 +4,8 @@
 
 export { endAccountSessions, newTokensLiveFrom, tokensLiveFromRevocation } from './account-revocation.ts';
 export type { AccountRevocation } from './grants.repo.ts';
-export { findLiveGrant, revokeAccount, revokeSession, upsertGrant } from './grants.repo.ts';
+export type { GrantRow } from './grants.repo.ts';
+export { findLiveGrant, liveGrantJsonSql, revokeAccount, revokeSession, upsertGrant } from './grants.repo.ts';
 export type { RefreshFamilyRow } from './refresh-tokens.repo.ts';
 export {
   addToken,

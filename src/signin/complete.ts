@@ -4,7 +4,7 @@
 
 import { recorder } from '../audit/index.ts';
 import { digestToken } from '../kernel/digest.ts';
-import { maybeOne, type Tx } from '../platform/db/db.ts';
+import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { randomToken } from '../platform/ids.ts';
 import type { RealmPolicy, RealmRow } from '../realms/index.ts';
@@ -157,14 +157,6 @@ export async function completeTransaction(
     },
     now,
   );
-  // The account's revocation record comes back with the update: when the code's tokens go live.
-  const signedIn = await maybeOne<{ revoked_before: Date | null }>(
-    q,
-    `update users set last_login_at = $3, updated_at = $3 where realm_id = $1 and id = $2
-     returning (select revoked_before from user_revocations r where r.realm_id = $1 and r.user_id = $2)
-       as revoked_before`,
-    [realm.id, t.userId, now],
-  );
   const redirectTo = code === null ? null : await redirectFor(app, q, realm, t, { code }, now);
   const record = recorder(q, {
     realmId: realm.id,
@@ -172,8 +164,10 @@ export async function completeTransaction(
     correlationId,
     now,
   });
-  // Doc 2 event catalog: org_id on the envelope when an organization was selected.
-  await record.auditWithEvent(
+  // Doc 2 event catalog: org_id on the envelope when an organization was selected. The last-login
+  // update writes them (one statement), and the account's revocation record comes back with it:
+  // when the code's tokens go live.
+  const [signedIn] = await record.auditAlong<{ revoked_before: Date | null }>(
     'user.signed_in',
     {
       category: 'security',
@@ -186,6 +180,12 @@ export async function completeTransaction(
         amr: session.amr,
         mode: t.mode,
       },
+    },
+    {
+      sql: `update users set last_login_at = $3, updated_at = $3 where realm_id = $1 and id = $2
+       returning (select revoked_before from user_revocations r where r.realm_id = $1 and r.user_id = $2)
+         as revoked_before`,
+      params: [realm.id, t.userId, now],
     },
     { type: 'user.signed_in', data: { user_id: t.userId, session_id: session.id, client_id: t.clientId } },
   );

@@ -99,44 +99,46 @@ export const fromRow = (r: TxRow): StoredTx => ({
   },
 });
 
-export async function insertTransaction(q: Tx, t: SigninTx, bindingDigest: string) {
-  await q.query(
-    `insert into signin_transactions (realm_id, id, mode, binding_digest, status, intent, client_id,
+/** The insert of a new transaction, for a caller that writes it with its audit record (create.ts). */
+export const transactionInsert = (
+  t: SigninTx,
+  bindingDigest: string,
+): { sql: string; params: unknown[] } => ({
+  sql: `insert into signin_transactions (realm_id, id, mode, binding_digest, status, intent, client_id,
        redirect_uri, response_mode, scopes, resources, state, nonce, code_challenge, prompt, max_age, acr_values,
        login_hint, ui_locales, user_agent, organization, user_id, completed_factors, session_id,
        expires_at, created_at, updated_at)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
        $22, $23, $24, $25, $26, $26)`,
-    [
-      t.realmId,
-      t.id,
-      t.mode,
-      bindingDigest,
-      t.status,
-      t.intent,
-      t.clientId,
-      t.redirectUri,
-      t.responseMode,
-      t.scopes,
-      t.resources,
-      t.state,
-      t.nonce,
-      t.codeChallenge,
-      t.prompt,
-      t.maxAge,
-      t.acrValues,
-      t.loginHint,
-      t.uiLocales,
-      t.userAgent,
-      t.organization,
-      t.userId,
-      t.completedFactors,
-      t.sessionId,
-      t.expiresAt,
-      t.createdAt,
-    ],
-  );
-}
+  params: [
+    t.realmId,
+    t.id,
+    t.mode,
+    bindingDigest,
+    t.status,
+    t.intent,
+    t.clientId,
+    t.redirectUri,
+    t.responseMode,
+    t.scopes,
+    t.resources,
+    t.state,
+    t.nonce,
+    t.codeChallenge,
+    t.prompt,
+    t.maxAge,
+    t.acrValues,
+    t.loginHint,
+    t.uiLocales,
+    t.userAgent,
+    t.organization,
+    t.userId,
+    t.completedFactors,
+    t.sessionId,
+    t.expiresAt,
+    t.createdAt,
+  ],
+});
 
 export const SELECT = 'select * from signin_transactions where realm_id = $1 and id = $2';
 
