@@ -2,6 +2,7 @@
 // whole use case. An entry carrying a security signal also raises a security.alert event.
 import type { EventType } from '../events/catalog.ts';
 import { addEvent, eventInsert, type NewEvent } from '../events/index.ts';
+import { type Companion, together } from '../platform/db/companions.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import type { AuditEntry, SecuritySignal } from './audit.types.ts';
@@ -90,16 +91,11 @@ export async function recordAuditWithEvent<T extends EventType>(
   await tx.query(`with audit as (${AUDIT_INSERT}) ${insert.sql}`, [...params, ...insert.params]);
 }
 
-/** A data-modifying statement (insert, update or delete, no WITH of its own) and its parameters. */
-export interface Companion {
-  sql: string;
-  params: readonly unknown[];
-}
-
 /**
- * An audit record (and an outbox event, when given) written by the same statement as `main`,
- * whose rows come back (a sign-in's hot path writes each of these with a change of its own). An
- * entry with a security signal takes recordAudit's way, which adds its alert, and runs `main` alone.
+ * An audit record (and an outbox event, when given) written by the same statement as `main`, an
+ * insert, update or delete whose rows come back (a sign-in's hot path writes each of these with a
+ * change of its own). An entry with a security signal takes recordAudit's way, which adds its
+ * alert, and runs `main` alone.
  */
 export async function recordAuditAlong<R, T extends EventType = EventType>(
   tx: Tx,
@@ -108,20 +104,13 @@ export async function recordAuditAlong<R, T extends EventType = EventType>(
   main: Companion,
   event?: NewEvent<T>,
 ): Promise<R[]> {
-  if (/^\s*with\b/i.test(main.sql)) throw new Error('a companion statement brings no WITH of its own');
   if (e.signal) {
     await recordAudit(tx, e, occurredAt);
     if (event) await addEvent(tx, event);
     return (await tx.query<R>(main.sql, main.params)).rows;
   }
-  const params = auditParams(newId('aud', occurredAt.getTime()), e, occurredAt);
-  const ev = event ? eventInsert(event, params.length + 1) : null;
-  const shift = params.length + (ev?.params.length ?? 0);
-  const sql = main.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`);
-  const r = await tx.query<R>(`with audit as (${AUDIT_INSERT})${ev ? `, event as (${ev.sql})` : ''} ${sql}`, [
-    ...params,
-    ...(ev?.params ?? []),
-    ...main.params,
-  ]);
-  return r.rows;
+  const audit = { sql: AUDIT_INSERT, params: auditParams(newId('aud', occurredAt.getTime()), e, occurredAt) };
+  const parts = event ? [audit, eventInsert(event)] : [audit];
+  const joined = together(main, ...parts);
+  return (await tx.query<R>(joined.sql, joined.params)).rows;
 }

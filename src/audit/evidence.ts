@@ -9,8 +9,9 @@
 import type { EventData, EventType } from '../events/catalog.ts';
 import { addEvent } from '../events/index.ts';
 import type { Call } from '../kernel/call.ts';
+import type { Companion } from '../platform/db/companions.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
-import { type Companion, recordAudit, recordAuditAlong, recordAuditWithEvent } from './audit.repo.ts';
+import { recordAudit, recordAuditAlong, recordAuditWithEvent } from './audit.repo.ts';
 import type { AuditEntry, AuditType } from './audit.types.ts';
 
 /** What an audit record says beyond what the Call supplies. */

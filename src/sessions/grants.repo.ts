@@ -1,5 +1,6 @@
 // Users' grants to clients (one live grant per user, client and organization) and the
 // account-wide revocation record (spec doc 2, Revocation exposure).
+import type { Companion } from '../platform/db/companions.ts';
 import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import { endSupportGrants } from '../support-grants/support-end.ts';
@@ -15,29 +16,22 @@ export interface GrantRow {
 
 const GRANT_COLUMNS = 'id, user_id, client_id, org_id, scopes, resources';
 
+export interface GrantUpsert {
+  realmId: string;
+  userId: string;
+  clientId: string;
+  orgId?: string | null;
+  scopes: string[];
+  resources: string[];
+}
+
 /**
- * The live grant of a user to a client, widened by what this sign-in granted. A sign-in to an
- * organization has a grant of its own (null: no organization), so revoking what a user holds in
- * one organization leaves the others alone.
+ * upsertGrant as one statement, for a caller joining it to other writes: a new grant, or the live
+ * one (unique index oauth_grants_live, migration 0007) widened by the union of its scopes and
+ * resources with these, in first-seen order. Its rows: the grant.
  */
-export async function upsertGrant(
-  tx: Tx,
-  g: {
-    realmId: string;
-    userId: string;
-    clientId: string;
-    orgId?: string | null;
-    scopes: string[];
-    resources: string[];
-  },
-  now: Date,
-): Promise<GrantRow> {
-  const orgId = g.orgId ?? null;
-  // One statement (issue 37): a new grant, or the live one (unique index oauth_grants_live, migration
-  // 0007) widened by the union of its scopes and resources with these, in first-seen order.
-  const row = await maybeOne<GrantRow>(
-    tx,
-    `insert into oauth_grants as o (realm_id, id, user_id, client_id, org_id, scopes, resources, created_at, updated_at)
+export const grantUpsert = (g: GrantUpsert, now: Date): Companion => ({
+  sql: `insert into oauth_grants as o (realm_id, id, user_id, client_id, org_id, scopes, resources, created_at, updated_at)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $8)
      on conflict (realm_id, user_id, client_id, coalesce(org_id, '')) where revoked_at is null do update set
        scopes = array(select x from unnest(o.scopes || excluded.scopes) with ordinality u(x, n)
@@ -46,8 +40,26 @@ export async function upsertGrant(
                           group by x order by min(n)),
        updated_at = excluded.updated_at
      returning ${GRANT_COLUMNS}`,
-    [g.realmId, newId('grt', now.getTime()), g.userId, g.clientId, orgId, g.scopes, g.resources, now],
-  );
+  params: [
+    g.realmId,
+    newId('grt', now.getTime()),
+    g.userId,
+    g.clientId,
+    g.orgId ?? null,
+    g.scopes,
+    g.resources,
+    now,
+  ],
+});
+
+/**
+ * The live grant of a user to a client, widened by what this sign-in granted. A sign-in to an
+ * organization has a grant of its own (null: no organization), so revoking what a user holds in
+ * one organization leaves the others alone.
+ */
+export async function upsertGrant(tx: Tx, g: GrantUpsert, now: Date): Promise<GrantRow> {
+  const upsert = grantUpsert(g, now);
+  const row = await maybeOne<GrantRow>(tx, upsert.sql, upsert.params);
   if (!row) throw new Error('the grant upsert returned no row');
   return row;
 }

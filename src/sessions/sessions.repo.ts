@@ -1,3 +1,4 @@
+import type { Companion } from '../platform/db/companions.ts';
 import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import { idleUntil, type Lifetimes } from './session-lifetimes.ts';
@@ -41,15 +42,18 @@ export interface NewSession {
   userAgent?: string | null;
 }
 
-export async function insertSession(tx: Tx, s: NewSession, now: Date): Promise<SessionRow> {
-  const r = await tx.query<SessionRow>(
-    `insert into sessions (realm_id, id, user_id, cookie_digest, auth_time, amr, acr, mfa, recovery_restricted,
+/** The insert of a new session (its rows: the session), for a caller joining it to other writes. */
+export function sessionInsert(s: NewSession, now: Date): Companion & { id: string } {
+  const id = newId('ses', now.getTime());
+  return {
+    id,
+    sql: `insert into sessions (realm_id, id, user_id, cookie_digest, auth_time, amr, acr, mfa, recovery_restricted,
        remember_me, transient, created_at, last_seen_at, idle_expires_at, absolute_expires_at, client_id, user_agent,
        idle_seconds)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $5, $5, $12, $13, $14, $15, $16) returning *`,
-    [
+    params: [
       s.realmId,
-      newId('ses', now.getTime()),
+      id,
       s.userId,
       s.cookieDigest,
       now,
@@ -65,7 +69,12 @@ export async function insertSession(tx: Tx, s: NewSession, now: Date): Promise<S
       s.userAgent ?? null,
       Math.round(s.lifetimes.idleMs / 1000),
     ],
-  );
+  };
+}
+
+export async function insertSession(tx: Tx, s: NewSession, now: Date): Promise<SessionRow> {
+  const insert = sessionInsert(s, now);
+  const r = await tx.query<SessionRow>(insert.sql, insert.params);
   return r.rows[0] as SessionRow;
 }
 

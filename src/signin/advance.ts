@@ -325,7 +325,12 @@ export async function settle(
   let tokensLiveFrom: Date | undefined;
   const after =
     factsKept && known.facts
-      ? { client: known.client, policy: known.policy, facts: known.facts, evaluation: evaluate(tx, known.facts) }
+      ? {
+          client: known.client,
+          policy: known.policy,
+          facts: known.facts,
+          evaluation: evaluate(tx, known.facts),
+        }
       : await loadAll(app, q, realm, tx, known);
   if (after.facts.flow?.outcome === 'review' && (await markReviewed(q, realm.id, tx.id))) {
     await recorder(q, { realmId: realm.id, actor: stepActor(tx.userId), correlationId, now }).audit(

@@ -4,20 +4,22 @@
 
 import { recorder } from '../audit/index.ts';
 import { digestToken } from '../kernel/digest.ts';
+import { type Companion, together } from '../platform/db/companions.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { randomToken } from '../platform/ids.ts';
 import type { RealmPolicy, RealmRow } from '../realms/index.ts';
 import {
-  insertSession,
+  grantUpsert,
+  type NewSession,
   newTokensLiveFrom,
   reuseSession,
   type SessionRow,
+  sessionInsert,
   tokensLiveFromRevocation,
-  upsertGrant,
 } from '../sessions/index.ts';
 import { lifetimesFor, sessionPolicyOf } from '../sessions/session-lifetimes.ts';
-import { insertAuthorizationCode } from './authorization-codes.repo.ts';
+import { codeInsert } from './authorization-codes.repo.ts';
 import { authorizationRedirect } from './authorization-response.ts';
 import { approveDevice } from './device-decision.ts';
 import { mfaDone } from './next-actions.ts';
@@ -97,56 +99,59 @@ export async function completeTransaction(
     ? await reuseSession(q, realm.id, t.sessionId, t.userId, t.completedFactors, mfa, now)
     : null;
   const sessionCookie = t.mode === 'browser' && !reused ? randomToken(32) : null;
-  const session =
-    reused ??
-    (await insertSession(
-      q,
-      {
-        realmId: realm.id,
-        userId: t.userId,
-        cookieDigest: sessionCookie ? digestToken(sessionCookie) : null,
-        amr: t.completedFactors,
-        acr: phishingResistant(t) ? 'phishing_resistant' : mfa ? 'mfa' : 'basic',
-        mfa,
-        recoveryRestricted: userState === 'recovery_restricted',
-        rememberMe: t.rememberMe && !t.transient,
-        transient: t.transient,
-        lifetimes: lifetimesFor(t, sessionPolicyOf(policy.document.sessions)),
-        clientId: t.clientId,
-        userAgent: t.userAgent,
-      },
-      now,
-    ));
+  // What the code says of its session; a new session's values are known before it is written.
+  let of: { id: string; authTime: Date; amr: string[]; acr: string };
+  let inserted: (Companion & { id: string }) | null = null;
+  if (reused) {
+    of = { id: reused.id, authTime: new Date(reused.auth_time), amr: reused.amr, acr: reused.acr };
+  } else {
+    const fresh: NewSession = {
+      realmId: realm.id,
+      userId: t.userId,
+      cookieDigest: sessionCookie ? digestToken(sessionCookie) : null,
+      amr: t.completedFactors,
+      acr: phishingResistant(t) ? 'phishing_resistant' : mfa ? 'mfa' : 'basic',
+      mfa,
+      recoveryRestricted: userState === 'recovery_restricted',
+      rememberMe: t.rememberMe && !t.transient,
+      transient: t.transient,
+      lifetimes: lifetimesFor(t, sessionPolicyOf(policy.document.sessions)),
+      clientId: t.clientId,
+      userAgent: t.userAgent,
+    };
+    inserted = sessionInsert(fresh, now);
+    of = { id: inserted.id, authTime: now, amr: fresh.amr, acr: fresh.acr };
+  }
   const granted = (t.consentScopes ?? t.scopes).filter((s) => !(t.transient && s === 'offline_access'));
   // A device sign-in approves the device authorization; the device redeems it itself.
   const code = t.intent === 'device' ? null : randomToken(32);
-  if (code === null) await approveDevice(q, realm, t, session.id, granted, now, correlationId);
-  else
-    await insertAuthorizationCode(
-      q,
-      {
-        realmId: realm.id,
-        codeDigest: digestToken(code),
-        clientId: t.clientId,
-        redirectUri: t.redirectUri,
-        codeChallenge: t.codeChallenge,
-        nonce: t.nonce,
-        scopes: granted,
-        resources: t.resources,
-        userId: t.userId,
-        sessionId: session.id,
-        authTime: new Date(session.auth_time),
-        amr: session.amr,
-        acr: session.acr,
-        transactionId: t.id,
-        orgId: t.organizationId,
-        expiresAt: new Date(now.getTime() + app.config.tokens.authorizationCodeTtlMs),
-      },
-      now,
+  const writes: Companion[] = [];
+  if (code !== null)
+    writes.push(
+      codeInsert(
+        {
+          realmId: realm.id,
+          codeDigest: digestToken(code),
+          clientId: t.clientId,
+          redirectUri: t.redirectUri,
+          codeChallenge: t.codeChallenge,
+          nonce: t.nonce,
+          scopes: granted,
+          resources: t.resources,
+          userId: t.userId,
+          sessionId: of.id,
+          authTime: of.authTime,
+          amr: of.amr,
+          acr: of.acr,
+          transactionId: t.id,
+          orgId: t.organizationId,
+          expiresAt: new Date(now.getTime() + app.config.tokens.authorizationCodeTtlMs),
+        },
+        now,
+      ),
     );
   // The user's grant to the client (in the organization): what this sign-in's tokens are checked against.
-  await upsertGrant(
-    q,
+  const grant = grantUpsert(
     {
       realmId: realm.id,
       userId: t.userId,
@@ -157,6 +162,11 @@ export async function completeTransaction(
     },
     now,
   );
+  // One statement (issue 37): the new session, whose row comes back, with the code and the grant.
+  const joined = inserted ? together(inserted, ...writes, grant) : together(grant, ...writes);
+  const rows = (await q.query<SessionRow>(joined.sql, joined.params)).rows;
+  const session = reused ?? (rows[0] as SessionRow);
+  if (code === null) await approveDevice(q, realm, t, session.id, granted, now, correlationId);
   const redirectTo = code === null ? null : await redirectFor(app, q, realm, t, { code }, now);
   const record = recorder(q, {
     realmId: realm.id,

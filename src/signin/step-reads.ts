@@ -22,10 +22,11 @@ const LOCK_WITH_CONTEXT_SQL = `select t.*, ${clientRowJsonSql('t.realm_id', 't.c
 
 /** Locks the transaction row (signin.repo.ts lockTransaction) and reads its client and policy with it. */
 export async function lockStep(q: Tx, realmId: string, id: string): Promise<LockedStep | null> {
-  const row = await maybeOne<TxRow & { step_client: unknown; step_policy: unknown }>(q, LOCK_WITH_CONTEXT_SQL, [
-    realmId,
-    id,
-  ]);
+  const row = await maybeOne<TxRow & { step_client: unknown; step_policy: unknown }>(
+    q,
+    LOCK_WITH_CONTEXT_SQL,
+    [realmId, id],
+  );
   if (!row) return null;
   return {
     stored: fromRow(row),
