@@ -9,6 +9,7 @@ import { findConnection } from '../identity-providers/index.ts';
 import { adminAudience } from '../kernel/audiences.ts';
 import { hasNul } from '../kernel/text.ts';
 import { waitUntil } from '../platform/clock.ts';
+import type { Companion } from '../platform/db/companions.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { decodeBody } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -31,7 +32,7 @@ import { notePresentedToken, rememberDeviceDays } from './remembered-device.ts';
 import { noticeNewSignIn } from './sign-in-notice.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import { type StoredTx, saveTransaction } from './signin.repo.ts';
-import { enforceSigninBudgets, networkOf } from './signin-budgets.ts';
+import { type AttemptRefund, enforceSigninBudgets, networkOf } from './signin-budgets.ts';
 import { logStepRefused, logStepResult, type StepLogContext, type StepResult } from './signin-log.ts';
 import { presentState, shownUser } from './state.ts';
 import { lockStep, snapshotStep } from './step-reads.ts';
@@ -121,7 +122,7 @@ export async function runStep(
     transactionId: txId,
     step: step.path,
   };
-  let refund: (() => Promise<void>) | null = null;
+  let refund: AttemptRefund | null = null;
   try {
     const { result, ...response } = await runStepUnpadded(
       app,
@@ -135,11 +136,11 @@ export async function runStep(
         refund = r;
       },
     );
-    if (!result.proofFailed) await (refund as (() => Promise<void>) | null)?.();
+    if (!result.proofFailed) await (refund as AttemptRefund | null)?.run();
     logStepResult(logged, result);
     return response;
   } catch (e) {
-    await (refund as (() => Promise<void>) | null)?.();
+    await (refund as AttemptRefund | null)?.run();
     logStepRefused(logged, e);
     throw e;
   } finally {
@@ -156,7 +157,7 @@ async function runStepUnpadded(
   step: AnyStep,
   rawBody: unknown,
   correlationId: string,
-  onBudgetSpent: (refund: () => Promise<void>) => void,
+  onBudgetSpent: (refund: AttemptRefund) => void,
 ): Promise<Ran> {
   const realm = await requireRealm(app, realmName);
   requireTxId(txId);
@@ -172,18 +173,18 @@ async function runStepUnpadded(
     if (read.passwordVerifier !== undefined) known = { passwordVerifier: read.passwordVerifier };
     await authenticateCall(snapshot, creds, originCheck(app, app.db, realm));
   }
+  let spent: AttemptRefund | null = null;
   if (snapshot && step.spendsBudgets) {
     // Budgets are spent before any proof or send.
     const typed = (body as { identifier?: unknown }).identifier;
-    onBudgetSpent(
-      await enforceSigninBudgets(
-        app,
-        snapshot.tx,
-        networkOf(creds.clientIp),
-        typeof typed === 'string' ? typed : null,
-        step.accountBudget ?? 'proof',
-      ),
+    spent = await enforceSigninBudgets(
+      app,
+      snapshot.tx,
+      networkOf(creds.clientIp),
+      typeof typed === 'string' ? typed : null,
+      step.accountBudget ?? 'proof',
     );
+    onBudgetSpent(spent);
   }
   let prepared: unknown;
   if (snapshot && step.prepare) {
@@ -219,6 +220,8 @@ async function runStepUnpadded(
         now,
         correlationId,
         before,
+        false,
+        spent?.part,
       );
       return {
         expired: false as const,
@@ -257,17 +260,22 @@ async function runStepUnpadded(
       before.facts.federation?.recorded === false &&
       proved.userId === stored.tx.userId &&
       proved.identifier === stored.tx.identifier;
+    const proofFailed = outcome.tx.failures > stored.tx.failures;
+    // The account's attempt goes back with the transaction's write, unless the proof failed.
+    const along = proofFailed ? null : spent?.part;
     return {
       expired: false as const,
-      ...(await settle(app, q, realm, proved, now, correlationId, before, factsKept)),
+      ...(await settle(app, q, realm, proved, now, correlationId, before, factsKept, along)),
       oneTime: outcome.oneTime,
       webauthn: outcome.webauthn,
       externalRedirect: outcome.externalRedirect,
       federationCookie: outcome.federationCookie,
       policy: before.policy,
-      proofFailed: outcome.tx.failures > stored.tx.failures,
+      proofFailed,
     };
   });
+  // Committed: an attempt given back in the transaction's write is not given back again.
+  if (spent && !result.expired && !result.proofFailed) spent.given = true;
   if (result.expired)
     throw new Problem(409, 'conflict', 'the transaction is expired', { transaction_status: 'expired' });
   // Completed right after an account-wide revocation in this second: the code's tokens would be
@@ -318,6 +326,7 @@ export async function settle(
   correlationId: string,
   known: { client: ClientRow; policy: RealmPolicy; facts?: Facts },
   factsKept = false,
+  along?: Companion | null,
 ) {
   let tx = t;
   let evaluation: Evaluation | null = null;
@@ -374,7 +383,7 @@ export async function settle(
   } else if (!tx.redirectTo) {
     tx = { ...tx, redirectTo: await errorRedirect(app, q, realm, tx, now) };
   }
-  await saveTransaction(q, tx, now);
+  await saveTransaction(q, tx, now, along);
   return {
     tx,
     evaluation,

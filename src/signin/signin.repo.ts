@@ -1,5 +1,6 @@
 // SQL for sign-in transactions. Mutable fields are written back whole by saveTransaction after a
 // step ran on the locked row.
+import { type Companion, together } from '../platform/db/companions.ts';
 import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import type { SigninTx } from './transaction.ts';
 
@@ -153,14 +154,20 @@ export async function lockTransaction(q: Tx, realmId: string, id: string): Promi
   return row ? fromRow(row) : null;
 }
 
-export async function saveTransaction(q: Tx, t: SigninTx, now: Date): Promise<void> {
-  await q.query(
-    `update signin_transactions set status = $3, identifier = $4, user_id = $5, completed_factors = $6,
+/** Writes the transaction's mutable fields back; `along`, another write of the step, in the same statement. */
+export async function saveTransaction(
+  q: Tx,
+  t: SigninTx,
+  now: Date,
+  along?: Companion | null,
+): Promise<void> {
+  const update: Companion = {
+    sql: `update signin_transactions set status = $3, identifier = $4, user_id = $5, completed_factors = $6,
        failures = $7, error = $8, remember_me = $9, transient = $10, consent_scopes = $11,
        pending_totp_sealed = $12, redirect_to = $13, completed_at = $14, updated_at = $15,
        session_id = $16, account_confirmed = $17, organization_id = $18, registration_decoy = $19
      where realm_id = $1 and id = $2`,
-    [
+    params: [
       t.realmId,
       t.id,
       t.status,
@@ -186,5 +193,7 @@ export async function saveTransaction(q: Tx, t: SigninTx, now: Date): Promise<vo
           })
         : null,
     ],
-  );
+  };
+  const joined = along ? together(update, along) : update;
+  await q.query(joined.sql, joined.params);
 }

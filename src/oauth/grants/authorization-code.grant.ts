@@ -6,6 +6,7 @@ import { recordAudit } from '../../audit/index.ts';
 import { digestToken } from '../../kernel/digest.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { isCodeVerifier, verifyS256 } from '../../kernel/pkce.ts';
+import type { Companion } from '../../platform/db/companions.ts';
 import { jsonColumn, maybeOne, type Tx } from '../../platform/db/db.ts';
 import { type GrantRow, liveGrantJsonSql, liveSessionSql, revokeFamily } from '../../sessions/index.ts';
 import { mayHoldTokens } from '../../users/account.states.ts';
@@ -122,16 +123,29 @@ export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResp
     const refused = restrictedAudienceError(g, audience, restricted);
     if (refused) return { error: refused } as const;
     const tokens = await userTokens(g, tx, user, audience, { withIdToken: true });
-    const family = await startRefreshFamily(g, tx, user, {
-      transient: session.transient,
-      idleSeconds: session.idle_seconds,
-      absoluteExpiresAt: new Date(session.absolute_expires_at),
-    });
-    const issued: Issued = { jti: tokens.jti, exp: tokens.exp, family_id: family?.familyId ?? null };
-    await tx.query(
-      'update authorization_codes set consumed_at = $3, issued = $4 where realm_id = $1 and code_digest = $2',
-      [g.realm.id, row.code_digest, g.now, JSON.stringify(issued)],
+    // The code is spent by the statement that starts the refresh family, when there is one.
+    const consume = (familyId: string | null): Companion => {
+      const issued: Issued = { jti: tokens.jti, exp: tokens.exp, family_id: familyId };
+      return {
+        sql: 'update authorization_codes set consumed_at = $3, issued = $4 where realm_id = $1 and code_digest = $2',
+        params: [g.realm.id, row.code_digest, g.now, JSON.stringify(issued)],
+      };
+    };
+    const family = await startRefreshFamily(
+      g,
+      tx,
+      user,
+      {
+        transient: session.transient,
+        idleSeconds: session.idle_seconds,
+        absoluteExpiresAt: new Date(session.absolute_expires_at),
+      },
+      consume,
     );
+    if (!family) {
+      const spent = consume(null);
+      await tx.query(spent.sql, spent.params);
+    }
     return { tokens: { ...tokens.response, ...(family ? { refresh_token: family.token } : {}) } } as const;
   });
   if ('error' in outcome) throw oauthError.invalidGrant(outcome.error);

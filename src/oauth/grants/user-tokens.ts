@@ -6,6 +6,7 @@
 
 import { BUILTIN_USERINFO, userinfoAudience } from '../../kernel/audiences.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
+import type { Companion } from '../../platform/db/companions.ts';
 import type { Tx } from '../../platform/db/db.ts';
 import { currentPolicy } from '../../realms/index.ts';
 import {
@@ -165,6 +166,7 @@ export async function startRefreshFamily(
   tx: Tx,
   u: UserGrant,
   session: SessionBounds,
+  along?: (familyId: string) => Companion,
 ): Promise<{ familyId: string; token: string } | null> {
   if (!g.caller.client.grant_types.includes('refresh_token') || session.transient) return null;
   const offline = u.scopes.includes('offline_access');
@@ -196,6 +198,7 @@ export async function startRefreshFamily(
       dpopJkt: g.caller.method === 'none' ? (g.dpopJkt ?? null) : null,
     },
     g.now,
+    along,
   );
 }
 
