@@ -93,7 +93,7 @@ export async function recordAuditWithEvent<T extends EventType>(
 
 /**
  * An audit record (and an outbox event, when given) written by the same statement as `main`, an
- * insert, update or delete whose rows come back (a sign-in's hot path writes each of these with a
+ * insert, update or delete whose rows come back, and as `parts`, more writes of the same change (a sign-in's hot path writes each of these with a
  * change of its own). An entry with a security signal takes recordAudit's way, which adds its
  * alert, and runs `main` alone.
  */
@@ -103,14 +103,15 @@ export async function recordAuditAlong<R, T extends EventType = EventType>(
   occurredAt: Date,
   main: Companion,
   event?: NewEvent<T>,
+  parts: readonly Companion[] = [],
 ): Promise<R[]> {
   if (e.signal) {
     await recordAudit(tx, e, occurredAt);
     if (event) await addEvent(tx, event);
-    return (await tx.query<R>(main.sql, main.params)).rows;
+    const alone = together(main, ...parts);
+    return (await tx.query<R>(alone.sql, alone.params)).rows;
   }
   const audit = { sql: AUDIT_INSERT, params: auditParams(newId('aud', occurredAt.getTime()), e, occurredAt) };
-  const parts = event ? [audit, eventInsert(event)] : [audit];
-  const joined = together(main, ...parts);
+  const joined = together(main, ...parts, audit, ...(event ? [eventInsert(event)] : []));
   return (await tx.query<R>(joined.sql, joined.params)).rows;
 }

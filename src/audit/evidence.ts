@@ -35,13 +35,15 @@ export interface Recorder {
   ): Promise<void>;
   /**
    * audit (and event, when given) written by the statement of a change the use case makes anyway:
-   * `main`, an insert, update or delete whose returned rows come back.
+   * `main`, an insert, update or delete whose returned rows come back, with `parts`, more writes
+   * of the change joined to it (platform/db/companions.ts).
    */
   auditAlong<R, T extends EventType = EventType>(
     type: AuditType,
     about: AuditAbout,
     main: Companion,
     event?: { type: T; data: EventData[T] },
+    parts?: readonly Companion[],
   ): Promise<R[]>;
 }
 
@@ -70,13 +72,14 @@ export function recorder(tx: Tx, call: Call): Recorder {
     event: (type, data, orgId) => addEvent(tx, newEvent(type, data, orgId)),
     auditWithEvent: (type, about, event) =>
       recordAuditWithEvent(tx, entry(type, about), newEvent(event.type, event.data, about.orgId), call.now),
-    auditAlong: (type, about, main, event) =>
+    auditAlong: (type, about, main, event, parts) =>
       recordAuditAlong(
         tx,
         entry(type, about),
         call.now,
         main,
         event ? newEvent(event.type, event.data, about.orgId) : undefined,
+        parts,
       ),
   };
 }

@@ -4,7 +4,7 @@
 
 import { recorder } from '../audit/index.ts';
 import { digestToken } from '../kernel/digest.ts';
-import { type Companion, together } from '../platform/db/companions.ts';
+import type { Companion } from '../platform/db/companions.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { randomToken } from '../platform/ids.ts';
@@ -99,12 +99,11 @@ export async function completeTransaction(
     ? await reuseSession(q, realm.id, t.sessionId, t.userId, t.completedFactors, mfa, now)
     : null;
   const sessionCookie = t.mode === 'browser' && !reused ? randomToken(32) : null;
-  // What the code says of its session; a new session's values are known before it is written.
-  let of: { id: string; authTime: Date; amr: string[]; acr: string };
-  let inserted: (Companion & { id: string }) | null = null;
-  if (reused) {
-    of = { id: reused.id, authTime: new Date(reused.auth_time), amr: reused.amr, acr: reused.acr };
-  } else {
+  // A new session is written with the sign-in's other writes below; its row is known before.
+  let session: SessionRow;
+  let inserted: Companion | null = null;
+  if (reused) session = reused;
+  else {
     const fresh: NewSession = {
       realmId: realm.id,
       userId: t.userId,
@@ -119,8 +118,9 @@ export async function completeTransaction(
       clientId: t.clientId,
       userAgent: t.userAgent,
     };
-    inserted = sessionInsert(fresh, now);
-    of = { id: inserted.id, authTime: now, amr: fresh.amr, acr: fresh.acr };
+    const insert = sessionInsert(fresh, now);
+    inserted = insert;
+    session = insert.row;
   }
   const granted = (t.consentScopes ?? t.scopes).filter((s) => !(t.transient && s === 'offline_access'));
   // A device sign-in approves the device authorization; the device redeems it itself.
@@ -139,10 +139,10 @@ export async function completeTransaction(
           scopes: granted,
           resources: t.resources,
           userId: t.userId,
-          sessionId: of.id,
-          authTime: of.authTime,
-          amr: of.amr,
-          acr: of.acr,
+          sessionId: session.id,
+          authTime: new Date(session.auth_time),
+          amr: session.amr,
+          acr: session.acr,
           transactionId: t.id,
           orgId: t.organizationId,
           expiresAt: new Date(now.getTime() + app.config.tokens.authorizationCodeTtlMs),
@@ -162,11 +162,6 @@ export async function completeTransaction(
     },
     now,
   );
-  // One statement (issue 37): the new session, whose row comes back, with the code and the grant.
-  const joined = inserted ? together(inserted, ...writes, grant) : together(grant, ...writes);
-  const rows = (await q.query<SessionRow>(joined.sql, joined.params)).rows;
-  const session = reused ?? (rows[0] as SessionRow);
-  if (code === null) await approveDevice(q, realm, t, session.id, granted, now, correlationId);
   const redirectTo = code === null ? null : await redirectFor(app, q, realm, t, { code }, now);
   const record = recorder(q, {
     realmId: realm.id,
@@ -174,9 +169,9 @@ export async function completeTransaction(
     correlationId,
     now,
   });
-  // Doc 2 event catalog: org_id on the envelope when an organization was selected. The last-login
-  // update writes them (one statement), and the account's revocation record comes back with it:
-  // when the code's tokens go live.
+  // Doc 2 event catalog: org_id on the envelope when an organization was selected. One statement
+  // (issue 37): the last-login update with the new session, the code, the grant, the audit record
+  // and the event; the account's revocation record comes back with it: when the code's tokens go live.
   const [signedIn] = await record.auditAlong<{ revoked_before: Date | null }>(
     'user.signed_in',
     {
@@ -198,7 +193,9 @@ export async function completeTransaction(
       params: [realm.id, t.userId, now],
     },
     { type: 'user.signed_in', data: { user_id: t.userId, session_id: session.id, client_id: t.clientId } },
+    [...(inserted ? [inserted] : []), ...writes, grant],
   );
+  if (code === null) await approveDevice(q, realm, t, session.id, granted, now, correlationId);
   app.metrics.authentications.inc({ outcome: 'success' });
   const tokensLiveFrom = signedIn
     ? tokensLiveFromRevocation(
