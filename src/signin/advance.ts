@@ -2,6 +2,7 @@
 // expiry, check the step is offered, run it, evaluate what comes next, complete when only
 // completion remains, persist with audit and events, and return the full state. One database
 // transaction per call; expensive proof checks run before it.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { recorder } from '../audit/index.ts';
 import type { ClientRow } from '../clients/index.ts';
 import { findClient } from '../clients/index.ts';
@@ -29,6 +30,7 @@ import { evaluate } from './next-actions.ts';
 import type { Evaluation, Facts } from './next-actions.types.ts';
 import { withOrganization } from './organization-rules.ts';
 import { notePresentedToken, rememberDeviceDays } from './remembered-device.ts';
+import { notifySignedIn } from './sign-in-hooks.ts';
 import { noticeNewSignIn } from './sign-in-notice.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import { type StoredTx, saveTransaction } from './signin.repo.ts';
@@ -102,8 +104,6 @@ function offered(step: AnyStep, evaluation: Evaluation): boolean {
   if (step.action === null) return true;
   return evaluation.kind === 'actions' && evaluation.actions.some((a) => a.type === step.action);
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runStep(
   app: SigninDeps,
@@ -278,6 +278,7 @@ async function runStepUnpadded(
   if (spent && !result.expired && !result.proofFailed) spent.given = true;
   if (result.expired)
     throw new Problem(409, 'conflict', 'the transaction is expired', { transaction_status: 'expired' });
+  await notifySignedIn(app, result.tx, realm.hook_kinds);
   // Completed right after an account-wide revocation in this second: the code's tokens would be
   // revoked with it, so the answer that hands the code out waits for the next second (complete.ts).
   if (result.tokensLiveFrom) await waitUntil(app.clock, result.tokensLiveFrom);
