@@ -59,6 +59,37 @@ export interface ClientRecord extends ClientRow {
 export const findClient = (q: Queryable, realmId: string, clientId: string) =>
   maybeOne<ClientRow>(q, 'select * from clients where realm_id = $1 and client_id = $2', [realmId, clientId]);
 
+const CLIENT_ROW_FIELDS: readonly (keyof ClientRow)[] = [
+  'realm_id',
+  'id',
+  'client_id',
+  'name',
+  'type',
+  'builtin',
+  'state',
+  'redirect_uris',
+  'allowed_origins',
+  'grant_types',
+  'token_endpoint_auth_method',
+  'consent_mode',
+  'require_mfa',
+  'allow_remember_me',
+  'id_token_claims',
+  'require_pushed_authorization_requests',
+  'oidc_scopes',
+];
+
+/**
+ * A SQL expression giving the ClientRow of the client `clientIdSql` names in realm `realmIdSql` as
+ * one JSON column (null when there is none), so a statement run anyway can bring the client along.
+ */
+export const clientRowJsonSql = (realmIdSql: string, clientIdSql: string): string =>
+  `(select json_build_object(${CLIENT_ROW_FIELDS.map((f) => `'${f}', c.${f}`).join(', ')})
+      from clients c where c.realm_id = ${realmIdSql} and c.client_id = ${clientIdSql})`;
+
+/** The ClientRow of a clientRowJsonSql column (every field is a JSON value as stored). */
+export const clientRowOfJson = (v: unknown): ClientRow | null => jsonColumn<ClientRow | null>(v);
+
 /** The public key set registered on a client (private_key_jwt), which also signs its request objects. */
 export async function findClientJwks(
   q: Queryable,

@@ -28,6 +28,8 @@ export {
 export { type CreateClientInput, decodeCreateClient, type UpdateClientInput } from './clients.decode.ts';
 export type { ClientRecord, ClientRow } from './clients.repo.ts';
 export {
+  clientRowJsonSql,
+  clientRowOfJson,
   findClient,
   findClientJwks,
   findClientRecord,

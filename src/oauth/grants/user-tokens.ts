@@ -7,6 +7,7 @@
 import { withoutProtected } from '../../hooks/index.ts';
 import { BUILTIN_USERINFO, userinfoAudience } from '../../kernel/audiences.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
+import type { Companion } from '../../platform/db/companions.ts';
 import type { Tx } from '../../platform/db/db.ts';
 import { currentPolicy } from '../../realms/index.ts';
 import {
@@ -171,6 +172,7 @@ export async function startRefreshFamily(
   tx: Tx,
   u: UserGrant,
   session: SessionBounds,
+  along?: (familyId: string) => Companion,
 ): Promise<{ familyId: string; token: string } | null> {
   if (!g.caller.client.grant_types.includes('refresh_token') || session.transient) return null;
   const offline = u.scopes.includes('offline_access');
@@ -205,6 +207,7 @@ export async function startRefreshFamily(
       certThumbprint: g.caller.method === 'none' && !g.dpopJkt ? certificateThumbprint(g) : null,
     },
     g.now,
+    along,
   );
 }
 
