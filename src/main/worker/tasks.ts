@@ -54,7 +54,7 @@ import {
   type WebhookDeliveryDeps,
 } from '../../webhooks/index.ts';
 import { startEventRuns } from '../../workflows/workflow-triggers.ts';
-import { runWorkflows } from '../../workflows/workflows.task.ts';
+import { runWorkflows, type WorkflowTaskDeps } from '../../workflows/workflows.task.ts';
 import { WORKER_ID } from './scheduler.ts';
 
 export type WorkerDeps = KeyLifecycleDeps &
@@ -65,7 +65,8 @@ export type WorkerDeps = KeyLifecycleDeps &
   BackchannelLogoutDeps &
   SharedSignalsDeps &
   ConfigExportDeps &
-  OutboxDispatchDeps & {
+  OutboxDispatchDeps &
+  WorkflowTaskDeps & {
     sessionRetentionMs: number;
     auditRetention: RetentionSettings;
     auditArchiveDir: string | null;

@@ -45,6 +45,7 @@ export function workerDeps(ctx: AppContext): WorkerDeps {
     keyStore: ctx.keyStore,
     egressAllowlist: ctx.config.delivery.egressAllowlist,
     allowedDestinations: ctx.webhooks.policy.allowedDestinations,
+    hooks: ctx.hooks,
   };
 }
 
