@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeJwt } from 'jose';
 import { apiCaller } from '../../harness/api-kit.ts';
-import { movableClock, signinSetup } from '../../harness/signin-kit.ts';
+import { json } from '../../harness/signin-driver.ts';
+import { movableClock, PASSWORD, signinSetup } from '../../harness/signin-kit.ts';
 import { countingDb } from '../../harness/statement-counter.ts';
 import { fileDatabase } from '../../harness/test-db.ts';
 import {
@@ -30,6 +31,7 @@ import {
 const ORDERS = 'https://orders.example.com';
 const INVENTORY = 'https://inventory.example.com';
 const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code';
 
 test('case=client_credentials: no statement for hooks until the realm has a token hook, then its claims and what it is told', async (t) => {
   const counting = countingDb(await fileDatabase());
@@ -183,4 +185,76 @@ test('case=an opaque token carries the hook claims in its introspection; a token
     scopes: ['stock:read'],
     org_id: null,
   });
+});
+
+test('case=device code: a poll while pending calls nothing; the approved code gets the hook claims', async (t) => {
+  const s = await signinSetup(t, {
+    overrides: {
+      'delivery.egress_allowlist': '127.0.0.1/32',
+      'security.min_auth_response': '0s',
+      'ui.enabled': true,
+    },
+  });
+  const admin = await apiCaller(s.h, s.realm);
+  const receiver = await startReceiver(t);
+  await s.h.createClient(s.realm, {
+    clientId: 'tv-app',
+    name: 'Living Room TV',
+    type: 'device',
+    redirectUris: [],
+    grantTypes: [DEVICE_CODE],
+    tokenEndpointAuthMethod: 'none',
+    consentMode: 'implicit',
+  });
+  await createHook(admin, {
+    kind: 'before_token_issuance',
+    url: receiverUrl(receiver),
+    client_ids: ['tv-app'],
+  });
+  answerWith(receiver, { access_token: { tenant: 'living-room' }, id_token: { plan: 'tv' } });
+  const codes = await oauthPost(s.h, s.realm, 'device_authorization', {
+    client_id: 'tv-app',
+    scope: 'openid',
+  });
+  assert.equal(codes.status, 200, JSON.stringify(codes.body));
+  const poll = () =>
+    oauthPost(s.h, s.realm, 'token', {
+      grant_type: DEVICE_CODE,
+      device_code: String(codes.body.device_code),
+      client_id: 'tv-app',
+    });
+  const pending = await poll();
+  assert.equal(pending.body.error, 'authorization_pending');
+  assert.equal(receiver.received.length, 0, 'a pending code calls no hook');
+
+  // The person enters the code at the login UI's device page (the headless start with intent device).
+  const base = `/api/v1/realms/${s.realm.name}/auth/transactions`;
+  const post = async (path: string, body: unknown, token?: string) =>
+    json(
+      await s.h.get(path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { 'x-transaction-token': token } : {}) },
+        body: JSON.stringify(body),
+      }),
+    );
+  const start = await post(base, {
+    client_id: 'account',
+    intent: 'device',
+    device_user_code: String(codes.body.user_code),
+  });
+  assert.equal(start.status, 201, JSON.stringify(start.body));
+  const at = `${base}/${start.body.transaction_id}`;
+  const token = String(start.body.continuation_token);
+  assert.equal((await post(`${at}/identify`, { identifier: 'alice@example.com' }, token)).status, 200);
+  const done = await post(`${at}/password`, { password: PASSWORD }, token);
+  assert.equal(done.status, 200, JSON.stringify(done.body));
+
+  s.h.clock.advance(10_000);
+  const issued = await poll();
+  assert.equal(issued.status, 200, JSON.stringify(issued.body));
+  assert.equal(decodeJwt(String(issued.body.access_token)).tenant, 'living-room');
+  assert.equal(decodeJwt(String(issued.body.id_token)).plan, 'tv');
+  const sent = JSON.parse(receiver.received.at(-1)?.body ?? '{}') as { data: Json };
+  assert.equal(sent.data.grant_type, DEVICE_CODE);
+  assert.equal(sent.data.user_id, s.user.id);
 });
