@@ -16,7 +16,7 @@ import {
   unknownJson,
 } from '../platform/http/decode.ts';
 import { type FieldError, problem } from '../platform/http/problem.ts';
-import { decodeSamlSettings } from './saml-clients.ts';
+import { decodeSamlSettings, decodeSamlSettingsPatch } from './saml-clients.ts';
 
 export const CLIENT_TYPES = ['web', 'spa', 'native', 'device', 'service', 'saml'] as const;
 export const CONSENT_MODES = ['implicit', 'required'] as const;
@@ -34,6 +34,16 @@ const uriList = array(string());
 const jwk = record(unknownJson(), { maxEntries: 32, maxBytes: 16 * 1024 });
 const jwks = object({ keys: array(jwk) });
 const tokenPolicy = object({ require_mfa: optional(boolean()) });
+// tls_client_auth (RFC 8705 section 2.1.2); values and counts are judged in tls-client-auth-rules.ts.
+const tlsSubject = string({ maxLength: 2048 });
+const tlsMembers = {
+  tls_client_auth_subject_dn: optional(tlsSubject),
+  tls_client_auth_san_dns: optional(tlsSubject),
+  tls_client_auth_san_uri: optional(tlsSubject),
+  tls_client_auth_san_ip: optional(tlsSubject),
+  tls_client_auth_san_email: optional(tlsSubject),
+  tls_client_auth_trust_anchors: optional(array(string({ maxLength: 16 * 1024 }))),
+};
 
 export const decodeCreateClient = object({
   client_id: clientId,
@@ -53,6 +63,7 @@ export const decodeCreateClient = object({
   backchannel_logout_uri: optional(string()),
   backchannel_logout_session_required: optional(boolean()),
   jwks: optional(jwks),
+  ...tlsMembers,
   /** Only for type saml, and required there (saml-clients.ts). */
   saml: optional(decodeSamlSettings),
 });
@@ -81,6 +92,9 @@ export const decodeUpdateClient = object({
   backchannel_logout_uri: nullable(optional(string())),
   backchannel_logout_session_required: optional(boolean()),
   jwks: optional(jwks),
+  ...tlsMembers,
+  /** Only for type saml: the SAML members to change (saml-clients.ts). */
+  saml: optional(decodeSamlSettingsPatch),
 });
 export type UpdateClientInput = Decoded<typeof decodeUpdateClient>;
 

@@ -19,6 +19,7 @@ import {
 } from './clients.decode.ts';
 import { type Change, type ClientView, createClient, getClient, listClients } from './clients.service.ts';
 import { presentSamlSettings } from './saml-clients.ts';
+import { presentTlsClientAuth } from './tls-client-auth-rules.ts';
 
 export const WRITE = { audience: 'admin', permissions: ['realm.clients.write'] } as const;
 // Reads show redirect URIs and key sets but never secrets; they need the same permission.
@@ -57,6 +58,7 @@ export function presentClient({ record: r, secrets, saml }: ClientView) {
     backchannel_logout_uri: r.backchannel_logout_uri,
     backchannel_logout_session_required: r.backchannel_logout_session_required,
     jwks: r.jwks,
+    ...presentTlsClientAuth(r.tls_client_auth),
     service_principal_id: r.service_principal_id,
     secrets: secrets.map(presentSecret),
     ...(saml ? { saml: presentSamlSettings(saml) } : {}),

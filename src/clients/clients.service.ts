@@ -36,6 +36,7 @@ import {
   samlSettingsOf,
 } from './saml-clients.ts';
 import { insertServicePrincipal } from './service-principals.repo.ts';
+import { tlsInputOf, tlsSettingsOf } from './tls-client-auth-rules.ts';
 
 export interface ClientsDeps {
   db: Db;
@@ -60,6 +61,7 @@ const ALL_GIVEN: GivenMembers = {
   postLogoutRedirectUris: true,
   allowedOrigins: true,
   jwks: true,
+  tlsClientAuth: true,
 };
 
 export const hasSecrets = (method: string) => SECRET_AUTH_METHODS.has(method);
@@ -81,7 +83,7 @@ export async function viewOf(q: Tx | Db, realmId: string, clientId: string, now:
   return { record, secrets, saml };
 }
 
-const draftOf = (input: CreateClientInput): ClientDraft => ({
+const draftOf = (input: CreateClientInput, now: Date | null = null): ClientDraft => ({
   type: input.type,
   tokenEndpointAuthMethod: input.tokenEndpointAuthMethod ?? defaultAuthMethod(input.type),
   grantTypes: input.grantTypes ?? defaultGrantTypes(input.type),
@@ -90,6 +92,12 @@ const draftOf = (input: CreateClientInput): ClientDraft => ({
   allowedOrigins: input.allowedOrigins ?? [],
   backchannelLogoutUri: input.backchannelLogoutUri ?? null,
   jwks: input.jwks ?? null,
+  ...withTls(tlsInputOf(input), now),
+});
+
+const withTls = (tls: ClientDraft['tlsClientAuth'], now: Date | null) => ({
+  ...(tls ? { tlsClientAuth: tls } : {}),
+  ...(now ? { now } : {}),
 });
 
 /** The SAML settings a saml client needs and no other client may have. */
@@ -123,7 +131,7 @@ export async function createClient(
   c: Change,
   opts: CreateClientOptions = {},
 ): Promise<{ view: ClientView; issued: IssuedClientSecret | null }> {
-  const draft = draftOf(input);
+  const draft = draftOf(input, c.now);
   const verdict = checkClientDraft(draft, deps.config.environment, ALL_GIVEN);
   const errors = [...verdict.errors, ...samlProblems(input, deps.config.environment)];
   if (errors.length > 0) throw problem.validation(errors);
@@ -152,6 +160,7 @@ export async function createClient(
         backchannelLogoutUri: input.backchannelLogoutUri ?? null,
         backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired ?? false,
         jwks: draft.jwks,
+        tlsClientAuth: tlsSettingsOf(draft.tokenEndpointAuthMethod, draft.tlsClientAuth),
       },
       c.now,
     );

@@ -23,6 +23,7 @@ import { registerUserImportRoutes } from '../imports/user-imports.routes.ts';
 import { registerJobRoutes } from '../jobs/jobs.routes.ts';
 import { registerJwks } from '../keys/jwks.routes.ts';
 import { registerSigningKeyRoutes } from '../keys/signing-keys.routes.ts';
+import { registerCertificateTrustAnchorRoutes } from '../mfa/certificates/trust-anchors.routes.ts';
 import { registerMeFactorOverviewRoutes } from '../mfa/me-factor-overview.routes.ts';
 import { registerMeFactorRoutes } from '../mfa/me-factors.routes.ts';
 import { registerMePasskeyRoutes } from '../mfa/webauthn/me-passkeys.routes.ts';
@@ -47,6 +48,7 @@ import { parseListen } from '../platform/config/load.ts';
 import { buildEdge } from '../platform/http/app.ts';
 import { ClientAddresses } from '../platform/http/client-address.ts';
 import { registerProjectRoutes } from '../projects/projects.routes.ts';
+import { registerProvisioningTargetRoutes } from '../provisioning/provisioning-targets.routes.ts';
 import { registerBrandingRoutes } from '../realms/branding.routes.ts';
 import { registerSettingsRoutes } from '../realms/settings.routes.ts';
 import { registerAssistedRecoveryRoutes } from '../recovery/assisted-recovery.routes.ts';
@@ -56,6 +58,7 @@ import { registerAccessReviewRoutes } from '../reviews/access-reviews.routes.ts'
 import { registerAssignmentRoutes } from '../roles/assignments.routes.ts';
 import { registerRoleRoutes } from '../roles/roles.routes.ts';
 import { registerSamlIdpRoutes } from '../saml-idp/saml-idp.routes.ts';
+import { registerSamlLogoutRoutes } from '../saml-idp/saml-logout.routes.ts';
 import { registerScimRoutes } from '../scim/scim.routes.ts';
 import { registerScimConnectorRoutes } from '../scim/scim-connectors.routes.ts';
 import { registerApiKeyRoutes } from '../service-principals/api-keys.routes.ts';
@@ -132,6 +135,7 @@ export function buildPublicApp(ctx: AppContext, mutualTls?: { cert: Buffer; key:
   registerFederationRoutes(app, ctx);
   registerAuthorize(app, ctx);
   registerSamlIdpRoutes(app, ctx);
+  registerSamlLogoutRoutes(app, ctx);
   registerClientRoutes(app, ctx);
   registerAccessReviewRoutes(app, ctx);
   registerWorkflowRoutes(app, ctx);
@@ -163,6 +167,7 @@ export function buildPublicApp(ctx: AppContext, mutualTls?: { cert: Buffer; key:
   registerServicePrincipalRoutes(app, ctx);
   registerApiKeyRoutes(app, ctx);
   registerScimConnectorRoutes(app, ctx);
+  registerProvisioningTargetRoutes(app, ctx);
   registerScimRoutes(app, ctx);
   registerOrganizationRoutes(app, ctx);
   registerJobRoutes(app, ctx);
@@ -178,6 +183,7 @@ export function buildPublicApp(ctx: AppContext, mutualTls?: { cert: Buffer; key:
   registerMeFactorOverviewRoutes(app, ctx);
   registerMePasskeyRoutes(app, ctx);
   registerTrustedAuthenticatorRoutes(app, ctx);
+  registerCertificateTrustAnchorRoutes(app, ctx);
   registerRelatedOriginsRoute(app, ctx);
   registerMeSecurityRoutes(app, ctx);
   registerDecisionRoutes(app, ctx);

@@ -31,6 +31,8 @@ export interface RefreshFamilyRow {
   revoked_at: Date | null;
   /** The DPoP key thumbprint the family is bound to (public clients), or null. */
   dpop_jkt: string | null;
+  /** The client certificate's SHA-256 thumbprint the family is bound to (public clients), or null. */
+  cert_thumbprint: string | null;
 }
 
 export interface NewFamily {
@@ -52,6 +54,8 @@ export interface NewFamily {
   absoluteExpiresAt: Date;
   /** Binds the family to a DPoP key (RFC 9449 section 5, public clients). */
   dpopJkt?: string | null;
+  /** Binds the family to a client certificate (RFC 8705 section 4, public clients; migration 0058). */
+  certThumbprint?: string | null;
 }
 
 /** Starts a family and returns its first token (shown once): the family and its token in one statement. */
@@ -66,8 +70,9 @@ export async function startFamily(
   await tx.query(
     `with family as (
        insert into refresh_families (realm_id, id, grant_id, user_id, client_id, session_id, offline, scopes,
-         resources, auth_time, amr, acr, created_at, idle_expires_at, absolute_expires_at, org_id, idle_seconds, dpop_jkt)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $18, $19))
+         resources, auth_time, amr, acr, created_at, idle_expires_at, absolute_expires_at, org_id, idle_seconds, dpop_jkt,
+         cert_thumbprint)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $18, $19, $20))
      insert into refresh_tokens (realm_id, token_digest, family_id, created_at) values ($1, $17, $2, $13)`,
     [
       f.realmId,
@@ -89,6 +94,7 @@ export async function startFamily(
       digestToken(token),
       Math.round(f.idleMs / 1000),
       f.dpopJkt ?? null,
+      f.certThumbprint ?? null,
     ],
   );
   return { familyId, token };

@@ -89,6 +89,8 @@ export async function reuseSession(
   userId: string,
   factors: string[],
   mfa: boolean,
+  /** This sign-in proved a phishing-resistant factor (signin/transaction.ts phishingResistantProved). */
+  phishingResistant: boolean,
   now: Date,
 ): Promise<SessionRow | null> {
   const live = await maybeOne<SessionRow>(
@@ -102,10 +104,10 @@ export async function reuseSession(
   const amr = [...new Set([...live.amr, ...factors])];
   const r = await tx.query<SessionRow>(
     `update sessions set last_seen_at = $3, idle_expires_at = $4, amr = $5, mfa = mfa or $6,
-       acr = case when acr = 'phishing_resistant' or $5::text[] && array['hwk', 'x509'] then 'phishing_resistant'
+       acr = case when acr = 'phishing_resistant' or $7 then 'phishing_resistant'
                   when mfa or $6 then 'mfa' else acr end
      where realm_id = $1 and id = $2 returning *`,
-    [realmId, sessionId, now, idleEnd, amr, mfa],
+    [realmId, sessionId, now, idleEnd, amr, mfa, phishingResistant],
   );
   return r.rows[0] ?? null;
 }

@@ -71,7 +71,12 @@ interface Loaded {
   policy: RealmPolicy;
   facts: Facts;
   evaluation: Evaluation;
+  /** The request presents a client certificate (the certificate step may be offered). */
+  certificatePresented: boolean;
 }
+
+/** What a step's evaluation keeps from the one before it. */
+type Known = { client: ClientRow; policy: RealmPolicy; certificatePresented?: boolean };
 
 /**
  * Client, policy and the facts for a transaction. A step changes neither the client nor the realm
@@ -82,7 +87,8 @@ export async function loadAll(
   q: Tx,
   realm: RealmRow,
   t: SigninTx,
-  known?: { client: ClientRow; policy: RealmPolicy },
+  known?: Known,
+  certificatePresented = known?.certificatePresented ?? false,
 ): Promise<Loaded> {
   const client = known?.client ?? (await findClient(q, realm.id, t.clientId));
   if (!client) throw problem.notFound('the transaction client no longer exists');
@@ -93,8 +99,9 @@ export async function loadAll(
     policy,
     adminAudience: adminAudience(app.config.server.publicOrigin, realm.name),
     now: app.clock.now(),
+    certificatePresented,
   });
-  return { client, policy, facts, evaluation: evaluate(t, facts) };
+  return { client, policy, facts, evaluation: evaluate(t, facts), certificatePresented };
 }
 
 function offered(step: AnyStep, evaluation: Evaluation): boolean {
@@ -199,7 +206,8 @@ async function runStepUnpadded(
       return { expired: true as const };
     }
     ensurePending(stored.tx);
-    const loaded = await loadAll(app, q, realm, stored.tx);
+    const certificate = creds.clientCertificate ?? null;
+    const loaded = await loadAll(app, q, realm, stored.tx, undefined, certificate !== null);
     // Flow rules may look at the caller's network: keep it, then evaluate again.
     const before = (await noteCallerNetwork(q, stored.tx, loaded.policy, creds.clientIp))
       ? await loadAll(app, q, realm, stored.tx, loaded)
@@ -233,7 +241,7 @@ async function runStepUnpadded(
       q,
       stored.tx,
       body,
-      { app, realm, ...before, now, correlationId },
+      { app, realm, ...before, now, correlationId, clientCertificate: certificate },
       prepared,
     );
     await notePresentedToken(q, outcome.tx, creds.rememberedDevice ?? null, before.policy, now);
@@ -305,7 +313,7 @@ export async function settle(
   t: SigninTx,
   now: Date,
   correlationId: string,
-  known: { client: ClientRow; policy: RealmPolicy },
+  known: Known,
 ) {
   let tx = t;
   let evaluation: Evaluation | null = null;
@@ -389,7 +397,7 @@ export async function readState(
       tx = expire(tx);
       await saveTransaction(q, tx, now);
     }
-    const loaded = await loadAll(app, q, realm, tx);
+    const loaded = await loadAll(app, q, realm, tx, undefined, !!creds.clientCertificate);
     return presentState({
       tx,
       clientName: loaded.client.name,

@@ -22,11 +22,8 @@ import { authorizationRedirect } from './authorization-response.ts';
 import { approveDevice } from './device-decision.ts';
 import { mfaDone } from './next-actions.ts';
 import type { SigninDeps } from './signin.deps.ts';
-import type { SigninTx } from './transaction.ts';
+import { phishingResistantProved, type SigninTx } from './transaction.ts';
 import { complete } from './transitions.ts';
-
-/** A user-verified passkey or a certificate: the phishing-resistant acr. */
-const phishingResistant = (t: SigninTx) => t.completedFactors.some((f) => f === 'hwk' || f === 'x509');
 
 export interface Completion {
   tx: SigninTx;
@@ -94,7 +91,16 @@ export async function completeTransaction(
   const mfa = mfaDone(t);
   // A browser that arrived with a live SSO session keeps it: no second session, no new cookie.
   const reused = t.sessionId
-    ? await reuseSession(q, realm.id, t.sessionId, t.userId, t.completedFactors, mfa, now)
+    ? await reuseSession(
+        q,
+        realm.id,
+        t.sessionId,
+        t.userId,
+        t.completedFactors,
+        mfa,
+        phishingResistantProved(t),
+        now,
+      )
     : null;
   const sessionCookie = t.mode === 'browser' && !reused ? randomToken(32) : null;
   const session =
@@ -106,7 +112,7 @@ export async function completeTransaction(
         userId: t.userId,
         cookieDigest: sessionCookie ? digestToken(sessionCookie) : null,
         amr: t.completedFactors,
-        acr: phishingResistant(t) ? 'phishing_resistant' : mfa ? 'mfa' : 'basic',
+        acr: phishingResistantProved(t) ? 'phishing_resistant' : mfa ? 'mfa' : 'basic',
         mfa,
         recoveryRestricted: userState === 'recovery_restricted',
         rememberMe: t.rememberMe && !t.transient,

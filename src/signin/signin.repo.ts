@@ -37,6 +37,7 @@ interface TxRow {
   pending_totp_sealed: string | null;
   session_id: string | null;
   account_confirmed: boolean;
+  certificate_multi_factor: boolean;
   registration_decoy: { display_name: string | null; verify_email: boolean } | null;
   redirect_to: string | null;
   expires_at: Date;
@@ -85,6 +86,7 @@ const fromRow = (r: TxRow): StoredTx => ({
     pendingTotpSealed: r.pending_totp_sealed,
     sessionId: r.session_id,
     accountConfirmed: r.account_confirmed,
+    certificateMultiFactor: r.certificate_multi_factor,
     registrationDecoy: r.registration_decoy
       ? {
           displayName: r.registration_decoy.display_name,
@@ -156,7 +158,8 @@ export async function saveTransaction(q: Tx, t: SigninTx, now: Date): Promise<vo
     `update signin_transactions set status = $3, identifier = $4, user_id = $5, completed_factors = $6,
        failures = $7, error = $8, remember_me = $9, transient = $10, consent_scopes = $11,
        pending_totp_sealed = $12, redirect_to = $13, completed_at = $14, updated_at = $15,
-       session_id = $16, account_confirmed = $17, organization_id = $18, registration_decoy = $19
+       session_id = $16, account_confirmed = $17, organization_id = $18, registration_decoy = $19,
+       certificate_multi_factor = $20
      where realm_id = $1 and id = $2`,
     [
       t.realmId,
@@ -183,6 +186,7 @@ export async function saveTransaction(q: Tx, t: SigninTx, now: Date): Promise<vo
             verify_email: t.registrationDecoy.verifyEmail,
           })
         : null,
+      t.certificateMultiFactor === true,
     ],
   );
 }

@@ -74,6 +74,7 @@ export function credentialsOf(req: FastifyRequest): CallCredentials {
     mutating: req.method !== 'GET' && req.method !== 'HEAD',
     clientIp: req.clientAddress,
     rememberedDevice: req.cookies?.[REMEMBERED_DEVICE_COOKIE] ?? header('x-remembered-device'),
+    clientCertificate: req.clientCertificate,
   };
 }
 
@@ -124,6 +125,7 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
             policy,
             adminAudience: adminAudience(ctx.config.server.publicOrigin, realm.name),
             now: ctx.clock.now(),
+            certificatePresented: req.clientCertificate !== null,
           });
           return { created, clientName: started.params.client.name, evaluation: evaluate(created.tx, facts) };
         });

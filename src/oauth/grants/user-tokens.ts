@@ -22,6 +22,7 @@ import { type Authentication, issueAccessToken, issueIdToken } from '../token-is
 import { CLAIM_SCOPES, scopeClaims } from '../tokens/scope-claims.ts';
 import {
   accessTokenResponse,
+  certificateThumbprint,
   dpopConfirmation,
   type GrantContext,
   type TokenResponse,
@@ -199,6 +200,9 @@ export async function startRefreshFamily(
       // RFC 9449 section 5: a public client's refresh tokens are bound to its DPoP key; a
       // confidential client's are bound to its authentication already.
       dpopJkt: g.caller.method === 'none' ? (g.dpopJkt ?? null) : null,
+      // RFC 8705 section 4: likewise to the client certificate it presented, when it sent no DPoP
+      // proof (the access tokens are bound to the DPoP key then, docs/oauth-mtls.md).
+      certThumbprint: g.caller.method === 'none' && !g.dpopJkt ? certificateThumbprint(g) : null,
     },
     g.now,
   );

@@ -6,6 +6,7 @@ import type { Actor } from '../../audit/audit.types.ts';
 import { type Recorder, recorder } from '../../audit/index.ts';
 import type { ClientRow } from '../../clients/index.ts';
 import type { Tx } from '../../platform/db/db.ts';
+import type { PresentedCertificate } from '../../platform/http/client-certificate.ts';
 import type { Decoder } from '../../platform/http/decode.ts';
 import type { RealmPolicy, RealmRow } from '../../realms/index.ts';
 import type { ActionType, Evaluation, Facts } from '../next-actions.types.ts';
@@ -28,6 +29,8 @@ export interface StepContext {
   evaluation: Evaluation;
   now: Date;
   correlationId: string;
+  /** The request's client certificate (mutual-TLS listener or trusted proxy); null without one. */
+  clientCertificate?: PresentedCertificate | null;
 }
 
 export interface StepOutcome {
