@@ -45,8 +45,9 @@ test('a registration hook allows or denies; its reason is cut and cleaned', () =
   assert.deepEqual(readAnswer('before_registration', '{"decision":"deny"}'), { kind: 'deny', reason: null });
 });
 
-test('an after_sign_in answer is never read', () => {
+test('an after_sign_in or workflow_step answer is never read', () => {
   assert.deepEqual(readAnswer('after_sign_in', 'anything'), { kind: 'allow' });
+  assert.deepEqual(readAnswer('workflow_step', '{"decision":"deny"}'), { kind: 'allow' });
 });
 
 test('at most 32 claims are taken; later hooks win a name; protected names never pass', () => {

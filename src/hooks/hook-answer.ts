@@ -81,7 +81,8 @@ export function acceptedClaims(raw: unknown): HookClaims | null {
 
 /** Reads a 2xx body (already bounded in size) by the rules of the hook's kind. */
 export function readAnswer(kind: HookKind, body: string): Answer {
-  if (kind === 'after_sign_in') return { kind: 'allow' };
+  // A notification or a workflow step: a 2xx is the whole answer.
+  if (kind === 'after_sign_in' || kind === 'workflow_step') return { kind: 'allow' };
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);

@@ -25,7 +25,7 @@ import {
   readAnswer,
   type TokenClaims,
 } from './hook-answer.ts';
-import { activeHooksFor, type HookKind, type HookRow } from './hooks.repo.ts';
+import { activeHooksFor, type FailureMode, findHook, type HookKind, type HookRow } from './hooks.repo.ts';
 import { hookSecretAad } from './hooks.service.ts';
 
 export const HOOK_USER_AGENT = 'ProudAuth-Hooks/1';
@@ -179,4 +179,30 @@ export async function afterSignIn(deps: HookCallDeps, p: HookPoint): Promise<voi
   } catch (err) {
     deps.log?.warn({ err: String(err) }, 'after_sign_in hooks could not be called');
   }
+}
+
+/**
+ * What a workflow's call_hook step learned: `called` (a 2xx), `failed` (with the hook's failure
+ * mode; a disabled hook fails as a call that got no answer), or `missing` (no workflow_step hook
+ * of that id in the realm).
+ */
+export type StepHookVerdict =
+  | { kind: 'called' }
+  | { kind: 'failed'; outcome: HookOutcome | 'disabled'; failureMode: FailureMode }
+  | { kind: 'missing' };
+
+/** Calls one workflow_step hook by id; never inside a transaction (the step's opens after it). */
+export async function callStepHook(
+  deps: HookCallDeps,
+  realmId: string,
+  hookId: string,
+  data: HookData,
+): Promise<StepHookVerdict> {
+  const hook = await findHook(deps.db, realmId, hookId);
+  if (hook?.kind !== 'workflow_step') return { kind: 'missing' };
+  if (hook.state !== 'active') return { kind: 'failed', outcome: 'disabled', failureMode: hook.failure_mode };
+  const c = await callOne(deps, hook, { realmId, clientId: null, data }, data);
+  return c.outcome === 'ok'
+    ? { kind: 'called' }
+    : { kind: 'failed', outcome: c.outcome, failureMode: hook.failure_mode };
 }

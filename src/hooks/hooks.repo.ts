@@ -1,7 +1,12 @@
-// SQL of synchronous hooks (migrations/0055_hooks.sql). Every statement filters on the realm.
+// SQL of synchronous hooks (migrations/0055_hooks.sql, 0062_workflow_step_hooks.sql). Every statement filters on the realm.
 import type { Queryable } from '../platform/db/db.ts';
 
-export const HOOK_KINDS = ['before_registration', 'before_token_issuance', 'after_sign_in'] as const;
+export const HOOK_KINDS = [
+  'before_registration',
+  'before_token_issuance',
+  'after_sign_in',
+  'workflow_step',
+] as const;
 export type HookKind = (typeof HOOK_KINDS)[number];
 export const FAILURE_MODES = ['fail_open', 'fail_closed'] as const;
 export type FailureMode = (typeof FAILURE_MODES)[number];

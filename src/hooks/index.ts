@@ -6,10 +6,12 @@ export {
   afterSignIn,
   beforeRegistration,
   beforeTokenIssuance,
+  callStepHook,
   type HookCallDeps,
   type HookData,
   type HookPoint,
   type RegistrationVerdict,
+  type StepHookVerdict,
   type TokenVerdict,
 } from './hook-call.ts';
 export type { HookKind, HookState } from './hooks.repo.ts';

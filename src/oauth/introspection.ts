@@ -7,6 +7,7 @@ import { type AccessTokenClaims, isOpaqueAccessToken, resourceAudienceOf } from 
 import { findLiveOpaqueToken } from '../access/index.ts';
 import { isBuiltinAudience, verifyResourceToken } from '../access/resource-token.ts';
 import { checkLiveness, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
+import { withoutProtected } from '../hooks/index.ts';
 import { issuerOf } from '../kernel/audiences.ts';
 import type { RealmRef } from '../resources/index.ts';
 import { isRefreshTokenShape } from '../sessions/index.ts';
@@ -167,6 +168,15 @@ async function opaqueCandidate(
   return { claims, resourceId: stored.resourceId, keyId: null };
 }
 
+const SHOWN: ReadonlySet<string> = new Set(['active', 'token_type', 'authz_version']);
+
+/** The members of stored claims that are not the service's own. */
+function hookClaimsOf(c: Candidate['claims']): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(c)) if (!SHOWN.has(k)) out[k] = v;
+  return out;
+}
+
 function presentActive(c: Candidate['claims'], authzVersion: number | null): ActiveIntrospection {
   const out: ActiveIntrospection = {
     active: true,
@@ -190,5 +200,7 @@ function presentActive(c: Candidate['claims'], authzVersion: number | null): Act
   if (c.act !== undefined) out.act = c.act;
   if (c.support_grant_id !== undefined) out.support_grant_id = c.support_grant_id;
   if (authzVersion !== null) out.authz_version = authzVersion;
-  return out;
+  // An opaque token's stored claims also hold what a token hook added (docs/hooks.md); the members
+  // above, and every claim the service sets, are never taken from them.
+  return { ...withoutProtected(hookClaimsOf(c)), ...out };
 }

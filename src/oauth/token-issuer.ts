@@ -71,7 +71,7 @@ export interface AccessTokenRequest {
   supportGrantId?: string | null;
   /** The key the token is bound to (DPoP `jkt`). */
   cnf?: Confirmation | null;
-  /** What before_token_issuance hooks added (JWT access tokens only; docs/hooks.md). */
+  /** What before_token_issuance hooks added: in a JWT, or in an opaque token's stored claims (docs/hooks.md). */
   extraClaims?: Readonly<Record<string, unknown>> | null;
 }
 
@@ -133,7 +133,8 @@ export async function issueAccessToken(
       r.clientId,
       userId,
       opaque.claims.sid ?? null,
-      JSON.stringify(opaque.claims),
+      // The hook's claims first, so that none can stand in for one of the service's.
+      JSON.stringify({ ...r.extraClaims, ...opaque.claims }),
       new Date(opaque.claims.exp * 1000),
       now,
       opaque.claims.org_id ?? null,

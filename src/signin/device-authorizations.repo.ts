@@ -79,6 +79,14 @@ export const lockByDeviceCode = (tx: Tx, realmId: string, deviceCodeDigest: stri
     [realmId, deviceCodeDigest],
   );
 
+/** The same row unlocked: what a token hook is told, read before the grant's transaction. */
+export const findByDeviceCode = (q: Queryable, realmId: string, deviceCodeDigest: string) =>
+  maybeOne<DeviceAuthorizationRow>(
+    q,
+    'select * from device_authorizations where realm_id = $1 and device_code_digest = $2',
+    [realmId, deviceCodeDigest],
+  );
+
 /** The transaction that took the user code last is the one whose outcome counts. */
 export async function claimForTransaction(tx: Tx, realmId: string, id: string, transactionId: string) {
   await tx.query('update device_authorizations set transaction_id = $3 where realm_id = $1 and id = $2', [

@@ -2,6 +2,7 @@
 // device-code.grant.ts): lock it by its device code, note a poll, and spend it once.
 export {
   type DeviceAuthorizationRow,
+  findByDeviceCode,
   lockByDeviceCode,
   markConsumed,
   recordPoll,

@@ -3,9 +3,11 @@
 // last wrote the workflow, re-checked now (bulk/user-bulk.job.ts); its own transaction joins the
 // step's through a savepoint, so a refusal undoes only the step's writes. send_mail queues the
 // administrator's text to the account's email address through the notification queue; wait moves
-// the run's due time. Each kind is one case below: a new kind (a hook call) adds its case.
+// the run's due time. call_hook calls a workflow_step hook by id before the step's transaction opens
+// (callBeforeStep, from the task), and the step records what the call gave. Each kind is one case.
 import { applyToAccount } from '../bulk/user-bulk.apply.ts';
 import { requesterWithAuthority } from '../bulk/user-bulk.job.ts';
+import { callStepHook, type HookCallDeps, type StepHookVerdict } from '../hooks/index.ts';
 import type { Actor, ActorType } from '../kernel/call.ts';
 import { enqueueNotification, localeOf } from '../notifications/index.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
@@ -20,6 +22,7 @@ import type { RunRow, WireObject } from './workflows.repo.ts';
 export interface StepDeps {
   db: Db;
   keyring: RootKeyring;
+  hooks: HookCallDeps;
 }
 
 export interface StepContext {
@@ -27,6 +30,43 @@ export interface StepContext {
   run: RunRow;
   runAs: Actor;
   now: Date;
+  /** A call_hook step: what its call, made before this transaction, gave. */
+  called?: HookStepCall | null;
+}
+
+/** A hook call made for one step of a run. */
+export interface HookStepCall {
+  step: number;
+  verdict: StepHookVerdict;
+}
+
+/**
+ * When the run's next step is due and calls a hook: calls it now, outside any transaction, and
+ * answers what it gave; null for every other step. The hook is told the account and the run.
+ */
+export async function callBeforeStep(deps: StepDeps, run: RunRow, now: Date): Promise<HookStepCall | null> {
+  const due = run.due_at !== null && run.due_at.getTime() <= now.getTime();
+  if (!due || (run.state !== 'pending' && run.state !== 'waiting')) return null;
+  const wire = run.steps[run.next_step];
+  if (wire?.kind !== 'call_hook') return null;
+  const decoded = tryDecode(stepDecoder, wire);
+  if (!decoded.ok || decoded.value.hookId === undefined) return null;
+  const data = { user_id: run.user_id, run_id: run.id, workflow_id: run.workflow_id, step: run.next_step };
+  return {
+    step: run.next_step,
+    verdict: await callStepHook(deps.hooks, run.realm_id, decoded.value.hookId, data),
+  };
+}
+
+function hookStep(c: StepContext): StepOutcome {
+  const v = c.called?.step === c.run.next_step ? c.called.verdict : null;
+  if (v === null) return refused('invalid_step', 'the hook was not called for this step');
+  if (v.kind === 'called') return { ok: true, outcome: 'called' };
+  if (v.kind === 'missing') return refused('not_found', 'no workflow_step hook of that id in the realm');
+  const detail = `the hook call failed (${v.outcome})`;
+  return v.failureMode === 'fail_closed'
+    ? refused('hook_failed', detail)
+    : { ok: true, outcome: 'unanswered', code: v.outcome, detail };
 }
 
 /** What a step did: `ok` false stops the run unless the step says to go on. */
@@ -86,6 +126,8 @@ export async function doStep(deps: StepDeps, c: StepContext, wire: WireObject): 
   switch (s.kind) {
     case 'send_mail':
       return mailStep(deps, c, s);
+    case 'call_hook':
+      return hookStep(c);
     case 'wait':
       return {
         ok: true,

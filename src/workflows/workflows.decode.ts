@@ -23,8 +23,8 @@ export const MAX_TRIGGERS = 5;
 export const MAX_STEPS = 20;
 export const MAX_DEFINITION_BYTES = 64 * 1024;
 
-/** The step kinds: the bulk actions on one account, a mail to it, a pause. */
-export const STEP_KINDS = [...BULK_ACTIONS, 'send_mail', 'wait'] as const;
+/** The step kinds: the bulk actions on one account, a mail to it, a pause, a hook call. */
+export const STEP_KINDS = [...BULK_ACTIONS, 'send_mail', 'wait', 'call_hook'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 
 /** Events about one account (their data names it as user_id): the ones that can start a run. */
@@ -52,6 +52,7 @@ export const stepDecoder = object({
   subject: optional(plainText(200, 1)),
   message: optional(plainText(4000, 1)),
   duration_hours: optional(integer({ min: 1, max: 8760 })),
+  hook_id: optional(string({ pattern: /hok_[0-9a-z]{26}/ })),
   continue_on_error: optional(boolean()),
 });
 export type Step = Decoded<typeof stepDecoder>;
@@ -88,15 +89,18 @@ export const bulkRequestOf = (s: Step, userId: string): BulkRequest => ({
 export const isBulkStep = (s: Pick<Step, 'kind'>): boolean =>
   (BULK_ACTIONS as readonly string[]).includes(s.kind);
 
-const OWN_MEMBERS: Record<'send_mail' | 'wait' | 'bulk', readonly (keyof Step)[]> = {
+type OwnGroup = 'send_mail' | 'wait' | 'call_hook' | 'bulk';
+const OWN_MEMBERS: Record<OwnGroup, readonly (keyof Step)[]> = {
   send_mail: ['subject', 'message'],
   wait: ['durationHours'],
+  call_hook: ['hookId'],
   bulk: ['reason', 'requiredAction', 'groupId', 'organizationId'],
 };
 const WIRE: Partial<Record<keyof Step, string>> = {
   subject: 'subject',
   message: 'message',
   durationHours: 'duration_hours',
+  hookId: 'hook_id',
   reason: 'reason',
   requiredAction: 'required_action',
   groupId: 'group_id',
@@ -104,7 +108,7 @@ const WIRE: Partial<Record<keyof Step, string>> = {
 };
 
 function stepProblems(s: Step, at: string): FieldError[] {
-  const own = isBulkStep(s) ? 'bulk' : (s.kind as 'send_mail' | 'wait');
+  const own = isBulkStep(s) ? 'bulk' : (s.kind as OwnGroup);
   const errors: FieldError[] = [];
   for (const [group, members] of Object.entries(OWN_MEMBERS))
     for (const m of members)

@@ -313,6 +313,12 @@ export async function lockRun(tx: Tx, realmId: string, id: string): Promise<RunR
   return r ? runOf(r) : null;
 }
 
+/** The run unlocked: read before a step's transaction, to make its hook call outside it. */
+export async function findRun(q: Queryable, realmId: string, id: string): Promise<RunRow | null> {
+  const r = await maybeOne<RunRow>(q, `${RUN} where realm_id = $1 and id = $2`, [realmId, id]);
+  return r ? runOf(r) : null;
+}
+
 export const saveRun = (
   tx: Tx,
   r: Pick<RunRow, 'realm_id' | 'id' | 'state' | 'next_step' | 'due_at' | 'outcomes' | 'error' | 'ended_at'>,

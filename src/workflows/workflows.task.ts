@@ -8,11 +8,12 @@ import { recorder } from '../audit/index.ts';
 import { SYSTEM_ACTOR } from '../kernel/call.ts';
 import type { TaskReport } from '../kernel/task.ts';
 import type { Logger } from '../platform/log.ts';
-import { doStep, runAsOf, type StepDeps } from './workflow-steps.ts';
+import { callBeforeStep, doStep, runAsOf, type StepDeps } from './workflow-steps.ts';
 import { fireSchedule } from './workflow-triggers.ts';
 import {
   dueRunIds,
   dueWorkflows,
+  findRun,
   findWorkflow,
   lockRun,
   noteRunEvents,
@@ -44,10 +45,15 @@ type Ended = Pick<RunRow, 'state' | 'error'>;
 
 /** Does the run's next step; answers whether another step is due at once. */
 async function stepOnce(deps: WorkflowTaskDeps, realmId: string, id: string, now: Date): Promise<boolean> {
+  // A hook call is made before the transaction opens, never inside it.
+  const before = await findRun(deps.db, realmId, id);
+  const called = before ? await callBeforeStep(deps, before, now) : null;
   return deps.db.tx(async (tx) => {
     const run = await lockRun(tx, realmId, id);
     const due = run?.due_at && run.due_at.getTime() <= now.getTime();
     if (!run || !due || (run.state !== 'pending' && run.state !== 'waiting')) return false;
+    // Moved on since it was read (not under this task's lease): read it again.
+    if (called && called.step !== run.next_step) return true;
     const call = { realmId, actor: SYSTEM_ACTOR, correlationId: run.id, now };
     const end = async (e: Ended) => {
       await saveRun(tx, { ...run, ...e, due_at: null, ended_at: now });
@@ -66,7 +72,7 @@ async function stepOnce(deps: WorkflowTaskDeps, realmId: string, id: string, now
     if (!w) return end({ state: 'failed', error: 'workflow_deleted' });
     const step = run.steps[run.next_step];
     if (!step) return end({ state: 'succeeded', error: null });
-    const o = await doStep(deps, { tx, run, runAs: runAsOf(w.run_as_type, w.run_as_id), now }, step);
+    const o = await doStep(deps, { tx, run, runAs: runAsOf(w.run_as_type, w.run_as_id), now, called }, step);
     await noteRunEvents(tx, realmId, run.id, run.depth);
     run.outcomes = [
       ...run.outcomes,

@@ -61,7 +61,7 @@ import {
   type WebhookDeliveryDeps,
 } from '../../webhooks/index.ts';
 import { startEventRuns } from '../../workflows/workflow-triggers.ts';
-import { runWorkflows } from '../../workflows/workflows.task.ts';
+import { runWorkflows, type WorkflowTaskDeps } from '../../workflows/workflows.task.ts';
 import { WORKER_ID } from './scheduler.ts';
 
 export type WorkerDeps = KeyLifecycleDeps &
@@ -74,7 +74,8 @@ export type WorkerDeps = KeyLifecycleDeps &
   ConfigExportDeps &
   ProvisioningPushDeps &
   DirectorySyncDeps &
-  OutboxDispatchDeps & {
+  OutboxDispatchDeps &
+  WorkflowTaskDeps & {
     sessionRetentionMs: number;
     auditRetention: RetentionSettings;
     auditArchiveDir: string | null;

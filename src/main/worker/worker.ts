@@ -47,6 +47,7 @@ export function workerDeps(ctx: AppContext): WorkerDeps {
     egressAllowlist: ctx.config.delivery.egressAllowlist,
     allowedDestinations: ctx.webhooks.policy.allowedDestinations,
     hasher: ctx.hasher,
+    hooks: ctx.hooks,
   };
 }
 

@@ -46,6 +46,7 @@ import {
   keptServiceToken,
   type ServiceTokenFacts,
 } from './service-token-cache.ts';
+import { accessTokenHookClaims } from './token-hooks.ts';
 
 interface PrefetchRow {
   revision: string;
@@ -177,6 +178,13 @@ export async function clientCredentialsGrant(g: GrantContext): Promise<TokenResp
   const orgId = await organizationParam(g, principal.id);
   requireOrganization(target, orgId);
   const scopes = strictScopes(target, requestedScopes);
+  // JWT bearer ends here too: the hook is told which grant it was.
+  const extraClaims = await accessTokenHookClaims(g, param(g, 'grant_type') ?? 'client_credentials', {
+    user_id: null,
+    service_principal_id: principal.id,
+    scopes,
+    org_id: orgId,
+  });
   const access = await issueAccessToken(
     g.app.db,
     g.settings,
@@ -190,6 +198,7 @@ export async function clientCredentialsGrant(g: GrantContext): Promise<TokenResp
       authentication: null,
       orgId,
       cnf: dpopConfirmation(g),
+      extraClaims,
     },
     g.now,
   );

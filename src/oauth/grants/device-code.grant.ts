@@ -8,6 +8,7 @@ import { maybeOne } from '../../platform/db/db.ts';
 import { findLiveGrant, liveSessionSql } from '../../sessions/index.ts';
 import {
   type DeviceAuthorizationRow,
+  findByDeviceCode,
   lockByDeviceCode,
   markConsumed,
   recordPoll,
@@ -16,6 +17,7 @@ import { mayHoldTokens } from '../../users/account.states.ts';
 import { userMayActIn } from '../org-context.ts';
 import { type GrantContext, requiredParam, resourceParam, type TokenResponse } from './grant-context.ts';
 import { isRecoveryRestricted, restrictedAudienceError } from './recovery-restriction.ts';
+import { withTokenHooks } from './token-hooks.ts';
 import { chooseAudience, startRefreshFamily, type UserGrant, userTokens } from './user-tokens.ts';
 
 export const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -36,9 +38,17 @@ interface SessionFacts {
 
 type Outcome = { tokens: TokenResponse } | { refusal: OAuthError };
 
-export async function deviceCodeGrant(g: GrantContext): Promise<TokenResponse> {
-  const deviceCode = requiredParam(g, 'device_code');
-  const requested = resourceParam(g);
+export async function deviceCodeGrant(base: GrantContext): Promise<TokenResponse> {
+  const deviceCode = requiredParam(base, 'device_code');
+  const requested = resourceParam(base);
+  // Only an approved, unexpired code of this client names a user; a poll while pending calls nothing.
+  const g = await withTokenHooks(base, DEVICE_CODE, async () => {
+    const row = await findByDeviceCode(base.app.db, base.realm.id, digestToken(deviceCode));
+    const live = row && new Date(row.expires_at).getTime() > base.now.getTime();
+    if (!live || row.client_id !== base.caller.client.client_id || row.status !== 'approved' || !row.user_id)
+      return null;
+    return { user_id: row.user_id, scopes: row.granted_scopes ?? row.scopes, org_id: row.org_id };
+  });
   const outcome = await g.app.db.tx(async (tx): Promise<Outcome> => {
     const row = await lockByDeviceCode(tx, g.realm.id, digestToken(deviceCode));
     // A code of another client is not this client's to learn anything about.

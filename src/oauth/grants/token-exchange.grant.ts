@@ -29,6 +29,7 @@ import {
   type TokenResponse,
 } from './grant-context.ts';
 import { SUPPORT_HANDOFF_TOKEN_TYPE, supportHandoffGrant } from './support-handoff.ts';
+import { accessTokenHookClaims } from './token-hooks.ts';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
@@ -96,6 +97,11 @@ export async function tokenExchangeGrant(g: GrantContext): Promise<TokenResponse
     [g.realm.id, client.id],
   );
   const act: Actor = { sub: actorId?.id ?? client.client_id, ...(subject.act ? { act: subject.act } : {}) };
+  const extraClaims = await accessTokenHookClaims(g, TOKEN_EXCHANGE, {
+    user_id: subject.subject,
+    scopes,
+    org_id: subject.orgId,
+  });
   const access = await issueAccessToken(
     g.app.db,
     g.settings,
@@ -120,6 +126,7 @@ export async function tokenExchangeGrant(g: GrantContext): Promise<TokenResponse
       grantClientId: subject.grantClientId,
       orgId: subject.orgId,
       notAfterSeconds: subject.expiresAt,
+      extraClaims,
     },
     g.now,
   );
