@@ -1,10 +1,13 @@
-// Runs each test file in a process of its own, `concurrency` at a time, in the order given. A
-// file's output is held until it ends and then printed whole, so parallel files never interleave.
+// Runs batches of test files, each batch in a process of its own (test/harness/batch-entry.ts runs
+// a batch's files one after another), `concurrency` processes at a time, in the order given. A
+// batch's output is held until it ends and then printed whole, so parallel batches never interleave.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 export interface FileResult {
+  /** The batch's first file, and how many more it held. */
   file: string;
+  files: string[];
   ms: number;
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -41,8 +44,8 @@ export interface PoolOptions {
   concurrency: number;
   cwd: string;
   env: NodeJS.ProcessEnv;
-  /** node arguments for one file (the file's compiled path last). */
-  argsFor(file: string): string[];
+  /** node arguments for one batch (the files' compiled paths last). */
+  argsFor(files: string[]): string[];
   onDone(result: FileResult, output: string): void;
 }
 
@@ -66,17 +69,17 @@ function reapedChildrenCpuMs(): number | null {
   }
 }
 
-export function runPool(files: string[], opts: PoolOptions): Pool {
-  const queue = [...files];
+export function runPool(batches: string[][], opts: PoolOptions): Pool {
+  const queue = [...batches];
   const running = new Set<ChildProcess>();
   const results: FileResult[] = [];
   let stopped = false;
   let lastCpu = reapedChildrenCpuMs();
 
-  const runOne = (file: string): Promise<void> =>
+  const runOne = (files: string[]): Promise<void> =>
     new Promise((resolve) => {
       const started = performance.now();
-      const child = spawn(process.execPath, opts.argsFor(file), {
+      const child = spawn(process.execPath, opts.argsFor(files), {
         cwd: opts.cwd,
         env: opts.env,
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -96,7 +99,8 @@ export function runPool(files: string[], opts: PoolOptions): Pool {
         const cpuMs = cpu !== null && lastCpu !== null ? cpu - lastCpu : null;
         lastCpu = cpu;
         const result: FileResult = {
-          file,
+          file: files.length === 1 ? (files[0] as string) : `${files[0]} and ${files.length - 1} more`,
+          files,
           ms: performance.now() - started,
           code,
           signal,
@@ -115,7 +119,8 @@ export function runPool(files: string[], opts: PoolOptions): Pool {
     });
 
   const worker = async () => {
-    for (let file = queue.shift(); file !== undefined && !stopped; file = queue.shift()) await runOne(file);
+    for (let batch = queue.shift(); batch !== undefined && !stopped; batch = queue.shift())
+      await runOne(batch);
   };
   const done = Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, worker)).then(() => results);
   return {

@@ -37,7 +37,11 @@ export function writeTimings(file: string, kind: DatabaseKind, durations: Table)
  * Longest first. A file without a recorded duration is estimated from its size at the rate the
  * recorded files ran (or ordered by size alone when nothing is recorded yet).
  */
-export function longestFirst(root: string, files: string[], known: Table): string[] {
+export function longestFirst(
+  root: string,
+  files: string[],
+  known: Table,
+): { order: string[]; estimate: Map<string, number> } {
   const size = (f: string) => statSync(join(root, f)).size;
   const recorded = files.filter((f) => known[f] !== undefined);
   const msPerByte =
@@ -45,5 +49,8 @@ export function longestFirst(root: string, files: string[], known: Table): strin
       ? recorded.reduce((s, f) => s + (known[f] ?? 0), 0) / recorded.reduce((s, f) => s + size(f), 0)
       : 1;
   const estimate = new Map(files.map((f) => [f, known[f] ?? size(f) * msPerByte]));
-  return [...files].sort((a, b) => (estimate.get(b) ?? 0) - (estimate.get(a) ?? 0) || a.localeCompare(b));
+  const order = [...files].sort(
+    (a, b) => (estimate.get(b) ?? 0) - (estimate.get(a) ?? 0) || a.localeCompare(b),
+  );
+  return { order, estimate };
 }

@@ -36,10 +36,19 @@ let shared: Promise<Db> | null = null;
 // exit by itself (a PGlite loaded from a dump otherwise keeps the event loop alive). Only in a test
 // file's process (scripts/run-tests.ts marks them; node --test sets NODE_TEST_CONTEXT): the test
 // runner script imports this module too.
-if (process.env.PROUDAUTH_TEST_FILE_PROCESS || process.env.NODE_TEST_CONTEXT) {
-  after(async () => {
-    if (shared) await (await shared).close();
-  });
+// A batch of files in one process (test/harness/batch-entry.ts) closes each file's database itself.
+if (
+  (process.env.PROUDAUTH_TEST_FILE_PROCESS || process.env.NODE_TEST_CONTEXT) &&
+  !process.env.PROUDAUTH_TEST_BATCH
+) {
+  after(closeFileDatabase);
+}
+
+/** Closes this file's database; the next fileDatabase() opens a new one. */
+export async function closeFileDatabase(): Promise<void> {
+  const db = shared;
+  shared = null;
+  if (db) await (await db).close();
 }
 
 /** The database of this test file (a file is one process under node:test). */
