@@ -106,10 +106,11 @@ export function startBodyOf(authorizationUrl: URL): Record<string, unknown> {
  * Stands in for the user agent at the login page: starts a headless transaction with the
  * parameters of `authorizationUrl`, identifies and gives the password (and, with `consent`,
  * consents to the requested scopes, the one step left for a client that asks), and returns the URL
- * the completed transaction redirects to (the callback the library then validates).
+ * the completed transaction redirects to (the callback the library then validates). `h` may stand
+ * for another process serving the same public origin: its `get` reaches that process.
  */
 export async function signInAt(
-  h: Harness,
+  h: Pick<Harness, 'publicUrl' | 'get'>,
   realm: RealmRow,
   authorizationUrl: URL,
   email = 'alice@example.com',
