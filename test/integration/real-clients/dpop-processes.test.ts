@@ -16,7 +16,7 @@ import { TEST_DATABASE_URL } from '../../harness/test-db.ts';
 import { seedGrant, seedResource, seedServiceClient, tokensIssuedIn } from '../../harness/token-kit.ts';
 import { Background } from '../cli/cli-process.ts';
 import { databaseUrlOf, drillEnv, serveUrls } from '../faults/drill-kit.ts';
-import { PASSWORD, REDIRECT, type RpSetup, rpSetup, signInAt } from './rp-kit.ts';
+import { PASSWORD, REDIRECT, type RpSetup, rpSetup, webSignIn } from './rp-kit.ts';
 
 const SKIP = TEST_DATABASE_URL
   ? false
@@ -181,27 +181,13 @@ test('DPoP proofs are single use across two serve processes on one PostgreSQL', 
 
 /** The web client's code flow through oauth4webapi at process `p`, ending in a DPoP-bound token. */
 async function boundUserToken(s: RpSetup, as: oauth.AuthorizationServer, p: Process, http: Http) {
-  const client: oauth.Client = { client_id: 'web-app' };
-  const dpop = oauth.DPoP(client, await oauth.generateKeyPair('ES256'));
-  const verifier = oauth.generateRandomCodeVerifier();
-  const state = oauth.generateRandomState();
-  const url = new URL(as.authorization_endpoint ?? '');
-  for (const [k, v] of Object.entries({
-    client_id: 'web-app',
-    redirect_uri: REDIRECT,
-    response_type: 'code',
-    scope: 'openid profile',
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-    state,
-  }))
-    url.searchParams.set(k, v);
   // The sign-in, through the transaction API of the same process.
   const atP = {
     publicUrl: s.h.publicUrl,
     get: (path: string, init?: RequestInit) => fetch(`${p.publicUrl}${path}`, init),
   };
-  const callback = oauth.validateAuthResponse(as, client, await signInAt(atP, s.realm, url), state);
+  const { client, callback, verifier } = await webSignIn(s, as, 'openid profile', atP);
+  const dpop = oauth.DPoP(client, await oauth.generateKeyPair('ES256'));
   const response = await oauth.authorizationCodeGrantRequest(
     as,
     client,
