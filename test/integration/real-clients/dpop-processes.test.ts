@@ -122,6 +122,7 @@ test('DPoP proofs are single use across two serve processes on one PostgreSQL', 
         const fresh = await oauth.processClientCredentialsResponse(as, client, await ask(second));
         assert.equal(fresh.token_type, 'dpop');
         assert.notEqual(lastProof(), proof);
+        assert.equal(await issuedAt(second), issued + 1, 'the metric counts what the process issues');
       }
     },
   );
