@@ -44,6 +44,7 @@ import { registerMaintenanceGate } from '../ops/maintenance.ts';
 import { registerOrganizationRoutes } from '../organizations/organizations.routes.ts';
 import { parseListen } from '../platform/config/load.ts';
 import { buildEdge } from '../platform/http/app.ts';
+import { registerOpenApiRoute } from '../platform/http/openapi.ts';
 import { ClientAddresses } from '../platform/http/client-address.ts';
 import { registerProjectRoutes } from '../projects/projects.routes.ts';
 import { registerBrandingRoutes } from '../realms/branding.routes.ts';
@@ -185,6 +186,7 @@ export function buildPublicApp(ctx: AppContext, mutualTls?: { cert: Buffer; key:
   registerLinkedIdentityRoutes(app, ctx);
   registerTransferRoutes(app, ctx);
   if (ctx.config.ui.enabled) registerBuiltinUi(app, ctx.log);
+  registerOpenApiRoute(app);
   return app;
 }
 
