@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { ProblemSchema } from '../../src/platform/http/route-schema.ts';
 
 type Json = Record<string, unknown>;
 type Checker = ReturnType<typeof Compile>;
@@ -15,7 +16,8 @@ const compiled = new WeakMap<object, Checker>();
 function checkerFor(schema: TSchema): Checker {
   let c = compiled.get(schema);
   if (!c) {
-    c = Compile(schema);
+    // The shared schemas a route refers to by $id (openapi.ts adds them to the app).
+    c = Compile({ Problem: ProblemSchema }, schema);
     compiled.set(schema, c);
   }
   return c;
@@ -44,8 +46,14 @@ export function checkResponses(app: FastifyInstance): Conformance {
   app.addHook('onSend', (req: FastifyRequest, reply, payload, done) => {
     const responses = (req.routeOptions.schema as Json | undefined)?.response as Json | undefined;
     if (responses) {
-      const problem = mismatch(responses, reply.statusCode, String(reply.getHeader('content-type') ?? ''), payload);
-      if (problem) pending.push(`${req.method} ${req.routeOptions.url} answered ${reply.statusCode}: ${problem}`);
+      const problem = mismatch(
+        responses,
+        reply.statusCode,
+        String(reply.getHeader('content-type') ?? ''),
+        payload,
+      );
+      if (problem)
+        pending.push(`${req.method} ${req.routeOptions.url} answered ${reply.statusCode}: ${problem}`);
     }
     done(null, payload);
   });

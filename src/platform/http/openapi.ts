@@ -5,7 +5,7 @@
 import { fastifySwagger } from '@fastify/swagger';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import Type from 'typebox';
-import { UNDESCRIBED_RESPONSES } from './route-schema.ts';
+import { ProblemSchema, UNDESCRIBED_RESPONSES } from './route-schema.ts';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 
@@ -21,6 +21,8 @@ const ACCEPT_ALL = () => true;
 export function installOpenApi(app: FastifyInstance): void {
   app.setValidatorCompiler(() => ACCEPT_ALL);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // Shared schemas the routes refer to by $id; the document lists them under components.
+  app.addSchema(ProblemSchema);
   // Called directly rather than through app.register so that its onRoute hook is in place now:
   // the edge's routes are added synchronously, before Fastify would load a registered plugin.
   fastifySwagger(
@@ -36,6 +38,8 @@ export function installOpenApi(app: FastifyInstance): void {
         },
       },
       transform: ({ schema, url }) => ({ schema: described(schema), url }),
+      // A shared schema is named by its $id in the document (#/components/schemas/Problem).
+      refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
     },
     (err) => {
       if (err) throw err;

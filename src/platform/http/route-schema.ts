@@ -105,7 +105,7 @@ export const ProblemSchema = Type.Object(
     instance: Type.Optional(Type.String()),
     errors: Type.Optional(Type.Array(FieldErrorSchema)),
   },
-  { title: 'Problem', additionalProperties: true },
+  { $id: 'Problem', title: 'Problem', additionalProperties: true },
 );
 
 export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
@@ -116,9 +116,12 @@ export interface ProblemResponse {
   content: { [PROBLEM_MEDIA_TYPE]: { schema: TSchema } };
 }
 
+/** Where a route names the problem body; the document lists it once, under components. */
+export const ProblemRef = Type.Ref('Problem');
+
 const problemResponse = (description: string): ProblemResponse => ({
   description,
-  content: { [PROBLEM_MEDIA_TYPE]: { schema: ProblemSchema } },
+  content: { [PROBLEM_MEDIA_TYPE]: { schema: ProblemRef } },
 });
 
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {
@@ -144,7 +147,7 @@ export function problems(...statuses: number[]): Record<number, ProblemResponse>
 
 /** What a route that is not described yet answers on failure, in the document. */
 export const UNDESCRIBED_RESPONSES = {
-  default: { description: 'not described with a schema yet (docs/openapi.md)' },
+  default: { type: 'null', description: 'not described with a schema yet (docs/openapi.md)' },
   '4XX': problemResponse('a problem (RFC 9457) with its code'),
   '5XX': problemResponse('a problem (RFC 9457) with its code'),
 };
@@ -199,7 +202,21 @@ export function decoderFor(schema: TSchema): Decoder<unknown> {
   return d;
 }
 
+/** Keywords the decoders check or that only describe; any other would be a promise not kept. */
+const KNOWN = new Set([
+  ...['type', 'description', 'title', 'default', 'examples', 'anyOf', 'enum', 'const'],
+  ...['minLength', 'maxLength', 'pattern', 'minimum', 'maximum'],
+  ...['items', 'minItems', 'maxItems', 'uniqueItems'],
+  ...['properties', 'required', 'additionalProperties', 'patternProperties', 'maxProperties'],
+]);
+
 function plainDecoder(s: Annotated & Json): Decoder<unknown> {
+  const unknown = Object.keys(s).find((k) => !KNOWN.has(k));
+  if (unknown) throw new Error(`route schema: unsupported keyword ${unknown} in ${JSON.stringify(s)}`);
+  if (s.properties && s.additionalProperties !== false)
+    throw new Error(
+      'route schema: an object body must say additionalProperties: false (unknown members are refused)',
+    );
   const anyOf = s.anyOf as Json[] | undefined;
   if (anyOf) {
     const others = anyOf.filter((a) => !isNull(a));
