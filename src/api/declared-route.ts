@@ -34,7 +34,11 @@ export function fastifySchemaOf(schema: RouteSchema): FastifySchema {
     ...rest,
     params: Type.Object({ realm: Type.String({ minLength: 1 }), ...(own ?? {}) }),
     response: {
-      ...problems(...API_PROBLEMS, ...(schema.body ? BODY_PROBLEMS : [])),
+      ...problems(
+        ...API_PROBLEMS,
+        ...(schema.querystring ? [400] : []),
+        ...(schema.body ? BODY_PROBLEMS : []),
+      ),
       ...response,
     },
   };

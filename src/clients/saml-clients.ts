@@ -3,9 +3,10 @@
 // (migration 0052). Its one redirect URI is derived (redirectUrisOf): the sign-in transaction
 // comes back to ProudAuth's own SAML continuation, which answers the SP.
 import { X509Certificate } from 'node:crypto';
+import Type, { type Static } from 'typebox';
 import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
-import { array, type Decoded, enumOf, nullable, object, optional, string } from '../platform/http/decode.ts';
 import type { FieldError } from '../platform/http/problem.ts';
+import type { CamelKeys } from '../platform/http/route-schema.ts';
 import { pushReceiverUriProblem } from './client-rules.ts';
 import type { Environment } from './redirect-uri.ts';
 
@@ -22,14 +23,32 @@ const MAX_CERTIFICATE_CHARS = 16 * 1024;
 export const SAML_CONTINUE_PATH = '/saml/continue';
 export const samlContinueUrl = (publicOrigin: string) => `${publicOrigin}${SAML_CONTINUE_PATH}`;
 
-export const decodeSamlSettings = object({
-  entity_id: string({ minLength: 1, maxLength: MAX_ENTITY_ID_CHARS }),
-  acs_urls: array(string({ maxLength: 2048 })),
-  name_id_format: optional(enumOf(NAME_ID_FORMATS)),
-  signing_certificate: nullable(optional(string({ maxLength: MAX_CERTIFICATE_CHARS }))),
-  attributes: optional(array(enumOf(SAML_ATTRIBUTES))),
-});
-export type SamlSettingsInput = Decoded<typeof decodeSamlSettings>;
+/** The `saml` member of a SAML client's body (clients.schema.ts); value rules in checkSamlSettings. */
+export const SamlSettingsBody = Type.Object(
+  {
+    entity_id: Type.String({ minLength: 1, maxLength: MAX_ENTITY_ID_CHARS }),
+    acs_urls: Type.Array(Type.String({ maxLength: 2048 })),
+    name_id_format: Type.Optional(Type.Enum([...NAME_ID_FORMATS])),
+    signing_certificate: Type.Optional(
+      Type.Union([Type.String({ maxLength: MAX_CERTIFICATE_CHARS }), Type.Null()]),
+    ),
+    attributes: Type.Optional(Type.Array(Type.Enum([...SAML_ATTRIBUTES]))),
+  },
+  { additionalProperties: false },
+);
+export type SamlSettingsInput = CamelKeys<Static<typeof SamlSettingsBody>>;
+
+/** The settings as the administration API shows them. */
+export const SamlSettingsView = Type.Object(
+  {
+    entity_id: Type.String(),
+    acs_urls: Type.Array(Type.String()),
+    name_id_format: Type.Enum([...NAME_ID_FORMATS]),
+    signing_certificate: Type.Union([Type.String(), Type.Null()]),
+    attributes: Type.Array(Type.Enum([...SAML_ATTRIBUTES])),
+  },
+  { additionalProperties: false },
+);
 
 export interface SamlSettings {
   entityId: string;

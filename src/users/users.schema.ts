@@ -125,7 +125,7 @@ export const USER_ROUTES = {
     summary: 'List users',
     tags,
     querystring: UserListQuery,
-    response: { 200: UserPage, ...problems(400) },
+    response: { 200: UserPage },
   },
   read: { summary: 'Read a user', tags, params: UserParams, response: { 200: UserView } },
   update: {

@@ -80,6 +80,12 @@ export function bytesString(maxBytes: number, opts: { minLength?: number; patter
   return s;
 }
 
+/** A JSON value (a free-form map, say) whose compact JSON text is at most `maxBytes` UTF-8 bytes. */
+export function withMaxJsonBytes<S extends TSchema>(schema: S, maxBytes: number): S {
+  (schema as Annotated)[MAX_BYTES] = maxBytes;
+  return schema;
+}
+
 /** A path parameter naming a resource: a value that cannot be an id is simply not found. */
 export function idParam(pattern: RegExp, notFound: string) {
   const s = Type.String({ pattern: pattern.source });
@@ -254,7 +260,10 @@ function plainDecoder(s: Annotated & Json): Decoder<unknown> {
     case 'boolean':
       return boolean();
     case undefined:
-      if (Object.keys(s).length === 0) return unknownJson();
+      if (Object.keys(s).length === 0) {
+        const maxBytes = (s as Annotated)[MAX_BYTES];
+        return unknownJson(maxBytes === undefined ? {} : { maxBytes });
+      }
   }
   throw new Error(`route schema: unsupported schema ${JSON.stringify(s)}`);
 }
@@ -265,7 +274,11 @@ function objectDecoder(s: Json): Decoder<unknown> {
   if (!props && pattern) {
     const [value] = Object.values(pattern);
     const maxEntries = num(s.maxProperties);
-    return record(decoderFor(value as TSchema), maxEntries === undefined ? {} : { maxEntries });
+    const maxBytes = (s as Annotated)[MAX_BYTES];
+    return record(decoderFor(value as TSchema), {
+      ...(maxEntries === undefined ? {} : { maxEntries }),
+      ...(maxBytes === undefined ? {} : { maxBytes }),
+    });
   }
   const required = new Set((s.required as string[] | undefined) ?? []);
   const shape: Record<string, Decoder<unknown>> = {};
@@ -276,6 +289,10 @@ function objectDecoder(s: Json): Decoder<unknown> {
   }
   return object(shape);
 }
+
+/** decoderFor with the type the schema gives (camelCase members), for a body read elsewhere too. */
+export const schemaDecoder = <S extends TSchema>(schema: S): Decoder<CamelKeys<Static<S>>> =>
+  decoderFor(schema) as Decoder<CamelKeys<Static<S>>>;
 
 /** The body as the handler receives it: decoded, or the body's problem thrown. */
 export function bodyReader(schema: RouteSchema): (body: unknown) => unknown {
