@@ -35,7 +35,8 @@ describe('edge › OpenAPI document', () => {
     assert.equal(body['application/json']?.schema.additionalProperties, false);
     const responses = create.responses as Record<string, Json>;
     assert.ok(responses['201'] && responses['422'], 'the declared answers are listed');
-    assert.deepEqual((responses['422']?.content as Json)['application/problem+json'], {
+    const refused = responses['422'] as Json;
+    assert.deepEqual((refused.content as Json)['application/problem+json'], {
       schema: { $ref: '#/components/schemas/Problem' },
     });
   });
