@@ -30,6 +30,7 @@ const TIERS = [
       'service-principals': ['audit', 'events', 'realms', 'roles', 'clients', 'organizations'],
       relationships: ['audit', 'events', 'realms', 'roles'],
       webhooks: ['audit', 'events', 'realms', 'roles'],
+      hooks: ['audit', 'events', 'realms', 'roles', 'webhooks'],
       'identity-providers': ['audit', 'events', 'realms', 'mfa', 'users', 'sessions', 'roles', 'organizations'],
       access: [
         'realms',
@@ -63,6 +64,7 @@ const TIERS = [
       scim: [],
       reviews: [],
       bulk: [],
+      workflows: ['bulk'],
       recovery: [],
     },
   },

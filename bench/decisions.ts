@@ -160,8 +160,8 @@ export async function seedDecisions(o: {
         now,
       );
       await tx.query(
-        `insert into sessions (realm_id, id, user_id, auth_time, amr, acr, mfa, created_at, last_seen_at, idle_expires_at, absolute_expires_at)
-         values ($1, $2, $3, $4, '{pwd,otp}', 'mfa', true, $4, $4, $4::timestamptz + interval '12 hours', $4::timestamptz + interval '12 hours')`,
+        `insert into sessions (realm_id, id, user_id, auth_time, amr, acr, mfa, created_at, last_seen_at, idle_seconds, idle_expires_at, absolute_expires_at)
+         values ($1, $2, $3, $4, '{pwd,otp}', 'mfa', true, $4, $4, 43200, $4::timestamptz + interval '12 hours', $4::timestamptz + interval '12 hours')`,
         [rid, sessionId, callerId, now],
       );
     });

@@ -408,10 +408,10 @@ export async function seedDatabase(url: string, rootKeyFile: string): Promise<Se
       }
       await db.query(
         `insert into sessions (realm_id, id, user_id, cookie_digest, auth_time, amr, acr, mfa, created_at, last_seen_at,
-           idle_expires_at, absolute_expires_at, revoked_at, revoked_reason)
+           idle_seconds, idle_expires_at, absolute_expires_at, revoked_at, revoked_reason)
          select $1, s.id, s.uid, encode(sha256(convert_to(s.id, 'UTF8')), 'hex'),
                 $2::timestamptz - make_interval(secs => s.age), '{pwd}', 'basic', false,
-                $2::timestamptz - make_interval(secs => s.age), $2::timestamptz - make_interval(secs => s.age),
+                $2::timestamptz - make_interval(secs => s.age), $2::timestamptz - make_interval(secs => s.age), 7200,
                 case when s.live then $2::timestamptz + interval '2 hours' else $2::timestamptz - make_interval(secs => s.age) + interval '30 minutes' end,
                 case when s.live then $2::timestamptz + interval '12 hours' else $2::timestamptz - make_interval(secs => s.age) + interval '12 hours' end,
                 case when s.live then null else $2::timestamptz - make_interval(secs => s.age) + interval '10 minutes' end,

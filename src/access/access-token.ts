@@ -56,6 +56,11 @@ export interface AccessTokenInput {
   grantClientId?: string | null;
   /** Support access: the grant the token acts under (docs/support-access.md). */
   supportGrantId?: string | null;
+  /**
+   * Claims a before_token_issuance hook added (docs/hooks.md); already cleared of protected
+   * names, and written under the service's own claims, so none of these can replace one.
+   */
+  extraClaims?: Readonly<Record<string, unknown>> | null;
 }
 
 /** The claims set, snake_case as it appears in the JWT and in introspection responses. */
@@ -145,7 +150,7 @@ export async function signAccessToken(
   now: Date,
 ): Promise<SignedAccessToken> {
   const claims = accessTokenClaims(input, now);
-  return { token: await signJwt(signer, ACCESS_TOKEN_TYP, { ...claims }), claims };
+  return { token: await signJwt(signer, ACCESS_TOKEN_TYP, { ...input.extraClaims, ...claims }), claims };
 }
 
 export interface OpaqueAccessToken {

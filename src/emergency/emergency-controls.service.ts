@@ -4,6 +4,7 @@
 // emergency carrying the emergency_action signal, all in one transaction.
 import { inChange, type Recorder } from '../audit/index.ts';
 import { GRANT, setClientStateInTx } from '../clients/index.ts';
+import { setHookStateInTx } from '../hooks/index.ts';
 import { setConnectionStateInTx } from '../identity-providers/index.ts';
 import type { Call } from '../kernel/call.ts';
 import { changeOrganizationStateInTx, findOrganization } from '../organizations/index.ts';
@@ -18,6 +19,8 @@ import type { GrantTypeControls } from './grant-type-controls.ts';
 export interface EmergencyDeps {
   db: Db;
   grantTypeControls: GrantTypeControls;
+  /** Realm rows carry the kinds of hooks in use: forgotten after a hook control. */
+  realms: { forget(name?: string): void };
 }
 
 /** The target's state after the control, and whether the control changed it. */
@@ -37,9 +40,11 @@ const APPLY: Record<EmergencyTargetType, Apply> = {
     const before = await setConnectionStateInTx(tx, record, call, c.targetId, state);
     return { state, changed: before !== state };
   },
-  // Hooks do not exist in this release: no id can name one.
-  hook: async () => {
-    throw problem.notFound('no such hook');
+  // A disabled hook is called at none of its points (docs/hooks.md).
+  hook: async (tx, record, call, c) => {
+    const state = c.action === 'disable' ? 'disabled' : 'active';
+    const before = await setHookStateInTx(tx, record, call, c.targetId, state);
+    return { state, changed: before !== state };
   },
   client: async (tx, record, call, c) => {
     const state = c.action === 'disable' ? 'disabled' : 'active';
@@ -102,5 +107,6 @@ export async function applyEmergencyControl(
     return result;
   });
   if (control.targetType === 'grant_type') deps.grantTypeControls.forget(call.realmId);
+  if (control.targetType === 'hook') deps.realms.forget();
   return outcome;
 }

@@ -153,6 +153,16 @@ export const exportWebhooks = (q: Queryable, realmId: string) =>
     realmId,
   );
 
+/** Hooks without their signing secrets. */
+export const exportHooks = (q: Queryable, realmId: string) =>
+  rows(
+    q,
+    `select id, name, kind, url, timeout_ms, failure_mode, client_ids, allow_private_network, state,
+            owner_user_id, created_at
+       from hooks where realm_id = $1 order by id`,
+    realmId,
+  );
+
 /** Identity-provider connections without their client secrets (sealed or referenced). */
 export const exportIdentityProviders = (q: Queryable, realmId: string) =>
   rows(

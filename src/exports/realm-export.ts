@@ -1,7 +1,7 @@
 // The realm data export file (spec doc 2, Realm data export; docs/jobs.md): NDJSON lines
 // {kind, data}, the header first, then the configuration document, then each section in the
 // spec's order, sorted by id, with exactly the fields the spec lists for it. Sections the service
-// has no data model for yet (authorization policies, hooks) have no lines.
+// has no data model for yet (authorization policies) have no lines.
 import type { Queryable } from '../platform/db/db.ts';
 import * as read from './realm-export.repo.ts';
 
@@ -240,6 +240,9 @@ const identityProviders = async (q: Queryable, realmId: string): Promise<Data[]>
     created_at: iso(p.created_at),
   }));
 
+const hooks = async (q: Queryable, realmId: string): Promise<Data[]> =>
+  (await read.exportHooks(q, realmId)).map((h) => ({ ...h, created_at: iso(h.created_at) }));
+
 const none = async (): Promise<Data[]> => [];
 
 /** The reader of each section; each is read on its own, not from one snapshot (spec doc 2). */
@@ -256,7 +259,7 @@ export const SECTION_READERS: Record<RealmExportSection, (q: Queryable, realmId:
     service_principal: servicePrincipals,
     identity_provider: identityProviders,
     webhook: webhooks,
-    hook: none,
+    hook: hooks,
   };
 
 export const ndjsonLine = (kind: string, data: unknown): string => `${JSON.stringify({ kind, data })}\n`;

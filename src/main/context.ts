@@ -167,6 +167,13 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const keyStore = new KeyStore(db, root, clock);
   const mailer = await buildMailer(config, env, opts.announceMail ?? (() => {}));
   const sms = await buildSmsSender(config, env, opts.announceMail ?? (() => {}));
+  const realms = new RealmCache(db, clock);
+  const deliveryPolicy = {
+    environment: config.environment,
+    egressAllowlist: config.delivery.egressAllowlist,
+    allowPrivateWebhooks: config.delivery.allowPrivateWebhooks,
+    allowedDestinations: config.privacy.residency.allowedDestinations,
+  };
   return {
     config,
     db,
@@ -178,7 +185,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     metrics,
     detachSignals,
     keyStore,
-    realms: new RealmCache(db, clock),
+    realms,
     grantTypeControls: new GrantTypeControls(db, clock),
     maintenance: new MaintenanceGate(db, clock, log),
     tokenVerifier: new AccessTokenVerifier({
@@ -237,16 +244,16 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       log,
       () => clock.now(),
     ),
-    webhooks: {
+    webhooks: { db, keyring: root, resolver, policy: deliveryPolicy },
+    hookAdmin: { db, keyring: root, resolver, policy: deliveryPolicy, realms },
+    hooks: {
       db,
       keyring: root,
-      resolver,
-      policy: {
-        environment: config.environment,
-        egressAllowlist: config.delivery.egressAllowlist,
-        allowPrivateWebhooks: config.delivery.allowPrivateWebhooks,
-        allowedDestinations: config.privacy.residency.allowedDestinations,
-      },
+      outbound,
+      policy: deliveryPolicy,
+      clock,
+      log,
+      countCall: (kind, outcome) => metrics.hookCalls.inc({ kind, outcome }),
     },
   };
 }

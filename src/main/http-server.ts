@@ -14,6 +14,7 @@ import { registerDecisionRoutes } from '../decisions/decisions.routes.ts';
 import { registerEmergencyRoutes } from '../emergency/emergency.routes.ts';
 import { registerExportRoutes } from '../exports/exports.routes.ts';
 import { registerGroupRoutes } from '../groups/groups.routes.ts';
+import { registerHookRoutes } from '../hooks/hooks.routes.ts';
 import { registerConnectionRoutes } from '../identity-providers/connections.routes.ts';
 import { registerLinkedIdentityRoutes } from '../identity-providers/linked-identities.routes.ts';
 import { registerTransferRoutes } from '../identity-providers/transfers.routes.ts';
@@ -71,6 +72,7 @@ import { registerMeAccountRoutes } from '../users/me-account.routes.ts';
 import { registerMeSecurityRoutes } from '../users/me-security.routes.ts';
 import { registerUserRoutes } from '../users/users.routes.ts';
 import { registerWebhookRoutes } from '../webhooks/webhooks.routes.ts';
+import { registerWorkflowRoutes } from '../workflows/workflows.routes.ts';
 import { registerBuiltinUi } from './builtin-ui.routes.ts';
 import type { AppContext } from './context.ts';
 
@@ -133,6 +135,7 @@ export function buildPublicApp(ctx: AppContext, mutualTls?: { cert: Buffer; key:
   registerSamlIdpRoutes(app, ctx);
   registerClientRoutes(app, ctx);
   registerAccessReviewRoutes(app, ctx);
+  registerWorkflowRoutes(app, ctx);
   registerUserBulkRoutes(app, ctx);
   registerAssistedRecoveryRoutes(app, ctx);
   registerWorkloadFederationRoutes(app, ctx);
@@ -168,6 +171,7 @@ export function buildPublicApp(ctx: AppContext, mutualTls?: { cert: Buffer; key:
   registerUserImportRoutes(app, ctx);
   registerMigrationPlanRoutes(app, ctx);
   registerWebhookRoutes(app, ctx);
+  registerHookRoutes(app, ctx);
   registerAuditRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);
   registerSessionEventRoutes(app, ctx);

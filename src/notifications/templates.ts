@@ -13,7 +13,8 @@ export type TemplateName =
   | 'recovery_scheduled'
   | 'recovery_setup'
   | 'new_sign_in'
-  | 'factor_changed';
+  | 'factor_changed'
+  | 'workflow_message';
 
 export type Locale = 'en' | 'de';
 
@@ -33,6 +34,9 @@ export interface TemplateVars {
   /** factor_changed: which factor, and whether it was added or removed. */
   factor?: 'totp' | 'hotp' | 'webauthn';
   change?: 'added' | 'removed';
+  /** workflow_message: the subject and text an administrator wrote in a workflow's send_mail step. */
+  subject?: string;
+  message?: string;
 }
 
 const FACTOR_EN = { totp: 'An authenticator app', hotp: 'An HOTP token', webauthn: 'A passkey' } as const;
@@ -48,6 +52,9 @@ interface Text {
 }
 
 type Render = (v: TemplateVars) => Text;
+
+/** An administrator's own words, the same in every locale. */
+const workflowMessage: Render = (v) => ({ subject: v.subject ?? v.realm, lines: [v.message ?? ''] });
 
 const en: Record<TemplateName, Render> = {
   login_code: (v) => ({
@@ -132,6 +139,7 @@ const en: Record<TemplateName, Render> = {
       `If this was you, nothing needs doing. If not, change your password at once and review your account's factors.`,
     ],
   }),
+  workflow_message: (v) => workflowMessage(v),
 };
 
 const de: Record<TemplateName, Render> = {
@@ -217,6 +225,7 @@ const de: Record<TemplateName, Render> = {
       `Falls Sie das waren, ist nichts zu tun. Falls nicht, ändern Sie sofort Ihr Passwort und prüfen Sie die Faktoren Ihres Kontos.`,
     ],
   }),
+  workflow_message: (v) => workflowMessage(v),
 };
 
 const LOCALES: Record<Locale, Record<TemplateName, Render>> = { en, de };

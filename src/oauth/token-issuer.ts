@@ -71,6 +71,8 @@ export interface AccessTokenRequest {
   supportGrantId?: string | null;
   /** The key the token is bound to (DPoP `jkt`). */
   cnf?: Confirmation | null;
+  /** What before_token_issuance hooks added (JWT access tokens only; docs/hooks.md). */
+  extraClaims?: Readonly<Record<string, unknown>> | null;
 }
 
 export interface IssuedAccessToken {
@@ -109,6 +111,7 @@ export async function issueAccessToken(
     grantClientId: r.grantClientId ?? null,
     supportGrantId: r.supportGrantId ?? null,
     cnf: r.cnf ?? null,
+    extraClaims: r.extraClaims ?? null,
   };
   if (settings.confirmation && !input.cnf) input.cnf = settings.confirmation;
   if (r.target.resource.tokenFormat === 'jwt') {

@@ -54,7 +54,11 @@ export type IdPrefix =
   | 'iat'
   | 'ssf'
   | 'wlf'
-  | 'arv';
+  | 'arv'
+  | 'wfl'
+  | 'wrn'
+  | 'hok'
+  | 'hkc';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -86,7 +86,7 @@ export class Metrics {
   readonly rateLimited: CappedCounter<'surface'>;
   /** Outbound deliveries by channel (webhook, notification, backchannel_logout) and outcome; worker only. */
   readonly deliveries: CappedCounter<'channel' | 'outcome'>;
-  /** Calls to realm hooks by kind and outcome (docs/operations.md: no hook kinds exist yet). */
+  /** Calls to realm hooks by kind and outcome (docs/hooks.md: both bounded enumerations). */
   readonly hookCalls: CappedCounter<'kind' | 'outcome'>;
   /** SCIM requests (docs/scim.md) by resource type, method and outcome: bounded enumerations. */
   readonly directoryScimRequests: CappedCounter<'resource' | 'method' | 'outcome'>;

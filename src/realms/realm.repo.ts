@@ -7,6 +7,8 @@ export interface RealmRow {
   state: 'active' | 'suspended';
   policy_revision: number;
   created_at: Date;
+  /** Kinds with an active hook in the realm (migrations/0055_hooks.sql); absent where not read. */
+  hook_kinds?: string[];
 }
 
 export const findRealmByName = (q: Queryable, name: string) =>

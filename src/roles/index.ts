@@ -3,6 +3,7 @@
 // (docs/architecture.md, import rules).
 
 export type { AdminChange } from './admin-call.ts';
+export { etagOf, ifMatchSatisfied } from './admin-call.ts';
 export { deleteAssignmentsOfSubject, heldRoleIds } from './assignments.repo.ts';
 export { unassignRole } from './assignments.service.ts';
 export { assignRealmRole, findRoleByName, insertBuiltinRoles } from './builtin-roles.repo.ts';

@@ -28,6 +28,8 @@ export const REALM_PERMISSIONS = [
   'realm.emergency',
   'realm.webhooks.read',
   'realm.webhooks.write',
+  'realm.hooks.read',
+  'realm.hooks.write',
   'realm.audit.export',
   'realm.audit.legal_hold',
   'realm.audit.correct',
@@ -41,6 +43,8 @@ export const REALM_PERMISSIONS = [
   'realm.relationships.read',
   'realm.relationships.write',
   'realm.access_reviews.manage',
+  'realm.workflows.read',
+  'realm.workflows.write',
 ] as const;
 
 /**

@@ -28,6 +28,7 @@ import { evaluate } from './next-actions.ts';
 import type { Evaluation, Facts } from './next-actions.types.ts';
 import { withOrganization } from './organization-rules.ts';
 import { notePresentedToken, rememberDeviceDays } from './remembered-device.ts';
+import { notifySignedIn } from './sign-in-hooks.ts';
 import { noticeNewSignIn } from './sign-in-notice.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import { findTransaction, lockTransaction, type StoredTx, saveTransaction } from './signin.repo.ts';
@@ -257,6 +258,7 @@ async function runStepUnpadded(
   });
   if (result.expired)
     throw new Problem(409, 'conflict', 'the transaction is expired', { transaction_status: 'expired' });
+  await notifySignedIn(app, result.tx, realm.hook_kinds);
   // Completed right after an account-wide revocation in this second: the code's tokens would be
   // revoked with it, so the answer that hands the code out waits for the next second (complete.ts).
   if (result.tokensLiveFrom) await waitUntil(app.clock, result.tokensLiveFrom);

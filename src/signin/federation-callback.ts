@@ -28,6 +28,7 @@ import { loadAll, settle } from './advance.ts';
 import { applyUpstreamIdentity, type FederatedResult, noteOutage } from './federation-signin.ts';
 import { loginUiOf } from './login-ui.ts';
 import type { StoredSamlOutcome } from './saml-acs.ts';
+import { notifySignedIn } from './sign-in-hooks.ts';
 import type { SigninDeps } from './signin.deps.ts';
 import { findTransaction, lockTransaction, saveTransaction } from './signin.repo.ts';
 import type { SigninTx } from './transaction.ts';
@@ -206,6 +207,7 @@ export async function handleCallback(app: SigninDeps, input: CallbackInput): Pro
   if (!done) return problemAnswer(409, 'transaction_ended', locale);
   if (mixUp) return problemAnswer(400, 'wrong_connection', locale);
   const t = done.tx;
+  await notifySignedIn(app, t, realm.hook_kinds);
   if (t.mode === 'headless') return { kind: 'done', status: t.status, locale };
   if (t.status !== 'pending' && t.redirectTo)
     return {

@@ -1,6 +1,7 @@
 // What the sign-in flow needs from the running process; main/ builds it (ARCHITECTURE, tier 5).
 import type { GrantTypeControls } from '../emergency/grant-type-controls.ts';
 import type { UpstreamClient } from '../federation/upstream-client.ts';
+import type { HookCallDeps } from '../hooks/index.ts';
 import type { KeyStore } from '../keys/key-store.ts';
 import type { FidoMetadata } from '../mfa/index.ts';
 import type { Clock } from '../platform/clock.ts';
@@ -34,6 +35,8 @@ export interface SigninDeps {
   grantTypeControls: GrantTypeControls;
   /** The relying party of federation: upstream requests, callbacks, circuits and caches. */
   upstream: UpstreamClient;
+  /** Calls the realm's synchronous hooks, outside any transaction (docs/hooks.md). */
+  hooks: HookCallDeps;
 }
 
 export interface ChallengeProvider {

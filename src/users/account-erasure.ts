@@ -126,6 +126,7 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
   ownerCleared('projects', 'project'),
   ownerCleared('service_principals', 'principal'),
   ownerCleared('webhook_subscriptions', 'subscription'),
+  ownerCleared('hooks', 'hook'),
   ownerCleared('identity_providers', 'identity provider connection'),
   {
     table: 'users',
@@ -156,6 +157,18 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     columns: ['user_id', 'decided_by'],
     disposition: 'kept',
     why: 'the evidence of an access review: ids and decisions only, the audit trail of who kept what',
+  },
+  {
+    table: 'workflows',
+    columns: ['run_as_id'],
+    disposition: 'kept',
+    why: "whose authority a lifecycle workflow's steps use (an id, as the audit trail keeps it); without a live account the steps are refused",
+  },
+  {
+    table: 'workflow_runs',
+    columns: ['user_id'],
+    disposition: 'kept',
+    why: 'the history of lifecycle workflow runs: ids and step outcomes only, like the audit records they match',
   },
   {
     table: 'oauth_grants',

@@ -33,7 +33,7 @@ import {
   type SubscriptionState,
   updateSubscription,
 } from './subscriptions.repo.ts';
-import { type DeliveryPolicy, destinationProblem, operatorAllowsPrivate } from './webhook-destination.ts';
+import { assertDestination, type DeliveryPolicy } from './webhook-destination.ts';
 import { newWebhookSecret } from './webhook-signature.ts';
 import type { SubscriptionInput, SubscriptionPatch } from './webhooks.decode.ts';
 
@@ -87,24 +87,8 @@ async function requireSubscription(
 }
 
 /** The rules of the whole subscription, checked at creation and on every change beyond state. */
-async function validate(
-  deps: WebhookDeps,
-  s: Pick<SubscriptionInput, 'destinationUrl' | 'allowPrivateNetwork'>,
-): Promise<void> {
-  if (s.allowPrivateNetwork && !operatorAllowsPrivate(deps.policy))
-    throw problem.validation(
-      [
-        {
-          field: 'allow_private_network',
-          code: 'not_allowed',
-          detail: 'the operator does not allow private egress',
-        },
-      ],
-      'the operator does not allow private egress',
-    );
-  const p = await destinationProblem(s.destinationUrl, deps.policy, s.allowPrivateNetwork, deps.resolver);
-  if (p) throw problem.validation([{ field: 'destination_url', code: p.code, detail: p.detail }], p.detail);
-}
+const validate = (deps: WebhookDeps, s: Pick<SubscriptionInput, 'destinationUrl' | 'allowPrivateNetwork'>) =>
+  assertDestination(deps, s.destinationUrl, s.allowPrivateNetwork, 'destination_url');
 
 export interface CreatedSubscription {
   row: SubscriptionRow;

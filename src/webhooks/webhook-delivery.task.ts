@@ -31,7 +31,7 @@ import {
 } from './subscriptions.repo.ts';
 import { secretAad } from './subscriptions.service.ts';
 import { type DeliveryPolicy, guardFor, residencyProblem } from './webhook-destination.ts';
-import { signatureHeader } from './webhook-signature.ts';
+import { openSigningSecrets, signatureHeader } from './webhook-signature.ts';
 
 export const USER_AGENT = 'ProudAuth-Webhooks/1';
 const CLAIM_BATCH = 20;
@@ -60,15 +60,12 @@ export interface WebhookDeliveryDeps {
 /** Secrets that sign now: the current one, and the previous one during its 24 hours. */
 export function signingSecrets(keyring: RootKeyring, s: SubscriptionRow, now: Date): string[] {
   if (s.secret_sealed === null) throw new Error('the subscription was deleted and has no secret');
-  const aad = secretAad(s.realm_id, s.id);
-  const out = [keyring.decrypt('webhook-secret', s.secret_sealed, aad).toString('utf8')];
-  if (
-    s.previous_secret_sealed &&
-    s.previous_secret_expires_at &&
-    new Date(s.previous_secret_expires_at) > now
-  )
-    out.push(keyring.decrypt('webhook-secret', s.previous_secret_sealed, aad).toString('utf8'));
-  return out;
+  const sealed = {
+    current: s.secret_sealed,
+    previous: s.previous_secret_sealed,
+    previousUntil: s.previous_secret_expires_at,
+  };
+  return openSigningSecrets(keyring, 'webhook-secret', sealed, secretAad(s.realm_id, s.id), now);
 }
 
 function categoryOf(r: OutboundResult): { category: AttemptCategory; status: number | null } {

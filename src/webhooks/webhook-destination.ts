@@ -5,6 +5,7 @@
 // guard at every connection, by the outbound client).
 import { isIP } from 'node:net';
 import type { Environment } from '../platform/config/settings.ts';
+import { problem } from '../platform/http/problem.ts';
 import { EgressGuard, type EgressPolicy, STRICT_EGRESS } from '../platform/net/egress-guard.ts';
 import type { Resolver } from '../platform/net/outbound-http.ts';
 import { residencyAllows } from '../platform/net/residency.ts';
@@ -96,4 +97,29 @@ export async function destinationProblem(
       return { code: 'egress_denied', detail: `the destination resolves to a refused address (${v.reason})` };
   }
   return null;
+}
+
+/**
+ * The whole rule as a request's 422: private egress asked for where the operator allows none, or
+ * the destination's problem, named on `field` (a subscription's destination_url, a hook's url).
+ */
+export async function assertDestination(
+  deps: { policy: DeliveryPolicy; resolver: Resolver },
+  raw: string,
+  allowPrivateNetwork: boolean,
+  field: string,
+): Promise<void> {
+  if (allowPrivateNetwork && !operatorAllowsPrivate(deps.policy))
+    throw problem.validation(
+      [
+        {
+          field: 'allow_private_network',
+          code: 'not_allowed',
+          detail: 'the operator does not allow private egress',
+        },
+      ],
+      'the operator does not allow private egress',
+    );
+  const p = await destinationProblem(raw, deps.policy, allowPrivateNetwork, deps.resolver);
+  if (p) throw problem.validation([{ field, code: p.code, detail: p.detail }], p.detail);
 }

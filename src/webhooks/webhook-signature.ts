@@ -2,6 +2,7 @@
 // of 32 random bytes; each signature is HMAC-SHA-256 over `<id>.<timestamp>.<body>` and travels as
 // `v1,<base64>`, several separated by spaces while a rotated secret is still honoured.
 import { createHmac, randomBytes } from 'node:crypto';
+import type { KeyPurpose, RootKeyring } from '../platform/crypto/keyring.ts';
 
 export const SECRET_PREFIX = 'whsec_';
 
@@ -31,4 +32,25 @@ export function signatureHeader(
   body: string,
 ): string {
   return secrets.map((s) => signOne(s, id, timestamp, body)).join(' ');
+}
+
+/** The sealed secrets of a row that signs: the current one and, for a while, the one before it. */
+export interface SealedSecrets {
+  current: string;
+  previous: string | null;
+  previousUntil: Date | string | null;
+}
+
+/** Secrets that sign now, the current one first; the previous one only until its time. */
+export function openSigningSecrets(
+  keyring: RootKeyring,
+  purpose: KeyPurpose,
+  sealed: SealedSecrets,
+  aad: string,
+  now: Date,
+): string[] {
+  const out = [keyring.decrypt(purpose, sealed.current, aad).toString('utf8')];
+  if (sealed.previous && sealed.previousUntil && new Date(sealed.previousUntil) > now)
+    out.push(keyring.decrypt(purpose, sealed.previous, aad).toString('utf8'));
+  return out;
 }

@@ -20,7 +20,7 @@ import { createRealm } from '../../src/setup/realm.service.ts';
 import type { UserRow } from '../../src/users/users.repo.ts';
 import { createUser, type NewUser } from '../../src/users/users.service.ts';
 import { testKeyMaterial } from './key-pool.ts';
-import { checkResponses, type Conformance } from './response-conformance.ts';
+import { type Conformance, checkResponses } from './response-conformance.ts';
 import { fileDatabase } from './test-db.ts';
 
 /** A fixed test root key: tests must never depend on a key in the environment. */

@@ -53,6 +53,8 @@ import {
   fanOutToWebhooks,
   type WebhookDeliveryDeps,
 } from '../../webhooks/index.ts';
+import { startEventRuns } from '../../workflows/workflow-triggers.ts';
+import { runWorkflows } from '../../workflows/workflows.task.ts';
 import { WORKER_ID } from './scheduler.ts';
 
 export type WorkerDeps = KeyLifecycleDeps &
@@ -87,11 +89,12 @@ export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [
 
 export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'keys.lifecycle', intervalMs: 60_000, run: runKeyLifecycle },
-  // Committed events fan out to webhook subscriptions in the dispatch transaction.
+  // Committed events fan out to webhook subscriptions and start the runs of lifecycle workflows
+  // waiting for them (docs/workflows.md), in the dispatch transaction.
   {
     name: 'outbox.dispatch',
     intervalMs: 1_000,
-    run: (deps, now) => dispatchOutboxTo(deps, now, [fanOutToWebhooks]),
+    run: (deps, now) => dispatchOutboxTo(deps, now, [fanOutToWebhooks, startEventRuns]),
   },
   { name: 'outbox.cleanup', intervalMs: 3_600_000, run: cleanupOutbox },
   { name: 'signin.cleanup', intervalMs: 600_000, run: cleanupSignin },
@@ -111,6 +114,8 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'jobs.purge', intervalMs: 600_000, run: purgeJobResults },
   // document 2, Limits: access reviews closed 20 at a time every 30 seconds (docs/access-reviews.md).
   { name: 'access_reviews.close', intervalMs: 30_000, run: closeDueReviews },
+  // document 2, Limits: lifecycle workflows, 20 workflows a pass (docs/workflows.md).
+  { name: 'workflows.run', intervalMs: 30_000, run: runWorkflows },
   // Every worker sends; each message is claimed under its own lease (notifications/).
   { name: 'notifications.send', intervalMs: 1_000, lease: false, run: sendNotificationsTask(WORKER_ID) },
   { name: 'notifications.cleanup', intervalMs: 3_600_000, run: cleanupNotifications },

@@ -18,6 +18,7 @@ import {
   type TokenResponse,
 } from './grant-context.ts';
 import { isRecoveryRestricted, restrictedAudienceError } from './recovery-restriction.ts';
+import { type TokenSubject, withTokenHooks } from './token-hooks.ts';
 import { chooseAudience, startRefreshFamily, type UserGrant, userTokens } from './user-tokens.ts';
 
 interface CodeRow {
@@ -55,12 +56,21 @@ interface SessionFacts {
   recovery_restricted: boolean;
 }
 
-export async function authorizationCodeGrant(g: GrantContext): Promise<TokenResponse> {
-  const code = requiredParam(g, 'code');
-  const redirectUri = requiredParam(g, 'redirect_uri');
-  const verifier = param(g, 'code_verifier');
+export async function authorizationCodeGrant(base: GrantContext): Promise<TokenResponse> {
+  const code = requiredParam(base, 'code');
+  const redirectUri = requiredParam(base, 'redirect_uri');
+  const verifier = param(base, 'code_verifier');
   if (verifier === null) throw oauthError.invalidRequest('code_verifier is required');
-  const requested = resourceParam(g);
+  const requested = resourceParam(base);
+  // An unspent code of this client names the user; anything else is refused below, hook or not.
+  const g = await withTokenHooks(base, 'authorization_code', () =>
+    maybeOne<TokenSubject>(
+      base.app.db,
+      `select user_id, scopes, org_id from authorization_codes
+        where realm_id = $1 and code_digest = $2 and client_id = $3 and consumed_at is null`,
+      [base.realm.id, digestToken(code), base.caller.client.client_id],
+    ),
+  );
 
   const outcome = await g.app.db.tx(async (tx) => {
     const row = await maybeOne<CodeRow>(

@@ -2,6 +2,7 @@
 import type { Confirmation } from '../../access/access-token.ts';
 import type { AuthenticatedClient } from '../../clients/client-auth.ts';
 import { singleParam } from '../../clients/client-auth-request.ts';
+import type { TokenClaims } from '../../hooks/index.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { parseScopeParam } from '../../kernel/scope.ts';
 import type { Signer } from '../../keys/key-store.ts';
@@ -23,6 +24,8 @@ export interface GrantContext {
   prefetched?: ServicePrefetch | null;
   /** The key thumbprint of the request's DPoP proof (RFC 9449 section 5); null without one. */
   dpopJkt?: string | null;
+  /** What the realm's before_token_issuance hooks added, called before the grant's transaction. */
+  hookClaims?: TokenClaims | null;
 }
 
 /** RFC 6749 section 5.1 (and RFC 8693 section 2.2.1 for issued_token_type). */

@@ -8,6 +8,7 @@ import { oauthError } from '../../kernel/oauth-error.ts';
 import { maybeOne, type Tx } from '../../platform/db/db.ts';
 import {
   addToken,
+  findFamilyByToken,
   isRefreshTokenShape,
   liveSessionSql,
   lockByToken,
@@ -27,6 +28,7 @@ import {
   type TokenResponse,
 } from './grant-context.ts';
 import { isRecoveryRestricted, restrictedAudienceError } from './recovery-restriction.ts';
+import { withTokenHooks } from './token-hooks.ts';
 import { chooseAudience, type UserGrant, userTokens } from './user-tokens.ts';
 
 interface Liveness {
@@ -38,11 +40,16 @@ interface Liveness {
   session_restricted: boolean | null;
 }
 
-export async function refreshTokenGrant(g: GrantContext): Promise<TokenResponse> {
-  const presented = requiredParam(g, 'refresh_token');
-  const requestedScopes = scopeParam(g);
-  const requested = resourceParam(g);
+export async function refreshTokenGrant(base: GrantContext): Promise<TokenResponse> {
+  const presented = requiredParam(base, 'refresh_token');
+  const requestedScopes = scopeParam(base);
+  const requested = resourceParam(base);
   if (!isRefreshTokenShape(presented)) throw oauthError.invalidGrant('unknown refresh token');
+  const g = await withTokenHooks(base, 'refresh_token', async () => {
+    const f = await findFamilyByToken(base.app.db, base.realm.id, presented);
+    if (!f || f.revoked_at !== null || f.client_id !== base.caller.client.client_id) return null;
+    return { user_id: f.user_id, scopes: requestedScopes ?? f.scopes, org_id: f.org_id };
+  });
 
   const outcome = await g.app.db.tx(async (tx) => {
     const found = await lockByToken(tx, g.realm.id, presented);

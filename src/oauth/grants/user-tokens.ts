@@ -4,6 +4,7 @@
 // set; transient sessions never get one). Every token of a
 // grant in an organization carries its org_id, whatever the resource.
 
+import { withoutProtected } from '../../hooks/index.ts';
 import { BUILTIN_USERINFO, userinfoAudience } from '../../kernel/audiences.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import type { Tx } from '../../platform/db/db.ts';
@@ -122,12 +123,16 @@ export async function userTokens(
       authentication: u.authentication,
       orgId: u.orgId,
       cnf: dpopConfirmation(g),
+      extraClaims: withoutProtected(g.hookClaims?.accessToken),
     },
     g.now,
   );
   const response: Omit<TokenResponse, 'refresh_token'> = accessTokenResponse(access, scopes);
   if (opts.withIdToken && u.scopes.includes('openid')) {
-    const claims = await idTokenScopeClaims(g, tx, u);
+    // A hook's claims first: the scope claims read now, then the protocol claims, override them.
+    const added = withoutProtected(g.hookClaims?.idToken);
+    const scoped = await idTokenScopeClaims(g, tx, u);
+    const claims = Object.keys(added).length > 0 || scoped ? { ...added, ...scoped } : null;
     response.id_token = await issueIdToken(
       g.settings,
       g.signer,

@@ -4,6 +4,7 @@
 // when registration.require_email_verification (default true) asks for it. Event user.created
 // with created_via registration. An address that has an account gets the same answer, and its
 // owner a mail (registration-decoy.ts); a taken username is refused (409).
+import { beforeRegistration } from '../../hooks/index.ts';
 import { NO_NUL } from '../../kernel/text.ts';
 import { object, optional, record, string } from '../../platform/http/decode.ts';
 import type { FieldError } from '../../platform/http/problem.ts';
@@ -25,6 +26,8 @@ import {
   requireEmailVerification,
   signInIdentifiers,
 } from '../registration-policy.ts';
+import type { SigninDeps } from '../signin.deps.ts';
+import type { SigninTx } from '../transaction.ts';
 import { withFactor } from '../transitions.ts';
 import { decoyFor, registerTakenAddress } from './registration-decoy.ts';
 import type { Step } from './step.ts';
@@ -45,6 +48,24 @@ export const decodeRegistration = object({
   attributes: optional(record(string({ maxBytes: 1024, pattern: NO_NUL }), { maxEntries: 50 })),
 });
 
+/** A hook's refusal ends the registration before anything is created. */
+async function registrationHooks(app: SigninDeps, t: SigninTx, body: RegistrationBody): Promise<void> {
+  const verdict = await beforeRegistration(app.hooks, {
+    realmId: t.realmId,
+    clientId: t.clientId,
+    data: {
+      transaction_id: t.id,
+      email: body.email,
+      username: body.username ?? null,
+      display_name: body.displayName ?? null,
+    },
+  });
+  if (verdict.kind === 'deny')
+    throw new Problem(403, 'forbidden', verdict.reason ?? 'the realm does not accept this registration');
+  if (verdict.kind === 'unavailable')
+    throw problem.unavailable('a registration hook of the realm did not answer; no account was created');
+}
+
 export const registrationStep: Step<RegistrationBody, PasswordVerifier | null> = {
   path: 'registration',
   // It may mail the owner of a taken address: a send like any other.
@@ -53,11 +74,14 @@ export const registrationStep: Step<RegistrationBody, PasswordVerifier | null> =
   decode: decodeRegistration,
   // A taken address and a new one answer alike, in time too.
   padded: true,
-  // Argon2 before the row lock, as the password step does.
-  prepare: (app, _t, body) =>
-    body.password !== undefined && body.password.length >= MIN_PASSWORD_LENGTH
+  // The realm's before_registration hooks, then Argon2, before the row lock and outside any
+  // transaction (docs/hooks.md).
+  prepare: async (app, t, body) => {
+    await registrationHooks(app, t, body);
+    return body.password !== undefined && body.password.length >= MIN_PASSWORD_LENGTH
       ? app.hasher.hash(body.password)
-      : Promise.resolve(null),
+      : null;
+  },
   async run(q, t, body, ctx, verifier) {
     const errors: FieldError[] = [];
     const mode = ctx.facts.signup.mode;

@@ -53,6 +53,8 @@ const ID_PREFIXES = [
   'lid',
   'fxt',
   'iat',
+  'wfl',
+  'hok',
 ];
 
 /**

@@ -154,6 +154,19 @@ const FIELDS: Record<string, string[]> = {
     'state',
     'trust_upstream_mfa',
   ],
+  hook: [
+    'allow_private_network',
+    'client_ids',
+    'created_at',
+    'failure_mode',
+    'id',
+    'kind',
+    'name',
+    'owner_user_id',
+    'state',
+    'timeout_ms',
+    'url',
+  ],
   webhook: [
     'allow_private_network',
     'created_at',
@@ -170,6 +183,7 @@ const FIELDS: Record<string, string[]> = {
 
 const MARK = {
   webhook: 'WEBHOOK-SECRET-MARKER',
+  hook: 'HOOK-SECRET-MARKER',
   provider: 'PROVIDER-SECRET-MARKER',
   providerRef: 'env:PROVIDER_REF_MARKER',
   totp: 'TOTP-SEED-MARKER',
@@ -222,6 +236,16 @@ async function seedRealm(s: OrgSetup) {
     `insert into webhook_subscriptions (realm_id, id, name, destination_url, event_types, secret_sealed, created_at, updated_at)
      values ($1, $2, 'Hook', 'https://hooks.example.com/in', '["user.created"]', $3, $4, $4)`,
     [s.realm.id, newId('whk', now.getTime()), MARK.webhook, now],
+  );
+  // Two hooks inserted out of id order: the lines come sorted by id.
+  await db.query(
+    `insert into hooks (realm_id, id, name, kind, url, timeout_ms, failure_mode, client_ids, secret_sealed,
+       created_at, updated_at)
+     values ($1, $2, 'Claims', 'before_token_issuance', 'https://hooks.example.com/claims', 2000, 'fail_open',
+       '{web-app}', $4, $5, $5),
+            ($1, $3, 'Gate', 'before_registration', 'https://hooks.example.com/gate', 500, 'fail_closed',
+       '{}', $4, $5, $5)`,
+    [s.realm.id, newId('hok', now.getTime() + 1), newId('hok', now.getTime()), MARK.hook, now],
   );
   const providerId = newId('idp', now.getTime());
   await db.query(
@@ -345,6 +369,13 @@ describe('exports › realm data', () => {
     assert.equal(of('project').length, 1);
     assert.equal(of('webhook').length, 1);
     assert.deepEqual(
+      of('hook').map((h) => [h.name, h.kind, h.timeout_ms, h.failure_mode, h.client_ids, h.state]),
+      [
+        ['Gate', 'before_registration', 500, 'fail_closed', [], 'active'],
+        ['Claims', 'before_token_issuance', 2000, 'fail_open', ['web-app'], 'active'],
+      ],
+    );
+    assert.deepEqual(
       of('identity_provider')
         .map((p) => p.alias)
         .sort(),
@@ -355,6 +386,7 @@ describe('exports › realm data', () => {
     const names = memberNames(lines.slice(2).map((l) => l.data));
     for (const n of names) assert.doesNotMatch(n, SECRET_MEMBER, `member ${n}`);
     assert.ok(!file.text.includes(MARK.webhook), 'no webhook signing secret');
+    assert.ok(!file.text.includes(MARK.hook), 'no hook signing secret');
     assert.ok(!file.text.includes(MARK.provider), 'no provider client secret');
     assert.ok(!file.text.includes('PROVIDER_REF_MARKER'), 'no provider secret reference');
     assert.ok(!file.text.includes(MARK.totp), 'no TOTP seed');
