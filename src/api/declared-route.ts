@@ -21,8 +21,11 @@ export interface DeclaredApiCall<S extends RouteSchema> extends ApiCall<ParamsOf
   body: BodyOf<S>;
 }
 
-/** Answers every API route may give: no or a bad token, not allowed, no such realm, overload. */
-const API_PROBLEMS = [401, 403, 404, 503];
+/**
+ * Answers every API route may give: no or a bad token, not allowed, no such realm, an unexpected
+ * failure (a bare internal_error, never details), overload or a database outage.
+ */
+const API_PROBLEMS = [401, 403, 404, 500, 503];
 /** Answers of a route that reads a body: unreadable, too large, not JSON, refused values. */
 const BODY_PROBLEMS = [400, 413, 415, 422];
 

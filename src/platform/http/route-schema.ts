@@ -141,6 +141,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   415: 'invalid_request: the content type is not application/json',
   422: 'validation_failed: each refused member in errors',
   429: 'rate_limited',
+  500: 'internal_error: an unexpected failure, without details',
   503: 'temporarily_unavailable or request_timeout',
 };
 
