@@ -62,6 +62,7 @@ const TIERS = [
       imports: [],
       restore: [],
       scim: [],
+      provisioning: ['scim'],
       reviews: [],
       bulk: [],
       workflows: ['bulk'],

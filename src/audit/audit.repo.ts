@@ -2,6 +2,7 @@
 // whole use case. An entry carrying a security signal also raises a security.alert event.
 import type { EventType } from '../events/catalog.ts';
 import { addEvent, eventInsert, type NewEvent } from '../events/index.ts';
+import { type Companion, together } from '../platform/db/companions.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import type { AuditEntry, SecuritySignal } from './audit.types.ts';
@@ -88,4 +89,29 @@ export async function recordAuditWithEvent<T extends EventType>(
   const params = auditParams(newId('aud', occurredAt.getTime()), e, occurredAt);
   const insert = eventInsert(event, params.length + 1);
   await tx.query(`with audit as (${AUDIT_INSERT}) ${insert.sql}`, [...params, ...insert.params]);
+}
+
+/**
+ * An audit record (and an outbox event, when given) written by the same statement as `main`, an
+ * insert, update or delete whose rows come back, and as `parts`, more writes of the same change (a sign-in's hot path writes each of these with a
+ * change of its own). An entry with a security signal takes recordAudit's way, which adds its
+ * alert, and runs `main` alone.
+ */
+export async function recordAuditAlong<R, T extends EventType = EventType>(
+  tx: Tx,
+  e: AuditEntry,
+  occurredAt: Date,
+  main: Companion,
+  event?: NewEvent<T>,
+  parts: readonly Companion[] = [],
+): Promise<R[]> {
+  if (e.signal) {
+    await recordAudit(tx, e, occurredAt);
+    if (event) await addEvent(tx, event);
+    const alone = together(main, ...parts);
+    return (await tx.query<R>(alone.sql, alone.params)).rows;
+  }
+  const audit = { sql: AUDIT_INSERT, params: auditParams(newId('aud', occurredAt.getTime()), e, occurredAt) };
+  const joined = together(main, ...parts, audit, ...(event ? [eventInsert(event)] : []));
+  return (await tx.query<R>(joined.sql, joined.params)).rows;
 }

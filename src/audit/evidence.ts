@@ -9,8 +9,9 @@
 import type { EventData, EventType } from '../events/catalog.ts';
 import { addEvent } from '../events/index.ts';
 import type { Call } from '../kernel/call.ts';
+import type { Companion } from '../platform/db/companions.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
-import { recordAudit, recordAuditWithEvent } from './audit.repo.ts';
+import { recordAudit, recordAuditAlong, recordAuditWithEvent } from './audit.repo.ts';
 import type { AuditEntry, AuditType } from './audit.types.ts';
 
 /** What an audit record says beyond what the Call supplies. */
@@ -32,6 +33,18 @@ export interface Recorder {
     about: AuditAbout,
     event: { type: T; data: EventData[T] },
   ): Promise<void>;
+  /**
+   * audit (and event, when given) written by the statement of a change the use case makes anyway:
+   * `main`, an insert, update or delete whose returned rows come back, with `parts`, more writes
+   * of the change joined to it (platform/db/companions.ts).
+   */
+  auditAlong<R, T extends EventType = EventType>(
+    type: AuditType,
+    about: AuditAbout,
+    main: Companion,
+    event?: { type: T; data: EventData[T] },
+    parts?: readonly Companion[],
+  ): Promise<R[]>;
 }
 
 /** The recorder of a transaction already open, for `*InTx` variants that compose into larger changes. */
@@ -59,6 +72,15 @@ export function recorder(tx: Tx, call: Call): Recorder {
     event: (type, data, orgId) => addEvent(tx, newEvent(type, data, orgId)),
     auditWithEvent: (type, about, event) =>
       recordAuditWithEvent(tx, entry(type, about), newEvent(event.type, event.data, about.orgId), call.now),
+    auditAlong: (type, about, main, event, parts) =>
+      recordAuditAlong(
+        tx,
+        entry(type, about),
+        call.now,
+        main,
+        event ? newEvent(event.type, event.data, about.orgId) : undefined,
+        parts,
+      ),
   };
 }
 

@@ -4,6 +4,7 @@ import type { JSONWebKeySet } from 'jose';
 import { maybeOne, type Queryable } from '../platform/db/db.ts';
 import type { StoredVerifier } from './client-secrets.ts';
 import type { ClientRow } from './clients.repo.ts';
+import type { StoredTlsClientAuth } from './tls-client-auth.ts';
 
 /**
  * What client authentication reads of a client: enough to prove and check it, nothing a token
@@ -12,6 +13,8 @@ import type { ClientRow } from './clients.repo.ts';
 export interface ClientAuthFacts
   extends Pick<ClientRow, 'realm_id' | 'id' | 'client_id' | 'type' | 'state' | 'token_endpoint_auth_method'> {
   jwks: JSONWebKeySet | null;
+  /** tls_client_auth settings (migration 0058); null for other methods. */
+  tls_client_auth: StoredTlsClientAuth | null;
   secrets: (StoredVerifier & { lastUsedAt: Date | null; expiresAt: Date | null })[];
 }
 
@@ -19,6 +22,7 @@ export interface ClientAuthRow extends ClientRow, ClientAuthFacts {}
 
 interface Raw extends ClientRow {
   jwks: JSONWebKeySet | null;
+  tls_client_auth: StoredTlsClientAuth | null;
   secrets:
     | {
         id: string;
@@ -70,7 +74,8 @@ const CLIENT_ROW_COLUMNS = Object.keys(CLIENT_ROW_MEMBERS);
  */
 export const clientAuthJsonOf = (alias: string, now: string): string =>
   `json_build_object(${CLIENT_ROW_COLUMNS.map((c) => `'${c}', ${alias}.${c}`).join(', ')},
-     'jwks', ${alias}.jwks, 'secrets', ${clientSecretsJson(alias, now)})`;
+     'jwks', ${alias}.jwks, 'tls_client_auth', ${alias}.tls_client_auth,
+     'secrets', ${clientSecretsJson(alias, now)})`;
 
 /**
  * The client with client_id $<clientParam> in realm $1 with its secrets, as one JSON value: a
@@ -83,7 +88,8 @@ export const clientForAuthJson = (clientParam: number, nowParam: number): string
 export const clientAuthFactsJsonOf = (alias: string, now: string): string =>
   `json_build_object('realm_id', ${alias}.realm_id, 'id', ${alias}.id, 'client_id', ${alias}.client_id,
      'type', ${alias}.type, 'state', ${alias}.state, 'token_endpoint_auth_method', ${alias}.token_endpoint_auth_method,
-     'jwks', ${alias}.jwks, 'secrets', ${clientSecretsJson(alias, now)})`;
+     'jwks', ${alias}.jwks, 'tls_client_auth', ${alias}.tls_client_auth,
+     'secrets', ${clientSecretsJson(alias, now)})`;
 
 /** The value clientAuthFactsJsonOf produced. */
 export const clientAuthFactsFrom = (value: unknown): ClientAuthFacts | null => clientAuthRowFrom(value);

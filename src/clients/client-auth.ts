@@ -101,7 +101,7 @@ export async function authenticateClient<C extends ClientAuthFacts = ClientAuthR
   if (!client) throw fail('unknown_client');
   if (presented.method === 'none' && isMtlsMethod(client.token_endpoint_auth_method)) {
     // Only client_id was sent: the client certificate must prove a mutual-TLS client.
-    if (!certificateProves(client, input.certificate ?? null)) throw fail('certificate_mismatch');
+    if (!certificateProves(client, input.certificate ?? null, opts.now)) throw fail('certificate_mismatch');
     checkClient(client, { method: client.token_endpoint_auth_method }, fail);
     return { client, method: client.token_endpoint_auth_method, secretId: null };
   }

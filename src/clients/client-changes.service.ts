@@ -17,7 +17,16 @@ import {
 import type { UpdateClientInput } from './clients.schema.ts';
 import { auditClient, type Change, type ClientsDeps, type ClientView, viewOf } from './clients.service.ts';
 import { registrationStatusOf } from './registration.repo.ts';
+import {
+  checkSamlSettings,
+  findSamlSettings,
+  mergeSamlSettings,
+  presentSamlSettings,
+  type SamlSettings,
+  updateSamlSettings,
+} from './saml-clients.ts';
 import { updateServicePrincipalState } from './service-principals.repo.ts';
+import { mergeTlsInput, tlsInputOf, tlsSettingsOf } from './tls-client-auth-rules.ts';
 
 /** The ETag of a client: its version, bumped by every change. */
 export const etagOf = (record: ClientRecord): string => `"${record.version}"`;
@@ -55,6 +64,9 @@ export async function updateClient(
       if (input[key] !== undefined && input[key] !== value) errors.push({ field, code: 'immutable' });
     }
     const next = mergeSettings(current, input);
+    const tlsGiven = tlsInputOf(input);
+    const tls = tlsGiven ? mergeTlsInput(current.tls_client_auth, tlsGiven) : undefined;
+    if (tls) next.tlsClientAuth = tlsSettingsOf(current.token_endpoint_auth_method, tls);
     const draft: ClientDraft = {
       type: current.type,
       tokenEndpointAuthMethod: current.token_endpoint_auth_method,
@@ -64,18 +76,28 @@ export async function updateClient(
       allowedOrigins: next.allowedOrigins,
       backchannelLogoutUri: input.backchannelLogoutUri,
       jwks: next.jwks,
+      ...(tls ? { tlsClientAuth: tls } : {}),
+      now: c.now,
     };
     const verdict = checkClientDraft(draft, deps.config.environment, {
       redirectUris: input.redirectUris !== undefined,
       postLogoutRedirectUris: input.postLogoutRedirectUris !== undefined,
       allowedOrigins: input.allowedOrigins !== undefined,
       jwks: input.jwks !== undefined,
+      tlsClientAuth: tls !== undefined,
     });
     errors.push(...verdict.errors);
+    const saml = await nextSamlSettings(tx, c.realmId, current, input, deps.config.environment);
+    errors.push(...saml.errors);
     if (errors.length > 0) throw problem.validation(errors);
     next.allowedOrigins = verdict.allowedOrigins;
 
     const changed = changedMembers(current, next);
+    if (saml.next) {
+      if (!(await updateSamlSettings(tx, c.realmId, current.id, saml.next)))
+        throw problem.conflict('another SAML client of this realm has this entity_id');
+      changed.push('saml');
+    }
     if (changed.length > 0) {
       await updateClientSettings(tx, c.realmId, current.id, next, c.now);
       await auditClient(record, 'client.updated', current.id, {
@@ -86,6 +108,24 @@ export async function updateClient(
     }
     return viewOf(tx, c.realmId, clientId, c.now);
   });
+}
+
+/** The SAML settings a PATCH makes (null: unchanged), or why they are refused. */
+async function nextSamlSettings(
+  tx: Tx,
+  realmId: string,
+  current: ClientRecord,
+  input: UpdateClientInput,
+  env: ClientsDeps['config']['environment'],
+): Promise<{ next: SamlSettings | null; errors: FieldError[] }> {
+  if (input.saml === undefined) return { next: null, errors: [] };
+  const before = current.type === 'saml' ? await findSamlSettings(tx, realmId, current.id) : null;
+  if (!before)
+    return { next: null, errors: [{ field: 'saml', code: 'not_allowed', detail: 'only for type saml' }] };
+  const next = mergeSamlSettings(before, input.saml);
+  const errors = checkSamlSettings(next, env);
+  const same = JSON.stringify(presentSamlSettings(next)) === JSON.stringify(presentSamlSettings(before));
+  return { next: errors.length > 0 || same ? null : next, errors };
 }
 
 function settingsOf(r: ClientRecord): ClientSettings {
@@ -104,6 +144,7 @@ function settingsOf(r: ClientRecord): ClientSettings {
     backchannelLogoutUri: r.backchannel_logout_uri,
     backchannelLogoutSessionRequired: r.backchannel_logout_session_required,
     jwks: r.jwks,
+    tlsClientAuth: r.tls_client_auth,
   };
 }
 
@@ -126,6 +167,7 @@ function mergeSettings(r: ClientRecord, p: UpdateClientInput): ClientSettings {
     backchannelLogoutSessionRequired:
       p.backchannelLogoutSessionRequired ?? s.backchannelLogoutSessionRequired,
     jwks: p.jwks ?? s.jwks,
+    tlsClientAuth: s.tlsClientAuth,
   };
 }
 
@@ -147,6 +189,7 @@ function changedMembers(r: ClientRecord, next: ClientSettings): string[] {
     backchannelLogoutUri: 'backchannel_logout_uri',
     backchannelLogoutSessionRequired: 'backchannel_logout_session_required',
     jwks: 'jwks',
+    tlsClientAuth: 'tls_client_auth',
   };
   return (Object.keys(wire) as (keyof ClientSettings)[])
     .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(next[k]))

@@ -32,6 +32,7 @@ import {
   updateRegistration,
 } from './registration.repo.ts';
 import { type RegisteredMetadata, readClientMetadata } from './registration-metadata.ts';
+import { tlsSettingsOf } from './tls-client-auth-rules.ts';
 
 /** Document 2, Limits: registrations per hour per client network and per realm. */
 export const REGISTRATIONS_PER_NETWORK_HOUR = 20;
@@ -211,6 +212,7 @@ export async function registerClient(
         tokenEndpointAuthMethod: m.draft.tokenEndpointAuthMethod,
         consentMode: 'required',
         jwks: m.draft.jwks,
+        tlsClientAuth: tlsSettingsOf(m.draft.tokenEndpointAuthMethod, m.draft.tlsClientAuth),
         backchannelLogoutUri: m.draft.backchannelLogoutUri ?? null,
         backchannelLogoutSessionRequired: m.backchannelLogoutSessionRequired,
         state: held ? 'disabled' : 'active',
@@ -430,6 +432,7 @@ export async function replaceRegistration(
         backchannelLogoutUri: m.draft.backchannelLogoutUri ?? null,
         backchannelLogoutSessionRequired: m.backchannelLogoutSessionRequired,
         jwks: m.draft.jwks,
+        tlsClientAuth: tlsSettingsOf(m.draft.tokenEndpointAuthMethod, m.draft.tlsClientAuth),
       },
       r.now,
     );

@@ -8,6 +8,7 @@ import type { ClientType } from './clients.repo.ts';
 import { checkCertificateKeys } from './mtls-client-rules.ts';
 import { validateOrigin } from './origin.ts';
 import { type Environment, validateRedirectUri } from './redirect-uri.ts';
+import { checkTlsClientAuth, type TlsClientAuthInput } from './tls-client-auth-rules.ts';
 
 export const GRANT = {
   code: 'authorization_code',
@@ -36,6 +37,7 @@ const CONFIDENTIAL_METHODS = [
   'client_secret_basic',
   'client_secret_post',
   'private_key_jwt',
+  'tls_client_auth',
   'self_signed_tls_client_auth',
 ] as const;
 /** Every token endpoint authentication method a client may register (discovery lists the same). */
@@ -80,11 +82,15 @@ export interface ClientDraft {
   backchannelLogoutUri?: string | null;
   allowedOrigins: string[];
   jwks: JwkSet | null;
+  /** The tls_client_auth members (tls-client-auth-rules.ts); judged only when given. */
+  tlsClientAuth?: TlsClientAuthInput;
+  /** When the draft is judged: CA certificates must be unexpired then. */
+  now?: Date;
 }
 
 /** Which members came from the request: stored values are not re-judged item by item. */
 export type GivenMembers = Partial<
-  Record<'redirectUris' | 'postLogoutRedirectUris' | 'allowedOrigins' | 'jwks', boolean>
+  Record<'redirectUris' | 'postLogoutRedirectUris' | 'allowedOrigins' | 'jwks' | 'tlsClientAuth', boolean>
 >;
 
 export interface DraftVerdict {
@@ -116,6 +122,8 @@ export function checkClientDraft(d: ClientDraft, env: Environment, given: GivenM
   }
   const allowedOrigins = checkOrigins(d, errors, given.allowedOrigins === true);
   checkJwks(d, errors, given.jwks === true);
+  if (given.tlsClientAuth === true || d.tlsClientAuth !== undefined)
+    checkTlsClientAuth(d.tokenEndpointAuthMethod, d.tlsClientAuth ?? {}, d.now ?? null, errors);
   return { errors, allowedOrigins };
 }
 

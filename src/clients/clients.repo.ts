@@ -2,6 +2,7 @@
 // every statement filters on realm_id.
 import { jsonColumn, many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
+import type { StoredTlsClientAuth } from './tls-client-auth.ts';
 
 export type ClientType = 'web' | 'spa' | 'native' | 'device' | 'service' | 'saml';
 export type ClientState = 'active' | 'disabled';
@@ -47,6 +48,8 @@ export interface ClientRecord extends ClientRow {
   backchannel_logout_uri: string | null;
   backchannel_logout_session_required: boolean;
   jwks: StoredJwks | null;
+  /** tls_client_auth subject and CA certificates (migration 0058); null for other methods. */
+  tls_client_auth: StoredTlsClientAuth | null;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -55,6 +58,37 @@ export interface ClientRecord extends ClientRow {
 
 export const findClient = (q: Queryable, realmId: string, clientId: string) =>
   maybeOne<ClientRow>(q, 'select * from clients where realm_id = $1 and client_id = $2', [realmId, clientId]);
+
+const CLIENT_ROW_FIELDS: readonly (keyof ClientRow)[] = [
+  'realm_id',
+  'id',
+  'client_id',
+  'name',
+  'type',
+  'builtin',
+  'state',
+  'redirect_uris',
+  'allowed_origins',
+  'grant_types',
+  'token_endpoint_auth_method',
+  'consent_mode',
+  'require_mfa',
+  'allow_remember_me',
+  'id_token_claims',
+  'require_pushed_authorization_requests',
+  'oidc_scopes',
+];
+
+/**
+ * A SQL expression giving the ClientRow of the client `clientIdSql` names in realm `realmIdSql` as
+ * one JSON column (null when there is none), so a statement run anyway can bring the client along.
+ */
+export const clientRowJsonSql = (realmIdSql: string, clientIdSql: string): string =>
+  `(select json_build_object(${CLIENT_ROW_FIELDS.map((f) => `'${f}', c.${f}`).join(', ')})
+      from clients c where c.realm_id = ${realmIdSql} and c.client_id = ${clientIdSql})`;
+
+/** The ClientRow of a clientRowJsonSql column (every field is a JSON value as stored). */
+export const clientRowOfJson = (v: unknown): ClientRow | null => jsonColumn<ClientRow | null>(v);
 
 /** The public key set registered on a client (private_key_jwt), which also signs its request objects. */
 export async function findClientJwks(
@@ -97,6 +131,7 @@ export interface NewClient {
   description?: string | null;
   postLogoutRedirectUris?: string[];
   jwks?: StoredJwks | null;
+  tlsClientAuth?: StoredTlsClientAuth | null;
   /** A registration held for approval starts disabled (migration 0039). */
   state?: ClientState;
   oidcScopes?: string[] | null;
@@ -105,9 +140,9 @@ export interface NewClient {
 const INSERT = `insert into clients (realm_id, id, client_id, name, type, builtin, state, redirect_uris,
     allowed_origins, grant_types, token_endpoint_auth_method, consent_mode, require_mfa, allow_remember_me,
     description, post_logout_redirect_uris, jwks, id_token_claims, require_pushed_authorization_requests,
-    oidc_scopes, backchannel_logout_uri, backchannel_logout_session_required, created_at, updated_at)
+    oidc_scopes, backchannel_logout_uri, backchannel_logout_session_required, tls_client_auth, created_at, updated_at)
   values ($1, $2, $3, $4, $5, false, $19, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $17, $18, $20, $21, $22,
-    $16, $16)`;
+    $23, $16, $16)`;
 
 function insertParams(realmId: string, c: NewClient, now: Date): unknown[] {
   return [
@@ -133,6 +168,7 @@ function insertParams(realmId: string, c: NewClient, now: Date): unknown[] {
     c.oidcScopes ?? null,
     c.backchannelLogoutUri ?? null,
     c.backchannelLogoutSessionRequired ?? false,
+    c.tlsClientAuth ? JSON.stringify(c.tlsClientAuth) : null,
   ];
 }
 
@@ -200,6 +236,7 @@ export interface ClientSettings {
   backchannelLogoutUri: string | null;
   backchannelLogoutSessionRequired: boolean;
   jwks: StoredJwks | null;
+  tlsClientAuth: StoredTlsClientAuth | null;
 }
 
 export async function updateClientSettings(
@@ -213,7 +250,7 @@ export async function updateClientSettings(
     `update clients set name = $3, description = $4, redirect_uris = $5, post_logout_redirect_uris = $6,
        allowed_origins = $7, grant_types = $8, consent_mode = $9, require_mfa = $10, allow_remember_me = $11,
        jwks = $12, id_token_claims = $14, require_pushed_authorization_requests = $15,
-       backchannel_logout_uri = $16, backchannel_logout_session_required = $17,
+       backchannel_logout_uri = $16, backchannel_logout_session_required = $17, tls_client_auth = $18,
        version = version + 1, updated_at = $13
      where realm_id = $1 and id = $2`,
     [
@@ -234,6 +271,7 @@ export async function updateClientSettings(
       s.requirePushedRequests,
       s.backchannelLogoutUri,
       s.backchannelLogoutSessionRequired,
+      s.tlsClientAuth ? JSON.stringify(s.tlsClientAuth) : null,
     ],
   );
 }

@@ -14,6 +14,7 @@ import { decodeListQuery } from './clients.decode.ts';
 import { CLIENT_ROUTES as R } from './clients.schema.ts';
 import { type Change, type ClientView, createClient, getClient, listClients } from './clients.service.ts';
 import { presentSamlSettings } from './saml-clients.ts';
+import { presentTlsClientAuth } from './tls-client-auth-rules.ts';
 
 export const WRITE = { audience: 'admin', permissions: ['realm.clients.write'] } as const;
 // Reads show redirect URIs and key sets but never secrets; they need the same permission.
@@ -52,6 +53,7 @@ export function presentClient({ record: r, secrets, saml }: ClientView) {
     backchannel_logout_uri: r.backchannel_logout_uri,
     backchannel_logout_session_required: r.backchannel_logout_session_required,
     jwks: r.jwks,
+    ...presentTlsClientAuth(r.tls_client_auth),
     service_principal_id: r.service_principal_id,
     secrets: secrets.map(presentSecret),
     ...(saml ? { saml: presentSamlSettings(saml) } : {}),

@@ -13,7 +13,7 @@ import {
   withMaxJsonBytes,
   withRule,
 } from '../platform/http/route-schema.ts';
-import { SamlSettingsBody, SamlSettingsView } from './saml-clients.ts';
+import { SamlSettingsBody, SamlSettingsPatchBody, SamlSettingsView } from './saml-clients.ts';
 
 export const CLIENT_TYPES = ['web', 'spa', 'native', 'device', 'service', 'saml'] as const;
 export const CONSENT_MODES = ['implicit', 'required'] as const;
@@ -38,6 +38,16 @@ const jwks = () => Type.Object({ keys: Type.Array(jwk()) }, closed);
 const tokenPolicy = () => Type.Object({ require_mfa: Type.Optional(Type.Boolean()) }, closed);
 const opt = Type.Optional;
 const orNull = <S extends ReturnType<typeof Type.String>>(s: S) => Type.Union([s, Type.Null()]);
+// tls_client_auth (RFC 8705 section 2.1.2); values and counts are judged in tls-client-auth-rules.ts.
+const tlsSubject = () => opt(Type.String({ maxLength: 2048 }));
+const tlsMembers = () => ({
+  tls_client_auth_subject_dn: tlsSubject(),
+  tls_client_auth_san_dns: tlsSubject(),
+  tls_client_auth_san_uri: tlsSubject(),
+  tls_client_auth_san_ip: tlsSubject(),
+  tls_client_auth_san_email: tlsSubject(),
+  tls_client_auth_trust_anchors: opt(Type.Array(Type.String({ maxLength: 16 * 1024 }))),
+});
 
 export const CreateClientBody = Type.Object(
   {
@@ -58,6 +68,7 @@ export const CreateClientBody = Type.Object(
     backchannel_logout_uri: opt(Type.String()),
     backchannel_logout_session_required: opt(Type.Boolean()),
     jwks: opt(jwks()),
+    ...tlsMembers(),
     /** Only for type saml, and required there (saml-clients.ts). */
     saml: opt(SamlSettingsBody),
   },
@@ -91,6 +102,9 @@ export const UpdateClientBody = Type.Object(
     backchannel_logout_uri: opt(orNull(Type.String())),
     backchannel_logout_session_required: opt(Type.Boolean()),
     jwks: opt(jwks()),
+    ...tlsMembers(),
+    /** Only for type saml: the SAML members to change (saml-clients.ts). */
+    saml: opt(SamlSettingsPatchBody),
   },
   closed,
 );
@@ -144,6 +158,13 @@ const clientMembers = {
     Type.Object({ keys: Type.Array(Type.Record(Type.String(), Type.Unknown())) }),
     Type.Null(),
   ]),
+  // Only a tls_client_auth client has them: its one subject member and its trust anchors.
+  tls_client_auth_subject_dn: opt(Type.String()),
+  tls_client_auth_san_dns: opt(Type.String()),
+  tls_client_auth_san_uri: opt(Type.String()),
+  tls_client_auth_san_ip: opt(Type.String()),
+  tls_client_auth_san_email: opt(Type.String()),
+  tls_client_auth_trust_anchors: opt(Type.Array(Type.String())),
   service_principal_id: Type.Union([Type.String(), Type.Null()]),
   secrets: Type.Array(SecretView),
   saml: opt(SamlSettingsView),

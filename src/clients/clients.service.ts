@@ -37,6 +37,7 @@ import {
   samlSettingsOf,
 } from './saml-clients.ts';
 import { insertServicePrincipal } from './service-principals.repo.ts';
+import { tlsInputOf, tlsSettingsOf } from './tls-client-auth-rules.ts';
 
 export interface ClientsDeps {
   db: Db;
@@ -61,6 +62,7 @@ const ALL_GIVEN: GivenMembers = {
   postLogoutRedirectUris: true,
   allowedOrigins: true,
   jwks: true,
+  tlsClientAuth: true,
 };
 
 export const hasSecrets = (method: string) => SECRET_AUTH_METHODS.has(method);
@@ -82,7 +84,7 @@ export async function viewOf(q: Tx | Db, realmId: string, clientId: string, now:
   return { record, secrets, saml };
 }
 
-const draftOf = (input: CreateClientInput): ClientDraft => ({
+const draftOf = (input: CreateClientInput, now: Date | null = null): ClientDraft => ({
   type: input.type,
   tokenEndpointAuthMethod: input.tokenEndpointAuthMethod ?? defaultAuthMethod(input.type),
   grantTypes: input.grantTypes ?? defaultGrantTypes(input.type),
@@ -91,6 +93,12 @@ const draftOf = (input: CreateClientInput): ClientDraft => ({
   allowedOrigins: input.allowedOrigins ?? [],
   backchannelLogoutUri: input.backchannelLogoutUri ?? null,
   jwks: input.jwks ?? null,
+  ...withTls(tlsInputOf(input), now),
+});
+
+const withTls = (tls: ClientDraft['tlsClientAuth'], now: Date | null) => ({
+  ...(tls ? { tlsClientAuth: tls } : {}),
+  ...(now ? { now } : {}),
 });
 
 /** The SAML settings a saml client needs and no other client may have. */
@@ -124,7 +132,7 @@ export async function createClient(
   c: Change,
   opts: CreateClientOptions = {},
 ): Promise<{ view: ClientView; issued: IssuedClientSecret | null }> {
-  const draft = draftOf(input);
+  const draft = draftOf(input, c.now);
   const verdict = checkClientDraft(draft, deps.config.environment, ALL_GIVEN);
   const errors = [...verdict.errors, ...samlProblems(input, deps.config.environment)];
   if (errors.length > 0) throw problem.validation(errors);
@@ -153,6 +161,7 @@ export async function createClient(
         backchannelLogoutUri: input.backchannelLogoutUri ?? null,
         backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired ?? false,
         jwks: draft.jwks,
+        tlsClientAuth: tlsSettingsOf(draft.tokenEndpointAuthMethod, draft.tlsClientAuth),
       },
       c.now,
     );

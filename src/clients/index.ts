@@ -27,6 +27,8 @@ export {
 } from './client-rules.ts';
 export type { ClientRecord, ClientRow } from './clients.repo.ts';
 export {
+  clientRowJsonSql,
+  clientRowOfJson,
   findClient,
   findClientJwks,
   findClientRecord,
@@ -45,5 +47,7 @@ export {
   type SamlSettings,
   samlContinueUrl,
 } from './saml-clients.ts';
+export { TLS_SUBJECT_MEMBERS } from './tls-client-auth.ts';
+export { presentTlsClientAuth, tlsInputOf } from './tls-client-auth-rules.ts';
 export { claimsSatisfied, WORKLOAD_LIMITS, type WorkloadRule } from './workload-federation.ts';
 export { workloadRulesForIssuer } from './workload-federations.repo.ts';

@@ -3,11 +3,13 @@
 // header) proves the client:
 // - self_signed_tls_client_auth: the certificate is the first x5c certificate of one of the
 //   client's registered keys (section 2.2);
-// - tls_client_auth: the certificate chains to a CA the TLS layer trusts is not asked here: the
-//   registered subject DN or SAN value must match exactly (section 2.1). Decision in docs/decisions.md.
+// - tls_client_auth: the certificate is issued by one of the client's registered CA certificates
+//   and carries its registered subject DN or subject alternative name (section 2.1,
+//   tls-client-auth.ts).
 import type { X509Certificate } from 'node:crypto';
 import type { JSONWebKeySet } from 'jose';
 import type { ClientAuthFacts } from './client-auth.repo.ts';
+import { tlsClientAuthProves } from './tls-client-auth.ts';
 
 export const MTLS_METHODS = ['tls_client_auth', 'self_signed_tls_client_auth'] as const;
 export type MtlsMethod = (typeof MTLS_METHODS)[number];
@@ -26,9 +28,11 @@ export function selfSignedMatches(jwks: JSONWebKeySet | null, cert: X509Certific
 }
 
 /** Whether the presented certificate proves the client under its registered mutual-TLS method. */
-export function certificateProves(client: ClientAuthFacts, cert: X509Certificate | null): boolean {
+export function certificateProves(client: ClientAuthFacts, cert: X509Certificate | null, now: Date): boolean {
   if (!cert) return false;
   if (client.token_endpoint_auth_method === 'self_signed_tls_client_auth')
     return selfSignedMatches(client.jwks, cert);
+  if (client.token_endpoint_auth_method === 'tls_client_auth')
+    return tlsClientAuthProves(client.tls_client_auth, cert, now);
   return false;
 }

@@ -78,7 +78,7 @@ describe('registration metadata', () => {
     ],
     [
       'an unknown auth method',
-      { redirect_uris: [CB], token_endpoint_auth_method: 'tls_client_auth' },
+      { redirect_uris: [CB], token_endpoint_auth_method: 'client_secret_jwt' },
       'invalid_client_metadata',
       'token_endpoint_auth_method',
     ],

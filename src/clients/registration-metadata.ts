@@ -14,6 +14,8 @@ import {
 import type { ClientType } from './clients.repo.ts';
 import { validateOrigin } from './origin.ts';
 import type { Environment } from './redirect-uri.ts';
+import { TLS_SUBJECT_MEMBERS } from './tls-client-auth.ts';
+import type { TlsClientAuthInput } from './tls-client-auth-rules.ts';
 
 /** The RFC 7591 section 3.2.2 error a refused registration answers. */
 export type RegistrationErrorCode = 'invalid_redirect_uri' | 'invalid_client_metadata';
@@ -191,6 +193,8 @@ export function readClientMetadata(
     else jwks = { keys: keys as Json[] };
   }
 
+  const tlsClientAuth = tlsMembersOf(m, errors);
+
   const display: DisplayMetadata = { application_type: appType === 'native' ? 'native' : 'web' };
   for (const field of ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri'] as const) {
     const v = webUri(m[field], field, env, errors);
@@ -235,12 +239,14 @@ export function readClientMetadata(
     backchannelLogoutUri: typeof bclUri === 'string' ? bclUri : null,
     allowedOrigins: [],
     jwks,
+    ...(tlsClientAuth ? { tlsClientAuth } : {}),
   };
   if (errors.length === 0) {
     const verdict = checkClientDraft(draft, env, {
       redirectUris: true,
       postLogoutRedirectUris: true,
       jwks: true,
+      tlsClientAuth: true,
     });
     errors.push(...verdict.errors);
     // Derived from redirect URIs that passed their rules, so never a reason of their own to refuse.
@@ -259,4 +265,24 @@ export function readClientMetadata(
     display,
     backchannelLogoutSessionRequired: bclSession === true,
   };
+}
+
+/** The tls_client_auth members (RFC 8705 section 2.1.2) of registration metadata, as given. */
+function tlsMembersOf(m: Json, errors: FieldError[]): TlsClientAuthInput | undefined {
+  const out: TlsClientAuthInput = {};
+  for (const member of TLS_SUBJECT_MEMBERS) {
+    const v = m[member];
+    if (v === undefined) continue;
+    if (typeof v === 'string') out[member] = v;
+    else errors.push({ field: member, code: 'type', detail: 'a string' });
+  }
+  const anchors = m.tls_client_auth_trust_anchors;
+  if (anchors !== undefined)
+    out.tls_client_auth_trust_anchors = stringList(
+      anchors,
+      'tls_client_auth_trust_anchors',
+      errors,
+      16 * 1024,
+    );
+  return Object.keys(out).length > 0 ? out : undefined;
 }

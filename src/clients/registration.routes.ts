@@ -50,6 +50,7 @@ import {
   rejectRegistration,
   revokeInitialAccess,
 } from './registration-admin.service.ts';
+import { presentTlsClientAuth } from './tls-client-auth-rules.ts';
 
 const WRITE = { audience: 'admin', permissions: ['realm.clients.write'] } as const;
 const epoch = (d: Date | string) => Math.floor(new Date(d).getTime() / 1000);
@@ -78,6 +79,7 @@ function clientInformation(ctx: ApiDeps, realmName: string, a: RegistrationAnswe
     response_types: ['code'],
     token_endpoint_auth_method: r.token_endpoint_auth_method,
     ...(r.jwks ? { jwks: r.jwks } : {}),
+    ...presentTlsClientAuth(r.tls_client_auth),
     ...(r.backchannel_logout_uri ? { backchannel_logout_uri: r.backchannel_logout_uri } : {}),
     backchannel_logout_session_required: r.backchannel_logout_session_required,
     ...a.display,

@@ -6,6 +6,7 @@ import {
   findSamlSettings,
   listClientRecords,
   presentSamlSettings,
+  presentTlsClientAuth,
   type SamlSettings,
 } from '../clients/index.ts';
 import type { Queryable } from '../platform/db/db.ts';
@@ -119,6 +120,7 @@ function clientOut(c: ClientRecord, saml: SamlSettings | null): Json {
     // Written only when set, so documents of clients without it stay as they were.
     ...(c.require_pushed_authorization_requests ? { require_pushed_authorization_requests: true } : {}),
     ...(c.jwks !== null ? { jwks: c.jwks } : {}),
+    ...presentTlsClientAuth(c.tls_client_auth),
     ...(c.backchannel_logout_uri !== null ? { backchannel_logout_uri: c.backchannel_logout_uri } : {}),
     ...(c.backchannel_logout_session_required ? { backchannel_logout_session_required: true } : {}),
     ...(saml ? { saml: presentSamlSettings(saml) } : {}),

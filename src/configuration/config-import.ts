@@ -3,7 +3,13 @@
 // goes through the use case the administration API uses (its checks, audit records and events),
 // so every change commits or none does.
 import { recorder } from '../audit/index.ts';
-import { type ClientsDeps, createClient, type UpdateClientInput, updateClient } from '../clients/index.ts';
+import {
+  type ClientsDeps,
+  type CreateClientInput,
+  createClient,
+  type UpdateClientInput,
+  updateClient,
+} from '../clients/index.ts';
 import type { Call } from '../kernel/call.ts';
 import type { Config } from '../platform/config/settings.ts';
 import type { RootKeyring } from '../platform/crypto/keyring.ts';
@@ -99,6 +105,16 @@ export async function importConfiguration(
   return { plan: plan.body, applied: true };
 }
 
+/** The given tls_client_auth members; a subject member replaces the stored subject (updateClient). */
+const tlsPatch = (v: CreateClientInput, g: (wire: string) => boolean): Partial<UpdateClientInput> => ({
+  ...(g('tls_client_auth_subject_dn') ? { tlsClientAuthSubjectDn: v.tlsClientAuthSubjectDn } : {}),
+  ...(g('tls_client_auth_san_dns') ? { tlsClientAuthSanDns: v.tlsClientAuthSanDns } : {}),
+  ...(g('tls_client_auth_san_uri') ? { tlsClientAuthSanUri: v.tlsClientAuthSanUri } : {}),
+  ...(g('tls_client_auth_san_ip') ? { tlsClientAuthSanIp: v.tlsClientAuthSanIp } : {}),
+  ...(g('tls_client_auth_san_email') ? { tlsClientAuthSanEmail: v.tlsClientAuthSanEmail } : {}),
+  ...(g('tls_client_auth_trust_anchors') ? { tlsClientAuthTrustAnchors: v.tlsClientAuthTrustAnchors } : {}),
+});
+
 const clientPatch = (
   c: Plan['clientUpdates'] extends Map<string, infer D> ? D : never,
 ): UpdateClientInput => {
@@ -123,6 +139,7 @@ const clientPatch = (
       ? { requirePushedAuthorizationRequests: v.requirePushedAuthorizationRequests }
       : {}),
     ...(g('jwks') && v.jwks ? { jwks: v.jwks } : {}),
+    ...tlsPatch(v, g),
     ...(g('backchannel_logout_uri') ? { backchannelLogoutUri: v.backchannelLogoutUri ?? null } : {}),
     ...(g('backchannel_logout_session_required') && v.backchannelLogoutSessionRequired !== undefined
       ? { backchannelLogoutSessionRequired: v.backchannelLogoutSessionRequired }

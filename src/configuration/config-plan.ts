@@ -2,7 +2,12 @@
 // "The plan"): what each object of the document would do against the realm as it is (create,
 // update, unchanged), the errors that stop the import, and the permissions the changes need.
 import type { ClientRecord } from '../clients/index.ts';
-import { listClientRecords } from '../clients/index.ts';
+import {
+  listClientRecords,
+  presentTlsClientAuth,
+  TLS_SUBJECT_MEMBERS,
+  tlsInputOf,
+} from '../clients/index.ts';
 import type { Queryable } from '../platform/db/db.ts';
 import {
   currentPolicy,
@@ -172,6 +177,7 @@ export function clientDifferences(current: ClientRecord, c: DocClient): string[]
       'value',
     ],
     ['jwks', v.jwks ?? null, current.jwks, 'value'],
+    ...tlsChecks(current, c),
     ['backchannel_logout_uri', v.backchannelLogoutUri ?? null, current.backchannel_logout_uri, 'value'],
     [
       'backchannel_logout_session_required',
@@ -188,6 +194,18 @@ export function clientDifferences(current: ClientRecord, c: DocClient): string[]
       how === 'set' ? !sameSet((a as string[]) ?? [], (b as string[]) ?? []) : !same(a, b),
     )
     .map(([wire]) => wire);
+}
+
+/** The tls_client_auth members (RFC 8705 section 2.1.2), each compared on its own. */
+function tlsChecks(current: ClientRecord, c: DocClient): [string, unknown, unknown, 'value'][] {
+  const given = tlsInputOf(c.input) ?? {};
+  const stored = presentTlsClientAuth(current.tls_client_auth);
+  return [...TLS_SUBJECT_MEMBERS, 'tls_client_auth_trust_anchors' as const].map((m) => [
+    m,
+    given[m] ?? null,
+    stored[m] ?? null,
+    'value',
+  ]);
 }
 
 const IMMUTABLE_CLIENT = ['type', 'token_endpoint_auth_method'];

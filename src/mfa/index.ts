@@ -3,6 +3,12 @@
 // (docs/architecture.md, import rules).
 
 export { decodeBase32 } from './base32.ts';
+export {
+  type CertificateRefusal,
+  type CertificateVerdict,
+  checkCertificate,
+} from './certificates/certificate-check.ts';
+export { hasTrustAnchors, listTrustAnchors, type TrustAnchorRow } from './certificates/trust-anchors.repo.ts';
 export { type FactorChange, noticeFactorChanged, requestLocale } from './factor-notice.ts';
 export {
   advanceHotp,

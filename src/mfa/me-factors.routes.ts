@@ -331,8 +331,11 @@ export function registerMeFactorRoutes(app: FastifyInstance, ctx: ApiDeps): void
   apiRoute(app, ctx, 'POST', '/me/hotp/resync', account, async ({ req, realm, caller, call }) => {
     const userId = userOf(caller);
     const body = decodeBody(resyncBody, req.body ?? {});
-    const otherFactor = (caller.token?.amr ?? []).some((f) =>
-      ['totp', 'recovery', 'hwk', 'x509', 'fed_mfa'].includes(f),
+    // A certificate is a second factor only from a multi-factor trust anchor, which makes the
+    // session phishing-resistant (docs/certificate-signin.md).
+    const certificateMfa = caller.token?.acr === 'phishing_resistant';
+    const otherFactor = (caller.token?.amr ?? []).some(
+      (f) => ['totp', 'recovery', 'hwk', 'fed_mfa'].includes(f) || (f === 'x509' && certificateMfa),
     );
     requireMfaSession(caller.sessionMfa && otherFactor, 'resynchronizing HOTP needs MFA with another factor');
     const keyring = keyringOf(ctx);

@@ -8,7 +8,6 @@ import { compactVerify, createLocalJWKSet, errors } from 'jose';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { useBrowserErrorPages } from '../api/error-page.ts';
 import { useFormBodies } from '../api/oauth-endpoint.ts';
-import { recordAudit } from '../audit/index.ts';
 import { findClientRecord } from '../clients/index.ts';
 import { issuerOf } from '../kernel/audiences.ts';
 import { digestToken } from '../kernel/digest.ts';
@@ -17,14 +16,12 @@ import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import type { RealmRow } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
-import {
-  findLiveSessionByCookie,
-  lockLiveSession,
-  revokeSession,
-  type SessionRow,
-} from '../sessions/index.ts';
+import { samlLogoutUrls } from '../saml-idp/saml-logout.service.ts';
+import { sendLogoutPage } from '../saml-idp/saml-logout-page.ts';
+import { findLiveSessionByCookie, lockLiveSession, type SessionRow } from '../sessions/index.ts';
 import { withParams } from '../signin/authorization-response.ts';
 import { SESSION_COOKIE, sessionCookie } from '../signin/cookies.ts';
+import { endLoggedOutSession } from './logout-session.ts';
 import { ID_TOKEN_TYP } from './tokens/id-token.ts';
 
 const PARAMS = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'ui_locales'] as const;
@@ -114,7 +111,7 @@ async function checkRequest(ctx: ApiDeps, realm: RealmRow, p: Params) {
 }
 
 /**
- * Ends the sessions in one transaction with their audit records; returns how many were live. A
+ * Ends the sessions in one transaction with their audit records; returns the ids of those live. A
  * logout writes no event (document 2, Events: logouts emit no event of their own).
  */
 async function endSessions(
@@ -124,31 +121,18 @@ async function endSessions(
   hint: IdTokenHint | null,
   now: Date,
   correlationId: string,
-): Promise<number> {
+): Promise<string[]> {
   const sessions = new Map<string, SessionRow>();
   const fromCookie = cookie ? await findLiveSessionByCookie(tx, realm.id, digestToken(cookie), now) : null;
   if (fromCookie) sessions.set(fromCookie.id, fromCookie);
   // The hint's session only when it is the hint subject's own.
   const fromHint = hint?.sid ? await lockLiveSession(tx, realm.id, hint.sub, hint.sid, now) : null;
   if (fromHint) sessions.set(fromHint.id, fromHint);
-  let ended = 0;
+  const ended: string[] = [];
+  const via = { via: hint ? 'id_token_hint' : 'session_cookie', ...(hint ? { client_id: hint.aud } : {}) };
   for (const s of sessions.values()) {
-    if (!(await revokeSession(tx, realm.id, s.id, 'logout', now))) continue;
-    ended++;
-    await recordAudit(
-      tx,
-      {
-        realmId: realm.id,
-        type: 'user.logged_out',
-        category: 'security',
-        actor: { type: 'user', id: s.user_id },
-        subject: { type: 'user', id: s.user_id },
-        target: { type: 'session', id: s.id },
-        correlationId,
-        data: { via: hint ? 'id_token_hint' : 'session_cookie', ...(hint ? { client_id: hint.aud } : {}) },
-      },
-      now,
-    );
+    const session = { id: s.id, userId: s.user_id };
+    if (await endLoggedOutSession(tx, realm.id, session, via, correlationId, now)) ended.push(s.id);
   }
   return ended;
 }
@@ -160,11 +144,16 @@ async function logout(ctx: ApiDeps, req: FastifyRequest<{ Params: { realm: strin
   const { hint, redirect } = await checkRequest(ctx, realm, readParams(req));
   const cookie = req.cookies?.[SESSION_COOKIE];
   const now = ctx.clock.now();
-  await ctx.db.tx((tx) => endSessions(tx, realm, cookie, hint, now, String(req.id)));
+  const ended = await ctx.db.tx((tx) => endSessions(tx, realm, cookie, hint, now, String(req.id)));
   if (cookie !== undefined) {
     // Cleared with the attributes it was set with (signin/cookies.ts), or the browser keeps it.
     reply.clearCookie(SESSION_COOKIE, sessionCookie(ctx.config.server.publicOrigin, realm.name));
   }
+  // SAML service providers the ended sessions signed in to are signed out through the browser
+  // (docs/saml-idp.md, Single logout): a page of front-channel requests, then the redirect.
+  const browser = redirect !== null || /\btext\/html\b/.test(req.headers.accept ?? '');
+  const samlFrames = browser ? await samlLogoutUrls(ctx, realm, ended) : [];
+  if (samlFrames.length > 0) return sendLogoutPage(reply, samlFrames, redirect);
   if (redirect) return reply.code(303).header('location', redirect).send();
   return reply.code(200).send({ logged_out: true });
 }

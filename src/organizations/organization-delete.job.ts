@@ -9,6 +9,7 @@ import type { Tx } from '../platform/db/db.ts';
 import {
   deleteOrganizationAssignments,
   deleteOrganizationGroupMembers,
+  deleteOrganizationProvisioningTargets,
   eraseOrganizationProviderSecrets,
   releaseOrganizationDomains,
   removeAllMemberships,
@@ -34,6 +35,7 @@ async function completeDeletion(
     domains_released: await releaseOrganizationDomains(tx, realmId, orgId),
     client_secrets_revoked: await revokeOwnedClientSecrets(tx, realmId, orgId, now),
     provider_secrets_erased: await eraseOrganizationProviderSecrets(tx, realmId, orgId, now),
+    provisioning_targets_deleted: await deleteOrganizationProvisioningTargets(tx, realmId, orgId),
     memberships_removed: await removeAllMemberships(tx, realmId, orgId, now),
   };
   await tombstoneOrganization(tx, realmId, orgId, now);

@@ -119,3 +119,19 @@ export async function eraseOrganizationProviderSecrets(
   );
   return r.rowCount;
 }
+
+/**
+ * The organization's outbound provisioning targets (migration 0057) go with their sealed
+ * credentials and links; what they provisioned elsewhere stays there (docs/provisioning.md).
+ */
+export async function deleteOrganizationProvisioningTargets(
+  tx: Tx,
+  realmId: string,
+  orgId: string,
+): Promise<number> {
+  const r = await tx.query('delete from provisioning_targets where realm_id = $1 and organization_id = $2', [
+    realmId,
+    orgId,
+  ]);
+  return r.rowCount;
+}

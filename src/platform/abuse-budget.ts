@@ -5,6 +5,7 @@
 // For the token endpoint, a process reserves budget in blocks (`BlockLease`) so most requests
 // touch no row at all.
 import { randomInt } from 'node:crypto';
+import type { Companion } from './db/companions.ts';
 import type { Queryable } from './db/db.ts';
 
 const SHARDS = 8;
@@ -84,6 +85,16 @@ async function countsBefore(
   );
   return new Map(r.rows.map((row) => [row.bucket, Number(row.before)]));
 }
+
+/**
+ * spendBudgets of one budget as a statement to join to a change's own write
+ * (platform/db/companions.ts), for a change that gives attempts back: it says nothing about room.
+ */
+export const budgetAdjustment = (b: Budget, now: Date, cost: number): Companion => ({
+  sql: `insert into abuse_counters (bucket, window_start, shard, hits) values ($1, $2, $3, $4)
+     on conflict (bucket, window_start, shard) do update set hits = abuse_counters.hits + excluded.hits`,
+  params: [b.bucket, windowStart(now, b.windowMs), shardFor(b), cost],
+});
 
 /** Deletes the counters of windows that ended before `before`. */
 export async function pruneBudgets(q: Queryable, before: Date): Promise<number> {

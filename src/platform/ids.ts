@@ -4,6 +4,7 @@ import { randomBytes, randomFillSync } from 'node:crypto';
 
 export type IdPrefix =
   | 'rlm'
+  | 'prt'
   | 'srq'
   | 'iae'
   | 'usr'
@@ -58,7 +59,8 @@ export type IdPrefix =
   | 'wfl'
   | 'wrn'
   | 'hok'
-  | 'hkc';
+  | 'hkc'
+  | 'cta';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -4,7 +4,7 @@
 
 export { brandName, brandNameOf } from './branding.ts';
 export type { RealmPolicy } from './policy.repo.ts';
-export { currentPolicy, policyValue, relatedOriginsOf } from './policy.repo.ts';
+export { currentPolicy, policyJsonSql, policyOfJson, policyValue, relatedOriginsOf } from './policy.repo.ts';
 export {
   changePolicy,
   changePolicyInTx,

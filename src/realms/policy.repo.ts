@@ -1,4 +1,4 @@
-import type { Queryable, Tx } from '../platform/db/db.ts';
+import { jsonColumn, type Queryable, type Tx } from '../platform/db/db.ts';
 
 export interface RealmPolicy {
   revision: number;
@@ -15,6 +15,22 @@ export async function currentPolicy(q: Queryable, realmId: string): Promise<Real
   const row = r.rows[0];
   if (!row) throw new Error(`realm ${realmId} has no current policy`);
   return { revision: Number(row.revision), document: row.policy };
+}
+
+/**
+ * A SQL expression giving the current policy of realm `realmIdSql` as one JSON column, so a
+ * statement run anyway can bring it along (policyOfJson reads it).
+ */
+export const policyJsonSql = (realmIdSql: string): string =>
+  `(select json_build_object('revision', p.revision, 'policy', p.policy) from realms r
+      join realm_policy_revisions p on p.realm_id = r.id and p.revision = r.policy_revision
+     where r.id = ${realmIdSql})`;
+
+/** The policy of a policyJsonSql column. */
+export function policyOfJson(realmId: string, v: unknown): RealmPolicy {
+  const row = jsonColumn<{ revision: number; policy: Record<string, unknown> } | null>(v);
+  if (!row) throw new Error(`realm ${realmId} has no current policy`);
+  return { revision: Number(row.revision), document: jsonColumn<Record<string, unknown>>(row.policy) };
 }
 
 /** A member of a policy section, or undefined (policy documents are free-form JSON objects). */

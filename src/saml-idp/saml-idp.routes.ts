@@ -15,6 +15,7 @@ import type { RealmRow } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import type { AuthorizeOutcome } from '../signin/authorize.service.ts';
 import { SESSION_COOKIE, TX_COOKIE, txCookie } from '../signin/cookies.ts';
+import { escapeHtml, sendHtmlPage } from './saml-html.ts';
 import {
   type AcceptedRequest,
   acceptAuthnRequest,
@@ -34,8 +35,6 @@ const rawQueryOf = (req: FastifyRequest): string => {
   return at < 0 ? '' : req.url.slice(at + 1);
 };
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
 /** The auto-submitting form of the HTTP-POST binding; a button for a browser without scripts. */
 function sendPostForm(reply: FastifyReply, a: PostAnswer) {
   const relay =
@@ -45,16 +44,11 @@ function sendPostForm(reply: FastifyReply, a: PostAnswer) {
   const html = `<!doctype html><html><head><meta charset="utf-8"><title>Signing in</title></head><body>
 <form method="post" action="${escapeHtml(a.acsUrl)}"><input type="hidden" name="SAMLResponse" value="${escapeHtml(a.samlResponse)}">${relay}
 <noscript><button type="submit">Continue</button></noscript></form><script>${SUBMIT_SCRIPT}</script></body></html>`;
-  return reply
-    .code(200)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
-    .header(
-      'content-security-policy',
-      `default-src 'none'; script-src 'sha256-${SCRIPT_HASH}'; form-action ${new URL(a.acsUrl).origin}; frame-ancestors 'none'`,
-    )
-    .send(html);
+  return sendHtmlPage(
+    reply,
+    html,
+    `default-src 'none'; script-src 'sha256-${SCRIPT_HASH}'; form-action ${new URL(a.acsUrl).origin}; frame-ancestors 'none'`,
+  );
 }
 
 export function registerSamlIdpRoutes(app: FastifyInstance, ctx: ApiDeps): void {
@@ -130,6 +124,7 @@ export function registerSamlIdpRoutes(app: FastifyInstance, ctx: ApiDeps): void 
           relayState: relay[0] ?? null,
           rawQuery: rawQueryOf(req),
         });
+        if ('samlResponse' in accepted) return sendPostForm(reply, accepted);
         return start(req, reply, realm, accepted);
       },
     );
@@ -189,6 +184,7 @@ export function registerSamlIdpRoutes(app: FastifyInstance, ctx: ApiDeps): void 
         relayState: relay[0] ?? null,
         rawQuery: null,
       });
+      if ('samlResponse' in accepted) return sendPostForm(reply, accepted);
       const next = new URLSearchParams({ request: accepted.id });
       if (accepted.forceAuthn) next.set('force_authn', '1');
       if (accepted.isPassive) next.set('is_passive', '1');

@@ -5,7 +5,12 @@
 // continuation redeems the code itself (once, bound to the state by its PKCE challenge) and
 // answers the SP's ACS URL with a signed Response.
 import { randomBytes } from 'node:crypto';
-import { findSamlClientByEntityId, type SamlSettings, samlContinueUrl } from '../clients/index.ts';
+import {
+  findSamlClientByEntityId,
+  type NameIdFormat,
+  type SamlSettings,
+  samlContinueUrl,
+} from '../clients/index.ts';
 import { digestToken } from '../kernel/digest.ts';
 import { s256Challenge } from '../kernel/pkce.ts';
 import { activeSamlSigner, certificateBody, listPublishedSamlKeys } from '../keys/saml-keys.ts';
@@ -19,6 +24,10 @@ import type { RealmRow } from '../realms/index.ts';
 import { type AuthorizeOutcome, authorize } from '../signin/authorize.service.ts';
 import type { SigninDeps } from '../signin/signin.deps.ts';
 import { findProfileClaims } from '../users/index.ts';
+import { encrypterFor } from './saml-encrypt.ts';
+import { invalidPolicyAnswer, requestedFormat } from './saml-name-id-policy.ts';
+import { redirectIsSigned, verifyRedirectSignature } from './saml-redirect.ts';
+import { attributesFor, nameIdFor, recordParticipant, type SpRow } from './saml-subjects.ts';
 import {
   AUTHN_CONTEXT,
   type AuthnRequest,
@@ -26,27 +35,23 @@ import {
   buildErrorResponse,
   buildMetadata,
   buildSignedResponse,
-  NAME_ID_FORMAT_URI,
+  isCurrentInstant,
   parseAuthnRequest,
-  redirectIsSigned,
   requestXml,
   SamlRequestError,
   verifyPostSignature,
-  verifyRedirectSignature,
 } from './saml-xml.ts';
 
-/** How old an AuthnRequest's IssueInstant may be, and how far ahead of our clock. */
-const REQUEST_MAX_AGE_MS = 5 * 60_000;
-const REQUEST_MAX_SKEW_MS = 60_000;
 /** How long an assertion may be presented at the ACS. */
 const ASSERTION_VALIDITY_MS = 5 * 60_000;
 
 export const ssoUrl = (publicOrigin: string, realm: string) => `${publicOrigin}/realms/${realm}/saml/sso`;
 export const idpEntityId = (publicOrigin: string, realm: string) => `${publicOrigin}/realms/${realm}`;
+export const sloUrl = (publicOrigin: string, realm: string) => `${publicOrigin}/realms/${realm}/saml/slo`;
 
 export interface SamlDeps extends SigninDeps {}
 
-function needKeyring(app: SamlDeps) {
+export function needKeyring(app: SamlDeps) {
   if (!app.keyring) throw problem.unavailable('no root key is configured, so SAML cannot sign');
   return app.keyring;
 }
@@ -59,6 +64,7 @@ export async function idpMetadata(app: SamlDeps, realm: RealmRow): Promise<strin
   return buildMetadata({
     entityId: idpEntityId(origin, realm.name),
     ssoUrl: ssoUrl(origin, realm.name),
+    sloUrl: sloUrl(origin, realm.name),
     certificates: keys.map((k) => certificateBody(k.certificate)),
   });
 }
@@ -84,7 +90,7 @@ export async function acceptAuthnRequest(
   app: SamlDeps,
   realm: RealmRow,
   m: SsoMessage,
-): Promise<AcceptedRequest> {
+): Promise<AcceptedRequest | PostAnswer> {
   if (m.relayState !== null && m.relayState.length > 80 * 4)
     throw refuse('RelayState is longer than SAML allows');
   let req: AuthnRequest;
@@ -106,9 +112,9 @@ export async function acceptAuthnRequest(
     throw refuse('the ACS URL is not registered for this SAML client');
   checkSignature(sp.settings, req, m);
   const now = app.clock.now();
-  const age = now.getTime() - req.issueInstant.getTime();
-  if (age > REQUEST_MAX_AGE_MS || age < -REQUEST_MAX_SKEW_MS) throw refuse('the IssueInstant is not current');
+  if (!isCurrentInstant(req.issueInstant, now)) throw refuse('the IssueInstant is not current');
 
+  const nameIdFormat = requestedFormat(req.nameIdFormat, sp.settings);
   let id: string;
   try {
     id = await insertRequestState(app, realm, {
@@ -116,10 +122,17 @@ export async function acceptAuthnRequest(
       requestId: req.id,
       acsUrl,
       relayState: m.relayState,
+      nameIdFormat: nameIdFormat === 'refused' ? null : nameIdFormat,
+      consumed: nameIdFormat === 'refused',
     });
   } catch (e) {
     if (isUniqueViolation(e)) throw refuse('this AuthnRequest ID was already used');
     throw e;
+  }
+  if (nameIdFormat === 'refused') {
+    const issuer = idpEntityId(origin, realm.name);
+    const deps = { db: app.db, keyring: needKeyring(app), now };
+    return invalidPolicyAnswer(deps, realm, { issuer, acsUrl, requestId: req.id, relayState: m.relayState });
   }
   return { id, forceAuthn: req.forceAuthn, isPassive: req.isPassive };
 }
@@ -128,13 +141,21 @@ export async function acceptAuthnRequest(
 async function insertRequestState(
   app: SamlDeps,
   realm: RealmRow,
-  r: { clientId: string; requestId: string | null; acsUrl: string; relayState: string | null },
+  r: {
+    clientId: string;
+    requestId: string | null;
+    acsUrl: string;
+    relayState: string | null;
+    nameIdFormat?: NameIdFormat | null;
+    /** Answered already (a refused NameIDPolicy): kept only so its ID is not used again. */
+    consumed?: boolean;
+  },
 ): Promise<string> {
   const now = app.clock.now();
   const id = newId('srq', now.getTime());
   await app.db.query(
     `insert into saml_idp_requests (realm_id, id, client_id, request_id, acs_url, relay_state, code_challenge,
-       expires_at, created_at) values ($1, $2, $3, $4, $5, $6, '', $7, $8)`,
+       expires_at, created_at, name_id_format, consumed_at) values ($1, $2, $3, $4, $5, $6, '', $7, $8, $9, $10)`,
     [
       realm.id,
       id,
@@ -144,6 +165,8 @@ async function insertRequestState(
       r.relayState,
       new Date(now.getTime() + app.config.tokens.transactionTtlMs),
       now,
+      r.nameIdFormat ?? null,
+      r.consumed ? now : null,
     ],
   );
   return id;
@@ -248,6 +271,7 @@ interface RequestRow {
   acs_url: string;
   relay_state: string | null;
   code_challenge: string;
+  name_id_format: string | null;
 }
 
 interface CodeRow {
@@ -286,9 +310,10 @@ export async function continueSamlSignin(app: SamlDeps, params: URLSearchParams)
     const origin = app.config.server.publicOrigin;
     const issuer = idpEntityId(origin, realm.name);
     if (params.get('iss') !== issuer) throw refuse('the sign-in answered for another realm');
-    const sp = await maybeOne<{ entity_id: string; name_id_format: string; attributes: string[] }>(
+    const sp = await maybeOne<SpRow>(
       tx,
-      `select s.entity_id, s.name_id_format, s.attributes from saml_clients s
+      `select s.entity_id, s.name_id_format, s.attributes, s.groups_attribute, s.roles_attribute,
+         s.encryption_certificate from saml_clients s
          join clients c on c.realm_id = s.realm_id and c.id = s.client_row_id
         where s.realm_id = $1 and c.client_id = $2 and c.state = 'active'`,
       [realm.id, req.client_id],
@@ -319,18 +344,17 @@ export async function continueSamlSignin(app: SamlDeps, params: URLSearchParams)
     const user = await findProfileClaims(tx, realm.id, row.user_id);
     if (!user) throw refuse('the account is gone');
     const claims = scopeClaims(['profile', 'email'], user);
-    const nameId = await nameIdFor(tx, realm.id, req.client_id, row.user_id, sp.name_id_format, claims);
+    const format = req.name_id_format ?? sp.name_id_format;
+    const nameId = await nameIdFor(tx, realm.id, req.client_id, row.user_id, format, claims);
     if (!nameId) return { req, realm, issuer, failure: 'InvalidNameIDPolicy' } as const;
-    const attributes: Record<string, string[]> = {};
-    for (const a of sp.attributes) {
-      const v = a === 'organization' ? row.org_id : claims[a];
-      if (typeof v === 'string' && v !== '') attributes[a] = [v];
-    }
+    await recordParticipant(tx, realm.id, row.session_id, req.client_id, row.user_id, nameId, now);
+    const attributes = await attributesFor(tx, realm.id, row, sp, claims, now);
     return {
       req,
       realm,
       issuer,
       audience: sp.entity_id,
+      encrypt: encrypterFor(sp.encryption_certificate),
       nameId,
       sessionIndex: row.session_id,
       authnInstant: new Date(row.auth_time),
@@ -353,7 +377,7 @@ export async function continueSamlSignin(app: SamlDeps, params: URLSearchParams)
           status: 'urn:oasis:names:tc:SAML:2.0:status:Responder',
           subStatus: `urn:oasis:names:tc:SAML:2.0:status:${answer.failure}`,
         })
-      : buildSignedResponse({
+      : await buildSignedResponse({
           ...base,
           audience: answer.audience,
           nameId: answer.nameId,
@@ -362,39 +386,11 @@ export async function continueSamlSignin(app: SamlDeps, params: URLSearchParams)
           authnContext: answer.authnContext,
           attributes: answer.attributes,
           validityMs: ASSERTION_VALIDITY_MS,
+          ...(answer.encrypt ? { encrypt: answer.encrypt } : {}),
         });
   return {
     acsUrl: answer.req.acs_url,
     samlResponse: Buffer.from(xml, 'utf8').toString('base64'),
     relayState: answer.req.relay_state,
   };
-}
-
-async function nameIdFor(
-  tx: Tx,
-  realmId: string,
-  clientId: string,
-  userId: string,
-  format: string,
-  claims: Record<string, unknown>,
-): Promise<{ format: string; value: string } | null> {
-  if (format === 'email') {
-    return typeof claims.email === 'string'
-      ? { format: NAME_ID_FORMAT_URI.email, value: claims.email }
-      : null;
-  }
-  if (format === 'transient')
-    return { format: NAME_ID_FORMAT_URI.transient, value: `_${randomBytes(20).toString('hex')}` };
-  // persistent: one random value per SP and account, kept (saml_subjects, migration 0052).
-  await tx.query(
-    `insert into saml_subjects (realm_id, client_id, user_id, name_id, created_at)
-     values ($1, $2, $3, $4, now()) on conflict (realm_id, client_id, user_id) do nothing`,
-    [realmId, clientId, userId, randomBytes(24).toString('base64url')],
-  );
-  const row = await maybeOne<{ name_id: string }>(
-    tx,
-    'select name_id from saml_subjects where realm_id = $1 and client_id = $2 and user_id = $3',
-    [realmId, clientId, userId],
-  );
-  return row ? { format: NAME_ID_FORMAT_URI.persistent, value: row.name_id } : null;
 }

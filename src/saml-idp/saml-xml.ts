@@ -2,7 +2,7 @@
 // bindings, and building the signed Response with its signed Assertion. XML is parsed and built
 // through a DOM (@xmldom/xmldom), signatures are made and checked by xml-crypto; nothing here
 // assembles XML or signatures from strings.
-import { createVerify, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { inflateRawSync } from 'node:zlib';
 import { SignedXml } from 'xml-crypto';
 import { isElement, type XDocument, type XElement, xmldom } from './xml-dom.ts';
@@ -35,7 +35,7 @@ export const AUTHN_CONTEXT = {
   unspecified: 'urn:oasis:names:tc:SAML:2.0:ac:classes:unspecified',
 } as const;
 
-const RSA_SHA256 = 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256';
+export const RSA_SHA256 = 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256';
 const RSA_SHA1 = 'http://www.w3.org/2000/09/xmldsig#rsa-sha1';
 const EXC_C14N = 'http://www.w3.org/2001/10/xml-exc-c14n#';
 const ENVELOPED = 'http://www.w3.org/2000/09/xmldsig#enveloped-signature';
@@ -44,6 +44,12 @@ const SHA256 = 'http://www.w3.org/2001/04/xmlenc#sha256';
 /** An encoded AuthnRequest is at most this long; its XML at most MAX_XML_BYTES. */
 export const MAX_ENCODED_REQUEST = 32 * 1024;
 const MAX_XML_BYTES = 64 * 1024;
+
+/** Whether a request's IssueInstant is current: at most 5 minutes old, at most 1 minute ahead. */
+export function isCurrentInstant(issueInstant: Date, now: Date): boolean {
+  const age = now.getTime() - issueInstant.getTime();
+  return age <= 5 * 60_000 && age >= -60_000;
+}
 
 export class SamlRequestError extends Error {
   override readonly name = 'SamlRequestError';
@@ -65,7 +71,7 @@ export interface AuthnRequest {
 }
 
 /** Parses XML refusing document types (no entities of any kind) and parse errors. */
-function parseXml(xml: string): XDocument {
+export function parseXml(xml: string): XDocument {
   if (Buffer.byteLength(xml, 'utf8') > MAX_XML_BYTES) throw new SamlRequestError('the request is too large');
   if (/<!DOCTYPE/i.test(xml)) throw new SamlRequestError('a document type is not allowed');
   const problems: string[] = [];
@@ -99,12 +105,12 @@ export function requestXml(encoded: string, binding: 'redirect' | 'post'): strin
   }
 }
 
-const children = (el: XElement, ns: string, local: string): XElement[] =>
+export const children = (el: XElement, ns: string, local: string): XElement[] =>
   Array.from(el.childNodes).filter(
     (n): n is XElement => isElement(n) && n.namespaceURI === ns && n.localName === local,
   );
 
-const attr = (el: XElement, name: string): string | null =>
+export const attr = (el: XElement, name: string): string | null =>
   el.hasAttribute(name) ? el.getAttribute(name) : null;
 
 export function parseAuthnRequest(xml: string): AuthnRequest {
@@ -137,43 +143,6 @@ export function parseAuthnRequest(xml: string): AuthnRequest {
     doc,
   };
 }
-
-/**
- * HTTP-Redirect binding signature (SAML Bindings 3.4.4.1): over the query's own encoded
- * SAMLRequest, RelayState and SigAlg, in that order, exactly as the browser sent them.
- */
-export function verifyRedirectSignature(rawQuery: string, certificatePem: string): boolean {
-  const pairs = rawQuery.split('&').map((p) => {
-    const i = p.indexOf('=');
-    return i < 0 ? [p, ''] : [p.slice(0, i), p.slice(i + 1)];
-  }) as [string, string][];
-  const raw = (name: string) => {
-    const found = pairs.filter(([k]) => k === name);
-    return found.length === 1 ? found[0]![1] : null;
-  };
-  const request = raw('SAMLRequest');
-  const sigAlg = raw('SigAlg');
-  const signature = raw('Signature');
-  if (request === null || sigAlg === null || signature === null) return false;
-  const alg = decodeURIComponent(sigAlg.replace(/\+/g, ' '));
-  if (alg !== RSA_SHA256) return false;
-  const relay = raw('RelayState');
-  const signed = [
-    `SAMLRequest=${request}`,
-    ...(relay !== null ? [`RelayState=${relay}`] : []),
-    `SigAlg=${sigAlg}`,
-  ].join('&');
-  try {
-    return createVerify('RSA-SHA256')
-      .update(signed)
-      .verify(certificatePem, Buffer.from(decodeURIComponent(signature.replace(/\+/g, ' ')), 'base64'));
-  } catch {
-    return false;
-  }
-}
-
-/** Whether the query carries a signature at all (Signature or SigAlg). */
-export const redirectIsSigned = (rawQuery: string) => /(^|&)(Signature|SigAlg)=/.test(rawQuery);
 
 /**
  * HTTP-POST binding: one enveloped signature, a direct child of the AuthnRequest, whose one
@@ -215,10 +184,12 @@ export interface ResponseInput {
   /** How long the assertion may be presented. */
   validityMs: number;
   signer: { privateKeyPem: string; certificate: string };
+  /** Encrypts the signed Assertion (saml-encrypt.ts) before the Response is signed. */
+  encrypt?: (signedResponseXml: string) => Promise<string>;
 }
 
 export const samlId = () => `_${randomBytes(20).toString('hex')}`;
-const instant = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+export const instant = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** An empty samlp:Response addressed to the SP, success or failure alike, with its new ID. */
 function responseEnvelope(r: { now: Date; destination: string; inResponseTo: string | null }) {
@@ -235,7 +206,7 @@ function responseEnvelope(r: { now: Date; destination: string; inResponseTo: str
 }
 
 /** A success Response: signed Assertion inside a signed Response (signatures after each Issuer). */
-export function buildSignedResponse(r: ResponseInput): string {
+export async function buildSignedResponse(r: ResponseInput): Promise<string> {
   const { doc, res, id: responseId } = responseEnvelope(r);
   const assertionId = samlId();
   const el = (
@@ -299,7 +270,8 @@ export function buildSignedResponse(r: ResponseInput): string {
   }
   const unsigned = new XMLSerializer().serializeToString(doc);
   const assertionSigned = sign(unsigned, assertionId, 'Assertion', r.signer);
-  return sign(assertionSigned, responseId, 'Response', r.signer);
+  const inner = r.encrypt ? await r.encrypt(assertionSigned) : assertionSigned;
+  return sign(inner, responseId, 'Response', r.signer);
 }
 
 /** Signs the element with this ID; the signature goes right after that element's Issuer. */
@@ -358,7 +330,12 @@ export function buildErrorResponse(r: {
 }
 
 /** The realm's IdP metadata: signing certificates, SSO endpoints, NameID formats. */
-export function buildMetadata(m: { entityId: string; ssoUrl: string; certificates: string[] }): string {
+export function buildMetadata(m: {
+  entityId: string;
+  ssoUrl: string;
+  sloUrl: string;
+  certificates: string[];
+}): string {
   const doc = new DOMImplementation().createDocument(NS.metadata, 'md:EntityDescriptor', null);
   const root = doc.documentElement;
   root.setAttribute('entityID', m.entityId);
@@ -379,6 +356,10 @@ export function buildMetadata(m: { entityId: string; ssoUrl: string; certificate
     kd.appendChild(ki);
     idp.appendChild(kd);
   }
+  const slo = doc.createElementNS(NS.metadata, 'md:SingleLogoutService');
+  slo.setAttribute('Binding', BINDING.redirect);
+  slo.setAttribute('Location', m.sloUrl);
+  idp.appendChild(slo);
   for (const f of [...Object.values(NAME_ID_FORMAT_URI), UNSPECIFIED_FORMAT]) {
     const nf = doc.createElementNS(NS.metadata, 'md:NameIDFormat');
     nf.appendChild(doc.createTextNode(f));

@@ -9,6 +9,7 @@ export interface XNode {
   readonly childNodes: ArrayLike<XNode>;
   readonly textContent: string | null;
   appendChild(child: XNode): XNode;
+  replaceChild(newChild: XNode, oldChild: XNode): XNode;
 }
 
 export interface XElement extends XNode {
@@ -25,6 +26,7 @@ export interface XDocument extends XNode {
   readonly documentElement: XElement;
   createElementNS(ns: string, qualifiedName: string): XElement;
   createTextNode(text: string): XNode;
+  importNode(node: XNode, deep: boolean): XNode;
   getElementsByTagNameNS(ns: string, local: string): ArrayLike<XElement>;
   getElementsByTagName(name: string): ArrayLike<XElement>;
 }

@@ -1,5 +1,6 @@
 // Users' grants to clients (one live grant per user, client and organization) and the
 // account-wide revocation record (spec doc 2, Revocation exposure).
+import type { Companion } from '../platform/db/companions.ts';
 import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import { endSupportGrants } from '../support-grants/support-end.ts';
@@ -15,55 +16,64 @@ export interface GrantRow {
 
 const GRANT_COLUMNS = 'id, user_id, client_id, org_id, scopes, resources';
 
+export interface GrantUpsert {
+  realmId: string;
+  userId: string;
+  clientId: string;
+  orgId?: string | null;
+  scopes: string[];
+  resources: string[];
+}
+
+/**
+ * upsertGrant as one statement, for a caller joining it to other writes: a new grant, or the live
+ * one (unique index oauth_grants_live, migration 0007) widened by the union of its scopes and
+ * resources with these, in first-seen order. Its rows: the grant.
+ */
+export const grantUpsert = (g: GrantUpsert, now: Date): Companion => ({
+  sql: `insert into oauth_grants as o (realm_id, id, user_id, client_id, org_id, scopes, resources, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+     on conflict (realm_id, user_id, client_id, coalesce(org_id, '')) where revoked_at is null do update set
+       scopes = array(select x from unnest(o.scopes || excluded.scopes) with ordinality u(x, n)
+                       group by x order by min(n)),
+       resources = array(select x from unnest(o.resources || excluded.resources) with ordinality u(x, n)
+                          group by x order by min(n)),
+       updated_at = excluded.updated_at
+     returning ${GRANT_COLUMNS}`,
+  params: [
+    g.realmId,
+    newId('grt', now.getTime()),
+    g.userId,
+    g.clientId,
+    g.orgId ?? null,
+    g.scopes,
+    g.resources,
+    now,
+  ],
+});
+
 /**
  * The live grant of a user to a client, widened by what this sign-in granted. A sign-in to an
  * organization has a grant of its own (null: no organization), so revoking what a user holds in
  * one organization leaves the others alone.
  */
-export async function upsertGrant(
-  tx: Tx,
-  g: {
-    realmId: string;
-    userId: string;
-    clientId: string;
-    orgId?: string | null;
-    scopes: string[];
-    resources: string[];
-  },
-  now: Date,
-): Promise<GrantRow> {
-  const orgId = g.orgId ?? null;
-  const live = await maybeOne<GrantRow>(
-    tx,
-    `select ${GRANT_COLUMNS} from oauth_grants
-      where realm_id = $1 and user_id = $2 and client_id = $3 and org_id is not distinct from $4::text
-        and revoked_at is null for update`,
-    [g.realmId, g.userId, g.clientId, orgId],
-  );
-  if (live) {
-    const scopes = [...new Set([...live.scopes, ...g.scopes])];
-    const resources = [...new Set([...live.resources, ...g.resources])];
-    await tx.query(
-      'update oauth_grants set scopes = $3, resources = $4, updated_at = $5 where realm_id = $1 and id = $2',
-      [g.realmId, live.id, scopes, resources, now],
-    );
-    return { ...live, scopes, resources };
-  }
-  const id = newId('grt', now.getTime());
-  await tx.query(
-    `insert into oauth_grants (realm_id, id, user_id, client_id, org_id, scopes, resources, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
-    [g.realmId, id, g.userId, g.clientId, orgId, g.scopes, g.resources, now],
-  );
-  return {
-    id,
-    user_id: g.userId,
-    client_id: g.clientId,
-    org_id: orgId,
-    scopes: g.scopes,
-    resources: g.resources,
-  };
+export async function upsertGrant(tx: Tx, g: GrantUpsert, now: Date): Promise<GrantRow> {
+  const upsert = grantUpsert(g, now);
+  const row = await maybeOne<GrantRow>(tx, upsert.sql, upsert.params);
+  if (!row) throw new Error('the grant upsert returned no row');
+  return row;
 }
+
+/**
+ * findLiveGrant as a SQL expression over other columns (SQL text of each argument): the grant as one
+ * JSON column, null when there is no live one, for a statement that reads the grant's keys anyway.
+ */
+export const liveGrantJsonSql = (realmId: string, userId: string, clientId: string, orgId: string): string =>
+  `(select json_build_object('id', g.id, 'user_id', g.user_id, 'client_id', g.client_id, 'org_id', g.org_id,
+            'scopes', g.scopes, 'resources', g.resources)
+      from oauth_grants g
+     where g.realm_id = ${realmId} and g.user_id = ${userId} and g.client_id = ${clientId}
+       and g.org_id is not distinct from ${orgId} and g.revoked_at is null)`;
 
 export const findLiveGrant = (
   q: Queryable,

@@ -3,8 +3,15 @@
 // (docs/architecture.md, import rules).
 
 export { endAccountSessions, newTokensLiveFrom, tokensLiveFromRevocation } from './account-revocation.ts';
-export type { AccountRevocation } from './grants.repo.ts';
-export { findLiveGrant, revokeAccount, revokeSession, upsertGrant } from './grants.repo.ts';
+export type { AccountRevocation, GrantRow } from './grants.repo.ts';
+export {
+  findLiveGrant,
+  grantUpsert,
+  liveGrantJsonSql,
+  revokeAccount,
+  revokeSession,
+  upsertGrant,
+} from './grants.repo.ts';
 export type { RefreshFamilyRow } from './refresh-tokens.repo.ts';
 export {
   addToken,
@@ -17,11 +24,12 @@ export {
   touchFamily,
 } from './refresh-tokens.repo.ts';
 export { liveSessionSql } from './session-liveness.ts';
-export type { SessionRow } from './sessions.repo.ts';
+export type { NewSession, SessionRow } from './sessions.repo.ts';
 export {
   findLiveSessionByCookie,
   insertSession,
   lockLiveSession,
   reuseSession,
   revokeOtherSessions,
+  sessionInsert,
 } from './sessions.repo.ts';

@@ -2,6 +2,7 @@
 // rotation transaction). Tokens are stored as digests; a family ends as a whole.
 
 import { digestToken } from '../kernel/digest.ts';
+import { type Companion, together } from '../platform/db/companions.ts';
 import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId, randomToken } from '../platform/ids.ts';
 
@@ -31,6 +32,8 @@ export interface RefreshFamilyRow {
   revoked_at: Date | null;
   /** The DPoP key thumbprint the family is bound to (public clients), or null. */
   dpop_jkt: string | null;
+  /** The client certificate's SHA-256 thumbprint the family is bound to (public clients), or null. */
+  cert_thumbprint: string | null;
 }
 
 export interface NewFamily {
@@ -52,24 +55,29 @@ export interface NewFamily {
   absoluteExpiresAt: Date;
   /** Binds the family to a DPoP key (RFC 9449 section 5, public clients). */
   dpopJkt?: string | null;
+  /** Binds the family to a client certificate (RFC 8705 section 4, public clients; migration 0058). */
+  certThumbprint?: string | null;
 }
 
-/** Starts a family and returns its first token (shown once): the family and its token in one statement. */
+/**
+ * A new family with its first token, in one statement; `along` gives more writes of the same change
+ * (statements of their own, platform/db/companions.ts) that name the family, joined to it.
+ */
 export async function startFamily(
   tx: Tx,
   f: NewFamily,
   now: Date,
+  along?: (familyId: string) => Companion,
 ): Promise<{ familyId: string; token: string }> {
   const familyId = newId('rtf', now.getTime());
   const idleUntil = new Date(Math.min(now.getTime() + f.idleMs, f.absoluteExpiresAt.getTime()));
   const token = newRefreshToken();
-  await tx.query(
-    `with family as (
-       insert into refresh_families (realm_id, id, grant_id, user_id, client_id, session_id, offline, scopes,
-         resources, auth_time, amr, acr, created_at, idle_expires_at, absolute_expires_at, org_id, idle_seconds, dpop_jkt)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $18, $19))
-     insert into refresh_tokens (realm_id, token_digest, family_id, created_at) values ($1, $17, $2, $13)`,
-    [
+  const family: Companion = {
+    sql: `insert into refresh_families (realm_id, id, grant_id, user_id, client_id, session_id, offline, scopes,
+         resources, auth_time, amr, acr, created_at, idle_expires_at, absolute_expires_at, org_id, idle_seconds, dpop_jkt,
+         cert_thumbprint)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+    params: [
       f.realmId,
       familyId,
       f.grantId,
@@ -86,11 +94,17 @@ export async function startFamily(
       idleUntil,
       f.absoluteExpiresAt,
       f.orgId,
-      digestToken(token),
       Math.round(f.idleMs / 1000),
       f.dpopJkt ?? null,
+      f.certThumbprint ?? null,
     ],
-  );
+  };
+  const first: Companion = {
+    sql: 'insert into refresh_tokens (realm_id, token_digest, family_id, created_at) values ($1, $2, $3, $4)',
+    params: [f.realmId, digestToken(token), familyId, now],
+  };
+  const joined = together(first, family, ...(along ? [along(familyId)] : []));
+  await tx.query(joined.sql, joined.params);
   return { familyId, token };
 }
 

@@ -1,3 +1,4 @@
+import type { Companion } from '../platform/db/companions.ts';
 import { many, maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { newId } from '../platform/ids.ts';
 import { idleUntil, type Lifetimes } from './session-lifetimes.ts';
@@ -41,15 +42,44 @@ export interface NewSession {
   userAgent?: string | null;
 }
 
-export async function insertSession(tx: Tx, s: NewSession, now: Date): Promise<SessionRow> {
-  const r = await tx.query<SessionRow>(
-    `insert into sessions (realm_id, id, user_id, cookie_digest, auth_time, amr, acr, mfa, recovery_restricted,
+/**
+ * The insert of a new session (its rows: the session), for a caller joining it to other writes;
+ * `row` is the session as the insert writes it.
+ */
+export function sessionInsert(s: NewSession, now: Date): Companion & { id: string; row: SessionRow } {
+  const id = newId('ses', now.getTime());
+  const idleExpiresAt = new Date(now.getTime() + s.lifetimes.idleMs);
+  const absoluteExpiresAt = new Date(now.getTime() + s.lifetimes.absoluteMs);
+  const idleSeconds = Math.round(s.lifetimes.idleMs / 1000);
+  return {
+    id,
+    row: {
+      realm_id: s.realmId,
+      id,
+      user_id: s.userId,
+      auth_time: now,
+      amr: s.amr,
+      acr: s.acr,
+      mfa: s.mfa,
+      recovery_restricted: s.recoveryRestricted,
+      remember_me: s.rememberMe,
+      transient: s.transient,
+      idle_seconds: idleSeconds,
+      idle_expires_at: idleExpiresAt,
+      absolute_expires_at: absoluteExpiresAt,
+      revoked_at: null,
+      created_at: now,
+      last_seen_at: now,
+      user_agent: s.userAgent ?? null,
+      client_id: s.clientId ?? null,
+    },
+    sql: `insert into sessions (realm_id, id, user_id, cookie_digest, auth_time, amr, acr, mfa, recovery_restricted,
        remember_me, transient, created_at, last_seen_at, idle_expires_at, absolute_expires_at, client_id, user_agent,
        idle_seconds)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $5, $5, $12, $13, $14, $15, $16) returning *`,
-    [
+    params: [
       s.realmId,
-      newId('ses', now.getTime()),
+      id,
       s.userId,
       s.cookieDigest,
       now,
@@ -59,13 +89,18 @@ export async function insertSession(tx: Tx, s: NewSession, now: Date): Promise<S
       s.recoveryRestricted,
       s.rememberMe,
       s.transient,
-      new Date(now.getTime() + s.lifetimes.idleMs),
-      new Date(now.getTime() + s.lifetimes.absoluteMs),
+      idleExpiresAt,
+      absoluteExpiresAt,
       s.clientId ?? null,
       s.userAgent ?? null,
-      Math.round(s.lifetimes.idleMs / 1000),
+      idleSeconds,
     ],
-  );
+  };
+}
+
+export async function insertSession(tx: Tx, s: NewSession, now: Date): Promise<SessionRow> {
+  const insert = sessionInsert(s, now);
+  const r = await tx.query<SessionRow>(insert.sql, insert.params);
   return r.rows[0] as SessionRow;
 }
 
@@ -89,6 +124,8 @@ export async function reuseSession(
   userId: string,
   factors: string[],
   mfa: boolean,
+  /** This sign-in proved a phishing-resistant factor (signin/transaction.ts phishingResistantProved). */
+  phishingResistant: boolean,
   now: Date,
 ): Promise<SessionRow | null> {
   const live = await maybeOne<SessionRow>(
@@ -102,10 +139,10 @@ export async function reuseSession(
   const amr = [...new Set([...live.amr, ...factors])];
   const r = await tx.query<SessionRow>(
     `update sessions set last_seen_at = $3, idle_expires_at = $4, amr = $5, mfa = mfa or $6,
-       acr = case when acr = 'phishing_resistant' or $5::text[] && array['hwk', 'x509'] then 'phishing_resistant'
+       acr = case when acr = 'phishing_resistant' or $7 then 'phishing_resistant'
                   when mfa or $6 then 'mfa' else acr end
      where realm_id = $1 and id = $2 returning *`,
-    [realmId, sessionId, now, idleEnd, amr, mfa],
+    [realmId, sessionId, now, idleEnd, amr, mfa, phishingResistant],
   );
   return r.rows[0] ?? null;
 }

@@ -2,6 +2,7 @@
 // expiry, check the step is offered, run it, evaluate what comes next, complete when only
 // completion remains, persist with audit and events, and return the full state. One database
 // transaction per call; expensive proof checks run before it.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { recorder } from '../audit/index.ts';
 import type { ClientRow } from '../clients/index.ts';
 import { findClient } from '../clients/index.ts';
@@ -9,6 +10,7 @@ import { findConnection } from '../identity-providers/index.ts';
 import { adminAudience } from '../kernel/audiences.ts';
 import { hasNul } from '../kernel/text.ts';
 import { waitUntil } from '../platform/clock.ts';
+import type { Companion } from '../platform/db/companions.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { decodeBody } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
@@ -16,7 +18,7 @@ import type { RealmRow } from '../realms/index.ts';
 import { currentPolicy, type RealmPolicy } from '../realms/index.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
 import { isSigninOrigin } from './allowed-origin.ts';
-import { authenticateCall, type CallCredentials, csrfTokenFor } from './binding.ts';
+import { authenticateCall, type CallCredentials } from './binding.ts';
 import { completeTransaction, errorRedirect } from './complete.ts';
 import { denyDevice } from './device-decision.ts';
 import { loadFacts } from './facts.ts';
@@ -31,11 +33,12 @@ import { notePresentedToken, rememberDeviceDays } from './remembered-device.ts';
 import { notifySignedIn } from './sign-in-hooks.ts';
 import { noticeNewSignIn } from './sign-in-notice.ts';
 import type { SigninDeps } from './signin.deps.ts';
-import { findTransaction, lockTransaction, type StoredTx, saveTransaction } from './signin.repo.ts';
-import { enforceSigninBudgets, networkOf } from './signin-budgets.ts';
+import { type StoredTx, saveTransaction } from './signin.repo.ts';
+import { type AttemptRefund, enforceSigninBudgets, networkOf } from './signin-budgets.ts';
 import { logStepRefused, logStepResult, type StepLogContext, type StepResult } from './signin-log.ts';
 import { presentState, shownUser } from './state.ts';
-import { type AnyStep, type OneTime, stepActor } from './steps/step.ts';
+import { lockStep, snapshotStep } from './step-reads.ts';
+import { type AnyStep, type OneTime, type PrepareKnown, stepActor } from './steps/step.ts';
 import type { SigninTx } from './transaction.ts';
 import { ensurePending, expire, fail, isExpired } from './transitions.ts';
 
@@ -53,17 +56,17 @@ export interface StepResponse {
 
 type Ran = StepResponse & { result: StepResult };
 
-async function requireRealm(app: SigninDeps, realmName: string): Promise<RealmRow> {
+export async function requireRealm(app: SigninDeps, realmName: string): Promise<RealmRow> {
   const realm = await findRequestedRealm(app, realmName);
   if (!realm) throw problem.notFound('no such realm');
   return realm;
 }
 
-function requireTxId(txId: string): void {
+export function requireTxId(txId: string): void {
   if (hasNul(txId)) throw problem.notFound('no such transaction');
 }
 
-const originCheck = (app: SigninDeps, q: Tx | SigninDeps['db'], realm: RealmRow) => (origin: string) =>
+export const originCheck = (app: SigninDeps, q: Tx | SigninDeps['db'], realm: RealmRow) => (origin: string) =>
   isSigninOrigin(q, app.config.server.publicOrigin, realm.id, origin);
 
 interface Loaded {
@@ -71,7 +74,12 @@ interface Loaded {
   policy: RealmPolicy;
   facts: Facts;
   evaluation: Evaluation;
+  /** The request presents a client certificate (the certificate step may be offered). */
+  certificatePresented: boolean;
 }
+
+/** What a step's evaluation keeps from the one before it. */
+type Known = { client: ClientRow; policy: RealmPolicy; certificatePresented?: boolean };
 
 /**
  * Client, policy and the facts for a transaction. A step changes neither the client nor the realm
@@ -82,7 +90,8 @@ export async function loadAll(
   q: Tx,
   realm: RealmRow,
   t: SigninTx,
-  known?: { client: ClientRow; policy: RealmPolicy },
+  known?: Known,
+  certificatePresented = known?.certificatePresented ?? false,
 ): Promise<Loaded> {
   const client = known?.client ?? (await findClient(q, realm.id, t.clientId));
   if (!client) throw problem.notFound('the transaction client no longer exists');
@@ -93,16 +102,15 @@ export async function loadAll(
     policy,
     adminAudience: adminAudience(app.config.server.publicOrigin, realm.name),
     now: app.clock.now(),
+    certificatePresented,
   });
-  return { client, policy, facts, evaluation: evaluate(t, facts) };
+  return { client, policy, facts, evaluation: evaluate(t, facts), certificatePresented };
 }
 
 function offered(step: AnyStep, evaluation: Evaluation): boolean {
   if (step.action === null) return true;
   return evaluation.kind === 'actions' && evaluation.actions.some((a) => a.type === step.action);
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runStep(
   app: SigninDeps,
@@ -121,7 +129,7 @@ export async function runStep(
     transactionId: txId,
     step: step.path,
   };
-  let refund: (() => Promise<void>) | null = null;
+  let refund: AttemptRefund | null = null;
   try {
     const { result, ...response } = await runStepUnpadded(
       app,
@@ -135,11 +143,11 @@ export async function runStep(
         refund = r;
       },
     );
-    if (!result.proofFailed) await (refund as (() => Promise<void>) | null)?.();
+    if (!result.proofFailed) await (refund as AttemptRefund | null)?.run();
     logStepResult(logged, result);
     return response;
   } catch (e) {
-    await (refund as (() => Promise<void>) | null)?.();
+    await (refund as AttemptRefund | null)?.run();
     logStepRefused(logged, e);
     throw e;
   } finally {
@@ -156,7 +164,7 @@ async function runStepUnpadded(
   step: AnyStep,
   rawBody: unknown,
   correlationId: string,
-  onBudgetSpent: (refund: () => Promise<void>) => void,
+  onBudgetSpent: (refund: AttemptRefund) => void,
 ): Promise<Ran> {
   const realm = await requireRealm(app, realmName);
   requireTxId(txId);
@@ -164,34 +172,38 @@ async function runStepUnpadded(
   // Budgets and proofs run before the locked transaction, by a caller bound to the transaction:
   // one unlocked read serves both, and the lock below checks the binding again.
   let snapshot: StoredTx | null = null;
+  let known: PrepareKnown = {};
   if (step.spendsBudgets || step.prepare) {
-    snapshot = await findTransaction(app.db, realm.id, txId);
-    if (!snapshot) throw problem.notFound('no such transaction');
+    const read = await snapshotStep(app.db, realm.id, txId, step.readsPasswordVerifier === true);
+    if (!read) throw problem.notFound('no such transaction');
+    snapshot = read.stored;
+    if (read.passwordVerifier !== undefined) known = { passwordVerifier: read.passwordVerifier };
     await authenticateCall(snapshot, creds, originCheck(app, app.db, realm));
   }
+  let spent: AttemptRefund | null = null;
   if (snapshot && step.spendsBudgets) {
     // Budgets are spent before any proof or send.
     const typed = (body as { identifier?: unknown }).identifier;
-    onBudgetSpent(
-      await enforceSigninBudgets(
-        app,
-        snapshot.tx,
-        networkOf(creds.clientIp),
-        typeof typed === 'string' ? typed : null,
-        step.accountBudget ?? 'proof',
-      ),
+    spent = await enforceSigninBudgets(
+      app,
+      snapshot.tx,
+      networkOf(creds.clientIp),
+      typeof typed === 'string' ? typed : null,
+      step.accountBudget ?? 'proof',
     );
+    onBudgetSpent(spent);
   }
   let prepared: unknown;
   if (snapshot && step.prepare) {
     // Authenticated above before spending CPU on a proof.
     ensurePending(snapshot.tx);
-    prepared = await step.prepare(app, snapshot.tx, body, correlationId);
+    prepared = await step.prepare(app, snapshot.tx, body, correlationId, known);
   }
 
   const result = await app.db.tx(async (q) => {
-    const stored = await lockTransaction(q, realm.id, txId);
-    if (!stored) throw problem.notFound('no such transaction');
+    const locked = await lockStep(q, realm.id, txId);
+    if (!locked) throw problem.notFound('no such transaction');
+    const stored = locked.stored;
     await authenticateCall(stored, creds, originCheck(app, q, realm));
     const now = app.clock.now();
     if (isExpired(stored.tx, now)) {
@@ -199,7 +211,16 @@ async function runStepUnpadded(
       return { expired: true as const };
     }
     ensurePending(stored.tx);
-    const loaded = await loadAll(app, q, realm, stored.tx);
+    const certificate = creds.clientCertificate ?? null;
+    if (!locked.client) throw problem.notFound('the transaction client no longer exists');
+    const loaded = await loadAll(
+      app,
+      q,
+      realm,
+      stored.tx,
+      { client: locked.client, policy: locked.policy },
+      certificate !== null,
+    );
     // Flow rules may look at the caller's network: keep it, then evaluate again.
     const before = (await noteCallerNetwork(q, stored.tx, loaded.policy, creds.clientIp))
       ? await loadAll(app, q, realm, stored.tx, loaded)
@@ -214,6 +235,8 @@ async function runStepUnpadded(
         now,
         correlationId,
         before,
+        false,
+        spent?.part,
       );
       return {
         expired: false as const,
@@ -233,7 +256,7 @@ async function runStepUnpadded(
       q,
       stored.tx,
       body,
-      { app, realm, ...before, now, correlationId },
+      { app, realm, ...before, now, correlationId, clientCertificate: certificate },
       prepared,
     );
     await notePresentedToken(q, outcome.tx, creds.rememberedDevice ?? null, before.policy, now);
@@ -245,17 +268,29 @@ async function runStepUnpadded(
       (id) => findConnection(q, realm.id, id),
       before.facts.federation?.recorded,
     );
+    // The facts read before a step that changes none of them serve the evaluation after it.
+    const factsKept =
+      step.keepsFacts === true &&
+      !creds.rememberedDevice &&
+      before.facts.federation?.recorded === false &&
+      proved.userId === stored.tx.userId &&
+      proved.identifier === stored.tx.identifier;
+    const proofFailed = outcome.tx.failures > stored.tx.failures;
+    // The account's attempt goes back with the transaction's write, unless the proof failed.
+    const along = proofFailed ? null : spent?.part;
     return {
       expired: false as const,
-      ...(await settle(app, q, realm, proved, now, correlationId, before)),
+      ...(await settle(app, q, realm, proved, now, correlationId, before, factsKept, along)),
       oneTime: outcome.oneTime,
       webauthn: outcome.webauthn,
       externalRedirect: outcome.externalRedirect,
       federationCookie: outcome.federationCookie,
       policy: before.policy,
-      proofFailed: outcome.tx.failures > stored.tx.failures,
+      proofFailed,
     };
   });
+  // Committed: an attempt given back in the transaction's write is not given back again.
+  if (spent && !result.expired && !result.proofFailed) spent.given = true;
   if (result.expired)
     throw new Problem(409, 'conflict', 'the transaction is expired', { transaction_status: 'expired' });
   await notifySignedIn(app, result.tx, realm.hook_kinds);
@@ -305,13 +340,24 @@ export async function settle(
   t: SigninTx,
   now: Date,
   correlationId: string,
-  known: { client: ClientRow; policy: RealmPolicy },
+  known: Known & { facts?: Facts },
+  factsKept = false,
+  along?: Companion | null,
 ) {
   let tx = t;
   let evaluation: Evaluation | null = null;
   let sessionCookie: StepResponse['sessionCookie'];
   let tokensLiveFrom: Date | undefined;
-  const after = await loadAll(app, q, realm, tx, known);
+  const after =
+    factsKept && known.facts
+      ? {
+          client: known.client,
+          policy: known.policy,
+          facts: known.facts,
+          evaluation: evaluate(tx, known.facts),
+          certificatePresented: known.certificatePresented ?? false,
+        }
+      : await loadAll(app, q, realm, tx, known);
   if (after.facts.flow?.outcome === 'review' && (await markReviewed(q, realm.id, tx.id))) {
     await recorder(q, { realmId: realm.id, actor: stepActor(tx.userId), correlationId, now }).audit(
       'signin.authentication_review',
@@ -354,7 +400,7 @@ export async function settle(
   } else if (!tx.redirectTo) {
     tx = { ...tx, redirectTo: await errorRedirect(app, q, realm, tx, now) };
   }
-  await saveTransaction(q, tx, now);
+  await saveTransaction(q, tx, now, along);
   return {
     tx,
     evaluation,
@@ -364,41 +410,6 @@ export async function settle(
     user: shownUser(tx, after.facts.user),
     notice: noticeOf(after.facts),
   };
-}
-
-/** GET of a transaction: its state, with the CSRF token in browser mode. */
-export async function readState(
-  app: SigninDeps,
-  realmName: string,
-  txId: string,
-  creds: CallCredentials,
-): Promise<Record<string, unknown>> {
-  const realm = await requireRealm(app, realmName);
-  requireTxId(txId);
-  return app.db.tx(async (q) => {
-    const stored = await lockTransaction(q, realm.id, txId);
-    if (!stored) throw problem.notFound('no such transaction');
-    const { cookie } = await authenticateCall(
-      stored,
-      { ...creds, mutating: false },
-      originCheck(app, q, realm),
-    );
-    const now = app.clock.now();
-    let tx = stored.tx;
-    if (isExpired(tx, now)) {
-      tx = expire(tx);
-      await saveTransaction(q, tx, now);
-    }
-    const loaded = await loadAll(app, q, realm, tx);
-    return presentState({
-      tx,
-      clientName: loaded.client.name,
-      evaluation: tx.status === 'pending' ? loaded.evaluation : null,
-      user: shownUser(tx, loaded.facts.user),
-      notice: noticeOf(loaded.facts),
-      ...(cookie ? { csrfToken: csrfTokenFor(cookie) } : {}),
-    });
-  });
 }
 
 export type { OneTime };

@@ -3,6 +3,7 @@
 // token; headless transactions are bound to the continuation token alone. The id authorizes nothing.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { digestToken } from '../kernel/digest.ts';
+import type { PresentedCertificate } from '../platform/http/client-certificate.ts';
 import { Problem } from '../platform/http/problem.ts';
 import type { StoredTx } from './signin.repo.ts';
 
@@ -18,6 +19,8 @@ export interface CallCredentials {
   clientIp?: string | null;
   /** A remembered-device token: the pa_rd cookie, or header X-Remembered-Device when headless. */
   rememberedDevice?: string | null;
+  /** The client certificate of the request (mutual-TLS listener or trusted proxy). */
+  clientCertificate?: PresentedCertificate | null;
 }
 
 /**

@@ -4,29 +4,28 @@
 
 import { recorder } from '../audit/index.ts';
 import { digestToken } from '../kernel/digest.ts';
-import { maybeOne, type Tx } from '../platform/db/db.ts';
+import type { Companion } from '../platform/db/companions.ts';
+import type { Tx } from '../platform/db/db.ts';
 import { problem } from '../platform/http/problem.ts';
 import { randomToken } from '../platform/ids.ts';
 import type { RealmPolicy, RealmRow } from '../realms/index.ts';
 import {
-  insertSession,
+  grantUpsert,
+  type NewSession,
   newTokensLiveFrom,
   reuseSession,
   type SessionRow,
+  sessionInsert,
   tokensLiveFromRevocation,
-  upsertGrant,
 } from '../sessions/index.ts';
 import { lifetimesFor, sessionPolicyOf } from '../sessions/session-lifetimes.ts';
-import { insertAuthorizationCode } from './authorization-codes.repo.ts';
+import { codeInsert } from './authorization-codes.repo.ts';
 import { authorizationRedirect } from './authorization-response.ts';
 import { approveDevice } from './device-decision.ts';
 import { mfaDone } from './next-actions.ts';
 import type { SigninDeps } from './signin.deps.ts';
-import type { SigninTx } from './transaction.ts';
+import { phishingResistantProved, type SigninTx } from './transaction.ts';
 import { complete } from './transitions.ts';
-
-/** A user-verified passkey or a certificate: the phishing-resistant acr. */
-const phishingResistant = (t: SigninTx) => t.completedFactors.some((f) => f === 'hwk' || f === 'x509');
 
 export interface Completion {
   tx: SigninTx;
@@ -94,59 +93,71 @@ export async function completeTransaction(
   const mfa = mfaDone(t);
   // A browser that arrived with a live SSO session keeps it: no second session, no new cookie.
   const reused = t.sessionId
-    ? await reuseSession(q, realm.id, t.sessionId, t.userId, t.completedFactors, mfa, now)
+    ? await reuseSession(
+        q,
+        realm.id,
+        t.sessionId,
+        t.userId,
+        t.completedFactors,
+        mfa,
+        phishingResistantProved(t),
+        now,
+      )
     : null;
   const sessionCookie = t.mode === 'browser' && !reused ? randomToken(32) : null;
-  const session =
-    reused ??
-    (await insertSession(
-      q,
-      {
-        realmId: realm.id,
-        userId: t.userId,
-        cookieDigest: sessionCookie ? digestToken(sessionCookie) : null,
-        amr: t.completedFactors,
-        acr: phishingResistant(t) ? 'phishing_resistant' : mfa ? 'mfa' : 'basic',
-        mfa,
-        recoveryRestricted: userState === 'recovery_restricted',
-        rememberMe: t.rememberMe && !t.transient,
-        transient: t.transient,
-        lifetimes: lifetimesFor(t, sessionPolicyOf(policy.document.sessions)),
-        clientId: t.clientId,
-        userAgent: t.userAgent,
-      },
-      now,
-    ));
+  // A new session is written with the sign-in's other writes below; its row is known before.
+  let session: SessionRow;
+  let inserted: Companion | null = null;
+  if (reused) session = reused;
+  else {
+    const fresh: NewSession = {
+      realmId: realm.id,
+      userId: t.userId,
+      cookieDigest: sessionCookie ? digestToken(sessionCookie) : null,
+      amr: t.completedFactors,
+      acr: phishingResistantProved(t) ? 'phishing_resistant' : mfa ? 'mfa' : 'basic',
+      mfa,
+      recoveryRestricted: userState === 'recovery_restricted',
+      rememberMe: t.rememberMe && !t.transient,
+      transient: t.transient,
+      lifetimes: lifetimesFor(t, sessionPolicyOf(policy.document.sessions)),
+      clientId: t.clientId,
+      userAgent: t.userAgent,
+    };
+    const insert = sessionInsert(fresh, now);
+    inserted = insert;
+    session = insert.row;
+  }
   const granted = (t.consentScopes ?? t.scopes).filter((s) => !(t.transient && s === 'offline_access'));
   // A device sign-in approves the device authorization; the device redeems it itself.
   const code = t.intent === 'device' ? null : randomToken(32);
-  if (code === null) await approveDevice(q, realm, t, session.id, granted, now, correlationId);
-  else
-    await insertAuthorizationCode(
-      q,
-      {
-        realmId: realm.id,
-        codeDigest: digestToken(code),
-        clientId: t.clientId,
-        redirectUri: t.redirectUri,
-        codeChallenge: t.codeChallenge,
-        nonce: t.nonce,
-        scopes: granted,
-        resources: t.resources,
-        userId: t.userId,
-        sessionId: session.id,
-        authTime: new Date(session.auth_time),
-        amr: session.amr,
-        acr: session.acr,
-        transactionId: t.id,
-        orgId: t.organizationId,
-        expiresAt: new Date(now.getTime() + app.config.tokens.authorizationCodeTtlMs),
-      },
-      now,
+  const writes: Companion[] = [];
+  if (code !== null)
+    writes.push(
+      codeInsert(
+        {
+          realmId: realm.id,
+          codeDigest: digestToken(code),
+          clientId: t.clientId,
+          redirectUri: t.redirectUri,
+          codeChallenge: t.codeChallenge,
+          nonce: t.nonce,
+          scopes: granted,
+          resources: t.resources,
+          userId: t.userId,
+          sessionId: session.id,
+          authTime: new Date(session.auth_time),
+          amr: session.amr,
+          acr: session.acr,
+          transactionId: t.id,
+          orgId: t.organizationId,
+          expiresAt: new Date(now.getTime() + app.config.tokens.authorizationCodeTtlMs),
+        },
+        now,
+      ),
     );
   // The user's grant to the client (in the organization): what this sign-in's tokens are checked against.
-  await upsertGrant(
-    q,
+  const grant = grantUpsert(
     {
       realmId: realm.id,
       userId: t.userId,
@@ -157,14 +168,6 @@ export async function completeTransaction(
     },
     now,
   );
-  // The account's revocation record comes back with the update: when the code's tokens go live.
-  const signedIn = await maybeOne<{ revoked_before: Date | null }>(
-    q,
-    `update users set last_login_at = $3, updated_at = $3 where realm_id = $1 and id = $2
-     returning (select revoked_before from user_revocations r where r.realm_id = $1 and r.user_id = $2)
-       as revoked_before`,
-    [realm.id, t.userId, now],
-  );
   const redirectTo = code === null ? null : await redirectFor(app, q, realm, t, { code }, now);
   const record = recorder(q, {
     realmId: realm.id,
@@ -172,8 +175,10 @@ export async function completeTransaction(
     correlationId,
     now,
   });
-  // Doc 2 event catalog: org_id on the envelope when an organization was selected.
-  await record.auditWithEvent(
+  // Doc 2 event catalog: org_id on the envelope when an organization was selected. One statement
+  // (issue 37): the last-login update with the new session, the code, the grant, the audit record
+  // and the event; the account's revocation record comes back with it: when the code's tokens go live.
+  const [signedIn] = await record.auditAlong<{ revoked_before: Date | null }>(
     'user.signed_in',
     {
       category: 'security',
@@ -187,8 +192,16 @@ export async function completeTransaction(
         mode: t.mode,
       },
     },
+    {
+      sql: `update users set last_login_at = $3, updated_at = $3 where realm_id = $1 and id = $2
+       returning (select revoked_before from user_revocations r where r.realm_id = $1 and r.user_id = $2)
+         as revoked_before`,
+      params: [realm.id, t.userId, now],
+    },
     { type: 'user.signed_in', data: { user_id: t.userId, session_id: session.id, client_id: t.clientId } },
+    [...(inserted ? [inserted] : []), ...writes, grant],
   );
+  if (code === null) await approveDevice(q, realm, t, session.id, granted, now, correlationId);
   app.metrics.authentications.inc({ outcome: 'success' });
   const tokensLiveFrom = signedIn
     ? tokensLiveFromRevocation(

@@ -7,7 +7,7 @@ import { newId, randomToken } from '../platform/ids.ts';
 import type { RealmRow } from '../realms/index.ts';
 import { CONTINUATION_PREFIX } from './binding.ts';
 import type { SigninDeps } from './signin.deps.ts';
-import { insertTransaction } from './signin.repo.ts';
+import { transactionInsert } from './signin.repo.ts';
 import type { StartParams } from './start.ts';
 import type { Factor, SigninTx, TxMode } from './transaction.ts';
 
@@ -75,17 +75,21 @@ export async function createTransaction(
     updatedAt: now,
     completedAt: null,
   };
-  await insertTransaction(q, tx, digestToken(secret));
   const actor = { type: 'client', id: p.client.client_id } as const;
-  await recorder(q, { realmId: realm.id, actor, correlationId, now }).audit('signin.transaction.started', {
-    category: 'security',
-    data: {
-      transaction_id: tx.id,
-      mode,
-      intent: tx.intent,
-      client_id: tx.clientId,
-      ...(seed ? { session_id: seed.sessionId } : {}),
+  // The transaction and its audit record in one statement (issue 37).
+  await recorder(q, { realmId: realm.id, actor, correlationId, now }).auditAlong(
+    'signin.transaction.started',
+    {
+      category: 'security',
+      data: {
+        transaction_id: tx.id,
+        mode,
+        intent: tx.intent,
+        client_id: tx.clientId,
+        ...(seed ? { session_id: seed.sessionId } : {}),
+      },
     },
-  });
+    transactionInsert(tx, digestToken(secret)),
+  );
   return { tx, secret };
 }

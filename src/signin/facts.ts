@@ -3,7 +3,7 @@
 
 import type { ClientRow } from '../clients/index.ts';
 import { factorAllowed, hotpAllowed } from '../mfa/factor-rules.ts';
-import { passkeyLoginOn, webauthnFactorAllowed } from '../mfa/index.ts';
+import { hasTrustAnchors, passkeyLoginOn, webauthnFactorAllowed } from '../mfa/index.ts';
 import { emailConfigured, smsConfigured } from '../notifications/index.ts';
 import type { Config } from '../platform/config/settings.ts';
 import { jsonColumn, one, type Queryable } from '../platform/db/db.ts';
@@ -48,6 +48,8 @@ export interface FactsInput {
   policy: RealmPolicy;
   adminAudience: string;
   now: Date;
+  /** The request presents a client certificate (mutual-TLS listener or trusted proxy). */
+  certificatePresented?: boolean;
 }
 
 /**
@@ -194,7 +196,7 @@ export async function loadFacts(q: Queryable, t: SigninTx, input: FactsInput): P
     consentCovers: consent ? t.scopes.every((s) => consent.includes(s)) : false,
     organization,
     federation: federation ?? (await loadFederationFacts(q, t, organization)),
-    methods: loginMethods(input),
+    methods: { ...loginMethods(input), certificates: await certificatesOffered(q, t.realmId, input) },
     sent: row.sent,
     resetProved: !!user && row.reset_proved,
     ...accountDuties(input.policy, user ? row : null, account?.attributes ?? {}),
@@ -215,6 +217,16 @@ export function loginMethods(input: Pick<FactsInput, 'config' | 'policy'>): Logi
     smsOtp: flag('sms_otp') && smsConfigured(input.config.delivery),
     passkeys: passkeyLoginOn(input.policy),
   };
+}
+
+/**
+ * Certificate sign-in (login.certificates) for this request: it presents a certificate and the
+ * realm trusts some CA; the anchors are read only then.
+ */
+async function certificatesOffered(q: Queryable, realmId: string, input: FactsInput): Promise<boolean> {
+  if (input.certificatePresented !== true) return false;
+  if (policyValue(input.policy, 'login', 'certificates') !== true) return false;
+  return hasTrustAnchors(q, realmId);
 }
 
 /** Registration approval, terms and profile duties of the account (spec doc 1, evaluation order 6). */

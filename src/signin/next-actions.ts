@@ -15,7 +15,10 @@ import {
 } from './federation-rules.ts';
 import type { ActionType, Evaluation, Facts, NextAction } from './next-actions.types.ts';
 import { enterpriseSsoStage, organizationRequiresMfa, organizationStage } from './organization-rules.ts';
-import { type Factor, PRIMARY_FACTORS, SECOND_FACTORS, type SigninTx } from './transaction.ts';
+import { isSecondFactor, PRIMARY_FACTORS, phishingResistantProved, type SigninTx } from './transaction.ts';
+
+const phishingResistantCertificate = (t: SigninTx): boolean =>
+  t.completedFactors.includes('x509') && t.certificateMultiFactor === true;
 
 type Stage = (t: SigninTx, f: Facts) => Evaluation | 'satisfied';
 
@@ -44,10 +47,11 @@ export const hasPrimary = (t: SigninTx): boolean =>
   t.completedFactors.some((f) => PRIMARY_FACTORS.includes(f));
 /**
  * A second factor, or a passkey used without user verification (swk) next to another primary
- * factor: possession on top of knowledge. A user-verified passkey (hwk) is both on its own.
+ * factor: possession on top of knowledge. A user-verified passkey (hwk) is both on its own, and
+ * so is a certificate from a multi-factor trust anchor.
  */
 export const mfaDone = (t: SigninTx): boolean =>
-  t.completedFactors.some((f) => SECOND_FACTORS.includes(f)) ||
+  t.completedFactors.some((f) => isSecondFactor(t, f)) ||
   (t.completedFactors.includes('swk') &&
     t.completedFactors.some((f) => f !== 'swk' && PRIMARY_FACTORS.includes(f)));
 
@@ -94,6 +98,8 @@ function localPrimary(t: SigninTx, f: Facts, linking: boolean): NextAction[] {
     if (m.password) actions.push(action('password', ['password', 'identifier']));
     // A discoverable passkey names its account itself (conditional UI offers it while typing).
     if (m.passkeys) actions.push(action('webauthn', ['credential']));
+    // The presented certificate names its account itself, as a discoverable passkey does.
+    if (m.certificates && !linking) actions.push(action('certificate', []));
     return actions;
   }
   // Methods follow the identifier's type, never whether an account exists behind it.
@@ -116,6 +122,7 @@ function localPrimary(t: SigninTx, f: Facts, linking: boolean): NextAction[] {
     );
   if (m.smsOtp && type === 'phone' && !linking) actions.push(codeAction('sms_otp', 'login', f));
   if (m.passkeys) actions.push(action('webauthn', ['credential']));
+  if (m.certificates && !linking) actions.push(action('certificate', []));
   return actions;
 }
 
@@ -217,15 +224,29 @@ export const phishingResistantDemanded = (t: SigninTx, f: Facts): boolean =>
 // TOTP and HOTP are never offered for it. An account with no second factor yet may enroll a
 // passkey here; one with TOTP or HOTP only must first add a passkey from an MFA session (the
 // factor-adding rule), so its sign-in stops.
-const PHISHING_RESISTANT_FACTORS: readonly Factor[] = ['hwk', 'x509'];
 const UV_REQUIRED = { user_verification: 'required' };
 
+/**
+ * A certificate the request presents, not yet proved in this sign-in, may prove the second factor
+ * after another primary method (it counts only from a multi-factor trust anchor).
+ */
+const certificateSecondFactor = (t: SigninTx, f: Facts): NextAction[] =>
+  f.methods.certificates === true && !t.completedFactors.includes('x509') ? [action('certificate', [])] : [];
+
 const phishingResistantMfa = (t: SigninTx, f: Facts): Evaluation | 'satisfied' => {
-  if (t.completedFactors.some((x) => PHISHING_RESISTANT_FACTORS.includes(x))) return 'satisfied';
+  if (phishingResistantProved(t)) return 'satisfied';
+  const certificate = certificateSecondFactor(t, f);
   if (f.hasWebauthn === true)
-    return { kind: 'actions', actions: [action('webauthn', ['credential'], UV_REQUIRED)] };
+    return {
+      kind: 'actions',
+      actions: oneOf('mfa', [action('webauthn', ['credential'], UV_REQUIRED), ...certificate]),
+    };
   if (f.webauthnAllowed !== false && !f.hasTotp && f.hasHotp !== true)
-    return { kind: 'actions', actions: [action('enroll_webauthn', ['credential', 'name'], UV_REQUIRED)] };
+    return {
+      kind: 'actions',
+      actions: oneOf('mfa', [action('enroll_webauthn', ['credential', 'name'], UV_REQUIRED), ...certificate]),
+    };
+  if (certificate.length > 0) return { kind: 'actions', actions: certificate };
   return { kind: 'blocked', reason: 'login_method_not_allowed' };
 };
 
@@ -239,6 +260,7 @@ const mfa: Stage = (t, f) => {
   if (f.hasTotp) actions.push(action('totp', ['code']));
   if (f.hasHotp === true) actions.push(action('hotp', ['code']));
   if (f.hasRecoveryCodes) actions.push(action('recovery_code', ['code']));
+  actions.push(...certificateSecondFactor(t, f));
   return { kind: 'actions', actions: oneOf('mfa', actions) };
 };
 
@@ -271,7 +293,7 @@ const flowStage: Stage = (_t, f) => {
  */
 const rememberDevice: Stage = (t, f) =>
   f.offerRememberDevice === true &&
-  t.completedFactors.some((x) => SECOND_FACTORS.includes(x) && x !== 'recovery') &&
+  t.completedFactors.some((x) => isSecondFactor(t, x) && x !== 'recovery') &&
   t.sessionId === null &&
   f.rememberedDevice !== true
     ? { kind: 'actions', actions: [action('remember_device', ['remember'])] }
@@ -284,11 +306,15 @@ const requiredActions: Stage = (t, f) => {
   // realm allows one; otherwise MFA enrollment below offers what it allows).
   if (f.user?.requiredActions.includes('configure_totp') && !otp && totpAllowed)
     return { kind: 'actions', actions: [action('enroll_totp', [])] };
-  // Multi-factor authentication the connection trusts the upstream with needs no local factor.
-  if (mfaRequired(t, f) && !otp && f.hasWebauthn !== true && !t.completedFactors.includes('fed_mfa')) {
+  // Multi-factor authentication the connection trusts the upstream with needs no local factor, and
+  // neither does a certificate from a multi-factor trust anchor (a smart card with its PIN).
+  const provedElsewhere = t.completedFactors.includes('fed_mfa') || phishingResistantCertificate(t);
+  if (mfaRequired(t, f) && !otp && f.hasWebauthn !== true && !provedElsewhere) {
     const actions: NextAction[] = [];
     if (totpAllowed) actions.push(action('enroll_totp', []));
     if (f.webauthnAllowed !== false) actions.push(action('enroll_webauthn', ['credential', 'name']));
+    // Instead of enrolling: a smart card the request presents (multi-factor anchors only count).
+    actions.push(...certificateSecondFactor(t, f));
     // Only HOTP allowed: it is enrolled from the account API, never during a sign-in.
     if (actions.length === 0) return { kind: 'blocked', reason: 'login_method_not_allowed' };
     return { kind: 'actions', actions: oneOf('mfa_enrollment', actions) };

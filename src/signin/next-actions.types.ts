@@ -13,6 +13,7 @@ export type ActionType =
   | 'password'
   | 'totp'
   | 'hotp'
+  | 'certificate'
   | 'recovery_code'
   | 'enroll_totp'
   | 'webauthn'
@@ -67,6 +68,11 @@ export interface LoginMethods {
   smsOtp: boolean;
   /** login.passkeys: passwordless sign-in with a discoverable passkey. */
   passkeys?: boolean;
+  /**
+   * login.certificates, the realm has a certificate trust anchor, and this request presents a
+   * client certificate (mutual-TLS listener or trusted proxy).
+   */
+  certificates?: boolean;
 }
 
 export interface Facts {

@@ -7,7 +7,8 @@
 // codes) keep an account budget of their own, so a password budget spent by someone guessing
 // leaves the owner a way in through their mail; the 429 of the password step names those ways
 // (`alternatives`, docs/signin.md "A spent password budget").
-import { type Budget, spendBudgets } from '../platform/abuse-budget.ts';
+import { type Budget, budgetAdjustment, spendBudgets } from '../platform/abuse-budget.ts';
+import type { Companion } from '../platform/db/companions.ts';
 import { Problem } from '../platform/http/problem.ts';
 import { currentPolicy } from '../realms/index.ts';
 import { findUserByIdentifier, identifierTypeOf } from '../users/index.ts';
@@ -67,8 +68,35 @@ async function mailboxWays(app: SigninDeps, t: SigninTx, identifier: string | nu
 }
 
 /**
+ * The account's attempt, given back when the step did not fail a proof: by a statement joined to
+ * the step's own last write (`part`, then `given` once that committed), or by `run` after it.
+ */
+export class AttemptRefund {
+  given = false;
+  private readonly app: SigninDeps;
+  private readonly account: Budget | null;
+  private readonly now: Date;
+
+  constructor(app: SigninDeps, account: Budget | null, now: Date) {
+    this.app = app;
+    this.account = account;
+    this.now = now;
+  }
+
+  get part(): Companion | null {
+    return this.account ? budgetAdjustment(this.account, this.now, -1) : null;
+  }
+
+  async run(): Promise<void> {
+    if (this.given || !this.account) return;
+    this.given = true;
+    await spendBudgets(this.app.db, [this.account], this.now, -1);
+  }
+}
+
+/**
  * Before a proof or a send: one attempt spent on the network, organization and account budgets in
- * one statement (so concurrent guesses cannot all pass a check first). The returned function gives
+ * one statement (so concurrent guesses cannot all pass a check first). The returned refund gives
  * the account's attempt back when the step did not fail a proof, so only failures use the account
  * budget.
  */
@@ -78,7 +106,7 @@ export async function enforceSigninBudgets(
   network: string | null,
   identifier: string | null,
   kind: AccountBudgetKind = 'proof',
-): Promise<() => Promise<void>> {
+): Promise<AttemptRefund> {
   const b = app.config.security.budgets;
   const now = app.clock.now();
   const spend: Budget[] = [];
@@ -101,7 +129,5 @@ export async function enforceSigninBudgets(
     const ways = kind === 'proof' && accountOnly ? await mailboxWays(app, t, identifier) : [];
     throw rateLimited(app, verdict.retryAfterSeconds, ways);
   }
-  return async () => {
-    if (account) await spendBudgets(app.db, [account], now, -1);
-  };
+  return new AttemptRefund(app, account, now);
 }

@@ -1,9 +1,10 @@
 // SQL for sign-in transactions. Mutable fields are written back whole by saveTransaction after a
 // step ran on the locked row.
+import { type Companion, together } from '../platform/db/companions.ts';
 import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import type { SigninTx } from './transaction.ts';
 
-interface TxRow {
+export interface TxRow {
   realm_id: string;
   id: string;
   mode: SigninTx['mode'];
@@ -37,6 +38,7 @@ interface TxRow {
   pending_totp_sealed: string | null;
   session_id: string | null;
   account_confirmed: boolean;
+  certificate_multi_factor: boolean;
   registration_decoy: { display_name: string | null; verify_email: boolean } | null;
   redirect_to: string | null;
   expires_at: Date;
@@ -50,7 +52,7 @@ export interface StoredTx {
   bindingDigest: string;
 }
 
-const fromRow = (r: TxRow): StoredTx => ({
+export const fromRow = (r: TxRow): StoredTx => ({
   bindingDigest: r.binding_digest,
   tx: {
     realmId: r.realm_id,
@@ -85,6 +87,7 @@ const fromRow = (r: TxRow): StoredTx => ({
     pendingTotpSealed: r.pending_totp_sealed,
     sessionId: r.session_id,
     accountConfirmed: r.account_confirmed,
+    certificateMultiFactor: r.certificate_multi_factor,
     registrationDecoy: r.registration_decoy
       ? {
           displayName: r.registration_decoy.display_name,
@@ -99,46 +102,48 @@ const fromRow = (r: TxRow): StoredTx => ({
   },
 });
 
-export async function insertTransaction(q: Tx, t: SigninTx, bindingDigest: string) {
-  await q.query(
-    `insert into signin_transactions (realm_id, id, mode, binding_digest, status, intent, client_id,
+/** The insert of a new transaction, for a caller that writes it with its audit record (create.ts). */
+export const transactionInsert = (
+  t: SigninTx,
+  bindingDigest: string,
+): { sql: string; params: unknown[] } => ({
+  sql: `insert into signin_transactions (realm_id, id, mode, binding_digest, status, intent, client_id,
        redirect_uri, response_mode, scopes, resources, state, nonce, code_challenge, prompt, max_age, acr_values,
        login_hint, ui_locales, user_agent, organization, user_id, completed_factors, session_id,
        expires_at, created_at, updated_at)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
        $22, $23, $24, $25, $26, $26)`,
-    [
-      t.realmId,
-      t.id,
-      t.mode,
-      bindingDigest,
-      t.status,
-      t.intent,
-      t.clientId,
-      t.redirectUri,
-      t.responseMode,
-      t.scopes,
-      t.resources,
-      t.state,
-      t.nonce,
-      t.codeChallenge,
-      t.prompt,
-      t.maxAge,
-      t.acrValues,
-      t.loginHint,
-      t.uiLocales,
-      t.userAgent,
-      t.organization,
-      t.userId,
-      t.completedFactors,
-      t.sessionId,
-      t.expiresAt,
-      t.createdAt,
-    ],
-  );
-}
+  params: [
+    t.realmId,
+    t.id,
+    t.mode,
+    bindingDigest,
+    t.status,
+    t.intent,
+    t.clientId,
+    t.redirectUri,
+    t.responseMode,
+    t.scopes,
+    t.resources,
+    t.state,
+    t.nonce,
+    t.codeChallenge,
+    t.prompt,
+    t.maxAge,
+    t.acrValues,
+    t.loginHint,
+    t.uiLocales,
+    t.userAgent,
+    t.organization,
+    t.userId,
+    t.completedFactors,
+    t.sessionId,
+    t.expiresAt,
+    t.createdAt,
+  ],
+});
 
-const SELECT = 'select * from signin_transactions where realm_id = $1 and id = $2';
+export const SELECT = 'select * from signin_transactions where realm_id = $1 and id = $2';
 
 export async function findTransaction(q: Queryable, realmId: string, id: string): Promise<StoredTx | null> {
   const row = await maybeOne<TxRow>(q, SELECT, [realmId, id]);
@@ -151,14 +156,21 @@ export async function lockTransaction(q: Tx, realmId: string, id: string): Promi
   return row ? fromRow(row) : null;
 }
 
-export async function saveTransaction(q: Tx, t: SigninTx, now: Date): Promise<void> {
-  await q.query(
-    `update signin_transactions set status = $3, identifier = $4, user_id = $5, completed_factors = $6,
+/** Writes the transaction's mutable fields back; `along`, another write of the step, in the same statement. */
+export async function saveTransaction(
+  q: Tx,
+  t: SigninTx,
+  now: Date,
+  along?: Companion | null,
+): Promise<void> {
+  const update: Companion = {
+    sql: `update signin_transactions set status = $3, identifier = $4, user_id = $5, completed_factors = $6,
        failures = $7, error = $8, remember_me = $9, transient = $10, consent_scopes = $11,
        pending_totp_sealed = $12, redirect_to = $13, completed_at = $14, updated_at = $15,
-       session_id = $16, account_confirmed = $17, organization_id = $18, registration_decoy = $19
+       session_id = $16, account_confirmed = $17, organization_id = $18, registration_decoy = $19,
+       certificate_multi_factor = $20
      where realm_id = $1 and id = $2`,
-    [
+    params: [
       t.realmId,
       t.id,
       t.status,
@@ -183,6 +195,9 @@ export async function saveTransaction(q: Tx, t: SigninTx, now: Date): Promise<vo
             verify_email: t.registrationDecoy.verifyEmail,
           })
         : null,
+      t.certificateMultiFactor === true,
     ],
-  );
+  };
+  const joined = along ? together(update, along) : update;
+  await q.query(joined.sql, joined.params);
 }

@@ -7,7 +7,7 @@ import { adminAudience } from '../kernel/audiences.ts';
 import { array, integer, object, optional, refusedAsBadRequest, string } from '../platform/http/decode.ts';
 import { Problem, problem } from '../platform/http/problem.ts';
 import { findRequestedRealm } from '../realms/realm-cache.ts';
-import { readState, runStep, type StepResponse } from './advance.ts';
+import { runStep, type StepResponse } from './advance.ts';
 import { resolveOrRefuse } from './authorization-request.ts';
 import type { CallCredentials } from './binding.ts';
 import {
@@ -24,6 +24,7 @@ import { createTransaction } from './create.ts';
 import { claimDeviceAuthorization, spendUserCodeAttempt, validateDeviceStart } from './device-start.ts';
 import { loadFacts } from './facts.ts';
 import { evaluate } from './next-actions.ts';
+import { readState } from './read-state.ts';
 import { validateStart } from './start.ts';
 import { useStartBodyReader } from './start-body.ts';
 import { StartReads } from './start-reads.ts';
@@ -74,6 +75,7 @@ export function credentialsOf(req: FastifyRequest): CallCredentials {
     mutating: req.method !== 'GET' && req.method !== 'HEAD',
     clientIp: req.clientAddress,
     rememberedDevice: req.cookies?.[REMEMBERED_DEVICE_COOKIE] ?? header('x-remembered-device'),
+    clientCertificate: req.clientCertificate,
   };
 }
 
@@ -124,6 +126,7 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: ApiDeps): void {
             policy,
             adminAudience: adminAudience(ctx.config.server.publicOrigin, realm.name),
             now: ctx.clock.now(),
+            certificatePresented: req.clientCertificate !== null,
           });
           return { created, clientName: started.params.client.name, evaluation: evaluate(created.tx, facts) };
         });

@@ -34,6 +34,17 @@ export const PRIMARY_FACTORS: readonly Factor[] = [
   'anon',
 ];
 
+/**
+ * Whether factor `f` of `t` is a second factor: a certificate only from a multi-factor trust
+ * anchor (docs/certificate-signin.md); from any other anchor it is a primary factor alone.
+ */
+export const isSecondFactor = (t: Pick<SigninTx, 'certificateMultiFactor'>, f: Factor): boolean =>
+  SECOND_FACTORS.includes(f) && (f !== 'x509' || t.certificateMultiFactor === true);
+
+/** A user-verified passkey, or a certificate from a multi-factor trust anchor. */
+export const phishingResistantProved = (t: Pick<SigninTx, 'completedFactors' | 'certificateMultiFactor'>) =>
+  t.completedFactors.some((f) => f === 'hwk' || (f === 'x509' && t.certificateMultiFactor === true));
+
 /** Reasons a pending transaction cannot go on (state.error while pending). */
 export type BlockingReason =
   | 'account_unavailable'
@@ -84,6 +95,11 @@ export interface SigninTx {
   sessionId: string | null;
   /** prompt=select_account was answered. */
   accountConfirmed: boolean;
+  /**
+   * The x509 factor came from a multi-factor trust anchor (smart card or PIV token with a PIN):
+   * it is a second factor too, and phishing-resistant. Absent: false.
+   */
+  certificateMultiFactor?: boolean;
   /** A registration for an address that has an account: the account it stands for (never created). */
   registrationDecoy: RegistrationDecoy | null;
   redirectTo: string | null;

@@ -67,6 +67,10 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
   erased('linked_identities', 'upstream identities that sign in to the account, with their addresses'),
   erased('saml_subjects', 'the persistent NameIDs SAML service providers knew the account by'),
   erased(
+    'saml_session_participants',
+    'which SAML service providers its sessions signed in to, by which NameID',
+  ),
+  erased(
     'scim_users',
     'the directory attributes a SCIM connector provisioned (name parts, emails, enterprise data)',
   ),
@@ -157,6 +161,12 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     columns: ['user_id', 'decided_by'],
     disposition: 'kept',
     why: 'the evidence of an access review: ids and decisions only, the audit trail of who kept what',
+  },
+  {
+    table: 'provisioning_links',
+    columns: ['local_id'],
+    disposition: 'kept',
+    why: "a pair of ids (ours and the SCIM target's), no personal data; it is what lets provisioning.push delete the copy at the target, which then removes the link (docs/provisioning.md)",
   },
   {
     table: 'workflows',

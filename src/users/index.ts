@@ -53,6 +53,7 @@ export {
   countUsers,
   findPasswordVerifier,
   findUserByIdentifier,
+  findUserByVerifiedIdentifier,
   identifierTypeOf,
   insertIdentifier,
   insertUser,

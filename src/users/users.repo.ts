@@ -73,6 +73,24 @@ export const findUserByIdentifier = (q: Queryable, realmId: string, type: Identi
     [realmId, type, identifierKey(type, value)],
   );
 
+/**
+ * The account an identifier names, as findUserByIdentifier, but an email address counts only once
+ * verified: a name asserted by someone else (a certificate authority) never lands on an account
+ * whose address nobody proved.
+ */
+export const findUserByVerifiedIdentifier = (
+  q: Queryable,
+  realmId: string,
+  type: IdentifierType,
+  value: string,
+) =>
+  maybeOne<UserRow>(
+    q,
+    `select u.* from user_identifiers i join users u on u.realm_id = i.realm_id and u.id = i.user_id
+      where i.realm_id = $1 and i.type = $2 and i.value_key = $3 and (i.type <> 'email' or i.verified)`,
+    [realmId, type, identifierKey(type, value)],
+  );
+
 export const countUsers = async (q: Queryable, realmId: string): Promise<number> =>
   Number(
     (await q.query<{ n: string }>('select count(*) as n from users where realm_id = $1', [realmId])).rows[0]

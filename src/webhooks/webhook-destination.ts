@@ -101,7 +101,8 @@ export async function destinationProblem(
 
 /**
  * The whole rule as a request's 422: private egress asked for where the operator allows none, or
- * the destination's problem, named on `field` (a subscription's destination_url, a hook's url).
+ * the destination's problem, named on `field` (a subscription's destination_url, a hook's url, a
+ * provisioning target's base_url).
  */
 export async function assertDestination(
   deps: { policy: DeliveryPolicy; resolver: Resolver },

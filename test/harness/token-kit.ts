@@ -240,3 +240,12 @@ export async function serviceTokenSeed(h: Harness, realm: RealmRow, audience: st
     (await oauthPost(h, realm, 'introspect', { token: accessToken }, rs.creds)).body.active === true;
   return { svc, token, active };
 }
+
+/** Access tokens issued so far by the token endpoint (service_tokens_total, outcome success). */
+export async function tokensIssued(h: Harness): Promise<number> {
+  const text = await h.ctx.metrics.registry.metrics();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('service_tokens_total{') && l.includes('outcome="success"'))
+    .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+}

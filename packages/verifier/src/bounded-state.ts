@@ -3,6 +3,8 @@
 // fresh only from a read that reached the end of the stream (a page below 500 events); once the
 // last such read is older than the staleness bound, every verification fails closed until the
 // stream is read to the end again.
+
+import type { DpopRequest } from './dpop.ts';
 import { invalidToken, VerificationError } from './errors.ts';
 import { type OfflineOptions, type OfflineVerifier, offlineVerifier, type Verified } from './offline.ts';
 import { RevocationState } from './revocation-state.ts';
@@ -94,10 +96,10 @@ export class BoundedStateVerifier {
     return this.lastSyncAt !== null && this.now() - this.lastSyncAt <= this.boundMs;
   }
 
-  async verify(token: string): Promise<Verified> {
+  async verify(token: string, dpop?: DpopRequest): Promise<Verified> {
     if (!this.isFresh())
       throw new VerificationError('stale_state', 'the revocation state is older than its staleness bound');
-    const verified = await this.offline.verify(token);
+    const verified = await this.offline.verify(token, dpop);
     const why = this.state.revokedBecause(verified.claims, verified.kid);
     if (why) throw invalidToken(why);
     return verified;

@@ -4,6 +4,8 @@
 export type VerificationCode =
   /** The token is malformed, badly signed, for someone else, expired or revoked. */
   | 'invalid_token'
+  /** The DPoP proof of a key-bound token is missing, bad, replayed or by another key (RFC 9449). */
+  | 'invalid_dpop_proof'
   /** The revocation state is older than the staleness bound (bounded-state mode). */
   | 'stale_state'
   /** The service could not be asked (introspection mode) or its keys could not be fetched. */
@@ -19,7 +21,7 @@ export class VerificationError extends Error {
 
   /** The HTTP status a resource server answers with. */
   get status(): 401 | 503 {
-    return this.code === 'invalid_token' ? 401 : 503;
+    return this.code === 'invalid_token' || this.code === 'invalid_dpop_proof' ? 401 : 503;
   }
 }
 

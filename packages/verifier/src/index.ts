@@ -1,7 +1,14 @@
 // @proudauth/verifier: access-token verification for Node resource servers of a ProudAuth realm,
 // in the three modes of document 2, Revocation exposure (README.md beside this folder).
-export { bearerChallenge, bearerToken } from './bearer.ts';
+export { accessTokenOf, bearerChallenge, bearerToken, dpopChallenge } from './bearer.ts';
 export { type BoundedStateOptions, BoundedStateVerifier } from './bounded-state.ts';
+export {
+  checkDpopProof,
+  DPOP_ALGORITHMS,
+  type DpopReplayCache,
+  type DpopRequest,
+  MemoryReplayCache,
+} from './dpop.ts';
 export { type VerificationCode, VerificationError } from './errors.ts';
 export {
   type IntrospectionOptions,

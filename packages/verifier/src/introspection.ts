@@ -1,6 +1,7 @@
 // Strict-online verification (document 2, Revocation exposure): every token is introspected at
 // {issuer}/oauth/introspect (RFC 7662) with the resource server's own client credentials, and no
 // answer is cached, so a revocation counts from its commit. A failed call denies (503), never allows.
+import { confirmPossession, type DpopReplayCache, type DpopRequest, MemoryReplayCache } from './dpop.ts';
 import { invalidToken, VerificationError } from './errors.ts';
 import type { AccessClaims } from './offline.ts';
 
@@ -15,10 +16,13 @@ export interface IntrospectionOptions {
   /** How long one call may take (default 5 s). */
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /** Where used DPoP proofs are remembered; default this process's memory. */
+  dpopReplayCache?: DpopReplayCache;
 }
 
 export interface IntrospectionVerifier {
-  verify(token: string): Promise<{ claims: AccessClaims }>;
+  /** With `dpop` for a token of the `DPoP` scheme: the proof must hold for the token's key. */
+  verify(token: string, dpop?: DpopRequest): Promise<{ claims: AccessClaims }>;
 }
 
 const basic = (id: string, secret: string) =>
@@ -28,8 +32,9 @@ export function introspectionVerifier(opts: IntrospectionOptions): Introspection
   const uri = opts.introspectionUri ?? `${opts.issuer}/oauth/introspect`;
   const doFetch = opts.fetch ?? fetch;
   const authorization = basic(opts.clientId, opts.clientSecret);
+  const replay = opts.dpopReplayCache ?? new MemoryReplayCache();
   return {
-    async verify(token) {
+    async verify(token, dpop) {
       let body: Record<string, unknown>;
       try {
         const res = await doFetch(uri, {
@@ -52,7 +57,7 @@ export function introspectionVerifier(opts: IntrospectionOptions): Introspection
       const audiences = Array.isArray(aud) ? aud : [aud];
       if (body.iss !== opts.issuer || !audiences.includes(opts.audience))
         throw invalidToken('the token is for another issuer or audience');
-      if (body.cnf !== undefined) throw invalidToken('a sender-constrained token needs its proof');
+      await confirmPossession(body.cnf, token, dpop, replay, Date.now());
       return { claims: body as unknown as AccessClaims };
     },
   };

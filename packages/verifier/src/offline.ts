@@ -1,8 +1,10 @@
 // Offline verification (document 2, Revocation exposure: signature, issuer, audience, type, times):
 // the realm's key set is fetched from {issuer}/jwks and fetched again when a token names a key id it
 // does not hold (a rotation). Only the asymmetric algorithms of document 1, Authentication 7 pass;
-// a token bound to a key or certificate (cnf) is refused, as ordinary token-only verification must.
+// a token bound to a key or certificate (cnf) is refused, as ordinary token-only verification must,
+// unless it is bound to a DPoP key and the request's proof is given and valid (dpop.ts).
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from 'jose';
+import { confirmPossession, type DpopReplayCache, type DpopRequest, MemoryReplayCache } from './dpop.ts';
 import { invalidToken, VerificationError } from './errors.ts';
 
 export const ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
@@ -22,6 +24,8 @@ export interface OfflineOptions {
   jwksCooldownMs?: number;
   /** The clock, in milliseconds since the epoch (tests). */
   now?: () => number;
+  /** Where used DPoP proofs are remembered; default this process's memory. */
+  dpopReplayCache?: DpopReplayCache;
 }
 
 /** The verified claims of an access token. */
@@ -44,7 +48,8 @@ export interface Verified {
 }
 
 export interface OfflineVerifier {
-  verify(token: string): Promise<Verified>;
+  /** With `dpop` for a token of the `DPoP` scheme: the proof must hold for the token's key. */
+  verify(token: string, dpop?: DpopRequest): Promise<Verified>;
   /** Fetches the key set now, cooldown or not (an emergency rotation brought a new key). */
   reloadKeys(): Promise<void>;
 }
@@ -58,9 +63,10 @@ export function offlineVerifier(opts: OfflineOptions): OfflineVerifier {
     cacheMaxAge: 300_000,
   });
   const now = opts.now ?? Date.now;
+  const replay = opts.dpopReplayCache ?? new MemoryReplayCache(100_000, now);
   return {
     reloadKeys: () => keys.reload(),
-    async verify(token) {
+    async verify(token, dpop) {
       let verified: Awaited<ReturnType<typeof jwtVerify>>;
       try {
         verified = await jwtVerify(token, keys, {
@@ -79,7 +85,7 @@ export function offlineVerifier(opts: OfflineOptions): OfflineVerifier {
         throw invalidToken(e instanceof Error ? e.message : 'the token did not verify', e);
       }
       const claims = verified.payload as AccessClaims;
-      if (claims.cnf !== undefined) throw invalidToken('a sender-constrained token needs its proof');
+      await confirmPossession(claims.cnf, token, dpop, replay, now());
       return { claims, kid: verified.protectedHeader.kid };
     },
   };

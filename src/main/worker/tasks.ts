@@ -40,6 +40,13 @@ import {
 import { cleanupAuditRetention } from '../../ops/audit-retention.task.ts';
 import { sweepMemberships } from '../../organizations/membership-expiry.task.ts';
 import { organizationDeleteJob } from '../../organizations/organization-delete.job.ts';
+import {
+  type DirectorySyncDeps,
+  directorySyncJob,
+  nudgeProvisioning,
+  type ProvisioningPushDeps,
+  pushProvisioningTask,
+} from '../../provisioning/index.ts';
 import { runAssistedRecoveriesDue } from '../../recovery/assisted-recovery-due.task.ts';
 import { closeDueReviews } from '../../reviews/access-reviews.close.ts';
 import { pruneSessionEventsTask } from '../../sessions/session-events-prune.task.ts';
@@ -65,6 +72,8 @@ export type WorkerDeps = KeyLifecycleDeps &
   BackchannelLogoutDeps &
   SharedSignalsDeps &
   ConfigExportDeps &
+  ProvisioningPushDeps &
+  DirectorySyncDeps &
   OutboxDispatchDeps & {
     sessionRetentionMs: number;
     auditRetention: RetentionSettings;
@@ -85,16 +94,18 @@ export const JOB_TYPES: readonly JobType<WorkerDeps>[] = [
   userExportJob,
   userImportJob,
   userBulkJob,
+  directorySyncJob,
 ];
 
 export const TASKS: readonly Task<WorkerDeps>[] = [
   { name: 'keys.lifecycle', intervalMs: 60_000, run: runKeyLifecycle },
-  // Committed events fan out to webhook subscriptions and start the runs of lifecycle workflows
-  // waiting for them (docs/workflows.md), in the dispatch transaction.
+  // Committed events fan out to webhook subscriptions, start the runs of lifecycle workflows
+  // waiting for them (docs/workflows.md) and bring provisioning targets' next push forward
+  // (docs/provisioning.md), in the dispatch transaction.
   {
     name: 'outbox.dispatch',
     intervalMs: 1_000,
-    run: (deps, now) => dispatchOutboxTo(deps, now, [fanOutToWebhooks, startEventRuns]),
+    run: (deps, now) => dispatchOutboxTo(deps, now, [fanOutToWebhooks, startEventRuns, nudgeProvisioning]),
   },
   { name: 'outbox.cleanup', intervalMs: 3_600_000, run: cleanupOutbox },
   { name: 'signin.cleanup', intervalMs: 600_000, run: cleanupSignin },
@@ -127,6 +138,8 @@ export const TASKS: readonly Task<WorkerDeps>[] = [
   // Every worker delivers; each delivery attempt is claimed under its own lease.
   { name: 'webhooks.deliver', intervalMs: 1_000, lease: false, run: deliverWebhooksTask(WORKER_ID) },
   { name: 'webhooks.cleanup', intervalMs: 3_600_000, run: cleanupDeliveries },
+  // Every worker pushes; each provisioning target is claimed under its own lease (docs/provisioning.md).
+  { name: 'provisioning.push', intervalMs: 5_000, lease: false, run: pushProvisioningTask(WORKER_ID) },
   // Logout tokens to back-channel logout receivers (docs/logout-and-signals.md).
   {
     name: 'backchannel_logout.deliver',

@@ -6,6 +6,7 @@ import type { Db } from '../../platform/db/db.ts';
 import { RESTORE_PENDING_REFUSAL, restoreMarkerSet } from '../../platform/restore-marker.ts';
 import { type AppContext, requireKeyring } from '../context.ts';
 import { buildInternalApp } from '../http-server.ts';
+import { provisioningMetrics } from './provisioning-metrics.ts';
 import { Scheduler, WORKER_ID } from './scheduler.ts';
 import { TASKS, type WorkerDeps } from './tasks.ts';
 
@@ -45,6 +46,7 @@ export function workerDeps(ctx: AppContext): WorkerDeps {
     keyStore: ctx.keyStore,
     egressAllowlist: ctx.config.delivery.egressAllowlist,
     allowedDestinations: ctx.webhooks.policy.allowedDestinations,
+    hasher: ctx.hasher,
   };
 }
 
@@ -79,6 +81,7 @@ export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {})
     'Security events (event types security.*) the outbox dispatched, by type',
     ['type'],
   );
+  const { pushed, synced } = provisioningMetrics(ctx);
   // Worker only (spec doc 2, Metrics): no sample until the first audit.verify_recent run.
   let integrityProblems: number | null = null;
   // A second worker over the same metrics (tests) reports its own runs.
@@ -108,6 +111,8 @@ export function startWorker(ctx: AppContext, opts: { autostart?: boolean } = {})
     logoutDeliveryEnded(outcome) {
       ctx.metrics.deliveries.inc({ channel: 'backchannel_logout', outcome });
     },
+    provisioningPushed: pushed,
+    directorySynced: synced,
   };
   const scheduler = new Scheduler(ctx.db, deps, TASKS, () => ctx.clock.now(), ctx.log, {
     onRun(task, outcome) {

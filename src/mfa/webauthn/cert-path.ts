@@ -66,6 +66,29 @@ export function parseX509(input: string | Uint8Array): X509Certificate | null {
   }
 }
 
+const PEM = /^-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----\r?\n?$/;
+
+/**
+ * A configured root or anchor: exactly one PEM certificate, a CA allowed to sign certificates, valid
+ * at `now`; otherwise the field problem's code and detail.
+ */
+export function caCertificate(
+  pem: string,
+  now: Date,
+): { ok: true; cert: X509Certificate } | { ok: false; code: string; detail: string } {
+  const cert = PEM.test(`${pem.trim()}\n`) ? parseX509(pem) : null;
+  if (!cert) return { ok: false, code: 'pattern', detail: 'one PEM certificate' };
+  if (issuerProblem(cert))
+    return {
+      ok: false,
+      code: 'not_ca',
+      detail: 'not a CA certificate allowed to sign certificates (basicConstraints cA, keyUsage keyCertSign)',
+    };
+  if (!withinValidity(cert, now))
+    return { ok: false, code: 'expired', detail: 'outside its validity period' };
+  return { ok: true, cert };
+}
+
 export const withinValidity = (c: X509Certificate, now: Date): boolean =>
   c.notBefore.getTime() <= now.getTime() && now.getTime() <= c.notAfter.getTime();
 
@@ -105,7 +128,7 @@ async function pathToAnchor(
   leaf: X509Certificate,
   intermediates: X509Certificate[],
   anchors: X509Certificate[],
-): Promise<X509Certificate[] | null> {
+): Promise<{ path: X509Certificate[]; anchor: number } | null> {
   // Anchors first: where an anchor and a presented certificate share a name and key, the anchor
   // is the one the path must use.
   const builder = new X509ChainBuilder({ certificates: [...anchors, ...intermediates] });
@@ -115,8 +138,11 @@ async function pathToAnchor(
   } catch {
     return null; // a loop among the presented certificates
   }
-  const end = chain.findIndex((c, i) => i > 0 && anchors.some((a) => sameCert(a, c)));
-  return end < 0 ? null : chain.slice(0, end + 1);
+  for (let end = 1; end < chain.length; end++) {
+    const anchor = anchors.findIndex((a) => sameCert(a, chain[end] as X509Certificate));
+    if (anchor >= 0) return { path: chain.slice(0, end + 1), anchor };
+  }
+  return null;
 }
 
 /** Checks of a built path, leaf first and anchor last (RFC 5280 6.1.3 and 6.1.4). */
@@ -141,15 +167,29 @@ function pathProblem(path: X509Certificate[], now: Date, leafMustNotBeCa: boolea
   return null;
 }
 
-/** Whether `leaf`, helped by `intermediates`, has a valid path to one of `anchors` at `now`. */
-export async function validatePath(input: PathInput): Promise<PathVerdict> {
+/**
+ * Whether `leaf`, helped by `intermediates`, has a valid path to one of `anchors` at `now`, and
+ * which anchor (its index in `anchors`) the path ends at.
+ */
+export async function anchorOfPath(
+  input: PathInput,
+): Promise<{ ok: true; anchor: number } | { ok: false; problem: PathProblem }> {
   const leaf = parseX509(input.leaf);
   const intermediates = input.intermediates.map(parseX509);
-  const anchors = input.anchors.map(parseX509).filter((a): a is X509Certificate => a !== null);
+  const anchors = input.anchors.map(parseX509);
   if (!leaf || intermediates.some((c) => c === null)) return { ok: false, problem: 'unparsable' };
   if (input.intermediates.length >= MAX_PATH) return { ok: false, problem: 'path_too_long' };
-  const path = await pathToAnchor(leaf, intermediates as X509Certificate[], anchors);
-  if (!path) return { ok: false, problem: 'no_path' };
-  const problem = pathProblem(path, input.now, input.leafMustNotBeCa);
-  return problem ? { ok: false, problem } : { ok: true };
+  // Unparsable anchors stay in the list (never matched) so the index names the caller's anchor.
+  const usable = anchors.filter((a): a is X509Certificate => a !== null);
+  const found = await pathToAnchor(leaf, intermediates as X509Certificate[], usable);
+  if (!found) return { ok: false, problem: 'no_path' };
+  const problem = pathProblem(found.path, input.now, input.leafMustNotBeCa);
+  if (problem) return { ok: false, problem };
+  return { ok: true, anchor: anchors.indexOf(usable[found.anchor] as X509Certificate) };
+}
+
+/** Whether `leaf`, helped by `intermediates`, has a valid path to one of `anchors` at `now`. */
+export async function validatePath(input: PathInput): Promise<PathVerdict> {
+  const verdict = await anchorOfPath(input);
+  return verdict.ok ? { ok: true } : verdict;
 }

@@ -9,7 +9,7 @@ import { recorder } from '../../audit/index.ts';
 import { array, decodeBody, object, string } from '../../platform/http/decode.ts';
 import { type FieldError, Problem, problem } from '../../platform/http/problem.ts';
 import { newId } from '../../platform/ids.ts';
-import { issuerProblem, parseX509, withinValidity } from './cert-path.ts';
+import { caCertificate } from './cert-path.ts';
 import {
   countTrustedAuthenticators,
   deleteTrustedAuthenticator,
@@ -26,7 +26,6 @@ const WRITE = { audience: 'admin', permissions: ['realm.settings.write'] } as co
 export const MAX_TRUSTED_AUTHENTICATORS = 200;
 
 const AAGUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const PEM = /^-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----\r?\n?$/;
 
 const body = object({
   aaguid: string({ minLength: 36, maxLength: 36 }),
@@ -40,22 +39,9 @@ function entryErrors(aaguid: string, pems: string[], now: Date): FieldError[] {
   if (!AAGUID.test(aaguid) || aaguid === ZERO_AAGUID)
     errors.push({ field: 'aaguid', code: 'pattern', detail: 'a lower-case, non-zero AAGUID' });
   pems.forEach((pem, i) => {
-    const cert = PEM.test(pem.trim() + '\n') ? parseX509(pem) : null;
-    if (!cert)
-      errors.push({ field: `root_certificates.${i}`, code: 'pattern', detail: 'one PEM certificate' });
-    else if (issuerProblem(cert))
-      errors.push({
-        field: `root_certificates.${i}`,
-        code: 'not_ca',
-        detail:
-          'not a CA certificate allowed to sign certificates (basicConstraints cA, keyUsage keyCertSign)',
-      });
-    else if (!withinValidity(cert, now))
-      errors.push({
-        field: `root_certificates.${i}`,
-        code: 'expired',
-        detail: 'outside its validity period',
-      });
+    const checked = caCertificate(pem, now);
+    if (!checked.ok)
+      errors.push({ field: `root_certificates.${i}`, code: checked.code, detail: checked.detail });
   });
   return errors;
 }

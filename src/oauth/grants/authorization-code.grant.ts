@@ -6,8 +6,9 @@ import { recordAudit } from '../../audit/index.ts';
 import { digestToken } from '../../kernel/digest.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
 import { isCodeVerifier, verifyS256 } from '../../kernel/pkce.ts';
-import { maybeOne, type Tx } from '../../platform/db/db.ts';
-import { findLiveGrant, liveSessionSql, revokeFamily } from '../../sessions/index.ts';
+import type { Companion } from '../../platform/db/companions.ts';
+import { jsonColumn, maybeOne, type Tx } from '../../platform/db/db.ts';
+import { type GrantRow, liveGrantJsonSql, liveSessionSql, revokeFamily } from '../../sessions/index.ts';
 import { mayHoldTokens } from '../../users/account.states.ts';
 import { userMayActIn } from '../org-context.ts';
 import {
@@ -56,6 +57,19 @@ interface SessionFacts {
   recovery_restricted: boolean;
 }
 
+/**
+ * The code, locked, with its session's facts and the live grant it was issued under, in one
+ * statement (issue 37): the two are read after the code's checks pass, and nearly every code passes.
+ */
+const CODE_SQL = `select c.*,
+    (select json_build_object('live', (${liveSessionSql('s', '$3')}), 'transient', s.transient,
+              'idle_seconds', s.idle_seconds, 'absolute_expires_at', s.absolute_expires_at,
+              'user_state', u.state, 'recovery_restricted', s.recovery_restricted)
+       from sessions s join users u on u.realm_id = s.realm_id and u.id = s.user_id
+      where s.realm_id = c.realm_id and s.id = c.session_id) as session_facts,
+    ${liveGrantJsonSql('c.realm_id', 'c.user_id', 'c.client_id', 'c.org_id')} as live_grant
+   from authorization_codes c where c.realm_id = $1 and c.code_digest = $2 for update of c`;
+
 export async function authorizationCodeGrant(base: GrantContext): Promise<TokenResponse> {
   const code = requiredParam(base, 'code');
   const redirectUri = requiredParam(base, 'redirect_uri');
@@ -73,11 +87,11 @@ export async function authorizationCodeGrant(base: GrantContext): Promise<TokenR
   );
 
   const outcome = await g.app.db.tx(async (tx) => {
-    const row = await maybeOne<CodeRow>(
-      tx,
-      'select * from authorization_codes where realm_id = $1 and code_digest = $2 for update',
-      [g.realm.id, digestToken(code)],
-    );
+    const row = await maybeOne<CodeRow & { session_facts: unknown; live_grant: unknown }>(tx, CODE_SQL, [
+      g.realm.id,
+      digestToken(code),
+      g.now,
+    ]);
     // A code of another client is not this client's to spend or to revoke.
     if (!row || row.client_id !== g.caller.client.client_id) return { error: 'unknown code' } as const;
     if (row.consumed_at !== null) {
@@ -92,18 +106,10 @@ export async function authorizationCodeGrant(base: GrantContext): Promise<TokenR
       return { error: 'code_verifier must be 43 to 128 unreserved characters' } as const;
     if (!verifyS256(verifier, row.code_challenge)) return { error: 'code_verifier does not match' } as const;
 
-    const session = await maybeOne<SessionFacts>(
-      tx,
-      `select (${liveSessionSql('s', '$3')}) as live,
-              s.transient, s.idle_seconds, s.absolute_expires_at, u.state as user_state,
-              s.recovery_restricted
-         from sessions s join users u on u.realm_id = s.realm_id and u.id = s.user_id
-        where s.realm_id = $1 and s.id = $2`,
-      [g.realm.id, row.session_id, g.now],
-    );
+    const session = jsonColumn<SessionFacts | null>(row.session_facts);
     if (!session?.live || !mayHoldTokens(session.user_state))
       return { error: 'the sign-in has ended' } as const;
-    const grant = await findLiveGrant(tx, g.realm.id, row.user_id, row.client_id, row.org_id);
+    const grant = jsonColumn<GrantRow | null>(row.live_grant);
     if (!grant) return { error: 'the grant was revoked' } as const;
     if (row.org_id !== null && !(await userMayActIn(tx, g.realm.id, row.org_id, row.user_id, g.now)))
       return { error: 'the organization membership is not active' } as const;
@@ -127,16 +133,29 @@ export async function authorizationCodeGrant(base: GrantContext): Promise<TokenR
     const refused = restrictedAudienceError(g, audience, restricted);
     if (refused) return { error: refused } as const;
     const tokens = await userTokens(g, tx, user, audience, { withIdToken: true });
-    const family = await startRefreshFamily(g, tx, user, {
-      transient: session.transient,
-      idleSeconds: session.idle_seconds,
-      absoluteExpiresAt: new Date(session.absolute_expires_at),
-    });
-    const issued: Issued = { jti: tokens.jti, exp: tokens.exp, family_id: family?.familyId ?? null };
-    await tx.query(
-      'update authorization_codes set consumed_at = $3, issued = $4 where realm_id = $1 and code_digest = $2',
-      [g.realm.id, row.code_digest, g.now, JSON.stringify(issued)],
+    // The code is spent by the statement that starts the refresh family, when there is one.
+    const consume = (familyId: string | null): Companion => {
+      const issued: Issued = { jti: tokens.jti, exp: tokens.exp, family_id: familyId };
+      return {
+        sql: 'update authorization_codes set consumed_at = $3, issued = $4 where realm_id = $1 and code_digest = $2',
+        params: [g.realm.id, row.code_digest, g.now, JSON.stringify(issued)],
+      };
+    };
+    const family = await startRefreshFamily(
+      g,
+      tx,
+      user,
+      {
+        transient: session.transient,
+        idleSeconds: session.idle_seconds,
+        absoluteExpiresAt: new Date(session.absolute_expires_at),
+      },
+      consume,
     );
+    if (!family) {
+      const spent = consume(null);
+      await tx.query(spent.sql, spent.params);
+    }
     return { tokens: { ...tokens.response, ...(family ? { refresh_token: family.token } : {}) } } as const;
   });
   if ('error' in outcome) throw oauthError.invalidGrant(outcome.error);

@@ -87,6 +87,12 @@ export function resourceParam(g: GrantContext): string | null {
 export const dpopConfirmation = (g: GrantContext): Confirmation | null =>
   g.dpopJkt ? { jkt: g.dpopJkt } : null;
 
+/** The SHA-256 thumbprint of the request's client certificate (RFC 8705 section 3.1), or null. */
+export const certificateThumbprint = (g: GrantContext): string | null => {
+  const c = g.settings.confirmation;
+  return c && 'x5t#S256' in c ? c['x5t#S256'] : null;
+};
+
 export const tokenSettings = (app: OAuthDeps): IssuerSettings => ({
   publicOrigin: app.config.server.publicOrigin,
   maxAccessTokenTtlMs: app.config.tokens.maxAccessTokenTtlMs,

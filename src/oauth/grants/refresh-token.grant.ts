@@ -21,6 +21,7 @@ import { idleUntil } from '../../sessions/session-lifetimes.ts';
 import { mayHoldTokens } from '../../users/account.states.ts';
 import { userMayActIn } from '../org-context.ts';
 import {
+  certificateThumbprint,
   type GrantContext,
   requiredParam,
   resourceParam,
@@ -68,6 +69,10 @@ export async function refreshTokenGrant(base: GrantContext): Promise<TokenRespon
     // refused before anything is spent.
     if (family.dpop_jkt !== null && family.dpop_jkt !== (g.dpopJkt ?? null)) {
       return { error: 'the refresh token is bound to another DPoP key' } as const;
+    }
+    // RFC 8705 section 4: a family bound to a client certificate refreshes only with it.
+    if (family.cert_thumbprint !== null && family.cert_thumbprint !== certificateThumbprint(g)) {
+      return { error: 'the refresh token is bound to another client certificate' } as const;
     }
     const nowMs = g.now.getTime();
     if (

@@ -138,7 +138,10 @@ async function readSubjectToken(g: GrantContext, token: string): Promise<Subject
       g.now,
       g.app.config.tokens.clockSkewMs,
     );
-    if (!stored || stored.claims.support_grant_id !== undefined) return null;
+    // Like a JWT (verify-access-token.ts), a stored token with cnf needs a proof of possession that
+    // an exchange request cannot carry for it (spec doc 1, Authentication 8).
+    if (!stored || stored.claims.support_grant_id !== undefined || stored.claims.cnf !== undefined)
+      return null;
     s = fromClaims(stored.claims);
   } else {
     const v = await g.app.tokenVerifier.verifyOwnAudience(token, {

@@ -7,6 +7,7 @@
 import { withoutProtected } from '../../hooks/index.ts';
 import { BUILTIN_USERINFO, userinfoAudience } from '../../kernel/audiences.ts';
 import { oauthError } from '../../kernel/oauth-error.ts';
+import type { Companion } from '../../platform/db/companions.ts';
 import type { Tx } from '../../platform/db/db.ts';
 import { currentPolicy } from '../../realms/index.ts';
 import {
@@ -22,6 +23,7 @@ import { type Authentication, issueAccessToken, issueIdToken } from '../token-is
 import { CLAIM_SCOPES, scopeClaims } from '../tokens/scope-claims.ts';
 import {
   accessTokenResponse,
+  certificateThumbprint,
   dpopConfirmation,
   type GrantContext,
   type TokenResponse,
@@ -170,6 +172,7 @@ export async function startRefreshFamily(
   tx: Tx,
   u: UserGrant,
   session: SessionBounds,
+  along?: (familyId: string) => Companion,
 ): Promise<{ familyId: string; token: string } | null> {
   if (!g.caller.client.grant_types.includes('refresh_token') || session.transient) return null;
   const offline = u.scopes.includes('offline_access');
@@ -199,8 +202,12 @@ export async function startRefreshFamily(
       // RFC 9449 section 5: a public client's refresh tokens are bound to its DPoP key; a
       // confidential client's are bound to its authentication already.
       dpopJkt: g.caller.method === 'none' ? (g.dpopJkt ?? null) : null,
+      // RFC 8705 section 4: likewise to the client certificate it presented, when it sent no DPoP
+      // proof (the access tokens are bound to the DPoP key then, docs/oauth-mtls.md).
+      certThumbprint: g.caller.method === 'none' && !g.dpopJkt ? certificateThumbprint(g) : null,
     },
     g.now,
+    along,
   );
 }
 

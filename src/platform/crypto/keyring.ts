@@ -24,7 +24,8 @@ export type KeyPurpose =
   | 'job-result'
   | 'mail-secret'
   | 'password-parameters'
-  | 'user-import';
+  | 'user-import'
+  | 'provisioning-credential';
 
 /** Purposes of keyed digests (verifiers), each with its own HKDF label apart from the sealing keys. */
 export type MacPurpose = 'client-secret' | 'dpop-nonce';

@@ -1,6 +1,7 @@
 // Every step by its path under /auth/transactions/{id}/.
 import { accountStep } from './account.ts';
 import { cancelDeletionStep, profileStep, termsStep } from './account-duties.ts';
+import { certificateStep } from './certificate.ts';
 import { challengeSendStep, challengeStep } from './challenge.ts';
 import { consentStep } from './consent.ts';
 import { federationStartStep } from './federation-start.ts';
@@ -31,6 +32,7 @@ export const STEPS: readonly AnyStep[] = [
   magicLinkStep,
   totpStep,
   hotpStep,
+  certificateStep,
   recoveryCodeStep,
   totpEnrollStep,
   totpActivateStep,

@@ -38,7 +38,11 @@ export const passwordStep: Step<{ password: string; identifier?: string }, Prepa
   action: 'password',
   decode,
   padded: true,
-  async prepare(app, t, body) {
+  readsPasswordVerifier: true,
+  // A password proof changes no fact: a wrong one is audited, a right one adds the factor (and may
+  // re-pepper the verifier, which no fact reads). A typed identifier may name another account.
+  keepsFacts: true,
+  async prepare(app, t, body, _correlationId, known) {
     const identifier = body.identifier ?? t.identifier;
     let userId = body.identifier === undefined ? t.userId : null;
     if (body.identifier !== undefined) {
@@ -46,7 +50,12 @@ export const passwordStep: Step<{ password: string; identifier?: string }, Prepa
         (await findUserByIdentifier(app.db, t.realmId, identifierTypeOf(body.identifier), body.identifier))
           ?.id ?? null;
     }
-    const verifier = userId ? await findPasswordVerifier(app.db, t.realmId, userId) : null;
+    // The transaction's own account: its verifier came with the transaction row.
+    const verifier = !userId
+      ? null
+      : body.identifier === undefined && known.passwordVerifier !== undefined
+        ? known.passwordVerifier
+        : await findPasswordVerifier(app.db, t.realmId, userId);
     const valid = await app.hasher.verifyOrBurn(body.password, verifier);
     // Pepper rotation re-peppers a verifier at the account's next sign-in (spec doc 2,
     // Authentication 6; docs/security.md), and an imported verifier is replaced by the realm's

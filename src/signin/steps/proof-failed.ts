@@ -9,6 +9,8 @@ export async function proofFailed(
   t: SigninTx,
   ctx: StepContext,
   factor: string,
+  /** Why the proof was refused, when the record should say (a refused certificate's reason). */
+  reason?: string,
 ): Promise<StepOutcome> {
   const next = withFailure(t);
   ctx.app.metrics.authentications.inc({ outcome: 'failure' });
@@ -17,7 +19,8 @@ export async function proofFailed(
     category: 'security',
     outcome: 'failure',
     ...(t.userId ? { subject: { type: 'user', id: t.userId } } : {}),
-    data: { transaction_id: t.id, factor, failures: next.failures },
+    ...(reason ? { reason } : {}),
+    data: { transaction_id: t.id, factor, failures: next.failures, ...(reason ? { reason } : {}) },
   });
   return { tx: next };
 }

@@ -6,8 +6,10 @@ import type { Actor } from '../../audit/audit.types.ts';
 import { type Recorder, recorder } from '../../audit/index.ts';
 import type { ClientRow } from '../../clients/index.ts';
 import type { Tx } from '../../platform/db/db.ts';
+import type { PresentedCertificate } from '../../platform/http/client-certificate.ts';
 import type { Decoder } from '../../platform/http/decode.ts';
 import type { RealmPolicy, RealmRow } from '../../realms/index.ts';
+import type { PasswordVerifier } from '../../users/index.ts';
 import type { ActionType, Evaluation, Facts } from '../next-actions.types.ts';
 import type { SigninDeps } from '../signin.deps.ts';
 import type { SigninTx } from '../transaction.ts';
@@ -28,6 +30,8 @@ export interface StepContext {
   evaluation: Evaluation;
   now: Date;
   correlationId: string;
+  /** The request's client certificate (mutual-TLS listener or trusted proxy); null without one. */
+  clientCertificate?: PresentedCertificate | null;
 }
 
 export interface StepOutcome {
@@ -39,6 +43,12 @@ export interface StepOutcome {
   externalRedirect?: string;
   /** federation/start in browser mode: the pa_fed value binding the callback to this browser. */
   federationCookie?: string;
+}
+
+/** What the read before `prepare` already holds. */
+export interface PrepareKnown {
+  /** Present when the step reads the password verifier: the transaction account's (null: none). */
+  passwordVerifier?: PasswordVerifier | null;
 }
 
 export interface Step<B, P = undefined> {
@@ -59,7 +69,14 @@ export interface Step<B, P = undefined> {
   readonly decode: Decoder<B>;
   /** Pad the response to security.min_auth_response (known and unknown accounts alike). */
   readonly padded?: boolean;
-  prepare?(app: SigninDeps, t: SigninTx, body: B, correlationId: string): Promise<P>;
+  /** `prepare` uses the account's password verifier: the unlocked read before it brings it along. */
+  readonly readsPasswordVerifier?: boolean;
+  /**
+   * `run` writes nothing the account facts read (next-actions.types.ts Facts) and keeps the
+   * transaction's account and identifier: the facts read before it serve the evaluation after it.
+   */
+  readonly keepsFacts?: boolean;
+  prepare?(app: SigninDeps, t: SigninTx, body: B, correlationId: string, known: PrepareKnown): Promise<P>;
   run(q: Tx, t: SigninTx, body: B, ctx: StepContext, prepared: P): Promise<StepOutcome>;
 }
 

@@ -334,7 +334,7 @@ describe('clients api › create', () => {
       ],
       [
         'unknown method',
-        web('a', { token_endpoint_auth_method: 'tls_client_auth' }),
+        web('a', { token_endpoint_auth_method: 'client_secret_jwt' }),
         [['token_endpoint_auth_method', 'not_allowed']],
       ],
       [

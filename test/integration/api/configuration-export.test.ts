@@ -11,6 +11,7 @@ import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { ORDERS, sampleDocument } from '../../harness/config-kit.ts';
 import { type Harness, startHarness } from '../../harness/harness.ts';
+import { testCa } from '../../harness/mtls-certs.ts';
 
 type Json = Record<string, unknown>;
 
@@ -233,4 +234,44 @@ test('case=back-channel logout members and registered clients survive the round 
     (third.clients as Json[]).find((c) => c.client_id === 'rp')?.backchannel_logout_uri,
     'https://rp.example.com/bcl2',
   );
+});
+
+test('case=tls_client_auth members survive the round trip and a changed subject is applied', async (t) => {
+  const h = await startHarness(t);
+  const source = await h.createRealm();
+  const target = await h.createRealm();
+  const a = await apiCaller(h, source);
+  const b = await apiCaller(h, target);
+  const ca = await testCa('C=DE, O=Acme, CN=Acme CA');
+  const created = await a.call('POST', '/clients', {
+    client_id: 'billing',
+    name: 'Billing',
+    type: 'service',
+    token_endpoint_auth_method: 'tls_client_auth',
+    tls_client_auth_san_uri: 'spiffe://acme.example/billing',
+    tls_client_auth_trust_anchors: [ca.certPem],
+  });
+  assert.equal(created.status, 201, await created.clone().text());
+  const first = await exportOf(h, source);
+  const [billing] = first.clients as Json[];
+  assert.equal(billing?.tls_client_auth_san_uri, 'spiffe://acme.example/billing');
+  assert.deepEqual(billing?.tls_client_auth_trust_anchors, [ca.certPem]);
+
+  const res = await b.call('POST', '/configuration/imports', { ...first, expected_policy_revision: 0 });
+  assert.equal(res.status, 200, JSON.stringify(await res.clone().json()));
+  const second = await exportOf(h, target);
+  assertSameApartFromRealm(second, first);
+
+  const changed = {
+    ...second,
+    clients: (second.clients as Json[]).map(({ tls_client_auth_san_uri: _u, ...c }) => ({
+      ...c,
+      tls_client_auth_subject_dn: 'CN=billing,O=Acme,C=DE',
+    })),
+  };
+  const applied = await b.call('POST', '/configuration/imports?mode=reconcile', changed);
+  assert.equal(applied.status, 200, JSON.stringify(await applied.clone().json()));
+  const [after] = (await exportOf(h, target)).clients as Json[];
+  assert.equal(after?.tls_client_auth_subject_dn, 'CN=billing,O=Acme,C=DE');
+  assert.equal('tls_client_auth_san_uri' in (after ?? {}), false);
 });

@@ -3,7 +3,6 @@
 // UserInfo, and the Client-Cert header of an untrusted peer ignored. Every refusal checks that no
 // token was issued.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { type TestContext, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
@@ -12,6 +11,7 @@ import { accountAudience, adminAudience, issuerOf } from '../../../src/kernel/au
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import { CLI_REDIRECT } from '../../harness/api-kit.ts';
 import { type Harness, startHarness } from '../../harness/harness.ts';
+import { certThumbprint } from '../../harness/mtls-certs.ts';
 import {
   clientCertHeader,
   mtlsFetch,
@@ -28,20 +28,10 @@ import {
   seedGrant,
   seedResource,
   seedServiceClient,
+  tokensIssued,
 } from '../../harness/token-kit.ts';
 
 const http = { [oauth.allowInsecureRequests]: true } as const;
-
-const thumbprint = (c: TestCertificate) => createHash('sha256').update(c.der).digest('base64url');
-
-/** Access tokens issued so far (service_tokens_total, outcome success). */
-async function tokensIssued(h: Harness): Promise<number> {
-  const text = await h.ctx.metrics.registry.metrics();
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith('service_tokens_total{') && l.includes('outcome="success"'))
-    .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
-}
 
 interface Setup {
   h: Harness;
@@ -108,7 +98,7 @@ test('a self-signed client certificate authenticates the client and binds its to
   const { as, client, response } = await serviceToken(s, t, s.client);
   const result = await oauth.processClientCredentialsResponse(as, client, response);
   const claims = decodeJwt(result.access_token);
-  assert.deepEqual(claims.cnf, { 'x5t#S256': thumbprint(s.client) });
+  assert.deepEqual(claims.cnf, { 'x5t#S256': certThumbprint(s.client) });
 
   const users = `/api/v1/realms/${s.realm.name}/users`;
   const bearer = { authorization: `Bearer ${result.access_token}` };
@@ -174,7 +164,7 @@ test('a Client-Cert header counts only from a trusted proxy', async (t) => {
     const r = await post(s);
     assert.equal(r.status, 200);
     const body = (await r.json()) as { access_token: string };
-    assert.deepEqual(decodeJwt(body.access_token).cnf, { 'x5t#S256': thumbprint(s.client) });
+    assert.deepEqual(decodeJwt(body.access_token).cnf, { 'x5t#S256': certThumbprint(s.client) });
   });
 });
 
@@ -204,7 +194,7 @@ test('a public client presenting a certificate gets bound tokens that /me and Us
   });
   assert.equal(exchanged.status, 200);
   const token = ((await exchanged.json()) as { access_token: string }).access_token;
-  assert.deepEqual(decodeJwt(token).cnf, { 'x5t#S256': thumbprint(s.client) });
+  assert.deepEqual(decodeJwt(token).cnf, { 'x5t#S256': certThumbprint(s.client) });
   const bearer = { authorization: `Bearer ${token}` };
 
   const sessions = `/api/v1/realms/${s.realm.name}/me/sessions`;
@@ -255,5 +245,5 @@ test('a secret client presenting a certificate gets a bound token that introspec
   assert.equal(body.token_type, 'Bearer');
   const introspected = await oauthPost(s.h, s.realm, 'introspect', { token: body.access_token }, rs.creds);
   assert.equal(introspected.body.active, true);
-  assert.deepEqual(introspected.body.cnf, { 'x5t#S256': thumbprint(s.client) });
+  assert.deepEqual(introspected.body.cnf, { 'x5t#S256': certThumbprint(s.client) });
 });

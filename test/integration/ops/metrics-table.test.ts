@@ -36,6 +36,9 @@ const TABLE: readonly [string, 'counter' | 'gauge' | 'histogram', readonly strin
   ['service_delivery_total', 'counter', ['channel', 'outcome']],
   ['service_audit_integrity_problems', 'gauge', []],
   ['service_jobs_failed_total', 'counter', ['type']],
+  ['service_outbound_provisioning_operations_total', 'counter', ['resource', 'operation', 'outcome']],
+  ['service_outbound_provisioning_failing_targets', 'gauge', []],
+  ['service_directory_sync_objects_total', 'counter', ['resource', 'outcome']],
 ];
 
 // Lint findings promtool may report: the spec names the millisecond gauge, and prom-client's

@@ -3,124 +3,18 @@
 // against the certificate the metadata published. The sign-in in between is the realm's own
 // browser transaction (password, then TOTP).
 import assert from 'node:assert/strict';
-import { describe, type TestContext, test } from 'node:test';
+import { describe, test } from 'node:test';
 import {
   activeSamlSigner,
   generateSamlKeyMaterial,
   runSamlKeyLifecycle,
 } from '../../../src/keys/saml-keys.ts';
-import type { RealmRow } from '../../../src/realms/index.ts';
 import { endOneTimeProofs } from '../../../src/restore/one-time-proofs.ts';
 import { apiCaller } from '../../harness/api-kit.ts';
-import type { Harness } from '../../harness/harness.ts';
-import { ACS, binding, SP_ENTITY, type Sp, samlify, samlPeers } from '../../harness/saml-sp.ts';
+import { pathOf, peers, postForm, postRequest, setup, signIn } from '../../harness/saml-idp-flow.ts';
+import { ACS, binding, SP_ENTITY, type Sp, samlify } from '../../harness/saml-sp.ts';
 import { json } from '../../harness/signin-driver.ts';
-import {
-  enrollTotp,
-  type MovableClock,
-  movableClock,
-  nextTotpStep,
-  PASSWORD,
-  parseSetCookies,
-  rows,
-  signinSetup,
-  totpCode,
-} from '../../harness/signin-kit.ts';
-
-interface Setup {
-  h: Harness;
-  realm: RealmRow;
-  clock: MovableClock;
-  secret: string;
-  idpMetadata: string;
-}
-
-async function setup(t: TestContext, saml: Record<string, unknown> = {}): Promise<Setup> {
-  const { h, realm, clock } = await signinSetup(t, {
-    clock: movableClock(),
-    loginUi: 'https://login.example.com/',
-  });
-  const { secret } = await enrollTotp(h, realm, 'web-app', 'alice@example.com', clock);
-  await h.ctx.db.query(`update users set display_name = 'Alice Example' where realm_id = $1`, [realm.id]);
-  const admin = await apiCaller(h, realm);
-  const created = await admin.call('POST', '/clients', {
-    client_id: 'sp-app',
-    name: 'SAML App',
-    type: 'saml',
-    token_policy: { require_mfa: true },
-    saml: { entity_id: SP_ENTITY, acs_urls: [ACS], attributes: ['email', 'name'], ...saml },
-  });
-  assert.equal(created.status, 201, await created.clone().text());
-  const { body } = await json(created);
-  assert.equal(body.type, 'saml');
-  assert.deepEqual(body.redirect_uris, []);
-  assert.equal(body.saml.entity_id, SP_ENTITY);
-  const meta = await h.get(`/realms/${realm.name}/saml/metadata`);
-  assert.equal(meta.status, 200);
-  return { h, realm, clock, secret, idpMetadata: await meta.text() };
-}
-
-const pathOf = (absolute: string) => {
-  const u = new URL(absolute);
-  return `${u.pathname}${u.search}`;
-};
-
-/** Follows an SSO answer to the login UI and signs in there as the browser would, with MFA. */
-async function signIn(s: Setup, ssoResponse: Response): Promise<{ cookie: string; continueTo: string }> {
-  assert.equal(ssoResponse.status, 303, await ssoResponse.clone().text());
-  const loginUi = new URL(ssoResponse.headers.get('location') ?? '');
-  const id = loginUi.searchParams.get('transaction_id');
-  const cookie = parseSetCookies(ssoResponse.headers).find((c) => c.name === 'pa_tx')?.value;
-  assert.ok(id && cookie);
-  const base = `/api/v1/realms/${s.realm.name}/auth/transactions/${id}`;
-  const state = await json(await s.h.get(base, { headers: { cookie: `pa_tx=${cookie}` } }));
-  const headers = {
-    'content-type': 'application/json',
-    cookie: `pa_tx=${cookie}`,
-    origin: s.h.ctx.config.server.publicOrigin,
-    'x-csrf-token': state.body.csrf_token as string,
-  };
-  const step = async (path: string, body: unknown) =>
-    json(await s.h.get(`${base}/${path}`, { method: 'POST', headers, body: JSON.stringify(body) }));
-  assert.equal((await step('identify', { identifier: 'alice@example.com' })).status, 200);
-  const afterPassword = await step('password', { password: PASSWORD });
-  assert.equal(afterPassword.body.status, 'pending', 'the SAML client requires MFA');
-  nextTotpStep(s.clock);
-  const done = await step('totp', { code: totpCode(s.secret, s.clock.now()) });
-  assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
-  return { cookie, continueTo: done.body.redirect_to as string };
-}
-
-/** The HTTP-POST form the continuation answers: its action and fields. */
-async function postForm(h: Harness, continueTo: string) {
-  const res = await h.get(pathOf(continueTo));
-  assert.equal(res.status, 200);
-  const csp = res.headers.get('content-security-policy') ?? '';
-  assert.match(csp, /script-src 'sha256-/);
-  assert.match(csp, /form-action https:\/\/sp\.example\.com/);
-  const html = await res.text();
-  const field = (name: string) =>
-    new RegExp(`name="${name}" value="([^"]*)"`)
-      .exec(html)?.[1]
-      ?.replace(/&#(\d+);/g, (_, c) => String.fromCharCode(Number(c)));
-  return {
-    action: /action="([^"]*)"/.exec(html)?.[1],
-    SAMLResponse: field('SAMLResponse'),
-    RelayState: field('RelayState'),
-  };
-}
-
-/** The HTTP-POST binding: the form samlify built, posted to our SSO endpoint. */
-const postRequest = (s: Setup, request: { context: string; entityEndpoint?: string }, extra = {}) =>
-  s.h.get(pathOf(request.entityEndpoint ?? ''), {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ SAMLRequest: request.context, ...extra }).toString(),
-  });
-
-const peers = (s: Setup, sp: { privateKey?: string; signingCert?: string } = {}) =>
-  samlPeers(s.idpMetadata, sp);
+import { rows } from '../../harness/signin-kit.ts';
 
 describe('SAML identity provider', () => {
   test('case=SP-initiated, HTTP-Redirect, signed request; the SP checks the Response', async (t) => {
