@@ -147,6 +147,10 @@ export async function startHarness(t: TestContext, opts: HarnessOptions = {}): P
   const internalApp = buildInternalApp(ctx);
   await publicApp.listen({ host: '127.0.0.1', port: 0 });
   await internalApp.listen({ host: '127.0.0.1', port: 0 });
+  // fetch reuses idle sockets. The edge's serverFactory leaves Node's 5 s keep-alive timeout, and a
+  // job run in this process (PGlite, hashing) can hold the event loop past it: the server then
+  // closes the socket the next request is written on (ECONNRESET). Idle sockets stay 72 s here.
+  for (const app of [publicApp, internalApp]) app.server.keepAliveTimeout = 72_000;
   t.after(async () => {
     await Promise.all([publicApp.close(), internalApp.close(), ctx.outbound.close()]);
     failOnMismatch(conformance);
