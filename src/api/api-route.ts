@@ -2,7 +2,7 @@
 // path; the audience option says which): it authenticates as a route option, holds the
 // cross-cutting rules once (MFA session, recent authentication, permissions, recovery-restricted
 // writes: api-auth.ts) and hands the handler the realm, the authorized caller and one `Call`.
-import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, HTTPMethods } from 'fastify';
 import { checkLivenessMany, type Liveness, type TokenFacts } from '../access/token-liveness.ts';
 import type { Call } from '../kernel/call.ts';
 import { problem } from '../platform/http/problem.ts';
@@ -49,12 +49,22 @@ export function apiRoute<P extends Record<string, string> = Record<never, never>
   path: string,
   auth: ApiAuthOptions,
   handler: (call: ApiCall<P>) => Promise<unknown>,
+  /** The route's schema for Fastify's route table (route-schema.ts, declaredApiRoute). */
+  schema?: FastifySchema,
 ): void {
   // An ordinary route is one whose statement holds the caller's live check alone.
-  apiRouteSharingLiveCheck<P>(app, ctx, method, path, auth, async ({ req, reply, realm, liveChecks }) => {
-    const { caller, call } = await liveChecks([]);
-    return handler({ req, reply, realm, caller, call });
-  });
+  apiRouteSharingLiveCheck<P>(
+    app,
+    ctx,
+    method,
+    path,
+    auth,
+    async ({ req, reply, realm, liveChecks }) => {
+      const { caller, call } = await liveChecks([]);
+      return handler({ req, reply, realm, caller, call });
+    },
+    schema,
+  );
 }
 
 export interface SharedLiveCheckCall<P> {
@@ -83,10 +93,12 @@ export function apiRouteSharingLiveCheck<P extends Record<string, string> = Reco
   path: string,
   auth: ApiAuthOptions,
   handler: (call: SharedLiveCheckCall<P>) => Promise<unknown>,
+  schema?: FastifySchema,
 ): void {
   app.route<{ Params: P & { realm: string } }>({
     method,
     url: `/api/v1/realms/:realm${path}`,
+    ...(schema ? { schema } : {}),
     handler: async (req, reply) => {
       const realm = await routeRealm(ctx, req);
       if (presentsApiKey(ctx, req)) {

@@ -6,7 +6,6 @@ import type { Call } from '../kernel/call.ts';
 import type { Tx } from '../platform/db/db.ts';
 import { type FieldError, problem } from '../platform/http/problem.ts';
 import { type ClientDraft, checkClientDraft } from './client-rules.ts';
-import type { UpdateClientInput } from './clients.decode.ts';
 import {
   type ClientRecord,
   type ClientSettings,
@@ -15,6 +14,7 @@ import {
   updateClientSettings,
   updateClientState,
 } from './clients.repo.ts';
+import type { UpdateClientInput } from './clients.schema.ts';
 import { auditClient, type Change, type ClientsDeps, type ClientView, viewOf } from './clients.service.ts';
 import { registrationStatusOf } from './registration.repo.ts';
 import {

@@ -1,22 +1,17 @@
-// HTTP edge of the clients administration API (docs/api-clients.md): decode, authorize through
-// apiRoute, call the service, present. Every route needs realm.clients.write (spec doc 1,
+// HTTP edge of the clients administration API (docs/api-clients.md): each route declared with its
+// schemas (clients.schema.ts, docs/openapi.md), authorized through apiRoute; call the service, present. Every route needs realm.clients.write (spec doc 1,
 // Authentication 5 names no read permission for clients).
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import type { ApiCaller } from '../api/api-auth.ts';
-import { apiRoute } from '../api/api-route.ts';
+import { declaredApiRoute } from '../api/declared-route.ts';
 import type { Actor } from '../audit/audit.types.ts';
-import { decodeBody, decodeNoBody } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
 import { etagOf, setClientState, updateClient } from './client-changes.service.ts';
 import { issueSecret, listSecrets, revokeSecret } from './client-secrets.service.ts';
 import type { ClientSecretMetadata } from './client-secrets.ts';
-import {
-  decodeCreateClient,
-  decodeIssueSecret,
-  decodeListQuery,
-  decodeUpdateClient,
-} from './clients.decode.ts';
+import { decodeListQuery } from './clients.decode.ts';
+import { CLIENT_ROUTES as R } from './clients.schema.ts';
 import { type Change, type ClientView, createClient, getClient, listClients } from './clients.service.ts';
 import { presentSamlSettings } from './saml-clients.ts';
 import { presentTlsClientAuth } from './tls-client-auth-rules.ts';
@@ -79,8 +74,6 @@ function sendClient(reply: FastifyReply, view: ClientView, status = 200) {
   return reply.code(status).header('etag', etagOf(view.record)).send(presentClient(view));
 }
 
-type ClientParams = { client: string };
-
 export function registerClientRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const change = (realmId: string, caller: ApiCaller, requestId: unknown): Change => ({
     realmId,
@@ -89,44 +82,60 @@ export function registerClientRoutes(app: FastifyInstance, ctx: ApiDeps): void {
     correlationId: String(requestId),
   });
 
-  apiRoute(app, ctx, 'POST', '/clients', WRITE, async ({ req, reply, realm, caller }) => {
-    const input = decodeBody(decodeCreateClient, req.body ?? {});
-    const { view, issued } = await createClient(ctx, input, change(realm.id, caller, req.id));
-    const body = {
-      ...presentClient(view),
-      // Shown once; only a keyed verifier is stored (RFC 7591 section 3.2.1 names).
-      ...(issued ? { client_secret: issued.secret, client_secret_id: issued.id } : {}),
-    };
-    return reply
-      .code(201)
-      .header('cache-control', 'no-store')
-      .header('etag', etagOf(view.record))
-      .header('location', `/api/v1/realms/${realm.name}/clients/${encodeURIComponent(view.record.client_id)}`)
-      .send(body);
-  });
+  declaredApiRoute(
+    app,
+    ctx,
+    'POST',
+    '/clients',
+    WRITE,
+    R.create,
+    async ({ req, body: input, reply, realm, caller }) => {
+      const { view, issued } = await createClient(ctx, input, change(realm.id, caller, req.id));
+      const body = {
+        ...presentClient(view),
+        // Shown once; only a keyed verifier is stored (RFC 7591 section 3.2.1 names).
+        ...(issued ? { client_secret: issued.secret, client_secret_id: issued.id } : {}),
+      };
+      return reply
+        .code(201)
+        .header('cache-control', 'no-store')
+        .header('etag', etagOf(view.record))
+        .header(
+          'location',
+          `/api/v1/realms/${realm.name}/clients/${encodeURIComponent(view.record.client_id)}`,
+        )
+        .send(body);
+    },
+  );
 
-  apiRoute(app, ctx, 'GET', '/clients', READ, async ({ req, realm }) => {
+  // The query stays with its reader (keyset cursor); the schema describes it.
+  declaredApiRoute(app, ctx, 'GET', '/clients', READ, R.list, async ({ req, realm }) => {
     const query = decodeListQuery(req.query, ctx.config.limits);
     const page = await listClients(ctx, realm.id, query, ctx.clock.now());
     return { items: page.items.map(presentClient), next_cursor: page.nextCursor };
   });
 
-  apiRoute<ClientParams>(app, ctx, 'GET', '/clients/:client', READ, async ({ req, reply, realm }) => {
-    const view = await getClient(ctx, realm.id, clientParam(req.params.client), ctx.clock.now());
+  declaredApiRoute(app, ctx, 'GET', '/clients/:client', READ, R.read, async ({ req, reply, realm }) => {
+    const view = await getClient(ctx, realm.id, req.params.client, ctx.clock.now());
     return sendClient(reply, view);
   });
 
-  apiRoute<ClientParams>(
+  declaredApiRoute(
     app,
     ctx,
     'PATCH',
     '/clients/:client',
     WRITE,
-    async ({ req, reply, realm, caller }) => {
-      const clientId = clientParam(req.params.client);
-      const input = decodeBody(decodeUpdateClient, req.body ?? {});
+    R.update,
+    async ({ req, body, reply, realm, caller }) => {
       const ifMatch = req.headers['if-match'];
-      const view = await updateClient(ctx, clientId, input, ifMatch, change(realm.id, caller, req.id));
+      const view = await updateClient(
+        ctx,
+        req.params.client,
+        body,
+        ifMatch,
+        change(realm.id, caller, req.id),
+      );
       return sendClient(reply, view);
     },
   );
@@ -135,32 +144,30 @@ export function registerClientRoutes(app: FastifyInstance, ctx: ApiDeps): void {
     ['disable', 'disabled'],
     ['enable', 'active'],
   ] as const) {
-    apiRoute<ClientParams>(
+    declaredApiRoute(
       app,
       ctx,
       'POST',
       `/clients/:client/${action}`,
       WRITE,
+      R.setState,
       async ({ req, reply, realm, caller }) => {
-        decodeNoBody(req.body);
-        const clientId = clientParam(req.params.client);
-        const view = await setClientState(ctx, clientId, target, change(realm.id, caller, req.id));
+        const view = await setClientState(ctx, req.params.client, target, change(realm.id, caller, req.id));
         return sendClient(reply, view);
       },
     );
   }
 
-  apiRoute<ClientParams>(
+  declaredApiRoute(
     app,
     ctx,
     'POST',
     '/clients/:client/secrets',
     WRITE,
-    async ({ req, reply, realm, caller }) => {
-      const clientId = clientParam(req.params.client);
-      const input = decodeBody(decodeIssueSecret, req.body ?? {});
-      const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt);
-      const issued = await issueSecret(ctx, clientId, expiresAt, change(realm.id, caller, req.id));
+    R.issueSecret,
+    async ({ req, body, reply, realm, caller }) => {
+      const expiresAt = body.expiresAt === undefined ? null : new Date(body.expiresAt);
+      const issued = await issueSecret(ctx, req.params.client, expiresAt, change(realm.id, caller, req.id));
       return reply
         .code(201)
         .header('cache-control', 'no-store')
@@ -171,22 +178,28 @@ export function registerClientRoutes(app: FastifyInstance, ctx: ApiDeps): void {
     },
   );
 
-  apiRoute<ClientParams>(app, ctx, 'GET', '/clients/:client/secrets', READ, async ({ req, realm }) => {
-    const secrets = await listSecrets(ctx, realm.id, clientParam(req.params.client), ctx.clock.now());
-    return { items: secrets.map(presentSecret) };
-  });
+  declaredApiRoute(
+    app,
+    ctx,
+    'GET',
+    '/clients/:client/secrets',
+    READ,
+    R.listSecrets,
+    async ({ req, realm }) => {
+      const secrets = await listSecrets(ctx, realm.id, req.params.client, ctx.clock.now());
+      return { items: secrets.map(presentSecret) };
+    },
+  );
 
-  apiRoute<ClientParams & { secret: string }>(
+  declaredApiRoute(
     app,
     ctx,
     'DELETE',
     '/clients/:client/secrets/:secret',
     WRITE,
+    R.revokeSecret,
     async ({ req, reply, realm, caller }) => {
-      const clientId = clientParam(req.params.client);
-      const secretId = req.params.secret;
-      if (!/^csk_[0-9a-z]{26}$/.test(secretId)) throw problem.notFound('no such client secret');
-      await revokeSecret(ctx, clientId, secretId, change(realm.id, caller, req.id));
+      await revokeSecret(ctx, req.params.client, req.params.secret, change(realm.id, caller, req.id));
       return reply.code(204).send();
     },
   );

@@ -25,9 +25,10 @@ import {
   listActiveSecretsOfClients,
   SECRET_AUTH_METHODS,
 } from './client-secrets.ts';
-import type { CreateClientInput, ListQuery } from './clients.decode.ts';
+import type { ListQuery } from './clients.decode.ts';
 import { decodeCursor, encodeCursor } from './clients.decode.ts';
 import { type ClientRecord, findClientRecord, listClientRecords, tryInsertClient } from './clients.repo.ts';
+import type { CreateClientInput } from './clients.schema.ts';
 import {
   checkSamlSettings,
   findSamlSettings,

@@ -25,7 +25,6 @@ export {
   pushReceiverUriProblem,
   TOKEN_ENDPOINT_AUTH_METHODS,
 } from './client-rules.ts';
-export { type CreateClientInput, decodeCreateClient, type UpdateClientInput } from './clients.decode.ts';
 export type { ClientRecord, ClientRow } from './clients.repo.ts';
 export {
   clientRowJsonSql,
@@ -36,6 +35,7 @@ export {
   isClientOrigin,
   listClientRecords,
 } from './clients.repo.ts';
+export { type CreateClientInput, decodeCreateClient, type UpdateClientInput } from './clients.schema.ts';
 export { type Change, type ClientsDeps, createClient, newClientProblems } from './clients.service.ts';
 export {
   findSamlClientByEntityId,

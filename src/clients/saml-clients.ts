@@ -3,10 +3,11 @@
 // (migration 0052). Its one redirect URI is derived (redirectUrisOf): the sign-in transaction
 // comes back to ProudAuth's own SAML continuation, which answers the SP.
 import { X509Certificate } from 'node:crypto';
+import Type, { type Static } from 'typebox';
 import { maybeOne, type Queryable, type Tx } from '../platform/db/db.ts';
 import { isUniqueViolation } from '../platform/db/pg-errors.ts';
-import { array, type Decoded, enumOf, nullable, object, optional, string } from '../platform/http/decode.ts';
 import type { FieldError } from '../platform/http/problem.ts';
+import type { CamelKeys } from '../platform/http/route-schema.ts';
 import { pushReceiverUriProblem } from './client-rules.ts';
 import type { Environment } from './redirect-uri.ts';
 
@@ -23,30 +24,52 @@ const MAX_CERTIFICATE_CHARS = 16 * 1024;
 export const SAML_CONTINUE_PATH = '/saml/continue';
 export const samlContinueUrl = (publicOrigin: string) => `${publicOrigin}${SAML_CONTINUE_PATH}`;
 
-const attributeName = string({ minLength: 1, maxLength: 256 });
-const optionalMembers = {
-  name_id_format: optional(enumOf(NAME_ID_FORMATS)),
-  allowed_name_id_formats: optional(array(enumOf(NAME_ID_FORMATS))),
-  signing_certificate: nullable(optional(string({ maxLength: MAX_CERTIFICATE_CHARS }))),
-  encryption_certificate: nullable(optional(string({ maxLength: MAX_CERTIFICATE_CHARS }))),
-  attributes: optional(array(enumOf(SAML_ATTRIBUTES))),
-  groups_attribute: nullable(optional(attributeName)),
-  roles_attribute: nullable(optional(attributeName)),
-  slo_url: nullable(optional(string({ maxLength: 2048 }))),
-};
-export const decodeSamlSettings = object({
-  entity_id: string({ minLength: 1, maxLength: MAX_ENTITY_ID_CHARS }),
-  acs_urls: array(string({ maxLength: 2048 })),
-  ...optionalMembers,
+const orNull = <S extends ReturnType<typeof Type.String>>(s: S) =>
+  Type.Optional(Type.Union([s, Type.Null()]));
+const attributeName = () => orNull(Type.String({ minLength: 1, maxLength: 256 }));
+const certificate = () => orNull(Type.String({ maxLength: MAX_CERTIFICATE_CHARS }));
+const entityId = () => Type.String({ minLength: 1, maxLength: MAX_ENTITY_ID_CHARS });
+const acsUrls = () => Type.Array(Type.String({ maxLength: 2048 }));
+const optionalMembers = () => ({
+  name_id_format: Type.Optional(Type.Enum([...NAME_ID_FORMATS])),
+  allowed_name_id_formats: Type.Optional(Type.Array(Type.Enum([...NAME_ID_FORMATS]))),
+  signing_certificate: certificate(),
+  encryption_certificate: certificate(),
+  attributes: Type.Optional(Type.Array(Type.Enum([...SAML_ATTRIBUTES]))),
+  groups_attribute: attributeName(),
+  roles_attribute: attributeName(),
+  slo_url: orNull(Type.String({ maxLength: 2048 })),
 });
-export type SamlSettingsInput = Decoded<typeof decodeSamlSettings>;
+
+/** The `saml` member of a SAML client's body (clients.schema.ts); value rules in checkSamlSettings. */
+export const SamlSettingsBody = Type.Object(
+  { entity_id: entityId(), acs_urls: acsUrls(), ...optionalMembers() },
+  { additionalProperties: false },
+);
+export type SamlSettingsInput = CamelKeys<Static<typeof SamlSettingsBody>>;
 /** PATCH of a SAML client: every member optional, the others kept (mergeSamlSettings). */
-export const decodeSamlSettingsPatch = object({
-  entity_id: optional(string({ minLength: 1, maxLength: MAX_ENTITY_ID_CHARS })),
-  acs_urls: optional(array(string({ maxLength: 2048 }))),
-  ...optionalMembers,
-});
-export type SamlSettingsPatch = Decoded<typeof decodeSamlSettingsPatch>;
+export const SamlSettingsPatchBody = Type.Object(
+  { entity_id: Type.Optional(entityId()), acs_urls: Type.Optional(acsUrls()), ...optionalMembers() },
+  { additionalProperties: false },
+);
+export type SamlSettingsPatch = CamelKeys<Static<typeof SamlSettingsPatchBody>>;
+
+/** The settings as the administration API shows them (presentSamlSettings). */
+export const SamlSettingsView = Type.Object(
+  {
+    entity_id: Type.String(),
+    acs_urls: Type.Array(Type.String()),
+    name_id_format: Type.Enum([...NAME_ID_FORMATS]),
+    signing_certificate: Type.Union([Type.String(), Type.Null()]),
+    encryption_certificate: Type.Union([Type.String(), Type.Null()]),
+    attributes: Type.Array(Type.Enum([...SAML_ATTRIBUTES])),
+    allowed_name_id_formats: Type.Array(Type.Enum([...NAME_ID_FORMATS])),
+    groups_attribute: Type.Union([Type.String(), Type.Null()]),
+    roles_attribute: Type.Union([Type.String(), Type.Null()]),
+    slo_url: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
 
 export interface SamlSettings {
   entityId: string;

@@ -47,6 +47,7 @@ import { registerOrganizationRoutes } from '../organizations/organizations.route
 import { parseListen } from '../platform/config/load.ts';
 import { buildEdge } from '../platform/http/app.ts';
 import { ClientAddresses } from '../platform/http/client-address.ts';
+import { registerOpenApiRoute } from '../platform/http/openapi.ts';
 import { registerProjectRoutes } from '../projects/projects.routes.ts';
 import { registerProvisioningTargetRoutes } from '../provisioning/provisioning-targets.routes.ts';
 import { registerBrandingRoutes } from '../realms/branding.routes.ts';
@@ -195,6 +196,7 @@ export function buildPublicApp(ctx: AppContext, mutualTls?: { cert: Buffer; key:
   registerLinkedIdentityRoutes(app, ctx);
   registerTransferRoutes(app, ctx);
   if (ctx.config.ui.enabled) registerBuiltinUi(app, ctx.log);
+  registerOpenApiRoute(app);
   return app;
 }
 

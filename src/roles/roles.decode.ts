@@ -1,8 +1,8 @@
 // Strict input of the permissions, roles and role-assignments API (docs/api-roles.md). Shape
 // errors answer 400; values that break a rule answer 422.
 
+import type { Static } from 'typebox';
 import {
-  array,
   boolean,
   dateTime,
   decodeBody,
@@ -13,28 +13,21 @@ import {
   optional,
 } from '../platform/http/decode.ts';
 import { problem } from '../platform/http/problem.ts';
+import { type CamelKeys, schemaDecoder } from '../platform/http/route-schema.ts';
 import { idText, invalid, plainText } from './admin-call.ts';
-import { MAX_ROLE_EXPANSION } from './effective-roles.ts';
 import { isBuiltinPermissionName } from './permissions.ts';
+import { PermissionBody, ROLE_SCOPES, RoleBody, type SENSITIVITIES } from './roles.schema.ts';
 
-export const ROLE_SCOPES = ['realm', 'organization', 'project'] as const;
+export { ROLE_SCOPES, SENSITIVITIES } from './roles.schema.ts';
 export const SUBJECT_TYPES = ['user', 'service_principal', 'group'] as const;
-export const SENSITIVITIES = ['low', 'normal', 'high', 'privileged'] as const;
 
-/** Printable ASCII without spaces, as scope names are. */
-const permissionName = idText;
+// ---- permissions and roles (bodies declared in roles.schema.ts) --------------------------------
 
-// ---- permissions -------------------------------------------------------------------------------
+const permissionShape = schemaDecoder(PermissionBody);
+const roleShape = schemaDecoder(RoleBody);
 
-const permissionShape = object({
-  name: permissionName(),
-  description: optional(plainText(500)),
-  // An empty string means the default, as in the configuration document.
-  sensitivity: optional(enumOf(['', ...SENSITIVITIES])),
-});
-
-export function decodePermission(body: unknown) {
-  const p = decodeBody(permissionShape, body);
+/** A permission body after its schema: reserved names refused, the default sensitivity filled in. */
+export function permissionInput(p: CamelKeys<Static<typeof PermissionBody>>) {
   if (isBuiltinPermissionName(p.name)) {
     throw invalid(
       'name',
@@ -45,26 +38,21 @@ export function decodePermission(body: unknown) {
   const sensitivity: (typeof SENSITIVITIES)[number] = p.sensitivity ? p.sensitivity : 'normal';
   return { name: p.name, description: p.description ?? null, sensitivity };
 }
-export type PermissionInput = ReturnType<typeof decodePermission>;
+export const decodePermission = (body: unknown) => permissionInput(decodeBody(permissionShape, body));
+export type PermissionInput = ReturnType<typeof permissionInput>;
 
-// ---- roles ---------------------------------------------------------------------------------------
-
-const roleShape = object({
-  name: plainText(100, 1),
-  description: optional(plainText(500)),
-  scope: optional(enumOf(ROLE_SCOPES)),
-  project_id: optional(idText()),
-  permissions: optional(array(permissionName(), { maxItems: 500 }), []),
-  composite_role_ids: optional(array(idText(), { maxItems: MAX_ROLE_EXPANSION, unique: true }), []),
-  incompatible_role_ids: optional(array(idText(), { maxItems: MAX_ROLE_EXPANSION, unique: true }), []),
-});
-export type RoleInput = ReturnType<typeof decodeRole>;
-
-export function decodeRole(body: unknown) {
-  const r = decodeBody(roleShape, body);
+/** A role body after its schema: no spaces around the name; the lists default to empty. */
+export function roleInput(r: CamelKeys<Static<typeof RoleBody>>) {
   if (r.name.trim() !== r.name) throw invalid('name', 'pattern', 'no leading or trailing spaces');
-  return r;
+  return {
+    ...r,
+    permissions: r.permissions ?? [],
+    compositeRoleIds: r.compositeRoleIds ?? [],
+    incompatibleRoleIds: r.incompatibleRoleIds ?? [],
+  };
 }
+export const decodeRole = (body: unknown) => roleInput(decodeBody(roleShape, body));
+export type RoleInput = ReturnType<typeof roleInput>;
 
 // ---- role assignments ----------------------------------------------------------------------------
 

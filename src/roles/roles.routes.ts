@@ -1,8 +1,9 @@
 // HTTP edge of application permissions and roles (docs/api-roles.md): realm-wide under
-// /permissions and /roles, one organization's roles under /organizations/{org}/roles.
+// /permissions and /roles, one organization's roles under /organizations/{org}/roles. Each route
+// is declared with its schemas (roles.schema.ts, docs/openapi.md).
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
-import { apiRoute } from '../api/api-route.ts';
+import { declaredApiRoute } from '../api/declared-route.ts';
 import { liveOrgParam } from '../api/org-call.ts';
 import { problem } from '../platform/http/problem.ts';
 import { adminChange, etagOf } from './admin-call.ts';
@@ -10,9 +11,10 @@ import { decodePageQuery, pageOf } from './list-query.ts';
 import { createPermission, removePermission } from './permissions.service.ts';
 import { ORGANIZATION_PERMISSIONS, REALM_PERMISSIONS, SUPPORT_PERMISSIONS } from './permissions.ts';
 import { findProjectRef } from './references.repo.ts';
-import { decodePermission, decodeRole, idParam } from './roles.decode.ts';
+import { idParam, permissionInput, roleInput } from './roles.decode.ts';
 import { presentBuiltinPermission, presentPermission, presentRole } from './roles.present.ts';
 import { listPermissions, listRoles, type RoleBoundary, type RoleRow } from './roles.repo.ts';
+import { ROLE_ROUTES as R } from './roles.schema.ts';
 import { createRole, getRole, type RoleRoute, removeRole, replaceRoleDefinition } from './roles.service.ts';
 
 const BUILTIN_NAMES = [...REALM_PERMISSIONS, ...ORGANIZATION_PERMISSIONS, ...SUPPORT_PERMISSIONS];
@@ -26,7 +28,7 @@ export function registerRoleRoutes(app: FastifyInstance, ctx: ApiDeps): void {
 
   // ---- permissions ----
 
-  apiRoute(app, ctx, 'GET', '/permissions', read, async ({ req, realm }) => {
+  declaredApiRoute(app, ctx, 'GET', '/permissions', read, R.listPermissions, async ({ req, realm }) => {
     const q = decodePageQuery(req.query, pages, `${realm.id}:GET /permissions`, ['builtin'] as const);
     const builtin = q.filters.builtin;
     if (builtin !== undefined && builtin !== 'true' && builtin !== 'false')
@@ -41,18 +43,27 @@ export function registerRoleRoutes(app: FastifyInstance, ctx: ApiDeps): void {
     );
   });
 
-  apiRoute(app, ctx, 'POST', '/permissions', write, async ({ req, reply, caller, call }) => {
-    const input = decodePermission(req.body);
-    const row = await createPermission(ctx.db, adminChange(call, caller), input);
-    return reply.code(201).send(presentPermission(row));
-  });
+  declaredApiRoute(
+    app,
+    ctx,
+    'POST',
+    '/permissions',
+    write,
+    R.createPermission,
+    async ({ body, reply, caller, call }) => {
+      const input = permissionInput(body);
+      const row = await createPermission(ctx.db, adminChange(call, caller), input);
+      return reply.code(201).send(presentPermission(row));
+    },
+  );
 
-  apiRoute<{ name: string }>(
+  declaredApiRoute(
     app,
     ctx,
     'DELETE',
     '/permissions/:name',
     write,
+    R.deletePermission,
     async ({ req, reply, caller, call }) => {
       await removePermission(ctx.db, adminChange(call, caller), req.params.name);
       return reply.code(204).send();
@@ -77,81 +88,122 @@ export function registerRoleRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const itemRoutes = (
     prefix: string,
     auth: { r: typeof read | typeof orgRead; w: typeof write | typeof orgWrite },
+    schemas: typeof R.realmItem | typeof R.orgItem,
   ) => {
     type P = { role: string; org?: string };
+    // The two schemas' parameters differ by org; both name the role.
+    const paramsOf = (params: unknown) => params as P;
     const routeOf = async (realmId: string, params: P): Promise<RoleRoute> =>
       params.org === undefined
         ? { kind: 'realm' }
         : { kind: 'organization', orgId: await liveOrgParam(ctx.db, realmId, params.org) };
 
-    apiRoute<P>(app, ctx, 'GET', `${prefix}/:role`, auth.r, async ({ req, reply, realm }) => {
-      const route = await routeOf(realm.id, req.params);
-      const role = await getRole(ctx.db, realm.id, route, idParam('rol', req.params.role, 'role'));
-      const out = withEtag(role);
-      return reply.header('etag', out.etag).send(out.body);
-    });
+    declaredApiRoute(
+      app,
+      ctx,
+      'GET',
+      `${prefix}/:role`,
+      auth.r,
+      schemas.read,
+      async ({ req, reply, realm }) => {
+        const route = await routeOf(realm.id, paramsOf(req.params));
+        const role = await getRole(
+          ctx.db,
+          realm.id,
+          route,
+          idParam('rol', paramsOf(req.params).role, 'role'),
+        );
+        const out = withEtag(role);
+        return reply.header('etag', out.etag).send(out.body);
+      },
+    );
 
-    apiRoute<P>(app, ctx, 'PUT', `${prefix}/:role`, auth.w, async ({ req, reply, realm, caller, call }) => {
-      const route = await routeOf(realm.id, req.params);
-      const id = idParam('rol', req.params.role, 'role');
-      const input = decodeRole(req.body);
-      const change = adminChange(call, caller);
-      const role = await replaceRoleDefinition(ctx.db, change, route, id, input, req.headers['if-match']);
-      const out = withEtag(role);
-      return reply.header('etag', out.etag).send(out.body);
-    });
+    declaredApiRoute(
+      app,
+      ctx,
+      'PUT',
+      `${prefix}/:role`,
+      auth.w,
+      schemas.replace,
+      async ({ req, body, reply, realm, caller, call }) => {
+        const route = await routeOf(realm.id, paramsOf(req.params));
+        const id = idParam('rol', paramsOf(req.params).role, 'role');
+        const input = roleInput(body);
+        const change = adminChange(call, caller);
+        const role = await replaceRoleDefinition(ctx.db, change, route, id, input, req.headers['if-match']);
+        const out = withEtag(role);
+        return reply.header('etag', out.etag).send(out.body);
+      },
+    );
 
-    apiRoute<P>(
+    declaredApiRoute(
       app,
       ctx,
       'DELETE',
       `${prefix}/:role`,
       auth.w,
+      schemas.delete,
       async ({ req, reply, realm, caller, call }) => {
-        const route = await routeOf(realm.id, req.params);
-        const id = idParam('rol', req.params.role, 'role');
+        const route = await routeOf(realm.id, paramsOf(req.params));
+        const id = idParam('rol', paramsOf(req.params).role, 'role');
         await removeRole(ctx.db, adminChange(call, caller), route, id);
         return reply.code(204).send();
       },
     );
   };
 
-  apiRoute(app, ctx, 'GET', '/roles', read, async ({ req, realm }) =>
+  declaredApiRoute(app, ctx, 'GET', '/roles', read, R.listRoles, async ({ req, realm }) =>
     listRoute(realm.id, req.query, { kind: 'realm' }, 'GET /roles'),
   );
 
-  apiRoute(app, ctx, 'POST', '/roles', write, async ({ req, reply, realm, caller, call }) => {
-    const input = decodeRole(req.body);
-    const role = await createRole(ctx.db, adminChange(call, caller), { kind: 'realm' }, input);
-    return reply
-      .code(201)
-      .header('etag', etagOf(role.version))
-      .header('location', `/api/v1/realms/${realm.name}/roles/${role.id}`)
-      .send(presentRole(role));
-  });
+  declaredApiRoute(
+    app,
+    ctx,
+    'POST',
+    '/roles',
+    write,
+    R.createRole,
+    async ({ body, reply, realm, caller, call }) => {
+      const input = roleInput(body);
+      const role = await createRole(ctx.db, adminChange(call, caller), { kind: 'realm' }, input);
+      return reply
+        .code(201)
+        .header('etag', etagOf(role.version))
+        .header('location', `/api/v1/realms/${realm.name}/roles/${role.id}`)
+        .send(presentRole(role));
+    },
+  );
 
-  itemRoutes('/roles', { r: read, w: write });
+  itemRoutes('/roles', { r: read, w: write }, R.realmItem);
 
-  type OrgP = { org: string };
-  apiRoute<OrgP>(app, ctx, 'GET', '/organizations/:org/roles', orgRead, async ({ req, realm }) => {
-    const orgId = await liveOrgParam(ctx.db, realm.id, req.params.org);
-    return listRoute(
-      realm.id,
-      req.query,
-      { kind: 'organization', id: orgId },
-      `GET /organizations/${orgId}/roles`,
-    );
-  });
+  declaredApiRoute(
+    app,
+    ctx,
+    'GET',
+    '/organizations/:org/roles',
+    orgRead,
+    R.listOrgRoles,
+    async ({ req, realm }) => {
+      const orgId = await liveOrgParam(ctx.db, realm.id, req.params.org);
+      return listRoute(
+        realm.id,
+        req.query,
+        { kind: 'organization', id: orgId },
+        `GET /organizations/${orgId}/roles`,
+      );
+    },
+  );
 
-  apiRoute<OrgP>(
+  declaredApiRoute(
     app,
     ctx,
     'POST',
     '/organizations/:org/roles',
     orgWrite,
-    async ({ req, reply, realm, caller, call }) => {
+    R.createOrgRole,
+    async ({ req, body, reply, realm, caller, call }) => {
       const orgId = await liveOrgParam(ctx.db, realm.id, req.params.org);
-      const input = decodeRole(req.body);
+      const input = roleInput(body);
       const change = adminChange(call, caller);
       const role = await createRole(ctx.db, change, { kind: 'organization', orgId }, input);
       return reply
@@ -162,5 +214,5 @@ export function registerRoleRoutes(app: FastifyInstance, ctx: ApiDeps): void {
     },
   );
 
-  itemRoutes('/organizations/:org/roles', { r: orgRead, w: orgWrite });
+  itemRoutes('/organizations/:org/roles', { r: orgRead, w: orgWrite }, R.orgItem);
 }

@@ -11,7 +11,6 @@ import { currentPolicy, policyValue } from '../realms/index.ts';
 import { type AccountRevocation, endAccountSessions } from '../sessions/index.ts';
 import { ADMIN_STATE_CHANGES, type StateChange } from './account.states.ts';
 import { eraseAccount } from './account-erasure.ts';
-import type { ProfileChange } from './users.decode.ts';
 import type { UsersDeps } from './users.deps.ts';
 import {
   addRequiredAction,
@@ -23,6 +22,7 @@ import {
   type UserRow,
   updateProfile,
 } from './users.repo.ts';
+import type { ProfileChange } from './users.schema.ts';
 import { type AdminCall, type UserView, userSubject, viewOf } from './users.service.ts';
 
 type Deps = UsersDeps;

@@ -1,18 +1,7 @@
 // Strict input of the users administration API (spec doc 1, "Recovery and account
 // administration"; doc 2, Limits: page size and keyset cursors). Shape errors (unknown members,
 // wrong JSON types) answer 400 invalid_request; values that break a rule answer 422.
-import {
-  array,
-  boolean,
-  dateTime,
-  decodeBody,
-  enumOf,
-  nullable,
-  object,
-  optional,
-  refine,
-  string,
-} from '../platform/http/decode.ts';
+import { dateTime, decodeBody, enumOf, object, refine, string } from '../platform/http/decode.ts';
 import {
   cursorBinding,
   openCursor,
@@ -22,7 +11,6 @@ import {
 } from '../platform/http/keyset.ts';
 import { problem } from '../platform/http/problem.ts';
 import { isValidIdentifier } from './identifiers.ts';
-import { MIN_PASSWORD_LENGTH } from './password-rules.ts';
 
 /** Required actions an administrator may set (spec doc 1, sign-in evaluation order step 6). */
 export const ADMIN_REQUIRED_ACTIONS = [
@@ -33,71 +21,10 @@ export const ADMIN_REQUIRED_ACTIONS = [
 ] as const;
 export type AdminRequiredAction = (typeof ADMIN_REQUIRED_ACTIONS)[number];
 
-const MAX_PASSWORD_BYTES = 1024;
-
-const password = () => string({ minLength: MIN_PASSWORD_LENGTH, maxBytes: MAX_PASSWORD_BYTES });
-const identifier = (type: 'email' | 'username' | 'phone') =>
-  refine(
-    string({ maxBytes: 254 }),
-    (v) => (isValidIdentifier(type, v) ? null : `not a valid ${type}`),
-    'invalid',
-  );
-
-const displayName = () => string({ minLength: 1, maxLength: 200 });
-
-const createUserShape = object({
-  email: optional(identifier('email')),
-  username: optional(identifier('username')),
-  phone: optional(identifier('phone')),
-  display_name: optional(displayName()),
-  password: optional(password()),
-  email_verified: optional(boolean()),
-  required_actions: optional(array(enumOf(ADMIN_REQUIRED_ACTIONS), { maxItems: 4, unique: true })),
-});
-
-// PATCH /users/{user}: the profile members an administrator may change; null clears one.
-const updateProfileShape = object({ display_name: nullable(optional(displayName())) });
-
-const setPasswordShape = object({ password: password(), temporary: optional(boolean()) });
-
 const reasonShape = object({ reason: string({ minLength: 1, maxLength: 500 }) });
-const optionalReasonShape = object({ reason: optional(string({ minLength: 1, maxLength: 500 })) });
-
-export type CreateUserInput = ReturnType<typeof decodeCreateUser>;
-
-export function decodeCreateUser(body: unknown) {
-  const input = decodeBody(createUserShape, body);
-  if (input.email === undefined && input.username === undefined && input.phone === undefined) {
-    throw problem.validation(
-      [{ field: 'email', code: 'required', detail: 'give at least one of email, username or phone' }],
-      'an account needs at least one identifier',
-    );
-  }
-  if (input.emailVerified === true && input.email === undefined) {
-    throw problem.validation([{ field: 'email_verified', code: 'not_allowed', detail: 'no email given' }]);
-  }
-  return input;
-}
-
-export type ProfileChange = { displayName: string | null };
-
-/** A PATCH body naming nothing to change is 422, so a misspelt client sees it. */
-export function decodeUpdateProfile(body: unknown): ProfileChange {
-  const input = decodeBody(updateProfileShape, body);
-  if (input.displayName === undefined) {
-    throw problem.validation([{ field: 'display_name', code: 'required', detail: 'nothing to change' }]);
-  }
-  return { displayName: input.displayName };
-}
-
-export const decodeSetPassword = (body: unknown) => decodeBody(setPasswordShape, body);
 
 /** {reason}: suspend, lock and reactivate. */
 export const decodeReason = (body: unknown) => decodeBody(reasonShape, body).reason;
-
-/** An optional {reason}; an empty request body counts as {}. */
-export const decodeOptionalReason = (body: unknown) =>
-  decodeBody(optionalReasonShape, body ?? {}).reason ?? null;
 
 // ---- identifier administration and scheduled deactivation -----------------------------------
 
@@ -153,7 +80,7 @@ export function decodeScheduledDeactivation(body: unknown, now: Date) {
 
 // ---- path parameters ------------------------------------------------------------------------
 
-const USER_ID = /^usr_[0-9a-z]{26}$/;
+export const USER_ID = /^usr_[0-9a-z]{26}$/;
 const SESSION_ID = /^ses_[0-9a-z]{26}$/;
 
 /** Ids that cannot exist are simply not found; they never reach SQL. */

@@ -1,9 +1,9 @@
 // The users administration API under /api/v1/realms/{realm}/users (spec doc 1, "Account states"
-// and "Recovery and account administration"; doc 2, Limits: page size). Routes decode and
-// authorize; users.admin.ts owns the transactions.
+// and "Recovery and account administration"; doc 2, Limits: page size). Each route is declared with
+// its schemas (users.schema.ts, docs/openapi.md); users.admin.ts owns the transactions.
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
-import { apiRoute } from '../api/api-route.ts';
+import { declaredApiRoute } from '../api/declared-route.ts';
 import { pageBody } from '../platform/http/keyset.ts';
 import {
   changeAccountState,
@@ -14,18 +14,9 @@ import {
   setAccountPassword,
   updateAccountProfile,
 } from './users.admin.ts';
-import {
-  decodeCreateUser,
-  decodeListQuery,
-  decodeOptionalReason,
-  decodeReason,
-  decodeSetPassword,
-  decodeUpdateProfile,
-  userIdParam,
-} from './users.decode.ts';
+import { decodeListQuery } from './users.decode.ts';
+import { checkNewUser, profileChange, USER_ROUTES as R } from './users.schema.ts';
 import { createAccount, listAccounts, readAccount, type UserView } from './users.service.ts';
-
-type UserParams = { user: string };
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
@@ -62,80 +53,85 @@ export function registerUserRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   const suspend = { audience: 'admin', permissions: ['realm.users.suspend'] } as const;
   const credentials = { audience: 'admin', permissions: ['realm.users.credentials.manage'] } as const;
 
-  apiRoute(app, ctx, 'POST', '/users', write, async ({ req, reply, call }) => {
-    const input = decodeCreateUser(req.body);
-    const view = await createAccount(ctx, call, input);
+  declaredApiRoute(app, ctx, 'POST', '/users', write, R.create, async ({ body, reply, call }) => {
+    const view = await createAccount(ctx, call, checkNewUser(body));
     return reply.code(201).send(presentUser(view));
   });
 
-  apiRoute(app, ctx, 'GET', '/users', read, async ({ req, realm, call }) => {
+  // The query stays with the keyset reader (cursor binding); the schema describes it.
+  declaredApiRoute(app, ctx, 'GET', '/users', read, R.list, async ({ req, realm, call }) => {
     const pages = ctx.config.limits;
     const query = decodeListQuery(req.query, pages, `${realm.id}:GET /users`);
     const page = await listAccounts(ctx.db, call, query);
     return pageBody(page, presentUser, query.binding);
   });
 
-  apiRoute<UserParams>(app, ctx, 'GET', '/users/:user', read, async ({ req, call }) => {
-    const userId = userIdParam(req.params.user);
-    return presentUser(await readAccount(ctx.db, call, userId));
-  });
+  declaredApiRoute(app, ctx, 'GET', '/users/:user', read, R.read, async ({ req, call }) =>
+    presentUser(await readAccount(ctx.db, call, req.params.user)),
+  );
 
-  apiRoute<UserParams>(app, ctx, 'PATCH', '/users/:user', write, async ({ req, call }) => {
-    const userId = userIdParam(req.params.user);
-    const change = decodeUpdateProfile(req.body);
-    return presentUser(await updateAccountProfile(ctx.db, call, userId, change));
-  });
+  declaredApiRoute(app, ctx, 'PATCH', '/users/:user', write, R.update, async ({ req, body, call }) =>
+    presentUser(await updateAccountProfile(ctx.db, call, req.params.user, profileChange(body))),
+  );
 
-  apiRoute<UserParams>(app, ctx, 'DELETE', '/users/:user', write, async ({ req, reply, call }) => {
-    const userId = userIdParam(req.params.user);
-    await deleteAccount(ctx.db, call, userId);
+  declaredApiRoute(app, ctx, 'DELETE', '/users/:user', write, R.delete, async ({ req, reply, call }) => {
+    await deleteAccount(ctx.db, call, req.params.user);
     return reply.code(204).send();
   });
 
-  apiRoute<UserParams>(
+  declaredApiRoute(
     app,
     ctx,
     'PUT',
     '/users/:user/password',
     credentials,
-    async ({ req, reply, call }) => {
-      const userId = userIdParam(req.params.user);
-      const input = decodeSetPassword(req.body);
-      await setAccountPassword(ctx, call, userId, input);
+    R.setPassword,
+    async ({ req, body, reply, call }) => {
+      await setAccountPassword(ctx, call, req.params.user, body);
       return reply.code(204).send();
     },
   );
 
-  apiRoute<UserParams>(
+  declaredApiRoute(
     app,
     ctx,
     'POST',
     '/users/:user/credentials/password/compromised',
     credentials,
-    async ({ req, reply, call }) => {
-      const userId = userIdParam(req.params.user);
-      const reason = decodeOptionalReason(req.body);
-      await markAccountPasswordCompromised(ctx.db, call, userId, reason);
+    R.passwordCompromised,
+    async ({ req, body, reply, call }) => {
+      await markAccountPasswordCompromised(ctx.db, call, req.params.user, body.reason ?? null);
       return reply.code(204).send();
     },
   );
 
   const stateRoute = (path: string, change: StateChange) =>
-    apiRoute<UserParams>(app, ctx, 'POST', `/users/:user/${path}`, suspend, async ({ req, call }) => {
-      const userId = userIdParam(req.params.user);
-      const reason = decodeReason(req.body);
-      return presentUser(await changeAccountState(ctx.db, call, userId, change, reason));
-    });
+    declaredApiRoute(
+      app,
+      ctx,
+      'POST',
+      `/users/:user/${path}`,
+      suspend,
+      R.stateChange,
+      async ({ req, body, call }) =>
+        presentUser(await changeAccountState(ctx.db, call, req.params.user, change, body.reason)),
+    );
   stateRoute('suspend', 'suspend');
   stateRoute('lock', 'lock');
   stateRoute('reactivate', 'reactivate');
 
   // Ending another person's sessions is a suspend-level power (doc 2, Revocation exposure lists
   // it among the account-wide revocations next to suspend and lock).
-  apiRoute<UserParams>(app, ctx, 'POST', '/users/:user/revoke-sessions', suspend, async ({ req, call }) => {
-    const userId = userIdParam(req.params.user);
-    const reason = decodeOptionalReason(req.body);
-    const revoked = await revokeAccountSessions(ctx.db, call, userId, reason);
-    return { sessions_revoked: revoked.sessions.length, grants_revoked: revoked.grants };
-  });
+  declaredApiRoute(
+    app,
+    ctx,
+    'POST',
+    '/users/:user/revoke-sessions',
+    suspend,
+    R.revokeSessions,
+    async ({ req, body, call }) => {
+      const revoked = await revokeAccountSessions(ctx.db, call, req.params.user, body.reason ?? null);
+      return { sessions_revoked: revoked.sessions.length, grants_revoked: revoked.grants };
+    },
+  );
 }

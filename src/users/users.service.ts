@@ -11,7 +11,7 @@ import { problem } from '../platform/http/problem.ts';
 import { currentPolicy, policyValue } from '../realms/index.ts';
 import { type IdentifierType, isValidIdentifier } from './identifiers.ts';
 import type { PasswordHasher, PasswordVerifier } from './password-hasher.ts';
-import type { CreateUserInput, ListQuery } from './users.decode.ts';
+import type { ListQuery } from './users.decode.ts';
 import type { UsersDeps } from './users.deps.ts';
 import {
   findUser,
@@ -24,6 +24,7 @@ import {
   setPassword,
   type UserRow,
 } from './users.repo.ts';
+import type { CreateUserInput } from './users.schema.ts';
 
 export interface NewUser {
   email?: string;

@@ -20,6 +20,7 @@ import { createRealm } from '../../src/setup/realm.service.ts';
 import type { UserRow } from '../../src/users/users.repo.ts';
 import { createUser, type NewUser } from '../../src/users/users.service.ts';
 import { testKeyMaterial } from './key-pool.ts';
+import { type Conformance, checkResponses } from './response-conformance.ts';
 import { fileDatabase } from './test-db.ts';
 
 /** A fixed test root key: tests must never depend on a key in the environment. */
@@ -121,6 +122,12 @@ const address = (app: FastifyInstance): string => {
   return `http://127.0.0.1:${a.port}`;
 };
 
+/** An answer that breaks its route's declared schema fails the test (response-conformance.ts). */
+function failOnMismatch(conformance: Conformance): void {
+  const found = conformance.take();
+  if (found.length > 0) throw new Error(`answer outside the route's schema: ${found.join('; ')}`);
+}
+
 export const uniqueRealmName = (): string => `t${randomBytes(5).toString('hex')}`;
 
 export async function startHarness(t: TestContext, opts: HarnessOptions = {}): Promise<Harness> {
@@ -135,12 +142,18 @@ export async function startHarness(t: TestContext, opts: HarnessOptions = {}): P
     ...(opts.resolver ? { resolver: opts.resolver } : {}),
   });
   const publicApp = buildPublicApp(ctx);
+  const conformance = checkResponses(publicApp);
   opts.beforeListen?.(publicApp, ctx);
   const internalApp = buildInternalApp(ctx);
   await publicApp.listen({ host: '127.0.0.1', port: 0 });
   await internalApp.listen({ host: '127.0.0.1', port: 0 });
+  // fetch reuses idle sockets. The edge's serverFactory leaves Node's 5 s keep-alive timeout, and a
+  // job run in this process (PGlite, hashing) can hold the event loop past it: the server then
+  // closes the socket the next request is written on (ECONNRESET). Idle sockets stay 72 s here.
+  for (const app of [publicApp, internalApp]) app.server.keepAliveTimeout = 72_000;
   t.after(async () => {
     await Promise.all([publicApp.close(), internalApp.close(), ctx.outbound.close()]);
+    failOnMismatch(conformance);
   });
   const publicUrl = address(publicApp);
   const internalUrl = address(internalApp);
@@ -152,7 +165,11 @@ export async function startHarness(t: TestContext, opts: HarnessOptions = {}): P
     internalApp,
     publicUrl,
     internalUrl,
-    get: (path, init) => fetch(`${publicUrl}${path}`, init),
+    get: async (path, init) => {
+      const res = await fetch(`${publicUrl}${path}`, init);
+      failOnMismatch(conformance);
+      return res;
+    },
     internal: (path, init) => fetch(`${internalUrl}${path}`, init),
     createRealm: (name = uniqueRealmName()) => {
       if (!ctx.keyring) throw new Error('harness has no keyring');

@@ -17,6 +17,7 @@ import { ClientAddresses } from './client-address.ts';
 import { clientCertificateOf } from './client-certificate.ts';
 import { registerJsonBody } from './json-body.ts';
 import { InflightGate, poolFor } from './load-shed.ts';
+import { installOpenApi } from './openapi.ts';
 import { type Problem, problem, problemBody } from './problem.ts';
 import { installProblemHandlers, PROBLEM_CONTENT_TYPE, sendProblem } from './problem-mapper.ts';
 import { requestIdFrom } from './request-id.ts';
@@ -118,6 +119,7 @@ export function buildEdge(opts: EdgeOptions): FastifyInstance {
     },
   });
 
+  installOpenApi(app);
   const routes: RouteEntry[] = [];
   ROUTE_TABLES.set(app, routes);
   app.addHook('onRoute', (r) => {
