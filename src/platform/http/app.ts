@@ -23,6 +23,8 @@ import { installProblemHandlers, PROBLEM_CONTENT_TYPE, sendProblem } from './pro
 import { requestIdFrom } from './request-id.ts';
 import { loggableRealm, logRequest } from './request-log.ts';
 
+/** How long an idle keep-alive connection stays open (Fastify's default for its own servers). */
+const KEEP_ALIVE_IDLE_MS = 72_000;
 export interface EdgeOptions {
   log: Logger;
   metrics: Metrics;
@@ -95,15 +97,19 @@ export function buildEdge(opts: EdgeOptions): FastifyInstance {
       };
       // Self-signed client certificates are legitimate (self_signed_tls_client_auth): the
       // handshake accepts any, and each use checks the certificate against what it is bound to.
-      if (opts.mutualTls) {
-        // Fastify's factory type names the plain http.Server; an https.Server serves the same
-        // request and response objects, which is all Fastify uses of it.
-        return createTlsServer(
-          { ...options, ...opts.mutualTls, requestCert: true, rejectUnauthorized: false },
-          listener,
-        ) as unknown as Server;
-      }
-      return createServer(options, listener);
+      // Fastify's 72 s idle keep-alive applies only to servers it makes itself; Node's own 5 s is
+      // shorter than the idle timeout of common load balancers (60 s), which would then write a
+      // request on a socket this side has just closed.
+      const server = opts.mutualTls
+        ? // Fastify's factory type names the plain http.Server; an https.Server serves the same
+          // request and response objects, which is all Fastify uses of it.
+          (createTlsServer(
+            { ...options, ...opts.mutualTls, requestCert: true, rejectUnauthorized: false },
+            listener,
+          ) as unknown as Server)
+        : createServer(options, listener);
+      server.keepAliveTimeout = KEEP_ALIVE_IDLE_MS;
+      return server;
     },
     clientErrorHandler: (err, socket) => {
       if (!socket.writable) return;
