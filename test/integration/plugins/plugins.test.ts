@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { apiCaller } from '../../harness/api-kit.ts';
 import { hookSetup, type Json, receiverUrl } from '../hooks/hooks-kit.ts';
+import { createRole } from '../roles/roles-kit.ts';
 import { json } from '../webhooks/webhook-kit.ts';
 
 type Setup = Awaited<ReturnType<typeof hookSetup>>;
@@ -264,5 +265,41 @@ describe('plugins › reviewed installation', () => {
     assert.equal((await plain.call('POST', '/plugins', pkg(s))).status, 403);
     const v = await upload(s.admin, pkg(s));
     assert.equal((await plain.call('POST', `/plugins/${v.plugin_id}/versions/${v.id}/approve`)).status, 403);
+  });
+  test('case=dependencies must be installed first and keep their dependents; manifest permissions must be held', async (t) => {
+    const s = await hookSetup(t);
+    const b = await apiCaller(s.h, s.realm);
+    const approve = async (v: Json) =>
+      assert.equal((await b.call('POST', `/plugins/${v.plugin_id}/versions/${v.id}/approve`)).status, 200);
+    const install = (v: Json) => s.admin.call('POST', `/plugins/${v.plugin_id}/versions/${v.id}/install`);
+    const base = { version: '1.0.0', permissions: [] };
+    const lib = await upload(s.admin, { manifest: { ...base, name: 'lib' }, payload: {} });
+    const app = await upload(s.admin, {
+      manifest: { ...base, name: 'app', dependencies: ['lib'] },
+      payload: {},
+    });
+    await approve(lib);
+    await approve(app);
+    const early = await install(app);
+    assert.equal(early.status, 409);
+    assert.match(String((await json(early)).detail), /lib/);
+    assert.equal((await install(lib)).status, 200);
+    assert.equal((await install(app)).status, 200);
+    const held = await s.admin.call('POST', `/plugins/${lib.plugin_id}/uninstall`);
+    assert.equal(held.status, 409);
+    assert.match(String((await json(held)).detail), /app/);
+
+    // An installer with realm.plugins.write only does not hold realm.users.read.
+    await createRole(s.admin, { name: 'plugin-installer', permissions: ['realm.plugins.write'] });
+    const narrow = await apiCaller(s.h, s.realm, { roles: ['plugin-installer'] });
+    const wants = await upload(s.admin, {
+      manifest: { ...base, name: 'wants', permissions: ['realm.users.read'] },
+      payload: {},
+    });
+    await approve(wants);
+    const refused = await narrow.call('POST', `/plugins/${wants.plugin_id}/versions/${wants.id}/install`);
+    assert.equal(refused.status, 403);
+    assert.match(String((await json(refused)).detail), /realm\.users\.read/);
+    assert.equal((await install(wants)).status, 200);
   });
 });
