@@ -243,7 +243,11 @@ export async function serviceTokenSeed(h: Harness, realm: RealmRow, audience: st
 
 /** Access tokens issued so far by the token endpoint (service_tokens_total, outcome success). */
 export async function tokensIssued(h: Harness): Promise<number> {
-  const text = await h.ctx.metrics.registry.metrics();
+  return tokensIssuedIn(await h.ctx.metrics.registry.metrics());
+}
+
+/** The same, read from a process's Prometheus text (its /metrics). */
+export function tokensIssuedIn(text: string): number {
   return text
     .split('\n')
     .filter((l) => l.startsWith('service_tokens_total{') && l.includes('outcome="success"'))

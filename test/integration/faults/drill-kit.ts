@@ -4,7 +4,9 @@
 // codes spent at most once, health telling the truth afterwards).
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
+import type { Db } from '../../../src/platform/db/db.ts';
 import { TEST_ROOT_KEY } from '../../harness/harness.ts';
+import { databaseUrlFor, TEST_DATABASE_URL } from '../../harness/test-db.ts';
 import { Background, childEnv } from '../cli/cli-process.ts';
 import type { DrillLoad } from './drill-load.ts';
 import type { DrillSeed } from './drill-seed.ts';
@@ -50,9 +52,16 @@ export interface Services {
   kill(): void;
 }
 
+/** The URL of `db` (a database of the test run's PostgreSQL), for child processes to open it too. */
+export async function databaseUrlOf(db: Db): Promise<string> {
+  const name = (await db.query<{ n: string }>('select current_database() as n')).rows[0]?.n;
+  if (!TEST_DATABASE_URL || !name) throw new Error("not a database of the test run's PostgreSQL");
+  return databaseUrlFor(TEST_DATABASE_URL, name);
+}
+
 /** The environment of drilled `serve` and `worker` processes on `databaseUrl` (named APP there). */
 export function drillEnv(
-  seed: DrillSeed,
+  seed: Pick<DrillSeed, 'h'>,
   databaseUrl: string,
   extra: Record<string, string> = {},
 ): NodeJS.ProcessEnv {

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { TEST_DATABASE_URL } from '../../harness/test-db.ts';
 import { Background } from '../cli/cli-process.ts';
 import { insertKey } from '../keys/key-helpers.ts';
-import { drillEnv, serveUrls, sleep, until, workerUrl } from './drill-kit.ts';
+import { databaseUrlOf, drillEnv, serveUrls, sleep, until, workerUrl } from './drill-kit.ts';
 import { seedDrill } from './drill-seed.ts';
 
 const SKIP = TEST_DATABASE_URL
@@ -49,10 +49,8 @@ async function publishedKids(publicUrl: string, realm: string): Promise<string[]
 test('several serve and worker processes on one PostgreSQL', { skip: SKIP, timeout: 300_000 }, async (t) => {
   const seed = await seedDrill(t, 2);
   const { h, realm } = seed;
-  const dbName = (await h.ctx.db.query<{ n: string }>('select current_database() as n')).rows[0]?.n;
-  const dbUrl = new URL(TEST_DATABASE_URL as string);
-  dbUrl.pathname = `/${dbName}`;
-  const env = (extra: Record<string, string> = {}) => drillEnv(seed, dbUrl.toString(), extra);
+  const dbUrl = await databaseUrlOf(h.ctx.db);
+  const env = (extra: Record<string, string> = {}) => drillEnv(seed, dbUrl, extra);
 
   const serveA = new Background('proudauth', ['serve'], env({ PROUDAUTH_SERVER_PROCESSES: '2' }));
   const serveB = new Background('proudauth', ['serve'], env());

@@ -14,7 +14,7 @@ import { dpopKey } from '../../harness/dpop-kit.ts';
 import { startHarness } from '../../harness/harness.ts';
 import { json } from '../../harness/signin-driver.ts';
 import { oauthPost, seedGrant, seedResource, seedServiceClient } from '../../harness/token-kit.ts';
-import { addIntrospector, ORDERS, REDIRECT, type RpSetup, rpSetup, signInAt } from './rp-kit.ts';
+import { addIntrospector, ORDERS, REDIRECT, type RpSetup, rpSetup, signInAt, webSignIn } from './rp-kit.ts';
 
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
 
@@ -26,22 +26,8 @@ async function discover(s: RpSetup) {
 /** The authorization half of a code flow of the confidential web client, through oauth4webapi. */
 async function webCodeFlow(s: RpSetup) {
   const as = await discover(s);
-  const client = { client_id: 'web-app' };
+  const { client, callback, verifier } = await webSignIn(s, as, 'openid profile email');
   const auth = oauth.ClientSecretBasic(s.secret);
-  const verifier = oauth.generateRandomCodeVerifier();
-  const state = oauth.generateRandomState();
-  const url = new URL(as.authorization_endpoint ?? '');
-  for (const [k, v] of Object.entries({
-    client_id: 'web-app',
-    redirect_uri: REDIRECT,
-    response_type: 'code',
-    scope: 'openid profile email',
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-    state,
-  }))
-    url.searchParams.set(k, v);
-  const callback = oauth.validateAuthResponse(as, client, await signInAt(s.h, s.realm, url), state);
   return { as, client, auth, callback, verifier };
 }
 

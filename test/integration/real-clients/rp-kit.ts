@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { createRemoteJWKSet, decodeProtectedHeader } from 'jose';
+import * as oauth from 'oauth4webapi';
 import type { ClientRow } from '../../../src/clients/clients.repo.ts';
 import type { RealmRow } from '../../../src/realms/realm.repo.ts';
 import type { UserRow } from '../../../src/users/users.repo.ts';
@@ -106,10 +107,11 @@ export function startBodyOf(authorizationUrl: URL): Record<string, unknown> {
  * Stands in for the user agent at the login page: starts a headless transaction with the
  * parameters of `authorizationUrl`, identifies and gives the password (and, with `consent`,
  * consents to the requested scopes, the one step left for a client that asks), and returns the URL
- * the completed transaction redirects to (the callback the library then validates).
+ * the completed transaction redirects to (the callback the library then validates). `h` may stand
+ * for another process serving the same public origin: its `get` reaches that process.
  */
 export async function signInAt(
-  h: Harness,
+  h: Pick<Harness, 'publicUrl' | 'get'>,
   realm: RealmRow,
   authorizationUrl: URL,
   email = 'alice@example.com',
@@ -150,6 +152,35 @@ export async function signInAt(
   }
   assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
   return new URL(done.body.redirect_to);
+}
+
+/**
+ * The authorization half of a PKCE code flow of the web client through oauth4webapi: the request
+ * to the discovered authorization endpoint, the sign-in at `at` (the harness, or another process
+ * serving the same public origin) and the callback the library validated.
+ */
+export async function webSignIn(
+  s: RpSetup,
+  as: oauth.AuthorizationServer,
+  scope: string,
+  at: Pick<Harness, 'publicUrl' | 'get'> = s.h,
+) {
+  const client: oauth.Client = { client_id: 'web-app' };
+  const verifier = oauth.generateRandomCodeVerifier();
+  const state = oauth.generateRandomState();
+  const url = new URL(as.authorization_endpoint ?? '');
+  for (const [k, v] of Object.entries({
+    client_id: 'web-app',
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+  }))
+    url.searchParams.set(k, v);
+  const callback = oauth.validateAuthResponse(as, client, await signInAt(at, s.realm, url), state);
+  return { client, callback, verifier };
 }
 
 /** OIDC Core 3.1.3.6: the left half of the hash of the access token, base64url (SHA-256 algs). */
