@@ -66,6 +66,7 @@ const TIERS = [
       reviews: [],
       bulk: [],
       workflows: ['bulk'],
+      plugins: ['workflows'],
       recovery: [],
     },
   },

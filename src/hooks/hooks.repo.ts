@@ -25,6 +25,8 @@ export interface HookRow {
   allow_private_network: boolean;
   state: HookState;
   owner_user_id: string | null;
+  /** The plugin that manages it (docs/plugins.md); such a hook changes only with its plugin. */
+  plugin_id: string | null;
   secret_sealed: string;
   previous_secret_sealed: string | null;
   previous_secret_expires_at: Date | null;
@@ -49,13 +51,14 @@ export interface NewHook extends HookChanges {
   kind: HookKind;
   ownerUserId: string | null;
   secretSealed: string;
+  pluginId?: string | null;
 }
 
 export async function insertHook(q: Queryable, realmId: string, h: NewHook, now: Date): Promise<HookRow> {
   const r = await q.query<HookRow>(
     `insert into hooks (realm_id, id, name, kind, url, timeout_ms, failure_mode, client_ids,
-       allow_private_network, state, owner_user_id, secret_sealed, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) returning *`,
+       allow_private_network, state, owner_user_id, secret_sealed, created_at, updated_at, plugin_id)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14) returning *`,
     [
       realmId,
       h.id,
@@ -70,6 +73,7 @@ export async function insertHook(q: Queryable, realmId: string, h: NewHook, now:
       h.ownerUserId,
       h.secretSealed,
       now,
+      h.pluginId ?? null,
     ],
   );
   return r.rows[0]!;
@@ -97,6 +101,15 @@ export async function listHooks(
   const r = await q.query<HookRow>(
     `select * from hooks where realm_id = $1 and ($2::text is null or id > $2) order by id limit $3`,
     [realmId, after, limit],
+  );
+  return r.rows;
+}
+
+/** The hooks a plugin manages, by id. */
+export async function pluginHooks(q: Queryable, realmId: string, pluginId: string): Promise<HookRow[]> {
+  const r = await q.query<HookRow>(
+    'select * from hooks where realm_id = $1 and plugin_id = $2 order by id for update',
+    [realmId, pluginId],
   );
   return r.rows;
 }

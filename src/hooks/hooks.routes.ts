@@ -37,6 +37,7 @@ export const presentHook = (h: HookRow) => ({
   allow_private_network: h.allow_private_network,
   state: h.state,
   owner_user_id: h.owner_user_id,
+  ...(h.plugin_id ? { plugin_id: h.plugin_id } : {}),
   created_at: iso(h.created_at),
   updated_at: iso(h.updated_at),
 });

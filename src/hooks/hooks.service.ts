@@ -22,6 +22,7 @@ import {
   insertHook,
   listHooks,
   lockRealmHooks,
+  pluginHooks,
   refreshRealmHookKinds,
   rotateHookSecret,
   updateHook,
@@ -72,9 +73,73 @@ async function requireHook(db: Db | Tx, realmId: string, id: string): Promise<Ho
   return row;
 }
 
+/** A hook a plugin manages changes only through its plugin (docs/plugins.md). */
+function refuseIfPluginManaged(row: HookRow): void {
+  if (row.plugin_id) throw problem.conflict('this hook is managed by a plugin and cannot be changed here');
+}
+
 /** The URL rules of webhook destinations, on the hook's `url` field. */
-const validateUrl = (deps: HookAdminDeps, h: Pick<HookChanges, 'url' | 'allowPrivateNetwork'>) =>
+export const validateHookUrl = (deps: HookAdminDeps, h: Pick<HookChanges, 'url' | 'allowPrivateNetwork'>) =>
   assertDestination(deps, h.url, h.allowPrivateNetwork, 'url');
+
+/** Creates a hook inside a change already open; the caller has checked its URL (validateHookUrl). */
+export async function createHookInTx(
+  tx: Tx,
+  record: Recorder,
+  call: Call,
+  keyring: RootKeyring,
+  input: HookInput,
+  pluginId: string | null,
+): Promise<{ row: HookRow; secret: string }> {
+  await lockRealmHooks(tx, call.realmId);
+  const id = newId('hok', call.now.getTime());
+  const secret = newWebhookSecret();
+  const row = await insertHook(
+    tx,
+    call.realmId,
+    {
+      ...input,
+      id,
+      ownerUserId: call.actor.type === 'user' ? call.actor.id : null,
+      secretSealed: keyring.encrypt('hook-secret', secret, hookSecretAad(call.realmId, id)),
+      pluginId,
+    },
+    call.now,
+  );
+  await record.audit('hook.created', {
+    category: 'configuration',
+    target: { type: 'hook', id },
+    data: {
+      kind: input.kind,
+      failure_mode: input.failureMode,
+      allow_private_network: input.allowPrivateNetwork,
+      ...(pluginId ? { plugin_id: pluginId } : {}),
+    },
+  });
+  await refreshRealmHookKinds(tx, call.realmId);
+  return { row, secret };
+}
+
+/** Deletes the hooks a plugin manages inside a change already open; answers how many. */
+export async function removePluginHooksInTx(
+  tx: Tx,
+  record: Recorder,
+  call: Call,
+  pluginId: string,
+): Promise<number> {
+  await lockRealmHooks(tx, call.realmId);
+  const rows = await pluginHooks(tx, call.realmId, pluginId);
+  for (const row of rows) {
+    await deleteHook(tx, call.realmId, row.id);
+    await record.audit('hook.deleted', {
+      category: 'configuration',
+      target: { type: 'hook', id: row.id },
+      data: { plugin_id: pluginId },
+    });
+  }
+  await refreshRealmHookKinds(tx, call.realmId);
+  return rows.length;
+}
 
 export async function createHook(
   deps: HookAdminDeps,
@@ -82,32 +147,8 @@ export async function createHook(
   input: HookInput,
 ): Promise<{ row: HookRow; secret: string }> {
   const keyring = keyringOf(deps);
-  await validateUrl(deps, input);
-  const id = newId('hok', call.now.getTime());
-  const secret = newWebhookSecret();
-  return inHookChange(deps, call, async (tx, record) => {
-    const row = await insertHook(
-      tx,
-      call.realmId,
-      {
-        ...input,
-        id,
-        ownerUserId: call.actor.type === 'user' ? call.actor.id : null,
-        secretSealed: keyring.encrypt('hook-secret', secret, hookSecretAad(call.realmId, id)),
-      },
-      call.now,
-    );
-    await record.audit('hook.created', {
-      category: 'configuration',
-      target: { type: 'hook', id },
-      data: {
-        kind: input.kind,
-        failure_mode: input.failureMode,
-        allow_private_network: input.allowPrivateNetwork,
-      },
-    });
-    return { row, secret };
-  });
+  await validateHookUrl(deps, input);
+  return inHookChange(deps, call, (tx, record) => createHookInTx(tx, record, call, keyring, input, null));
 }
 
 export const getHook = (deps: HookAdminDeps, realmId: string, id: string) =>
@@ -128,6 +169,7 @@ export async function patchHook(
   ifMatch: string | undefined,
 ): Promise<HookRow> {
   const before = await requireHook(deps.db, call.realmId, id);
+  refuseIfPluginManaged(before);
   if (!ifMatchSatisfied(ifMatch, before.version)) throw problem.preconditionFailed();
   const next: HookChanges = {
     name: patch.name ?? before.name,
@@ -138,7 +180,7 @@ export async function patchHook(
     allowPrivateNetwork: patch.allowPrivateNetwork ?? before.allow_private_network,
     state: patch.state ?? before.state,
   };
-  if (patch.url !== undefined || patch.allowPrivateNetwork !== undefined) await validateUrl(deps, next);
+  if (patch.url !== undefined || patch.allowPrivateNetwork !== undefined) await validateHookUrl(deps, next);
   return inHookChange(deps, call, async (tx, record) => {
     const row = await updateHook(tx, call.realmId, id, before.version, next, call.now);
     if (!row) {
@@ -163,6 +205,7 @@ export async function removeHook(
   await inHookChange(deps, call, async (tx, record) => {
     const row = id.includes('\0') ? null : await findHook(tx, call.realmId, id, { forUpdate: true });
     if (!row) throw problem.notFound('no such hook');
+    refuseIfPluginManaged(row);
     if (!ifMatchSatisfied(ifMatch, row.version)) throw problem.preconditionFailed();
     await deleteHook(tx, call.realmId, id);
     await record.audit('hook.deleted', { category: 'configuration', target: { type: 'hook', id } });
@@ -179,6 +222,7 @@ export async function rotateHookSecretOf(
   return inHookChange(deps, call, async (tx, record) => {
     const before = id.includes('\0') ? null : await findHook(tx, call.realmId, id, { forUpdate: true });
     if (!before) throw problem.notFound('no such hook');
+    refuseIfPluginManaged(before);
     const sealed = keyring.encrypt('hook-secret', secret, hookSecretAad(call.realmId, id));
     const until = new Date(call.now.getTime() + ROTATION_OVERLAP_MS);
     const row = await rotateHookSecret(tx, call.realmId, id, sealed, before.secret_sealed, until, call.now);

@@ -14,5 +14,12 @@ export {
   type StepHookVerdict,
   type TokenVerdict,
 } from './hook-call.ts';
-export type { HookKind, HookState } from './hooks.repo.ts';
-export { type HookAdminDeps, setHookStateInTx } from './hooks.service.ts';
+export { decodeCreateHook, type HookInput } from './hooks.decode.ts';
+export type { HookKind, HookRow, HookState } from './hooks.repo.ts';
+export {
+  createHookInTx,
+  type HookAdminDeps,
+  removePluginHooksInTx,
+  setHookStateInTx,
+  validateHookUrl,
+} from './hooks.service.ts';

@@ -48,6 +48,7 @@ import { parseListen } from '../platform/config/load.ts';
 import { buildEdge } from '../platform/http/app.ts';
 import { ClientAddresses } from '../platform/http/client-address.ts';
 import { registerOpenApiRoute } from '../platform/http/openapi.ts';
+import { registerPluginRoutes } from '../plugins/plugins.routes.ts';
 import { registerProjectRoutes } from '../projects/projects.routes.ts';
 import { registerProvisioningTargetRoutes } from '../provisioning/provisioning-targets.routes.ts';
 import { registerBrandingRoutes } from '../realms/branding.routes.ts';
@@ -177,6 +178,7 @@ export function buildPublicApp(ctx: AppContext, mutualTls?: { cert: Buffer; key:
   registerMigrationPlanRoutes(app, ctx);
   registerWebhookRoutes(app, ctx);
   registerHookRoutes(app, ctx);
+  registerPluginRoutes(app, ctx);
   registerAuditRoutes(app, ctx);
   registerMeSessionRoutes(app, ctx);
   registerSessionEventRoutes(app, ctx);

@@ -57,6 +57,8 @@ export type IdPrefix =
   | 'wlf'
   | 'arv'
   | 'wfl'
+  | 'plg'
+  | 'plv'
   | 'wrn'
   | 'hok'
   | 'hkc'

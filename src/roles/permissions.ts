@@ -45,6 +45,9 @@ export const REALM_PERMISSIONS = [
   'realm.access_reviews.manage',
   'realm.workflows.read',
   'realm.workflows.write',
+  'realm.plugins.read',
+  'realm.plugins.write',
+  'realm.plugins.review',
 ] as const;
 
 /**

@@ -175,6 +175,18 @@ export const USER_OWNED_TABLES: readonly UserOwnedTable[] = [
     why: "whose authority a lifecycle workflow's steps use (an id, as the audit trail keeps it); without a live account the steps are refused",
   },
   {
+    table: 'plugins',
+    columns: ['installed_by_id'],
+    disposition: 'kept',
+    why: 'who installed the plugin version in use (an id, as the audit trail keeps it); plugins are kept without clean-up (docs/plugins.md)',
+  },
+  {
+    table: 'plugin_versions',
+    columns: ['uploaded_by_id', 'approved_by_id'],
+    disposition: 'kept',
+    why: 'who uploaded and who approved a plugin version: ids only, the evidence of its review, kept as the audit trail is',
+  },
+  {
     table: 'workflow_runs',
     columns: ['user_id'],
     disposition: 'kept',

@@ -5,7 +5,13 @@
 export { oldestDueSeconds } from './deliveries.repo.ts';
 export type { SubscriptionState } from './subscriptions.repo.ts';
 export { disableOrganizationSubscriptions } from './subscriptions.repo.ts';
-export { setSubscriptionStateInTx, type WebhookDeps } from './subscriptions.service.ts';
+export {
+  createSubscriptionInTx,
+  removePluginSubscriptionsInTx,
+  setSubscriptionStateInTx,
+  validate as validateSubscriptionDestination,
+  type WebhookDeps,
+} from './subscriptions.service.ts';
 export {
   cleanupDeliveries,
   deliverDue,
@@ -22,3 +28,4 @@ export {
 } from './webhook-destination.ts';
 export { fanOutToWebhooks } from './webhook-fanout.ts';
 export { newWebhookSecret, openSigningSecrets, signatureHeader } from './webhook-signature.ts';
+export { decodeCreate as decodeCreateSubscription, type SubscriptionInput } from './webhooks.decode.ts';

@@ -41,6 +41,7 @@ export interface NewSubscription {
   state: SubscriptionState;
   ownerUserId: string | null;
   secretSealed: string;
+  pluginId?: string | null;
 }
 
 const parseTypes = (row: SubscriptionRow): SubscriptionRow => ({
@@ -57,8 +58,9 @@ export async function insertSubscription(
 ): Promise<SubscriptionRow> {
   const r = await q.query<SubscriptionRow>(
     `insert into webhook_subscriptions (realm_id, id, name, destination_url, event_types, organization_id,
-       payload_form, event_version, allow_private_network, state, owner_user_id, secret_sealed, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) returning *`,
+       payload_form, event_version, allow_private_network, state, owner_user_id, secret_sealed, created_at, updated_at,
+       plugin_id)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14) returning *`,
     [
       realmId,
       s.id,
@@ -73,9 +75,24 @@ export async function insertSubscription(
       s.ownerUserId,
       s.secretSealed,
       now,
+      s.pluginId ?? null,
     ],
   );
   return parseTypes(r.rows[0]!);
+}
+
+/** The live subscriptions a plugin manages, locked for the change. */
+export async function pluginSubscriptions(
+  q: Queryable,
+  realmId: string,
+  pluginId: string,
+): Promise<SubscriptionRow[]> {
+  const r = await q.query<SubscriptionRow>(
+    `select * from webhook_subscriptions where realm_id = $1 and plugin_id = $2 and deleted_at is null
+      order by id for update`,
+    [realmId, pluginId],
+  );
+  return r.rows.map(parseTypes);
 }
 
 /** A live subscription (or also a deleted one, for its delivery history). */

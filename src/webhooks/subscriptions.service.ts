@@ -27,6 +27,7 @@ import {
   insertSubscription,
   listSubscriptions,
   markSubscriptionDeleted,
+  pluginSubscriptions,
   rotateSubscriptionSecret,
   type SubscriptionChanges,
   type SubscriptionRow,
@@ -87,12 +88,62 @@ async function requireSubscription(
 }
 
 /** The rules of the whole subscription, checked at creation and on every change beyond state. */
-const validate = (deps: WebhookDeps, s: Pick<SubscriptionInput, 'destinationUrl' | 'allowPrivateNetwork'>) =>
-  assertDestination(deps, s.destinationUrl, s.allowPrivateNetwork, 'destination_url');
+export const validate = (
+  deps: WebhookDeps,
+  s: Pick<SubscriptionInput, 'destinationUrl' | 'allowPrivateNetwork'>,
+) => assertDestination(deps, s.destinationUrl, s.allowPrivateNetwork, 'destination_url');
 
 export interface CreatedSubscription {
   row: SubscriptionRow;
   secret: string;
+}
+
+/** Creates a subscription inside a change already open; the caller has checked its destination. */
+export async function createSubscriptionInTx(
+  tx: Tx,
+  record: Recorder,
+  call: Call,
+  keyring: RootKeyring,
+  input: SubscriptionInput,
+  pluginId: string | null,
+): Promise<CreatedSubscription> {
+  if (input.organizationId && !(await findLiveOrganization(tx, call.realmId, input.organizationId)))
+    throw problem.validation([
+      { field: 'organization_id', code: 'not_found', detail: 'no such organization' },
+    ]);
+  const id = newId('whk', call.now.getTime());
+  const secret = newWebhookSecret();
+  const row = await insertSubscription(
+    tx,
+    call.realmId,
+    {
+      id,
+      name: input.name,
+      destinationUrl: input.destinationUrl,
+      eventTypes: input.eventTypes,
+      organizationId: input.organizationId,
+      payloadForm: input.payloadForm,
+      eventVersion: input.eventVersion,
+      allowPrivateNetwork: input.allowPrivateNetwork,
+      state: input.state,
+      ownerUserId: call.actor.type === 'user' ? call.actor.id : null,
+      secretSealed: keyring.encrypt('webhook-secret', secret, secretAad(call.realmId, id)),
+      pluginId,
+    },
+    call.now,
+  );
+  await record.audit('webhook.created', {
+    category: 'configuration',
+    target: { type: 'webhook', id },
+    ...(input.organizationId ? { orgId: input.organizationId } : {}),
+    data: {
+      event_types: input.eventTypes,
+      allow_private_network: input.allowPrivateNetwork,
+      event_version: input.eventVersion,
+      ...(pluginId ? { plugin_id: pluginId } : {}),
+    },
+  });
+  return { row, secret };
 }
 
 export async function createSubscription(
@@ -102,43 +153,30 @@ export async function createSubscription(
 ): Promise<CreatedSubscription> {
   const keyring = keyringOf(deps);
   await validate(deps, input);
-  const id = newId('whk', call.now.getTime());
-  const secret = newWebhookSecret();
-  return inChange(deps.db, call, async (tx, record) => {
-    if (input.organizationId && !(await findLiveOrganization(tx, call.realmId, input.organizationId)))
-      throw problem.validation([
-        { field: 'organization_id', code: 'not_found', detail: 'no such organization' },
-      ]);
-    const row = await insertSubscription(
-      tx,
-      call.realmId,
-      {
-        id,
-        name: input.name,
-        destinationUrl: input.destinationUrl,
-        eventTypes: input.eventTypes,
-        organizationId: input.organizationId,
-        payloadForm: input.payloadForm,
-        eventVersion: input.eventVersion,
-        allowPrivateNetwork: input.allowPrivateNetwork,
-        state: input.state,
-        ownerUserId: call.actor.type === 'user' ? call.actor.id : null,
-        secretSealed: keyring.encrypt('webhook-secret', secret, secretAad(call.realmId, id)),
-      },
-      call.now,
-    );
-    await record.audit('webhook.created', {
+  return inChange(deps.db, call, (tx, record) =>
+    createSubscriptionInTx(tx, record, call, keyring, input, null),
+  );
+}
+
+/** Deletes the subscriptions a plugin manages inside a change already open; answers how many. */
+export async function removePluginSubscriptionsInTx(
+  tx: Tx,
+  record: Recorder,
+  call: Call,
+  pluginId: string,
+): Promise<number> {
+  const rows = await pluginSubscriptions(tx, call.realmId, pluginId);
+  for (const row of rows) {
+    await markSubscriptionDeleted(tx, call.realmId, row.id, call.now);
+    await retireQueuedDeliveries(tx, call.realmId, row.id);
+    await record.audit('webhook.deleted', {
       category: 'configuration',
-      target: { type: 'webhook', id },
-      ...(input.organizationId ? { orgId: input.organizationId } : {}),
-      data: {
-        event_types: input.eventTypes,
-        allow_private_network: input.allowPrivateNetwork,
-        event_version: input.eventVersion,
-      },
+      target: { type: 'webhook', id: row.id },
+      ...(row.organization_id ? { orgId: row.organization_id } : {}),
+      data: { plugin_id: pluginId },
     });
-    return { row, secret };
-  });
+  }
+  return rows.length;
 }
 
 export async function getSubscription(

@@ -8,6 +8,7 @@ import {
   array,
   boolean,
   type Decoded,
+  decodeBody,
   enumOf,
   integer,
   object,
@@ -74,6 +75,15 @@ export function ensureDefinitionSize(body: unknown): void {
       [{ field: '', code: 'too_long', detail: `at most ${MAX_DEFINITION_BYTES} bytes as compact JSON` }],
       `a workflow definition is at most ${MAX_DEFINITION_BYTES} bytes`,
     );
+}
+
+/** A body as a definition: its size first, then its members, then the rules between them. */
+export function decodeWorkflowDefinition(body: unknown): WorkflowInput {
+  ensureDefinitionSize(body);
+  const w = decodeBody(decodeWorkflow, body);
+  const errors = workflowProblems(w);
+  if (errors.length > 0) throw problem.validation(errors);
+  return w;
 }
 
 /** The bulk request a bulk-action step makes for one account. */

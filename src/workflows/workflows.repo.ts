@@ -16,6 +16,8 @@ export interface WorkflowRow {
   revision: number;
   run_as_type: string;
   run_as_id: string | null;
+  /** The plugin that manages it (docs/plugins.md); such a workflow changes only with its plugin. */
+  plugin_id: string | null;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
@@ -45,7 +47,7 @@ export interface RunRow {
 }
 
 const WORKFLOW = `select realm_id, id, name, description, enabled, triggers, steps, event_types, revision,
-    run_as_type, run_as_id, created_at, updated_at, deleted_at from workflows`;
+    run_as_type, run_as_id, plugin_id, created_at, updated_at, deleted_at from workflows`;
 const RUN = `select realm_id, id, workflow_id, revision, user_id, trigger_type, trigger_index, source_event_id,
     anchor, depth, state, steps, next_step, due_at, outcomes, error, created_at, ended_at from workflow_runs`;
 
@@ -78,9 +80,9 @@ const definitionParams = (w: NewWorkflow) => [
 export async function insertWorkflow(tx: Tx, w: NewWorkflow): Promise<void> {
   await tx.query(
     `insert into workflows (realm_id, id, name, description, enabled, triggers, steps, event_types, revision,
-       run_as_type, run_as_id, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9, $10, $11, $12, $13)`,
-    definitionParams(w),
+       run_as_type, run_as_id, created_at, updated_at, plugin_id)
+     values ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9, $10, $11, $12, $13, $14)`,
+    [...definitionParams(w), w.plugin_id],
   );
 }
 
@@ -103,6 +105,16 @@ export async function findWorkflow(q: Queryable, realmId: string, id: string, lo
   );
   return r ? workflowOf(r) : null;
 }
+
+/** The ids of the live workflows a plugin manages. */
+export const pluginWorkflowIds = async (q: Queryable, realmId: string, pluginId: string) =>
+  (
+    await many<{ id: string }>(
+      q,
+      'select id from workflows where realm_id = $1 and plugin_id = $2 and deleted_at is null order by id for update',
+      [realmId, pluginId],
+    )
+  ).map((r) => r.id);
 
 export const nameTaken = async (q: Queryable, realmId: string, name: string, except: string | null) =>
   (

@@ -4,12 +4,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../api/api.deps.ts';
 import { apiRoute } from '../api/api-route.ts';
-import { decodeBody, decodeNoBody } from '../platform/http/decode.ts';
-import { problem } from '../platform/http/problem.ts';
+import { decodeNoBody } from '../platform/http/decode.ts';
 import { iso } from '../roles/admin-call.ts';
 import { decodePageQuery, pageOf } from '../roles/list-query.ts';
 import { idParam } from '../roles/roles.decode.ts';
-import { decodeWorkflow, ensureDefinitionSize, workflowProblems } from './workflows.decode.ts';
+import { decodeWorkflowDefinition } from './workflows.decode.ts';
 import { listRuns, listWorkflows, type RunRow, type WorkflowRow } from './workflows.repo.ts';
 import { createWorkflow, deleteWorkflow, readWorkflow, replaceWorkflow } from './workflows.service.ts';
 
@@ -25,6 +24,7 @@ const presentWorkflow = (w: WorkflowRow) => ({
   steps: w.steps,
   revision: w.revision,
   run_as: { type: w.run_as_type, id: w.run_as_id },
+  ...(w.plugin_id ? { plugin_id: w.plugin_id } : {}),
   created_at: iso(w.created_at),
   updated_at: iso(w.updated_at),
 });
@@ -52,20 +52,11 @@ const presentRun = (r: RunRow) => ({
 
 const workflowParam = (raw: string) => idParam('wfl', raw, 'workflow');
 
-/** The body as a definition: its size first, then its members, then the rules between them. */
-function definitionOf(body: unknown) {
-  ensureDefinitionSize(body);
-  const w = decodeBody(decodeWorkflow, body);
-  const errors = workflowProblems(w);
-  if (errors.length > 0) throw problem.validation(errors);
-  return w;
-}
-
 type P = { id: string };
 
 export function registerWorkflowRoutes(app: FastifyInstance, ctx: ApiDeps): void {
   apiRoute(app, ctx, 'POST', '/workflows', WRITER, async ({ req, reply, call, caller }) => {
-    const w = await createWorkflow(ctx.db, call, caller, definitionOf(req.body));
+    const w = await createWorkflow(ctx.db, call, caller, decodeWorkflowDefinition(req.body));
     return reply.code(201).send(presentWorkflow(w));
   });
 
@@ -80,7 +71,9 @@ export function registerWorkflowRoutes(app: FastifyInstance, ctx: ApiDeps): void
 
   apiRoute<P>(app, ctx, 'PUT', '/workflows/:id', WRITER, async ({ req, call, caller }) => {
     const id = workflowParam(req.params.id);
-    return presentWorkflow(await replaceWorkflow(ctx.db, call, caller, id, definitionOf(req.body)));
+    return presentWorkflow(
+      await replaceWorkflow(ctx.db, call, caller, id, decodeWorkflowDefinition(req.body)),
+    );
   });
 
   apiRoute<P>(app, ctx, 'DELETE', '/workflows/:id', WRITER, async ({ req, reply, call }) => {

@@ -3,7 +3,7 @@
 // The writer must hold what every step does (the permission of the bulk action it reuses), and the
 // steps later run with the writer's authority, re-checked at each step (workflow-steps.ts).
 
-import { inChange } from '../audit/index.ts';
+import { inChange, type Recorder } from '../audit/index.ts';
 import { bulkPermission } from '../bulk/user-bulk.format.ts';
 import type { Call } from '../kernel/call.ts';
 import type { Db, Tx } from '../platform/db/db.ts';
@@ -18,6 +18,7 @@ import {
   markDeleted,
   type NewWorkflow,
   nameTaken,
+  pluginWorkflowIds,
   replaceSchedules,
   type ScheduleRow,
   schedulesOf,
@@ -67,7 +68,14 @@ function schedulesFor(
   });
 }
 
-function rowOf(call: Call, id: string, w: WorkflowInput, revision: number, createdAt: Date): NewWorkflow {
+function rowOf(
+  call: Call,
+  id: string,
+  w: WorkflowInput,
+  revision: number,
+  createdAt: Date,
+  pluginId: string | null,
+): NewWorkflow {
   return {
     realm_id: call.realmId,
     id,
@@ -80,6 +88,7 @@ function rowOf(call: Call, id: string, w: WorkflowInput, revision: number, creat
     revision,
     run_as_type: call.actor.type,
     run_as_id: call.actor.id,
+    plugin_id: pluginId,
     created_at: createdAt,
     updated_at: call.now,
   };
@@ -92,26 +101,59 @@ const summary = (w: WorkflowInput) => ({
   steps: w.steps.map((s) => s.kind),
 });
 
-export async function createWorkflow(
+/** Creates a workflow inside a change already open (a plugin's installation composes it). */
+export async function createWorkflowInTx(
+  tx: Tx,
+  record: Recorder,
+  call: Call,
+  writer: Delegator,
+  w: WorkflowInput,
+  pluginId: string | null,
+): Promise<WorkflowRow> {
+  await ensureHoldsSteps(tx, call, writer, w);
+  if (await nameTaken(tx, call.realmId, w.name, null))
+    throw problem.conflict('a workflow of this realm already has this name');
+  const id = newId('wfl', call.now.getTime());
+  await insertWorkflow(tx, rowOf(call, id, w, 1, call.now, pluginId));
+  await replaceSchedules(tx, call.realmId, id, schedulesFor(w.triggers, [], call.now));
+  await record.audit('workflow.created', {
+    category: 'configuration',
+    target: target(id),
+    data: { ...summary(w), ...(pluginId ? { plugin_id: pluginId } : {}) },
+  });
+  return (await findWorkflow(tx, call.realmId, id)) as WorkflowRow;
+}
+
+export const createWorkflow = (
   db: Db,
   call: Call,
   writer: Delegator,
   w: WorkflowInput,
-): Promise<WorkflowRow> {
-  return inChange(db, call, async (tx, record) => {
-    await ensureHoldsSteps(tx, call, writer, w);
-    if (await nameTaken(tx, call.realmId, w.name, null))
-      throw problem.conflict('a workflow of this realm already has this name');
-    const id = newId('wfl', call.now.getTime());
-    await insertWorkflow(tx, rowOf(call, id, w, 1, call.now));
-    await replaceSchedules(tx, call.realmId, id, schedulesFor(w.triggers, [], call.now));
-    await record.audit('workflow.created', {
+): Promise<WorkflowRow> =>
+  inChange(db, call, (tx, record) => createWorkflowInTx(tx, record, call, writer, w, null));
+
+/** Deletes the workflows a plugin manages inside a change already open; answers how many. */
+export async function removePluginWorkflowsInTx(
+  tx: Tx,
+  record: Recorder,
+  call: Call,
+  pluginId: string,
+): Promise<number> {
+  const ids = await pluginWorkflowIds(tx, call.realmId, pluginId);
+  for (const id of ids) {
+    const cancelled = await markDeleted(tx, call.realmId, id, call.now);
+    await record.audit('workflow.deleted', {
       category: 'configuration',
       target: target(id),
-      data: summary(w),
+      data: { plugin_id: pluginId, runs_cancelled: cancelled },
     });
-    return (await findWorkflow(tx, call.realmId, id)) as WorkflowRow;
-  });
+  }
+  return ids.length;
+}
+
+/** A workflow a plugin manages changes only through its plugin (docs/plugins.md). */
+function refuseIfPluginManaged(w: WorkflowRow): void {
+  if (w.plugin_id) throw problem.conflict('this workflow is managed by a plugin and cannot be changed here');
 }
 
 /** Replaces the definition; runs already started keep the steps they started with. */
@@ -125,10 +167,11 @@ export async function replaceWorkflow(
   return inChange(db, call, async (tx, record) => {
     const before = await findWorkflow(tx, call.realmId, id, true);
     if (!before) throw problem.notFound('no such workflow');
+    refuseIfPluginManaged(before);
     await ensureHoldsSteps(tx, call, writer, w);
     if (await nameTaken(tx, call.realmId, w.name, id))
       throw problem.conflict('a workflow of this realm already has this name');
-    await updateWorkflow(tx, rowOf(call, id, w, before.revision + 1, before.created_at));
+    await updateWorkflow(tx, rowOf(call, id, w, before.revision + 1, before.created_at, null));
     const schedules = await schedulesOf(tx, call.realmId, id);
     await replaceSchedules(tx, call.realmId, id, schedulesFor(w.triggers, schedules, call.now));
     await record.audit('workflow.updated', {
@@ -144,6 +187,7 @@ export async function deleteWorkflow(db: Db, call: Call, id: string): Promise<vo
   await inChange(db, call, async (tx, record) => {
     const w = await findWorkflow(tx, call.realmId, id, true);
     if (!w) throw problem.notFound('no such workflow');
+    refuseIfPluginManaged(w);
     const cancelled = await markDeleted(tx, call.realmId, id, call.now);
     await record.audit('workflow.deleted', {
       category: 'configuration',

@@ -55,6 +55,8 @@ const ID_PREFIXES = [
   'iat',
   'wfl',
   'hok',
+  'plg',
+  'plv',
 ];
 
 /**
