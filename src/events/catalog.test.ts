@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { EVENT_CATALOG, EVENT_TYPES, NOT_EMITTED_YET } from './catalog.ts';
 
 const SRC = join(import.meta.dirname, '..');
-const EMITS = /\baddEvent\s*\(|\.event\s*\(|\.auditWithEvent\s*\(/;
+const EMITS = /\baddEvent\s*\(|\.event\s*\(|\.auditWithEvent\s*\(|\.auditAlong\s*(<[^(]*>)?\s*\(/;
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
