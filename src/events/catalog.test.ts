@@ -1,5 +1,5 @@
 // The catalog is complete both ways (docs/events.md): every type in it has an emitting call site
-// in src/ (a call to addEvent, or a recorder's event or auditWithEvent naming it), except the documented types whose
+// in src/ (a call to addEvent, or a recorder's event, auditWithEvent or auditAlong naming it), except the documented types whose
 // operation does not exist yet; and those have none, so emitting one means updating the
 // exemption. That every type written is in the catalog the compiler checks (EventType), and
 // test/integration/events/catalog-emission.test.ts checks the rows operations really write.
